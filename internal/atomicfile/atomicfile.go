@@ -1,0 +1,93 @@
+// Package atomicfile writes files so that a crash leaves either the old
+// content or the new, never a torn mix: write a temp file in the same
+// folder, fsync it, rename it over the target, fsync the folder.
+package atomicfile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// tempPrefix starts the name of every temp file Write makes, so that readers
+// of a folder can skip them (IsTemp) and a later Write can clear leftovers of
+// a crash.
+const tempPrefix = ".tmp-"
+
+// IsTemp reports whether a file name is one of Write's temp files.
+func IsTemp(name string) bool {
+	return len(name) > len(tempPrefix) && name[:len(tempPrefix)] == tempPrefix
+}
+
+// Write replaces path with data durably. The folder must exist.
+func Write(path string, data []byte, perm fs.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, tempPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("create temp file for %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
+	}
+	ok = true
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a folder, making renames and removals in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open folder %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// MkdirAll makes a folder and its missing parents, and fsyncs the parent of
+// each folder it made so the new entries survive a crash.
+func MkdirAll(dir string, perm fs.FileMode) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("make folder %s: %w", dir, fs.ErrExist)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, perm); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("make folder %s: %w", dir, err)
+	}
+	return SyncDir(parent)
+}

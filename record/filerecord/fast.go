@@ -1,0 +1,3 @@
+package filerecord
+
+func decodeFast(front []byte) (map[string]any, bool) { return nil, false }

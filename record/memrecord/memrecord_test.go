@@ -1,0 +1,13 @@
+package memrecord_test
+
+import (
+	"testing"
+
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/record/recordtest"
+)
+
+func TestConformance(t *testing.T) {
+	recordtest.Run(t, func(*testing.T) record.Store { return memrecord.New() })
+}

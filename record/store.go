@@ -1,0 +1,112 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors of a Store. Implementations wrap them with %w so callers
+// test with errors.Is.
+var (
+	ErrNotFound = errors.New("no such bot")
+	ErrExists   = errors.New("bot exists")
+	ErrGone     = errors.New("bot was deleted and its slug is spent")
+	ErrConflict = errors.New("bot changed since the given etag")
+	ErrClosed   = errors.New("store is closed")
+)
+
+// Entry is a record as a store holds it at one revision.
+type Entry struct {
+	Record Record
+	// ETag is a strong per-revision token: equal etags mean the same
+	// revision, and every write makes a new one.
+	ETag string
+}
+
+// ChangeKind says what happened to a bot.
+type ChangeKind int
+
+// The kinds of change.
+const (
+	Created ChangeKind = iota + 1
+	Updated
+	Deleted
+)
+
+func (k ChangeKind) String() string {
+	switch k {
+	case Created:
+		return "created"
+	case Updated:
+		return "updated"
+	case Deleted:
+		return "deleted"
+	}
+	return "unknown"
+}
+
+// Change is one event of a store's change feed.
+type Change struct {
+	Kind ChangeKind
+	ID   string
+	// Entry is the bot after the change; for Deleted, the last revision the
+	// store had.
+	Entry Entry
+}
+
+// Store keeps bot records and the tombstones of deleted slugs.
+//
+// All methods are safe for concurrent use. Writes to one bot are serialised:
+// of two writes racing with the same ifMatch, exactly one succeeds. After
+// Close every method returns ErrClosed.
+type Store interface {
+	// Get returns the bot's current entry, or ErrNotFound.
+	Get(ctx context.Context, id string) (Entry, error)
+	// List returns every bot, ordered by id.
+	List(ctx context.Context) ([]Entry, error)
+	// Create stores a new bot. It returns ErrExists when the slug is taken
+	// and ErrGone when the slug was ever deleted.
+	Create(ctx context.Context, r Record) (Entry, error)
+	// Update replaces a bot's record. With a non-empty ifMatch it returns
+	// ErrConflict unless that is the current etag. ErrNotFound when the bot
+	// does not exist.
+	Update(ctx context.Context, r Record, ifMatch string) (Entry, error)
+	// Delete removes a bot and leaves a tombstone, so that Create on the slug
+	// fails with ErrGone forever. With a non-empty ifMatch it returns
+	// ErrConflict unless that is the current etag. ErrNotFound when the bot
+	// does not exist.
+	Delete(ctx context.Context, id string, ifMatch string) error
+	// Gone reports whether the slug has a tombstone.
+	Gone(ctx context.Context, id string) (bool, error)
+	// Watch returns the changes made after the call, in the order they
+	// were made, never dropping one however slowly the caller reads. The
+	// channel is closed when ctx is done or the store is closed.
+	Watch(ctx context.Context) (<-chan Change, error)
+	// Close releases the store. It is idempotent.
+	Close() error
+}
+
+// Problem is something wrong with a stored bot that a person should see: a
+// file that is not a bot record, a hand edit that was refused. Reported
+// problems are logged at Warn and may be shown to clients.
+type Problem struct {
+	ID     string    // the bot's slug, when known
+	Path   string    // the file at fault, when there is one
+	Reason string    // one sentence
+	Since  time.Time // when it was first seen
+}
+
+// ProblemReporter is implemented by stores that can hold problems, such as
+// a file store whose files people edit by hand.
+type ProblemReporter interface {
+	// Problems returns the problems standing now, ordered by id then path.
+	Problems() []Problem
+}
+
+// FileBacked is implemented by stores that keep records in files on this
+// host, beside which a bot's persona lives in its AGENTS.md. A store that
+// does not implement it (or answers false) keeps the persona in the record.
+type FileBacked interface {
+	FileBacked() bool
+}
