@@ -1,0 +1,292 @@
+package access
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const goodUsers = `{
+  "root": { "token": "root-secret" },
+  "users": [
+    { "id": "soft", "token": "soft-secret", "grants": ["bot:*", "session:create"], "memberships": ["backend", "shop:website"] },
+    { "id": "bob", "token": "bob-secret" }
+  ]
+}`
+
+func writeUsers(t *testing.T, path, content string) {
+	t.Helper()
+	// write then rename, as an editor or a config tool would
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	writeUsers(t, path, goodUsers)
+	u, err := LoadUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := u.Authenticate("root-secret"); !ok || !p.Root {
+		t.Fatalf("root token: %+v %v", p, ok)
+	}
+	p, ok := u.Authenticate("soft-secret")
+	if !ok || p.Root || p.User != "soft" || !p.Has("bot:put") || !p.MemberOf("shop:website") {
+		t.Fatalf("soft token: %+v %v", p, ok)
+	}
+	if p, ok := u.Authenticate("bob-secret"); !ok || p.User != "bob" || len(p.Grants) != 0 {
+		t.Fatalf("bob token: %+v %v", p, ok)
+	}
+	for _, tok := range []string{"", "wrong", "soft-secre", "soft-secret ", "ROOT-SECRET"} {
+		if p, ok := u.Authenticate(tok); ok {
+			t.Fatalf("token %q authenticated as %+v", tok, p)
+		}
+	}
+	if got := u.Users(); len(got) != 2 || got[0].ID != "soft" || got[1].ID != "bob" {
+		t.Fatalf("Users() = %+v", got)
+	}
+}
+
+func TestAuthenticateReturnsCopies(t *testing.T) {
+	u, err := ParseUsers([]byte(goodUsers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := u.Authenticate("soft-secret")
+	p.Grants[0] = "*:*"
+	p.Memberships[0] = "admins"
+	again, _ := u.Principal("soft")
+	if again.Grants[0] != "bot:*" || again.Memberships[0] != "backend" {
+		t.Fatalf("a caller changed the users: %+v", again)
+	}
+}
+
+func TestNilUsersAuthenticatesNobody(t *testing.T) {
+	var u *Users
+	if _, ok := u.Authenticate("x"); ok {
+		t.Fatal("nil Users authenticated a token")
+	}
+	if _, ok := u.Principal("x"); ok {
+		t.Fatal("nil Users has a principal")
+	}
+}
+
+func TestFileWithoutRootHasNoRootToken(t *testing.T) {
+	u, err := ParseUsers([]byte(`{"users":[{"id":"a","token":"t"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := u.Authenticate(""); ok {
+		t.Fatal("the empty token authenticated")
+	}
+	if p, ok := u.Authenticate("t"); !ok || p.User != "a" {
+		t.Fatalf("token t: %+v %v", p, ok)
+	}
+}
+
+func TestParseUsersRefusesBadFiles(t *testing.T) {
+	for _, tc := range []struct{ name, file, want string }{
+		{"not JSON", `{`, "not a users file"},
+		{"unknown top-level key", `{"rooot":{"token":"x"}}`, `unknown field "rooot"`},
+		{"unknown user key", `{"users":[{"id":"a","token":"t","group":["x"]}]}`, `unknown field "group"`},
+		{"unknown root key", `{"root":{"token":"t","id":"r"}}`, `unknown field "id"`},
+		{"trailing text", `{"users":[]} {}`, "text after the JSON object"},
+		{"empty root token", `{"root":{"token":""}}`, "root: empty token"},
+		{"empty user token", `{"users":[{"id":"a","token":""}]}`, `users[0] ("a"): empty token`},
+		{"no id", `{"users":[{"token":"t"}]}`, "users[0]: no id"},
+		{"id with a colon", `{"users":[{"id":"a:b","token":"t"}]}`, "colon"},
+		{"duplicate id", `{"users":[{"id":"a","token":"t1"},{"id":"a","token":"t2"}]}`, `users[1] ("a"): duplicate id, as users[0]`},
+		{"duplicate token", `{"users":[{"id":"a","token":"t"},{"id":"b","token":"t"}]}`, `users[1] ("b"): duplicate token, the same as "a"'s`},
+		{"root token reused", `{"root":{"token":"t"},"users":[{"id":"a","token":"t"}]}`, `duplicate token, the same as root's`},
+		{"bad grant", `{"users":[{"id":"a","token":"t","grants":["bot"]}]}`, `grant "bot"`},
+		{"empty membership", `{"users":[{"id":"a","token":"t","memberships":[" "]}]}`, "empty membership"},
+		{"wrong type", `{"users":{"id":"a"}}`, "not a users file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseUsers([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), `"t"`) && strings.Contains(tc.file, `"token":"t"`) && tc.name != "no id" {
+				t.Fatalf("the error shows a token: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoadUsersErrorNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	writeUsers(t, path, `{"users":[{"id":"a"}]}`)
+	_, err := LoadUsers(path)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("error %v does not name %s", err, path)
+	}
+	if _, err := LoadUsers(filepath.Join(t.TempDir(), "absent.json")); err == nil {
+		t.Fatal("loading a missing file succeeded")
+	}
+}
+
+func TestChangedUsers(t *testing.T) {
+	prev, _ := ParseUsers([]byte(`{"users":[
+		{"id":"same","token":"1","memberships":["x"]},
+		{"id":"moved","token":"2","memberships":["x"]},
+		{"id":"regranted","token":"3","grants":["bot:get"]},
+		{"id":"retokened","token":"4"},
+		{"id":"gone","token":"5"}]}`))
+	next, _ := ParseUsers([]byte(`{"users":[
+		{"id":"same","token":"1","memberships":["x"]},
+		{"id":"moved","token":"2","memberships":["y"]},
+		{"id":"regranted","token":"3","grants":["bot:*"]},
+		{"id":"retokened","token":"44"},
+		{"id":"new","token":"6"}]}`))
+	want := []string{"gone", "moved", "new", "regranted"}
+	if got := ChangedUsers(prev, next); !slices.Equal(got, want) {
+		t.Fatalf("ChangedUsers = %v, want %v", got, want)
+	}
+	if got := ChangedUsers(nil, next); len(got) != 5 {
+		t.Fatalf("ChangedUsers(nil, next) = %v", got)
+	}
+}
+
+// syncLog collects log output.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func openTestDirectory(t *testing.T, interval time.Duration, log *syncLog) (*Directory, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "users.json")
+	writeUsers(t, path, goodUsers)
+	d, err := OpenDirectory(DirectoryConfig{Path: path, Interval: interval, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, path
+}
+
+func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
+	d, path := openTestDirectory(t, 5*time.Millisecond, &syncLog{})
+	changes := make(chan []string, 4)
+	d.Subscribe(func(prev, next *Users) { changes <- ChangedUsers(prev, next) })
+	writeUsers(t, path, strings.Replace(goodUsers, `"backend", `, ``, 1))
+	select {
+	case got := <-changes:
+		if !slices.Equal(got, []string{"soft"}) {
+			t.Fatalf("changed %v, want [soft]", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change heard")
+	}
+	p, ok := d.Authenticate("soft-secret")
+	if !ok || p.MemberOf("backend") || !p.MemberOf("shop:website") {
+		t.Fatalf("after the change soft is %+v", p)
+	}
+}
+
+func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
+	var log syncLog
+	d, path := openTestDirectory(t, -1, &log)
+	heard := 0
+	d.Subscribe(func(prev, next *Users) { heard++ })
+	writeUsers(t, path, `{"users":[{"id":"soft","token":""}]}`)
+	ctx := context.Background()
+	for range 3 {
+		if changed, err := d.Reload(ctx); changed || err == nil {
+			t.Fatalf("Reload of a bad file: changed=%v err=%v", changed, err)
+		}
+	}
+	if _, ok := d.Authenticate("soft-secret"); !ok {
+		t.Fatal("the last good users were dropped")
+	}
+	out := log.String()
+	if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, path) || !strings.Contains(out, "empty token") {
+		t.Fatalf("want one Warn naming the file and reason, got:\n%s", out)
+	}
+	if heard != 0 {
+		t.Fatal("subscribers heard a change from a bad file")
+	}
+	// a missing file is a reason of its own, said once too
+	os.Remove(path)
+	d.Reload(ctx)
+	d.Reload(ctx)
+	if n := strings.Count(log.String(), "level=WARN"); n != 2 {
+		t.Fatalf("%d Warn lines after the file went, want 2:\n%s", n, log.String())
+	}
+	// the good file back: no change, since the users are the same
+	writeUsers(t, path, goodUsers)
+	if changed, err := d.Reload(ctx); changed || err != nil {
+		t.Fatalf("Reload of the same good file: changed=%v err=%v", changed, err)
+	}
+	writeUsers(t, path, goodUsers+"\n")
+	if changed, err := d.Reload(ctx); !changed || err != nil || heard != 1 {
+		t.Fatalf("Reload of new good content: changed=%v err=%v heard=%d", changed, err, heard)
+	}
+}
+
+func TestDirectorySubscribeCancelStopsCalls(t *testing.T) {
+	d, path := openTestDirectory(t, -1, &syncLog{})
+	heard := 0
+	cancel := d.Subscribe(func(prev, next *Users) { heard++ })
+	cancel()
+	writeUsers(t, path, `{"users":[]}`)
+	if changed, err := d.Reload(context.Background()); !changed || err != nil {
+		t.Fatalf("Reload: %v %v", changed, err)
+	}
+	if heard != 0 {
+		t.Fatal("a cancelled subscriber was called")
+	}
+	if _, ok := d.Authenticate("soft-secret"); ok {
+		t.Fatal("a removed user still authenticates")
+	}
+}
+
+func TestOpenDirectoryRefusesBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	writeUsers(t, path, `{"nope":1}`)
+	if _, err := OpenDirectory(DirectoryConfig{Path: path}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("OpenDirectory of a bad file: %v", err)
+	}
+	if _, err := OpenDirectory(DirectoryConfig{}); err == nil {
+		t.Fatal("OpenDirectory without a path succeeded")
+	}
+}
+
+func TestDirectoryCloseIsIdempotent(t *testing.T) {
+	d, _ := openTestDirectory(t, time.Millisecond, &syncLog{})
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Authenticate("root-secret"); !ok {
+		t.Fatal("a closed directory forgot its users")
+	}
+}

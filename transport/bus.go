@@ -1,0 +1,368 @@
+package transport
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/bot/access"
+)
+
+// Bus carries actions from channel owners to subscribers. It gives every
+// action the next number of the one global serverSeq, shared by all
+// channels, and keeps each client's recent envelopes for reconnect.
+//
+// A host publishes on the Bus its Server was configured with. Its methods
+// are safe for concurrent use and never block on a client: a client that
+// falls too far behind is disconnected instead.
+type Bus struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	seq     int64
+	nextSub uint64
+	subs    map[string][]*subscription // by channel URI (Channel.URI), in subscription order
+	clients map[clientKey]*record      // the latest record of each client
+}
+
+// NewBus returns an empty Bus; serverSeq starts at 0. A nil logger
+// discards.
+func NewBus(logger *slog.Logger) *Bus {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Bus{
+		log:     logger,
+		subs:    map[string][]*subscription{},
+		clients: map[clientKey]*record{},
+	}
+}
+
+// Event is one action published on a channel.
+type Event struct {
+	// Action is the action every subscriber gets: a value that marshals
+	// to a JSON object with a string "type" (an ahp action, a
+	// json.RawMessage, a map).
+	Action any
+	// Origin is the client dispatch the action echoes; nil for the
+	// server's own actions.
+	Origin *Origin
+	// For, when set, replaces Action per subscriber: it returns the action
+	// that subscriber gets, or ok false to send it nothing (the catalogue
+	// shows each reader only the bots it may read; a change meant for one
+	// subscriber returns ok for it alone). It is called once per
+	// subscriber, in serverSeq order for each subscriber, after the
+	// subscriber's snapshot was taken, while the Bus is locked: it must
+	// be quick and must not call the Bus.
+	For func(sub *Subscriber) (action any, ok bool)
+}
+
+// Seq returns the serverSeq of the last action published.
+func (b *Bus) Seq() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+// Publish gives the event the next serverSeq and sends it to every
+// subscriber of the channel (the channel's own URI, Channel.URI), in
+// order. It returns that serverSeq, for the channel's next Snapshot.Seq.
+// It fails only when Action does not marshal; nothing is published then.
+//
+// An owner that holds its own lock while it applies an action and
+// publishes it, and while it takes a snapshot, keeps the two in step.
+func (b *Bus) Publish(channel string, e Event) (int64, error) {
+	ev := &event{origin: e.Origin, project: e.For}
+	if e.For == nil {
+		raw, err := marshalRaw(e.Action)
+		if err != nil {
+			return 0, fmt.Errorf("publish on %s: %w", channel, err)
+		}
+		ev.action = raw
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	ev.seq = b.seq
+	for _, sub := range b.subs[channel] {
+		b.deliverLocked(sub, ev)
+	}
+	return ev.seq, nil
+}
+
+// Notify sends a protocol notification (root/sessionAdded,
+// root/sessionRemoved, root/sessionSummaryChanged…) to every subscriber of
+// the channel. params must marshal to a JSON object; its "channel" is set
+// to each subscriber's spelling of the channel. Notifications take no
+// serverSeq and are never replayed.
+func (b *Bus) Notify(channel, method string, params any) error {
+	raw, err := marshalRaw(params)
+	if err != nil {
+		return fmt.Errorf("notify %s on %s: %w", method, channel, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return fmt.Errorf("notify %s on %s: params must be a JSON object", method, channel)
+	}
+	ev := &event{method: method, params: fields}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, sub := range b.subs[channel] {
+		b.deliverLocked(sub, ev)
+	}
+	return nil
+}
+
+// End ends every subscription to the channel, as when a session is
+// disposed: nothing more is sent for it, and a reconnect lists it as
+// missing. The channel's Unsubscribe is not called.
+func (b *Bus) End(channel string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, sub := range b.subs[channel] {
+		sub.gone = true
+		if sub.rec.subs[sub.s.URI] == sub {
+			delete(sub.rec.subs, sub.s.URI)
+		}
+	}
+	delete(b.subs, channel)
+}
+
+// event is a published action or notification.
+type event struct {
+	seq     int64 // 0 for a notification
+	action  json.RawMessage
+	origin  *Origin
+	project func(*Subscriber) (any, bool)
+
+	method string                     // notification
+	params map[string]json.RawMessage // notification
+}
+
+// subscription is one client's subscription to one channel.
+type subscription struct {
+	s     *Subscriber
+	key   string // Channel.URI
+	ch    Channel
+	rec   *record
+	after int64 // events at or below this serverSeq are in the snapshot
+	ready bool  // the snapshot was answered
+	gone  bool  // removed: send nothing more
+}
+
+// clientKey names a client: a client id is only resumed by the principal
+// that made it.
+type clientKey struct {
+	principal string
+	clientID  string
+}
+
+func keyOf(p access.Principal, clientID string) clientKey {
+	return clientKey{principal: p.String(), clientID: clientID}
+}
+
+// record is what the server keeps of one client across connections: its
+// subscriptions and the envelopes last delivered to it, for reconnect.
+// Guarded by Bus.mu.
+type record struct {
+	key     clientKey
+	caller  Caller
+	version string
+	srv     *Server
+	subs    map[string]*subscription // by the client's URI
+
+	ring    []Envelope // delivered envelopes; once full, circular from start
+	ringCap int        // how many ring may hold
+	start   int        // index of the oldest in a full ring
+	dropped int64      // the highest serverSeq dropped from the ring
+	lost    bool       // the ring overflowed while no connection was attached
+
+	conn     *conn
+	holding  int    // subscribes taking snapshots: hold deliveries while > 0
+	held     []held // deliveries held, in order
+	holdCap  int
+	timer    *time.Timer // releases the record when no connection comes back
+	released bool
+}
+
+type held struct {
+	sub *subscription
+	ev  *event
+}
+
+// deliverLocked sends ev to sub, or holds it while sub's client takes
+// snapshots.
+func (b *Bus) deliverLocked(sub *subscription, ev *event) {
+	rec := sub.rec
+	if sub.gone || rec.released || rec.lost {
+		return
+	}
+	if rec.holding > 0 {
+		if len(rec.held) >= rec.holdCap {
+			if rec.conn != nil {
+				rec.conn.tooSlow()
+			}
+			return
+		}
+		rec.held = append(rec.held, held{sub: sub, ev: ev})
+		return
+	}
+	b.sendLocked(sub, ev)
+}
+
+// sendLocked projects ev for sub, keeps it in the ring and queues it on
+// the client's connection.
+func (b *Bus) sendLocked(sub *subscription, ev *event) {
+	rec := sub.rec
+	if sub.gone || !sub.ready || rec.released || rec.lost {
+		return
+	}
+	if ev.method != "" {
+		if rec.conn == nil {
+			return
+		}
+		params := make(map[string]json.RawMessage, len(ev.params))
+		for k, v := range ev.params {
+			params[k] = v
+		}
+		ch, _ := json.Marshal(sub.s.URI)
+		params["channel"] = ch
+		data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: ev.method, Params: params})
+		if err != nil {
+			b.log.Error("notification did not marshal", "method", ev.method, "err", err)
+			return
+		}
+		rec.conn.enqueue(outItem{data: data})
+		return
+	}
+	if ev.seq <= sub.after {
+		return
+	}
+	action := ev.action
+	if ev.project != nil {
+		a, ok := ev.project(sub.s)
+		if !ok {
+			return
+		}
+		raw, err := marshalRaw(a)
+		if err != nil {
+			b.log.Error("projected action did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
+			return
+		}
+		action = raw
+	}
+	env := Envelope{Channel: sub.s.URI, Action: action, ServerSeq: ev.seq, Origin: ev.origin}
+	rec.keep(env)
+	if rec.conn == nil {
+		return
+	}
+	data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: "action", Params: env})
+	if err != nil {
+		b.log.Error("envelope did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
+		return
+	}
+	rec.conn.enqueue(outItem{data: data})
+}
+
+// keep adds env to the ring, dropping the oldest when full. A ring that
+// overflows while no connection is attached can no longer replay: the
+// record is lost, and a reconnect gets fresh snapshots.
+func (r *record) keep(env Envelope) {
+	switch {
+	case r.ringCap == 0:
+		r.dropped = env.ServerSeq
+	case len(r.ring) < r.ringCap:
+		r.ring = append(r.ring, env)
+		return
+	default:
+		r.dropped = r.ring[r.start].ServerSeq
+		r.ring[r.start] = env
+		r.start = (r.start + 1) % r.ringCap
+	}
+	if r.conn == nil {
+		r.lost = true
+	}
+}
+
+// since returns the kept envelopes after seq on the given URIs, in order.
+func (r *record) since(seq int64, uris map[string]bool) []Envelope {
+	out := []Envelope{}
+	for i := range r.ring {
+		env := r.ring[(r.start+i)%len(r.ring)]
+		if env.ServerSeq > seq && uris[env.Channel] {
+			out = append(out, env)
+		}
+	}
+	return out
+}
+
+// addSubLocked registers a subscription of rec to ch under the client's
+// uri, not yet ready. It returns the subscription it replaces, if any.
+func (b *Bus) addSubLocked(rec *record, uri string, ch Channel) (sub, replaced *subscription) {
+	b.nextSub++
+	sub = &subscription{
+		s:   &Subscriber{ID: b.nextSub, URI: uri, Caller: rec.caller},
+		key: ch.URI(),
+		ch:  ch,
+		rec: rec,
+	}
+	if old := rec.subs[uri]; old != nil {
+		b.removeSubLocked(old)
+		replaced = old
+	}
+	rec.subs[uri] = sub
+	b.subs[sub.key] = append(b.subs[sub.key], sub)
+	return sub, replaced
+}
+
+// removeSubLocked unregisters sub.
+func (b *Bus) removeSubLocked(sub *subscription) {
+	sub.gone = true
+	if sub.rec.subs[sub.s.URI] == sub {
+		delete(sub.rec.subs, sub.s.URI)
+	}
+	list := slices.DeleteFunc(b.subs[sub.key], func(x *subscription) bool { return x == sub })
+	if len(list) == 0 {
+		delete(b.subs, sub.key)
+	} else {
+		b.subs[sub.key] = list
+	}
+}
+
+// releaseLocked drops rec and all its subscriptions, returning those the
+// channel owners should hear about.
+func (b *Bus) releaseLocked(rec *record) []*subscription {
+	if rec.released {
+		return nil
+	}
+	rec.released = true
+	if rec.timer != nil {
+		rec.timer.Stop()
+		rec.timer = nil
+	}
+	if b.clients[rec.key] == rec {
+		delete(b.clients, rec.key)
+	}
+	subs := make([]*subscription, 0, len(rec.subs))
+	for _, sub := range rec.subs {
+		subs = append(subs, sub)
+	}
+	for _, sub := range subs {
+		b.removeSubLocked(sub)
+	}
+	rec.held = nil
+	return subs
+}
+
+// unsubscribed tells the channel owners that subs left. Call it without
+// holding Bus.mu.
+func unsubscribed(subs []*subscription) {
+	for _, sub := range subs {
+		if u, ok := sub.ch.(Unsubscriber); ok {
+			u.Unsubscribe(sub.s)
+		}
+	}
+}

@@ -1,0 +1,372 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/bot/access"
+)
+
+// wire is one connection's frames: a WebSocket or an in-memory pipe.
+type wire interface {
+	// read returns the next text frame. errBinary reports a binary frame.
+	read(ctx context.Context) ([]byte, error)
+	// write sends one text frame.
+	write(ctx context.Context, data []byte) error
+	// close closes with a close frame, after a handshake when the peer
+	// answers; it may block for a few seconds.
+	close(code websocket.StatusCode, reason string)
+	// closeNow closes at once; the pipe still reports code and reason to
+	// its client.
+	closeNow(code websocket.StatusCode, reason string)
+	// abort marks the wire closed with code and reason without blocking,
+	// under any lock; the connection's cancelled context does the rest.
+	abort(code websocket.StatusCode, reason string)
+}
+
+var errBinary = errors.New("binary frame")
+
+// outItem is one queued outgoing message, or the instruction to close once
+// what was queued before it is sent.
+type outItem struct {
+	data      []byte
+	closeCode websocket.StatusCode
+	reason    string
+}
+
+// conn is one client connection.
+type conn struct {
+	srv       *Server
+	id        uint64
+	w         wire
+	principal access.Principal
+	log       *slog.Logger
+
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+
+	out       chan outItem
+	writerEnd chan struct{}
+
+	closeMu  sync.Mutex
+	closing  bool // no more reading: a close was decided
+	graceful bool // the writer closes after the queue drains
+	hard     bool // closed at once
+
+	// Handshake state, touched by the reading goroutine only (and rec,
+	// read under Bus.mu elsewhere).
+	ready    bool
+	clientID string
+	version  string
+	rec      *record
+}
+
+func (c *conn) caller() Caller { return Caller{ClientID: c.clientID, Principal: c.principal} }
+
+// serve reads and handles messages until the connection ends, then tidies
+// up. It runs on the goroutine that accepted the connection.
+func (c *conn) serve() {
+	defer c.srv.forget(c)
+	go c.writeLoop()
+	c.log.Debug("connection open")
+	err := c.readLoop()
+	c.closeMu.Lock()
+	graceful := c.graceful
+	c.closeMu.Unlock()
+	if graceful {
+		// the writer sends what is queued, then closes; a client that
+		// does not read for that long is cut off.
+		t := time.NewTimer(gracefulCloseTimeout)
+		select {
+		case <-c.writerEnd:
+		case <-c.ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	c.cancel()
+	<-c.writerEnd
+	c.w.closeNow(websocket.StatusNormalClosure, "")
+	c.srv.detach(c)
+	c.log.Debug("connection closed", "err", err)
+}
+
+func (c *conn) readLoop() error {
+	for {
+		data, err := c.w.read(c.ctx)
+		if errors.Is(err, errBinary) {
+			c.closeAfterQueue(websocket.StatusUnsupportedData, "binary frames are not supported: send one JSON-RPC message per text frame")
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		c.handleFrame(data)
+		if c.isClosing() {
+			return nil
+		}
+	}
+}
+
+func (c *conn) isClosing() bool {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	return c.closing
+}
+
+func (c *conn) writeLoop() {
+	defer close(c.writerEnd)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case it := <-c.out:
+			if it.closeCode != 0 {
+				c.w.close(it.closeCode, it.reason)
+				c.cancel()
+				return
+			}
+			if err := c.w.write(c.ctx, it.data); err != nil {
+				c.fail(websocket.StatusAbnormalClosure, "write failed", false)
+				return
+			}
+		}
+	}
+}
+
+// enqueue queues an outgoing message without blocking. A full queue means
+// the client reads too slowly: it is closed.
+func (c *conn) enqueue(it outItem) {
+	select {
+	case <-c.ctx.Done():
+		return
+	default:
+	}
+	select {
+	case c.out <- it:
+	default:
+		c.tooSlow()
+	}
+}
+
+// tooSlow closes a connection whose client has fallen too far behind.
+func (c *conn) tooSlow() {
+	c.fail(websocket.StatusPolicyViolation, "too far behind: read your messages", true)
+}
+
+// gracefulCloseTimeout bounds how long a closing connection may take to
+// send what was queued for it.
+const gracefulCloseTimeout = 10 * time.Second
+
+// fail closes the connection at once, without blocking: safe under Bus.mu.
+func (c *conn) fail(code websocket.StatusCode, reason string, warn bool) {
+	c.closeMu.Lock()
+	if c.hard {
+		c.closeMu.Unlock()
+		return
+	}
+	c.hard, c.closing = true, true
+	c.closeMu.Unlock()
+	if warn {
+		c.log.Warn("closing connection", "client", c.clientID, "reason", reason, "queued", len(c.out))
+	}
+	c.cancel()
+	c.w.abort(code, reason)
+}
+
+// closeAfterQueue closes the connection once what is queued is sent: the
+// client gets every answer, then a close frame with code and reason.
+func (c *conn) closeAfterQueue(code websocket.StatusCode, reason string) {
+	c.closeMu.Lock()
+	if c.closing {
+		c.closeMu.Unlock()
+		return
+	}
+	c.closing, c.graceful = true, true
+	c.closeMu.Unlock()
+	select {
+	case c.out <- outItem{closeCode: code, reason: reason}:
+	default:
+		c.fail(code, reason, false)
+	}
+}
+
+// reply queues the result of request id.
+func (c *conn) reply(id []byte, result any) {
+	raw, err := marshalRaw(result)
+	if err != nil {
+		c.log.Error("result did not marshal", "err", err)
+		c.replyError(id, &wireError{Code: CodeInternalError, Message: internalMessage})
+		return
+	}
+	data, err := encode(resultResponse{JSONRPC: jsonrpcVersion, ID: id, Result: raw})
+	if err != nil {
+		c.log.Error("response did not marshal", "err", err)
+		return
+	}
+	c.enqueue(outItem{data: data})
+}
+
+// replyError queues an error response for request id.
+func (c *conn) replyError(id []byte, e *wireError) {
+	data, err := encode(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: e})
+	if err != nil {
+		c.log.Error("error response did not marshal", "err", err)
+		data, _ = encode(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: &wireError{Code: CodeInternalError, Message: internalMessage}})
+	}
+	c.enqueue(outItem{data: data})
+}
+
+// replyHostError answers request id with the JSON-RPC error for a host
+// error, logging an internal one once.
+func (c *conn) replyHostError(id []byte, method string, err error) {
+	e, internal := errorFor(method, err)
+	if internal {
+		c.log.Error("internal error", "method", method, "client", c.clientID, "err", err)
+	}
+	if id != nil {
+		c.replyError(id, e)
+	}
+}
+
+// errorResponse is an error response.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   *wireError      `json:"error"`
+}
+
+// wsWire is a WebSocket.
+type wsWire struct{ ws *websocket.Conn }
+
+func (w *wsWire) read(ctx context.Context) ([]byte, error) {
+	typ, data, err := w.ws.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, errBinary
+	}
+	return data, nil
+}
+
+func (w *wsWire) write(ctx context.Context, data []byte) error {
+	return w.ws.Write(ctx, websocket.MessageText, data)
+}
+
+func (w *wsWire) close(code websocket.StatusCode, reason string) { _ = w.ws.Close(code, reason) }
+
+func (w *wsWire) closeNow(websocket.StatusCode, string) { _ = w.ws.CloseNow() }
+
+// abort does nothing more: a Read or Write given the cancelled context
+// closes the socket, and serve calls closeNow when it tidies up.
+func (w *wsWire) abort(websocket.StatusCode, string) {}
+
+// pipeWire is an in-memory connection: frames pass through unbuffered
+// channels, so a client that does not Recv holds the server's writer up
+// as a socket would.
+type pipeWire struct {
+	limit int64
+	in    chan []byte // client → server
+	out   chan []byte // server → client
+	done  chan struct{}
+	once  sync.Once
+	err   error // what the client sees once done is closed
+}
+
+func newPipeWire(limit int64) *pipeWire {
+	return &pipeWire{limit: limit, in: make(chan []byte), out: make(chan []byte), done: make(chan struct{})}
+}
+
+func (p *pipeWire) closeWith(code websocket.StatusCode, reason string) {
+	p.once.Do(func() {
+		p.err = websocket.CloseError{Code: code, Reason: reason}
+		close(p.done)
+	})
+}
+
+func (p *pipeWire) read(ctx context.Context) ([]byte, error) {
+	select {
+	case data := <-p.in:
+		if int64(len(data)) > p.limit {
+			reason := fmt.Sprintf("read limited at %d bytes", p.limit)
+			p.closeWith(websocket.StatusMessageTooBig, reason)
+			return nil, fmt.Errorf("%w: %s", websocket.ErrMessageTooBig, reason)
+		}
+		return data, nil
+	case <-p.done:
+		return nil, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pipeWire) write(ctx context.Context, data []byte) error {
+	select {
+	case p.out <- data:
+		return nil
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pipeWire) close(code websocket.StatusCode, reason string) { p.closeWith(code, reason) }
+
+func (p *pipeWire) closeNow(code websocket.StatusCode, reason string) {
+	p.closeWith(code, reason)
+}
+
+func (p *pipeWire) abort(code websocket.StatusCode, reason string) { p.closeWith(code, reason) }
+
+// Conn is the client's end of a Pipe: one JSON-RPC message per Send and
+// per Recv, as one text frame each on a WebSocket. Send and Recv may be
+// used from two goroutines at once.
+type Conn struct{ w *pipeWire }
+
+// Send sends one message to the server. It blocks until the server reads
+// it, ctx is done, or the connection ends; after the end it returns the
+// websocket.CloseError the connection ended with.
+func (c *Conn) Send(ctx context.Context, msg []byte) error {
+	select {
+	case <-c.w.done:
+		return c.w.err
+	default:
+	}
+	select {
+	case c.w.in <- msg:
+		return nil
+	case <-c.w.done:
+		return c.w.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Recv returns the next message from the server. Once the connection has
+// ended it returns the websocket.CloseError it ended with
+// (websocket.CloseStatus reads its code).
+func (c *Conn) Recv(ctx context.Context) ([]byte, error) {
+	select {
+	case data := <-c.w.out:
+		return data, nil
+	case <-c.w.done:
+		return nil, c.w.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close ends the connection with status 1000. It is idempotent.
+func (c *Conn) Close() error {
+	c.w.closeWith(websocket.StatusNormalClosure, "client closed")
+	return nil
+}

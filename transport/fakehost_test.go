@@ -1,0 +1,264 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+)
+
+// fakeHost is a small Host for the tests:
+//
+//   - tokens: "root-token" is root, "soft-token" is user soft, "bob-token"
+//     is user bob; any other token is refused. With open set, every token
+//     is root (a host with no users directory).
+//   - channels: ahp-root:// (state {agents: []}), test:/notes (takes
+//     notes/add {text} and notes/noop; also spelled test:///notes),
+//     test:/feed (each reader sees the items it owns; root sees all),
+//     test:/secret (root only), test:/broken (its snapshot fails);
+//     anything else is not found.
+//   - resources: the mem: scheme answers by path (mem://found,
+//     mem://missing, mem://denied, …); the ro: scheme serves
+//     resourceRead only; every other scheme is unserved.
+//   - methods: listSessions answers {items: []}; createSession of
+//     ahp-session:/dup is AlreadyExists; the rest Unsupported.
+type fakeHost struct {
+	bus  *Bus
+	open bool
+
+	mu       sync.Mutex
+	channels map[string]*fakeChannel
+	unsubs   []string // "uri#subscriberID", in order
+}
+
+func newFakeHost(bus *Bus) *fakeHost {
+	h := &fakeHost{bus: bus, channels: map[string]*fakeChannel{}}
+	for _, uri := range []string{"ahp-root://", "test:/notes", "test:/feed", "test:/secret", "test:/broken"} {
+		h.channels[uri] = &fakeChannel{h: h, uri: uri, items: []any{}}
+	}
+	return h
+}
+
+var fakeTokens = map[string]access.Principal{
+	"root-token": access.RootPrincipal(),
+	"soft-token": {User: "soft", Grants: []string{"bot:*"}, Memberships: []string{"backend"}},
+	"bob-token":  {User: "bob"},
+}
+
+func (h *fakeHost) Authenticate(token string) (access.Principal, bool) {
+	if h.open {
+		return access.RootPrincipal(), true
+	}
+	p, ok := fakeTokens[token]
+	return p, ok
+}
+
+func (h *fakeHost) Meta(_ context.Context, c Caller) (map[string]any, error) {
+	return map[string]any{
+		"ahpd.principal": c.Principal.String(),
+		"ahpd.resourceProviders": map[string]any{
+			"mem": map[string]any{"title": "Memory", "root": "mem://", "operations": []string{"get", "put"}},
+		},
+	}, nil
+}
+
+func (h *fakeHost) Resources(scheme string) ResourceProvider {
+	switch scheme {
+	case "mem":
+		return memProvider{}
+	case "ro":
+		return readOnlyProvider{}
+	}
+	return nil
+}
+
+func (h *fakeHost) Channel(_ context.Context, c Caller, uri string) (Channel, error) {
+	if uri == "test:///notes" {
+		uri = "test:/notes"
+	}
+	if uri == "test:/secret" && !c.Principal.Root {
+		return nil, errcode.New(errcode.PermissionDenied, "only root may read %s", uri)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.channels[uri]
+	if ch == nil {
+		return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+	}
+	return ch, nil
+}
+
+func (h *fakeHost) HandleMethod(_ context.Context, call Call) (any, error) {
+	switch call.Method {
+	case "listSessions":
+		return map[string]any{"items": []any{}}, nil
+	case "createSession":
+		if call.URI == "ahp-session:/dup" {
+			return nil, errcode.New(errcode.AlreadyExists, "session %s exists", call.URI)
+		}
+	}
+	return nil, errcode.New(errcode.Unsupported, "%s is not served", call.Method)
+}
+
+func (h *fakeHost) unsubscribed() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.unsubs)
+}
+
+// publish applies a server action to a channel.
+func (h *fakeHost) publish(uri string, action json.RawMessage) error {
+	h.mu.Lock()
+	ch := h.channels[uri]
+	h.mu.Unlock()
+	if ch == nil {
+		return fmt.Errorf("no channel %s", uri)
+	}
+	return ch.apply(action, nil)
+}
+
+// fakeChannel keeps a list of items; an action {type, text, owner?} adds
+// one. Its lock is held across applying and publishing, and across taking
+// a snapshot, so Snapshot.Seq is exact.
+type fakeChannel struct {
+	h   *fakeHost
+	uri string
+
+	mu      sync.Mutex
+	items   []any
+	lastSeq int64
+}
+
+func (ch *fakeChannel) URI() string { return ch.uri }
+
+func (ch *fakeChannel) Subscribe(_ context.Context, sub *Subscriber) (Snapshot, error) {
+	if ch.uri == "test:/broken" {
+		return Snapshot{}, errors.New("the broken channel's disk is on fire")
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.uri == "ahp-root://" {
+		return Snapshot{State: map[string]any{"agents": []any{}}, Seq: ch.lastSeq}, nil
+	}
+	items := []any{}
+	for _, it := range ch.items {
+		if ch.uri != "test:/feed" || visible(it, sub) {
+			items = append(items, it)
+		}
+	}
+	return Snapshot{State: map[string]any{"items": items}, Seq: ch.lastSeq}, nil
+}
+
+// visible reports whether a feed item is the subscriber's to see.
+func visible(item any, sub *Subscriber) bool {
+	m, _ := item.(map[string]any)
+	return sub.Principal.Root || m["owner"] == sub.Principal.User
+}
+
+func (ch *fakeChannel) Unsubscribe(sub *Subscriber) {
+	ch.h.mu.Lock()
+	defer ch.h.mu.Unlock()
+	ch.h.unsubs = append(ch.h.unsubs, fmt.Sprintf("%s#%d", sub.URI, sub.ID))
+}
+
+func (ch *fakeChannel) Dispatch(_ context.Context, d Dispatch) error {
+	if ch.uri == "ahp-root://" || ch.uri == "test:/feed" {
+		return errcode.New(errcode.Invalid, "%s takes no actions", ch.uri)
+	}
+	var a struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(d.Action, &a); err != nil {
+		return errcode.Wrap(errcode.Invalid, err, "the action does not parse")
+	}
+	switch a.Type {
+	case "notes/noop":
+		return nil
+	case "notes/add":
+		if strings.TrimSpace(a.Text) == "" {
+			return errcode.New(errcode.Invalid, "a note needs text")
+		}
+		return ch.apply(d.Action, &d.Origin)
+	case "notes/crash":
+		return errors.New("a bug with a secret detail")
+	}
+	return errcode.New(errcode.Invalid, "unknown action type %q", a.Type)
+}
+
+func (ch *fakeChannel) apply(action json.RawMessage, origin *Origin) error {
+	var item map[string]any
+	if err := json.Unmarshal(action, &item); err != nil {
+		return err
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ev := Event{Action: action, Origin: origin}
+	if ch.uri == "test:/feed" {
+		ev.For = func(sub *Subscriber) (any, bool) {
+			if !visible(item, sub) {
+				return nil, false
+			}
+			return action, true
+		}
+	}
+	seq, err := ch.h.bus.Publish(ch.uri, ev)
+	if err != nil {
+		return err
+	}
+	ch.items = append(ch.items, item)
+	ch.lastSeq = seq
+	return nil
+}
+
+// memProvider answers the mem: scheme by the URI's path.
+type memProvider struct{}
+
+func (memProvider) ServeResource(_ context.Context, call Call) (any, error) {
+	switch strings.TrimPrefix(call.URI, "mem://") {
+	case "found":
+		if call.Method == "resourceRead" {
+			return map[string]any{"data": "hello", "encoding": "utf-8"}, nil
+		}
+		return struct{}{}, nil
+	case "missing":
+		return nil, errcode.New(errcode.NotFound, "%s does not exist", call.URI)
+	case "denied":
+		return nil, errcode.New(errcode.PermissionDenied, "%s may not %s it", call.Principal, call.Method)
+	case "exists":
+		return nil, errcode.New(errcode.AlreadyExists, "%s exists", call.URI)
+	case "stale":
+		return nil, errcode.New(errcode.Conflict, "ifMatch does not match %s", call.URI)
+	case "invalid":
+		return nil, errcode.New(errcode.Invalid, "the body of %s is not a bot", call.URI)
+	case "unauth":
+		return nil, errcode.New(errcode.Unauthenticated, "sign in first")
+	case "busy":
+		return nil, errcode.New(errcode.Unavailable, "the store is shutting down")
+	case "boom":
+		return nil, fmt.Errorf("open /secret/path: %w", errors.New("disk on fire"))
+	case "big":
+		return map[string]any{"data": strings.Repeat("b", 64<<10), "encoding": "utf-8"}, nil
+	case "watch":
+		if call.Method == "createResourceWatch" {
+			return map[string]any{"channel": "ahp-resource-watch:/1"}, nil
+		}
+	}
+	return nil, errcode.New(errcode.Unsupported, "%s does not serve %s", call.URI, call.Method)
+}
+
+// readOnlyProvider serves resourceRead only.
+type readOnlyProvider struct{}
+
+func (readOnlyProvider) ServeResource(_ context.Context, call Call) (any, error) {
+	if call.Method != "resourceRead" {
+		return nil, errcode.New(errcode.Unsupported, "the ro: scheme does not serve %s", call.Method)
+	}
+	return map[string]any{"data": "read only", "encoding": "utf-8"}, nil
+}

@@ -1,0 +1,663 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/bot/errcode"
+)
+
+// resourceMethods are routed by the scheme of their URI.
+var resourceMethods = map[string]bool{
+	"resourceRead": true, "resourceWrite": true, "resourceList": true,
+	"resourceResolve": true, "resourceDelete": true, "resourceMove": true,
+	"resourceCopy": true, "resourceMkdir": true, "resourceRequest": true,
+	"createResourceWatch": true,
+}
+
+// hostMethods go to the host's Methods, when it has them.
+var hostMethods = map[string]bool{
+	"createSession": true, "disposeSession": true, "listSessions": true,
+	"createChat": true, "disposeChat": true, "fetchTurns": true,
+	"resolveSessionConfig": true, "sessionConfigCompletions": true,
+	"completions": true, "authenticate": true,
+}
+
+// rootLevel methods address the connection: their channel, when given,
+// must be ahp-root://.
+var rootLevel = map[string]bool{
+	"reconnect": true, "listSessions": true, "resolveSessionConfig": true,
+	"sessionConfigCompletions": true, "authenticate": true,
+}
+
+// handleFrame decodes and handles one frame.
+func (c *conn) handleFrame(data []byte) {
+	m, id, werr := decodeFrame(data)
+	if werr != nil {
+		c.replyError(id, werr)
+		return
+	}
+	if m.isResponse() {
+		c.log.Debug("ignoring a response: the server sends no requests")
+		return
+	}
+	c.handle(m)
+}
+
+func (c *conn) handle(m *message) {
+	id := m.ID // nil for a notification: nothing is answered
+	if !c.ready && m.Method != "ping" && m.Method != "initialize" && m.Method != "reconnect" {
+		if id != nil {
+			c.replyError(id, invalidRequest("initialize first: %s is refused before initialize", m.Method))
+		}
+		return
+	}
+	if rootLevel[m.Method] || resourceMethods[m.Method] {
+		var p struct {
+			Channel *string `json:"channel"`
+		}
+		if werr := decodeParams(m.Params, &p); werr != nil {
+			c.answerError(id, werr)
+			return
+		}
+		if p.Channel != nil && *p.Channel != rootChannel {
+			c.answerError(id, invalidParams("params.channel must be %q for %s", rootChannel, m.Method))
+			return
+		}
+	}
+	switch {
+	case m.Method == "ping":
+		c.answer(id, struct{}{})
+	case m.Method == "initialize":
+		c.initialize(id, m.Params)
+	case m.Method == "reconnect":
+		c.reconnect(id, m.Params)
+	case m.Method == "subscribe":
+		c.subscribe(id, m.Params)
+	case m.Method == "unsubscribe":
+		c.unsubscribe(id, m.Params)
+	case m.Method == "dispatchAction":
+		c.dispatch(id, m.Params)
+	case resourceMethods[m.Method]:
+		c.resource(id, m.Method, m.Params)
+	case hostMethods[m.Method]:
+		c.hostMethod(id, m.Method, m.Params)
+	default:
+		c.answerError(id, methodNotFound("method not found: %s", m.Method))
+	}
+}
+
+// answer replies to a request; a notification gets nothing.
+func (c *conn) answer(id json.RawMessage, result any) {
+	if id != nil {
+		c.reply(id, result)
+	}
+}
+
+func (c *conn) answerError(id json.RawMessage, e *wireError) {
+	if id != nil {
+		c.replyError(id, e)
+	} else {
+		c.log.Debug("notification refused", "code", e.Code, "message", e.Message)
+	}
+}
+
+// supportedVersions is the data of -32005: the ranges the server accepts.
+var supportedVersions = []string{">=1.0.0 <2.0.0", ">=0.9.0 <0.10.0"}
+
+type initializeParams struct {
+	ProtocolVersions     []string `json:"protocolVersions"`
+	ClientID             *string  `json:"clientId"`
+	InitialSubscriptions []string `json:"initialSubscriptions"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string           `json:"protocolVersion"`
+	ServerSeq       int64            `json:"serverSeq"`
+	Snapshots       []snapshotResult `json:"snapshots"`
+	ServerInfo      Implementation   `json:"serverInfo"`
+	Meta            map[string]any   `json:"_meta,omitempty"`
+}
+
+type snapshotResult struct {
+	Resource string          `json:"resource"`
+	State    json.RawMessage `json:"state"`
+	FromSeq  int64           `json:"fromSeq"`
+}
+
+func (c *conn) initialize(id json.RawMessage, raw json.RawMessage) {
+	if c.ready {
+		c.answerError(id, invalidRequest("initialize may only be sent once"))
+		return
+	}
+	var p initializeParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	if p.ProtocolVersions == nil {
+		c.answerError(id, invalidParams("params.protocolVersions is required"))
+		return
+	}
+	version, ok := negotiate(p.ProtocolVersions)
+	if !ok {
+		if id != nil {
+			c.replyError(id, &wireError{
+				Code:    CodeUnsupportedProtocol,
+				Message: fmt.Sprintf("unsupported protocol version: offered %s", strings.Join(p.ProtocolVersions, ", ")),
+				Data:    map[string]any{"supportedVersions": supportedVersions},
+			})
+		}
+		c.closeAfterQueue(websocket.StatusPolicyViolation, "unsupported protocol version")
+		return
+	}
+	c.clientID = c.newClientID(p.ClientID)
+	meta, err := c.srv.host.Meta(c.ctx, c.caller())
+	if err != nil {
+		c.replyHostError(id, "initialize", err)
+		return
+	}
+	b := c.srv.bus
+	b.mu.Lock()
+	var left []*subscription
+	if old := b.clients[keyOf(c.principal, c.clientID)]; old != nil && old.conn == nil {
+		// the client starts afresh: what it had waiting is of no use.
+		left = b.releaseLocked(old)
+	}
+	rec := c.srv.newRecordLocked(c.caller(), version)
+	rec.conn = c
+	c.rec = rec
+	b.mu.Unlock()
+	unsubscribed(left)
+	c.ready, c.version = true, version
+
+	batch := c.openSubs(p.InitialSubscriptions)
+	c.finishSubs(batch, func(seq int64) ([]byte, error) {
+		res := initializeResult{
+			ProtocolVersion: version,
+			ServerSeq:       seq,
+			Snapshots:       batch.snapshots(),
+			ServerInfo:      c.srv.cfg.ServerInfo,
+			Meta:            meta,
+		}
+		return c.resultBytes(id, res)
+	})
+}
+
+// newClientID returns the client's id, making one up for a client that
+// gave none.
+func (c *conn) newClientID(given *string) string {
+	if given != nil && *given != "" {
+		return *given
+	}
+	return fmt.Sprintf("anonymous-%d", c.srv.anonIDs.Add(1))
+}
+
+// resultBytes encodes the success response to id; nil for a notification.
+func (c *conn) resultBytes(id json.RawMessage, result any) ([]byte, error) {
+	if id == nil {
+		return nil, nil
+	}
+	raw, err := marshalRaw(result)
+	if err != nil {
+		return nil, err
+	}
+	return encode(resultResponse{JSONRPC: jsonrpcVersion, ID: id, Result: raw})
+}
+
+type reconnectParams struct {
+	ClientID          *string  `json:"clientId"`
+	LastSeenServerSeq *int64   `json:"lastSeenServerSeq"`
+	Subscriptions     []string `json:"subscriptions"`
+}
+
+type replayResult struct {
+	Type    string     `json:"type"`
+	Actions []Envelope `json:"actions"`
+	Missing []string   `json:"missing"`
+}
+
+type snapshotsResult struct {
+	Type      string           `json:"type"`
+	Snapshots []snapshotResult `json:"snapshots"`
+}
+
+// reconnect resumes a client on this connection, in place of initialize:
+// with the envelopes it missed when its record still holds them all, else
+// with fresh snapshots.
+func (c *conn) reconnect(id json.RawMessage, raw json.RawMessage) {
+	if c.ready {
+		c.answerError(id, invalidRequest("reconnect must be the first request of a connection, in place of initialize"))
+		return
+	}
+	var p reconnectParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	if p.ClientID == nil || *p.ClientID == "" {
+		c.answerError(id, invalidParams("params.clientId is required"))
+		return
+	}
+	if p.LastSeenServerSeq == nil {
+		c.answerError(id, invalidParams("params.lastSeenServerSeq is required"))
+		return
+	}
+	c.clientID = *p.ClientID
+	lastSeen := *p.LastSeenServerSeq
+	want := map[string]bool{}
+	for _, u := range p.Subscriptions {
+		want[u] = true
+	}
+
+	b := c.srv.bus
+	b.mu.Lock()
+	old := b.clients[keyOf(c.principal, c.clientID)]
+	var left []*subscription
+	if old != nil && !old.lost && !old.released && old.srv == c.srv &&
+		lastSeen >= old.dropped && lastSeen <= b.seq {
+		// Replay: take the record over.
+		if old.conn != nil && old.conn != c {
+			old.conn.fail(websocket.StatusPolicyViolation, "the client reconnected on another connection", false)
+		}
+		if old.timer != nil {
+			old.timer.Stop()
+			old.timer = nil
+		}
+		res := replayResult{Type: "replay", Actions: old.since(lastSeen, want), Missing: []string{}}
+		for _, u := range p.Subscriptions {
+			if old.subs[u] == nil {
+				res.Missing = append(res.Missing, u)
+			}
+		}
+		for u, sub := range old.subs {
+			if !want[u] {
+				b.removeSubLocked(sub)
+				left = append(left, sub)
+			}
+		}
+		old.conn = c
+		c.rec = old
+		c.ready, c.version = true, old.version
+		if data, err := c.resultBytes(id, res); err != nil {
+			c.log.Error("reconnect result did not marshal", "err", err)
+		} else if data != nil {
+			c.enqueue(outItem{data: data})
+		}
+		b.mu.Unlock()
+		unsubscribed(left)
+		return
+	}
+	// Fresh snapshots.
+	version := ""
+	if old != nil && old.srv == c.srv {
+		if old.conn != nil && old.conn != c {
+			old.conn.fail(websocket.StatusPolicyViolation, "the client reconnected on another connection", false)
+		}
+		version = old.version
+		left = b.releaseLocked(old)
+	}
+	rec := c.srv.newRecordLocked(c.caller(), version)
+	rec.conn = c
+	c.rec = rec
+	b.mu.Unlock()
+	unsubscribed(left)
+	c.ready, c.version = true, version
+
+	batch := c.openSubs(p.Subscriptions)
+	c.finishSubs(batch, func(int64) ([]byte, error) {
+		return c.resultBytes(id, snapshotsResult{Type: "snapshot", Snapshots: batch.snapshots()})
+	})
+}
+
+type subscribeParams struct {
+	Channel *string `json:"channel"`
+}
+
+type subscribeResult struct {
+	Snapshot *snapshotResult `json:"snapshot,omitempty"`
+}
+
+func (c *conn) subscribe(id json.RawMessage, raw json.RawMessage) {
+	var p subscribeParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	if p.Channel == nil || *p.Channel == "" {
+		c.answerError(id, invalidParams("params.channel is required"))
+		return
+	}
+	batch := c.openSubs([]string{*p.Channel})
+	o := batch.items[0]
+	if o.err != nil {
+		e, internal := errorFor("subscribe", o.err)
+		if internal {
+			c.log.Error("internal error", "method", "subscribe", "channel", o.uri, "err", o.err)
+		}
+		c.finishSubs(batch, func(int64) ([]byte, error) {
+			if id == nil {
+				return nil, nil
+			}
+			return encode(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: e})
+		})
+		return
+	}
+	c.finishSubs(batch, func(int64) ([]byte, error) {
+		var res subscribeResult
+		if o.state != nil {
+			res.Snapshot = &snapshotResult{Resource: o.uri, State: o.state, FromSeq: o.snap.Seq}
+		}
+		return c.resultBytes(id, res)
+	})
+}
+
+func (c *conn) unsubscribe(id json.RawMessage, raw json.RawMessage) {
+	var p subscribeParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	if p.Channel == nil {
+		c.answerError(id, invalidParams("params.channel is required"))
+		return
+	}
+	b := c.srv.bus
+	b.mu.Lock()
+	sub := c.rec.subs[*p.Channel]
+	if sub != nil {
+		b.removeSubLocked(sub)
+	}
+	b.mu.Unlock()
+	if sub != nil {
+		unsubscribed([]*subscription{sub})
+	}
+	c.answer(id, struct{}{})
+}
+
+// opening is one subscription being opened.
+type opening struct {
+	uri   string
+	sub   *subscription
+	snap  Snapshot
+	state json.RawMessage
+	err   error
+}
+
+// subBatch is the subscriptions one request opens together.
+type subBatch struct {
+	items []*opening
+	seq   int64 // serverSeq when they were registered
+}
+
+// snapshots returns the snapshots of the state-bearing subscriptions
+// opened.
+func (sb *subBatch) snapshots() []snapshotResult {
+	out := []snapshotResult{}
+	for _, o := range sb.items {
+		if o.err == nil && o.state != nil {
+			out = append(out, snapshotResult{Resource: o.uri, State: o.state, FromSeq: o.snap.Seq})
+		}
+	}
+	return out
+}
+
+// openSubs registers subscriptions to uris and takes their snapshots.
+// Until finishSubs, everything for this client is held back, so the answer
+// comes before any action that follows its snapshots, and envelopes go out
+// in serverSeq order.
+func (c *conn) openSubs(uris []string) *subBatch {
+	batch := &subBatch{}
+	chans := make([]Channel, len(uris))
+	for i, u := range uris {
+		o := &opening{uri: u}
+		batch.items = append(batch.items, o)
+		ch, err := c.srv.host.Channel(c.ctx, c.caller(), u)
+		if err == nil && ch == nil {
+			err = errcode.New(errcode.NotFound, "no channel %s", u)
+		}
+		o.err = err
+		chans[i] = ch
+	}
+	b := c.srv.bus
+	var replaced []*subscription
+	b.mu.Lock()
+	rec := c.rec
+	rec.holding++
+	batch.seq = b.seq
+	for i, o := range batch.items {
+		if o.err != nil {
+			continue
+		}
+		sub, old := b.addSubLocked(rec, o.uri, chans[i])
+		o.sub = sub
+		if old != nil {
+			replaced = append(replaced, old)
+		}
+	}
+	b.mu.Unlock()
+	unsubscribed(replaced)
+	for _, o := range batch.items {
+		if o.err != nil {
+			continue
+		}
+		snap, err := o.sub.ch.Subscribe(c.ctx, o.sub.s)
+		if err == nil && snap.State != nil {
+			o.state, err = marshalRaw(snap.State)
+			if err != nil {
+				err = fmt.Errorf("snapshot of %s: %w", o.uri, err)
+			}
+		}
+		o.snap, o.err = snap, err
+	}
+	return batch
+}
+
+// finishSubs marks the batch's subscriptions ready (dropping those that
+// failed), queues the answer that respond makes, then what was held back.
+func (c *conn) finishSubs(batch *subBatch, respond func(seq int64) ([]byte, error)) {
+	data, err := respond(batch.seq)
+	if err != nil {
+		c.log.Error("answer did not marshal", "err", err)
+	}
+	b := c.srv.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec := c.rec
+	for _, o := range batch.items {
+		if o.sub == nil {
+			continue
+		}
+		if o.err != nil {
+			if !o.sub.gone {
+				b.removeSubLocked(o.sub)
+			}
+			continue
+		}
+		o.sub.after = o.snap.Seq
+		o.sub.ready = true
+	}
+	if data != nil {
+		c.enqueue(outItem{data: data})
+	}
+	rec.holding--
+	if rec.holding > 0 {
+		return // another subscribe still takes snapshots
+	}
+	held := rec.held
+	rec.held = nil
+	for _, h := range held {
+		b.sendLocked(h.sub, h.ev)
+	}
+}
+
+type dispatchParams struct {
+	Channel   *string         `json:"channel"`
+	ClientSeq *int64          `json:"clientSeq"`
+	Action    json.RawMessage `json:"action"`
+}
+
+// dispatch hands a client's action to the channel's owner, who publishes
+// it when it accepts it; a rejection goes back to this client alone.
+func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
+	var p dispatchParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	if p.Channel == nil || p.ClientSeq == nil {
+		c.answerError(id, invalidParams("params.channel and params.clientSeq are required"))
+		return
+	}
+	defer c.answer(id, struct{}{})
+	origin := Origin{ClientID: c.clientID, ClientSeq: *p.ClientSeq}
+	var action struct {
+		Type string `json:"type"`
+	}
+	if firstByte(p.Action) != '{' || json.Unmarshal(p.Action, &action) != nil || action.Type == "" {
+		c.reject(*p.Channel, p.Action, origin, "an action is a JSON object with a string type")
+		return
+	}
+	ch, err := c.srv.host.Channel(c.ctx, c.caller(), *p.Channel)
+	if err == nil && ch == nil {
+		err = errcode.New(errcode.NotFound, "no channel %s", *p.Channel)
+	}
+	if err == nil {
+		d, ok := ch.(Dispatcher)
+		if !ok {
+			c.reject(*p.Channel, p.Action, origin, "this channel takes no actions")
+			return
+		}
+		err = d.Dispatch(c.ctx, Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
+	}
+	switch {
+	case err == nil:
+	case errcode.Of(err) == errcode.NotFound:
+		c.log.Debug("action to an unknown channel ignored", "channel", *p.Channel, "err", err)
+	default:
+		e, internal := errorFor("dispatchAction", err)
+		if internal {
+			c.log.Error("internal error", "method", "dispatchAction", "channel", *p.Channel, "err", err)
+		}
+		c.reject(*p.Channel, p.Action, origin, e.Message)
+	}
+}
+
+// reject sends a rejected action back to this client alone, at the
+// current serverSeq, outside the replay buffer.
+func (c *conn) reject(channel string, action json.RawMessage, origin Origin, reason string) {
+	if len(action) == 0 || !json.Valid(action) {
+		action = json.RawMessage("null")
+	}
+	b := c.srv.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	env := Envelope{Channel: channel, Action: compact(action), ServerSeq: b.seq, Origin: &origin, RejectionReason: reason}
+	data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: "action", Params: env})
+	if err != nil {
+		c.log.Error("rejection did not marshal", "err", err)
+		return
+	}
+	c.enqueue(outItem{data: data})
+}
+
+type resourceParams struct {
+	URI         *string `json:"uri"`
+	Source      *string `json:"source"`
+	Destination *string `json:"destination"`
+}
+
+// resource routes a resource method to the provider of its URI's scheme.
+func (c *conn) resource(id json.RawMessage, method string, raw json.RawMessage) {
+	var p resourceParams
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	var uri string
+	if method == "resourceMove" || method == "resourceCopy" {
+		if p.Source == nil || p.Destination == nil {
+			c.answerError(id, invalidParams("params.source and params.destination are required"))
+			return
+		}
+		uri = *p.Source
+		s1, ok1 := schemeOf(*p.Source)
+		s2, ok2 := schemeOf(*p.Destination)
+		if ok1 && ok2 && s1 != s2 {
+			c.answerError(id, invalidParams("%s cannot cross schemes (%s: to %s:)", method, s1, s2))
+			return
+		}
+	} else {
+		if p.URI == nil {
+			c.answerError(id, invalidParams("params.uri is required"))
+			return
+		}
+		uri = *p.URI
+	}
+	scheme, ok := schemeOf(uri)
+	if !ok {
+		c.answerError(id, invalidParams("%q is not a URI with a scheme", uri))
+		return
+	}
+	prov := c.srv.host.Resources(scheme)
+	if prov == nil {
+		c.answerError(id, methodNotFound("no provider serves the %s: scheme", scheme))
+		return
+	}
+	c.call(id, method, uri, raw, prov.ServeResource)
+}
+
+// hostMethod forwards a session method to the host.
+func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage) {
+	h, ok := c.srv.host.(Methods)
+	if !ok {
+		c.answerError(id, methodNotFound("method not found: %s", method))
+		return
+	}
+	var p struct {
+		Channel *string `json:"channel"`
+	}
+	if werr := decodeParams(raw, &p); werr != nil {
+		c.answerError(id, werr)
+		return
+	}
+	uri := ""
+	if p.Channel != nil {
+		uri = *p.Channel
+	}
+	c.call(id, method, uri, raw, h.HandleMethod)
+}
+
+func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage, fn func(context.Context, Call) (any, error)) {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	res, err := fn(c.ctx, Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
+	if err != nil {
+		c.replyHostError(id, method, err)
+		return
+	}
+	c.answer(id, res)
+}
+
+// schemeOf returns the lower-cased scheme of uri (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func schemeOf(uri string) (string, bool) {
+	scheme, _, ok := strings.Cut(uri, ":")
+	if !ok || scheme == "" {
+		return "", false
+	}
+	for i, r := range scheme {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return "", false
+		}
+	}
+	return strings.ToLower(scheme), true
+}

@@ -1,0 +1,362 @@
+// Package transport serves the Agent Host Protocol (AHP: JSON-RPC 2.0 over
+// WebSocket) for a Host: an http.Handler that VS Code's agent host client,
+// and any AHP client, can talk to.
+//
+// It handles what is the same for every host: token auth at the upgrade,
+// one JSON-RPC message per text frame, initialize and version negotiation,
+// ping, one global serverSeq (the Bus), subscribe and unsubscribe with
+// snapshots taken at a seq, dispatchAction, reconnect with a bounded replay
+// buffer per client, resource methods routed by URI scheme, and the mapping
+// of errcode codes to JSON-RPC numbers, which lives here alone.
+//
+// Each connection handles its messages one at a time, in order; its
+// outgoing messages go through a bounded queue, and a connection that falls
+// too far behind is closed, never the server nor another connection.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+)
+
+// Config configures a Server. The zero value of each field but Host is a
+// documented default.
+type Config struct {
+	// Host is the service behind the wire. Required.
+	Host Host
+	// Bus carries the host's actions to subscribers. Nil makes a new one,
+	// which Server.Bus returns; a host that publishes needs to be given
+	// the same Bus.
+	Bus *Bus
+	// Logger hears about connections, internal errors (once each, with
+	// their detail) and clients closed for falling behind. Nil discards.
+	Logger *slog.Logger
+	// ReadLimit is the largest frame a client may send, in bytes; a
+	// larger one closes that connection with status 1009. Zero means
+	// 16 MiB.
+	ReadLimit int64
+	// SendQueue is how many outgoing messages a connection may have
+	// waiting; a connection that has more is too far behind and is
+	// closed. Zero means 4096.
+	SendQueue int
+	// ReplayBuffer is how many recent envelopes are kept per client for
+	// reconnect. Zero means 1024; negative keeps none (a reconnect then
+	// always gets fresh snapshots).
+	ReplayBuffer int
+	// ReplayRetention is how long a client's subscriptions and envelopes
+	// are kept after its connection is gone, for a reconnect to resume.
+	// Zero means one minute; negative drops them at once.
+	ReplayRetention time.Duration
+	// ServerInfo is the serverInfo of the initialize result. A zero Name
+	// means "agenthost-bots".
+	ServerInfo Implementation
+	// OriginPatterns are the host patterns of browser origins allowed
+	// besides the request's own host (websocket.AcceptOptions). Clients
+	// that send no Origin header, as VS Code's does not, always may.
+	OriginPatterns []string
+}
+
+// Implementation names a peer's software, as in initialize's serverInfo.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// Server serves AHP for a Host. Create it with New; it is an http.Handler
+// for the WebSocket endpoint, and Pipe connects without a socket. Close or
+// Shutdown closes every connection, which http.Server.Shutdown does not.
+type Server struct {
+	cfg  Config
+	host Host
+	bus  *Bus
+	log  *slog.Logger
+
+	base   context.Context // parent of every connection; cancelled by Close
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	closed  bool
+	wg      sync.WaitGroup // connection goroutines
+	nextID  atomic.Uint64
+	anonIDs atomic.Uint64
+}
+
+// New validates cfg, fills its defaults and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Host == nil {
+		return nil, errors.New("transport: no host")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ReadLimit < 0 {
+		return nil, fmt.Errorf("transport: negative read limit %d", cfg.ReadLimit)
+	}
+	if cfg.ReadLimit == 0 {
+		cfg.ReadLimit = 16 << 20
+	}
+	if cfg.SendQueue < 0 {
+		return nil, fmt.Errorf("transport: negative send queue %d", cfg.SendQueue)
+	}
+	if cfg.SendQueue == 0 {
+		cfg.SendQueue = 4096
+	}
+	switch {
+	case cfg.ReplayBuffer == 0:
+		cfg.ReplayBuffer = 1024
+	case cfg.ReplayBuffer < 0:
+		cfg.ReplayBuffer = 0
+	}
+	if cfg.ReplayRetention == 0 {
+		cfg.ReplayRetention = time.Minute
+	}
+	if cfg.ServerInfo.Name == "" {
+		cfg.ServerInfo.Name = "agenthost-bots"
+	}
+	if cfg.Bus == nil {
+		cfg.Bus = NewBus(cfg.Logger)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg:    cfg,
+		host:   cfg.Host,
+		bus:    cfg.Bus,
+		log:    cfg.Logger,
+		base:   base,
+		cancel: cancel,
+		conns:  map[*conn]struct{}{},
+	}, nil
+}
+
+// Bus returns the Bus the server delivers from.
+func (s *Server) Bus() *Bus { return s.bus }
+
+// ErrClosed is returned by Pipe after Close or Shutdown.
+var ErrClosed = errors.New("transport: server closed")
+
+// tokenOf returns the token a request presents: the Authorization Bearer
+// header, else the tkn query parameter.
+func tokenOf(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+	}
+	return r.URL.Query().Get("tkn")
+}
+
+// ServeHTTP authenticates the request's token, upgrades it to a WebSocket
+// and serves AHP on it until either side closes. A wrong token, or a
+// missing one where the host requires one, is refused with 401 before the
+// upgrade; after Close or Shutdown every request is refused with 503.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	p, ok := s.host.Authenticate(tokenOf(r))
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent host"`)
+		http.Error(w, "invalid or missing token", http.StatusUnauthorized)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	if err != nil {
+		s.log.Info("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return // Accept has answered the request
+	}
+	ws.SetReadLimit(s.cfg.ReadLimit)
+	c, err := s.newConn(p, &wsWire{ws: ws}, r.RemoteAddr)
+	if err != nil {
+		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	defer s.wg.Done()
+	c.serve()
+}
+
+// Pipe connects to the server in memory, presenting token as a client
+// would at the upgrade, and returns the client's end: it speaks the same
+// JSON-RPC messages as a WebSocket, one per Send and Recv. A refused token
+// is an errcode.Unauthenticated error. The connection ends when either end
+// closes, when ctx is done, or when the server closes.
+func (s *Server) Pipe(ctx context.Context, token string) (*Conn, error) {
+	p, ok := s.host.Authenticate(token)
+	if !ok {
+		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
+	}
+	w := newPipeWire(s.cfg.ReadLimit)
+	c, err := s.newConn(p, w, "pipe")
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { w.closeWith(websocket.StatusGoingAway, "context done") })
+	go func() {
+		defer s.wg.Done()
+		defer stop()
+		c.serve()
+	}()
+	return &Conn{w: w}, nil
+}
+
+// newConn registers a connection; the caller must call s.wg.Done when it
+// has served it.
+func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	id := s.nextID.Add(1)
+	ctx, cancel := context.WithCancel(s.base)
+	c := &conn{
+		srv:       s,
+		id:        id,
+		w:         w,
+		principal: p,
+		ctx:       ctx,
+		cancel:    cancel,
+		out:       make(chan outItem, s.cfg.SendQueue),
+		writerEnd: make(chan struct{}),
+		log:       s.log.With("conn", id, "principal", p.String(), "remote", remote),
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return c, nil
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Close closes every connection at once and drops every client's
+// subscriptions; it does not wait for their goroutines. It is idempotent.
+// New connections are refused afterwards.
+func (s *Server) Close() error {
+	conns := s.stop()
+	for _, c := range conns {
+		c.fail(websocket.StatusGoingAway, "server closed", false)
+	}
+	s.cancel()
+	s.releaseAll()
+	return nil
+}
+
+// Shutdown closes every connection gracefully: each gets what was queued
+// for it, then a close frame with status 1001, and Shutdown waits for them
+// to end. When ctx is done first, the rest are closed at once and ctx's
+// error is returned. New connections are refused from the start.
+func (s *Server) Shutdown(ctx context.Context) error {
+	conns := s.stop()
+	for _, c := range conns {
+		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		for _, c := range conns {
+			c.fail(websocket.StatusGoingAway, "server shutting down", false)
+		}
+	}
+	s.cancel()
+	s.releaseAll()
+	return err
+}
+
+func (s *Server) stop() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// releaseAll drops the records this server made.
+func (s *Server) releaseAll() {
+	b := s.bus
+	b.mu.Lock()
+	var subs []*subscription
+	for _, rec := range b.clients {
+		if rec.srv == s {
+			subs = append(subs, b.releaseLocked(rec)...)
+		}
+	}
+	b.mu.Unlock()
+	unsubscribed(subs)
+}
+
+// newRecordLocked makes the record of a client, replacing any earlier
+// record of it in the index. Called with Bus.mu held.
+func (s *Server) newRecordLocked(caller Caller, version string) *record {
+	rec := &record{
+		key:     keyOf(caller.Principal, caller.ClientID),
+		caller:  caller,
+		version: version,
+		srv:     s,
+		subs:    map[string]*subscription{},
+		ringCap: s.cfg.ReplayBuffer,
+		holdCap: max(s.cfg.ReplayBuffer, s.cfg.SendQueue),
+	}
+	s.bus.clients[rec.key] = rec
+	return rec
+}
+
+// detach is called when c is gone: its record waits ReplayRetention for a
+// reconnect, then is released.
+func (s *Server) detach(c *conn) {
+	b := s.bus
+	b.mu.Lock()
+	rec := c.rec
+	if rec == nil || rec.conn != c {
+		b.mu.Unlock()
+		return
+	}
+	rec.conn = nil
+	var subs []*subscription
+	if s.cfg.ReplayRetention < 0 || rec.lost {
+		subs = b.releaseLocked(rec)
+	} else {
+		rec.timer = time.AfterFunc(s.cfg.ReplayRetention, func() { s.expire(rec) })
+	}
+	b.mu.Unlock()
+	unsubscribed(subs)
+}
+
+// expire releases rec if no connection came back for it.
+func (s *Server) expire(rec *record) {
+	b := s.bus
+	b.mu.Lock()
+	var subs []*subscription
+	if rec.conn == nil {
+		subs = b.releaseLocked(rec)
+	}
+	b.mu.Unlock()
+	unsubscribed(subs)
+}

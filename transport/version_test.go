@@ -1,0 +1,27 @@
+package transport
+
+import "testing"
+
+func TestNegotiate(t *testing.T) {
+	for _, tc := range []struct {
+		offered []string
+		want    string
+	}{
+		{[]string{"1.1.0", "1.0.0", "0.10.0", "0.9.0", "0.8.0"}, "1.1.0"},
+		{[]string{"0.9.0", "1.0.0"}, "1.0.0"},
+		{[]string{"0.8.0", "0.9.2", "0.9.10"}, "0.9.10"},
+		{[]string{"1.2.0-beta.1", "1.1.0"}, "1.2.0-beta.1"},
+		{[]string{"1.2.0-beta.1", "1.2.0"}, "1.2.0"},
+		{[]string{"1.0.0-alpha", "1.0.0-alpha.1"}, "1.0.0-alpha.1"},
+		{[]string{"1.0.0+build.5"}, "1.0.0+build.5"},
+		{[]string{"1.99.3"}, "1.99.3"},
+		{[]string{"2.0.0", "0.10.0", "0.8.9"}, ""},
+		{[]string{"1", "1.0", "01.0.0", "1.0.0-", "v1.0.0", ""}, ""},
+		{nil, ""},
+	} {
+		got, ok := negotiate(tc.offered)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("negotiate(%q) = %q, %v; want %q", tc.offered, got, ok, tc.want)
+		}
+	}
+}
