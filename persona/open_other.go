@@ -1,0 +1,23 @@
+//go:build !unix
+
+package persona
+
+import (
+	"fmt"
+	"os"
+)
+
+// openFile opens path for reading. With follow false it refuses a symlink
+// (checked just before the open).
+func openFile(path string, follow bool) (*os.File, error) {
+	if !follow {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s %w", path, errSymlink)
+		}
+	}
+	return os.Open(path)
+}
