@@ -110,3 +110,32 @@ type ProblemReporter interface {
 type FileBacked interface {
 	FileBacked() bool
 }
+
+// Filterer is implemented by stores that can filter a listing before they
+// copy it, which makes listing the few bots one reader may see among many
+// cheap.
+type Filterer interface {
+	// ListFunc returns the bots for which keep reports true, ordered by id.
+	// keep is called with the store's lock held: it must be quick and must
+	// not call the store.
+	ListFunc(ctx context.Context, keep func(Record) bool) ([]Entry, error)
+}
+
+// ListFunc lists the bots of s for which keep reports true, ordered by id,
+// through s's own Filterer when it has one.
+func ListFunc(ctx context.Context, s Store, keep func(Record) bool) ([]Entry, error) {
+	if f, ok := s.(Filterer); ok {
+		return f.ListFunc(ctx, keep)
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, e := range all {
+		if keep(e.Record) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

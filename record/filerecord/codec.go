@@ -260,9 +260,14 @@ func Decode(id string, data []byte) (record.Record, error) {
 }
 
 // instructions returns what is below the frontmatter less the blank line
-// Encode puts after the closing --- and the newline it ends the file with.
+// Encode puts after the closing --- (or a person's \r\n one) and the newline
+// it ends the file with.
 func instructions(body []byte) string {
-	body = bytes.TrimPrefix(body, []byte("\n"))
+	if bytes.HasPrefix(body, []byte("\r\n")) {
+		body = body[2:]
+	} else {
+		body = bytes.TrimPrefix(body, []byte("\n"))
+	}
 	body = bytes.TrimSuffix(body, []byte("\n"))
 	return string(body)
 }

@@ -25,7 +25,10 @@ type Store struct {
 	feed   *feed.Feed[record.Change]
 }
 
-var _ record.Store = (*Store)(nil)
+var (
+	_ record.Store    = (*Store)(nil)
+	_ record.Filterer = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
@@ -59,14 +62,21 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 
 // List returns every bot, ordered by id.
 func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
+	return s.ListFunc(ctx, func(record.Record) bool { return true })
+}
+
+// ListFunc returns the bots for which keep reports true, ordered by id.
+func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, record.ErrClosed
 	}
-	out := make([]record.Entry, 0, len(s.bots))
+	var out []record.Entry
 	for _, e := range s.bots {
-		out = append(out, clone(e))
+		if keep(e.Record) {
+			out = append(out, clone(e))
+		}
 	}
 	slices.SortFunc(out, func(a, b record.Entry) int { return strings.Compare(a.Record.ID, b.Record.ID) })
 	return out, nil

@@ -1,0 +1,470 @@
+// Package filerecord is the record.Store that keeps each bot in a file of
+// its own: <configDir>/bots/<slug>/bot.md, the record as YAML frontmatter
+// between two --- lines, and the tombstone of a deleted slug as
+// <configDir>/bots-gone/<slug>.
+//
+// Every record is read once, when the store opens, and kept in memory: Get
+// and List never touch the disk. A write goes to the file first, crash-safe
+// (temp file, fsync, rename, folder fsync), then to memory and the change
+// feed. Writes to one bot are serialised; writes to different bots run in
+// parallel.
+//
+// A bot.md that is not a bot record is reported (a Warn log line and a
+// record.Problem) and left out, and every other bot loads.
+//
+// An etag is a hash of the file's bytes, its inode, size and modification
+// time. It survives a restart, changes when a person edits the file, and
+// differs between two writes of the same record, because each write renames
+// a new file (a new inode) over the one before.
+package filerecord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/record"
+)
+
+// Names and modes of what the store keeps under the configuration folder.
+const (
+	botsDirName = "bots"
+	goneDirName = "bots-gone"
+	fileName    = "bot.md"
+	dirPerm     = 0o700
+	filePerm    = 0o600
+	// deletedPrefix names a bot folder a Delete moved aside to remove it.
+	// It starts like atomicfile's temp files, so a reader skips it.
+	deletedPrefix = ".tmp-deleted-"
+)
+
+// Config configures a Store.
+type Config struct {
+	// ConfigDir is the daemon's configuration folder; the store keeps
+	// bots/ and bots-gone/ in it. Required.
+	ConfigDir string
+	// Logger receives the store's problems (Warn) and its load summary
+	// (Info). Nil discards.
+	Logger *slog.Logger
+}
+
+// Store is a record.Store on files. Make one with Open.
+type Store struct {
+	botsDir, goneDir string
+	log              *slog.Logger
+	feed             *feed.Feed[record.Change]
+
+	mu sync.RWMutex
+	// bots holds every loaded bot. An entry's ETag is the etag of the file
+	// the store last read or wrote for it, so a reader of the file can
+	// tell the store's own writes from a person's.
+	bots     map[string]record.Entry
+	gone     map[string]struct{}
+	problems map[string]record.Problem // by path
+	closed   bool
+	writes   sync.WaitGroup // writes in flight; Close waits for them
+
+	lockMu sync.Mutex
+	locks  map[string]*slugLock
+}
+
+var (
+	_ record.Store           = (*Store)(nil)
+	_ record.ProblemReporter = (*Store)(nil)
+	_ record.FileBacked      = (*Store)(nil)
+)
+
+// slugLock serialises the writes to one slug; refs counts its holders and
+// waiters, so that the lock goes when nobody needs it.
+type slugLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// Open makes <configDir>/bots and <configDir>/bots-gone when missing and
+// loads every bot. A bot.md that cannot be read or is not a bot record is
+// reported and left out; Open fails only when the folders cannot be made or
+// listed, or ctx ends.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.ConfigDir == "" {
+		return nil, errors.New("open bot records: no configuration folder given")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		botsDir:  filepath.Join(cfg.ConfigDir, botsDirName),
+		goneDir:  filepath.Join(cfg.ConfigDir, goneDirName),
+		log:      log,
+		feed:     feed.New[record.Change](),
+		bots:     make(map[string]record.Entry),
+		gone:     make(map[string]struct{}),
+		problems: make(map[string]record.Problem),
+		locks:    make(map[string]*slugLock),
+	}
+	for _, dir := range []string{s.botsDir, s.goneDir} {
+		if err := atomicfile.MkdirAll(dir, dirPerm); err != nil {
+			return nil, fmt.Errorf("open bot records: %w", err)
+		}
+	}
+	if err := s.load(ctx); err != nil {
+		return nil, fmt.Errorf("open bot records in %s: %w", cfg.ConfigDir, err)
+	}
+	return s, nil
+}
+
+func (s *Store) dir(id string) string  { return filepath.Join(s.botsDir, id) }
+func (s *Store) file(id string) string { return filepath.Join(s.botsDir, id, fileName) }
+
+// FileBacked reports true: a bot's persona lives in its AGENTS.md beside
+// these files.
+func (s *Store) FileBacked() bool { return true }
+
+// Problems returns the problems standing now, ordered by id then path.
+func (s *Store) Problems() []record.Problem {
+	s.mu.RLock()
+	out := make([]record.Problem, 0, len(s.problems))
+	for _, p := range s.problems {
+		out = append(out, p)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b record.Problem) int {
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out
+}
+
+// report logs a problem at Warn and keeps it for Problems. The caller holds
+// s.mu for writing. A problem standing at the path with the same reason
+// keeps the time it was first seen.
+func (s *Store) report(id, path, reason string) {
+	s.log.Warn("bot record problem", "id", id, "path", path, "reason", reason)
+	p := record.Problem{ID: id, Path: path, Reason: reason, Since: time.Now()}
+	if old, ok := s.problems[path]; ok && old.Reason == reason {
+		p.Since = old.Since
+	}
+	s.problems[path] = p
+}
+
+func clone(e record.Entry) record.Entry {
+	e.Record = e.Record.Clone()
+	return e
+}
+
+// Get returns the bot's current entry.
+func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return record.Entry{}, record.ErrClosed
+	}
+	e, ok := s.bots[id]
+	if !ok {
+		return record.Entry{}, fmt.Errorf("get %s: %w", id, record.ErrNotFound)
+	}
+	return clone(e), nil
+}
+
+// List returns every bot, ordered by id.
+func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, record.ErrClosed
+	}
+	out := make([]record.Entry, 0, len(s.bots))
+	for _, e := range s.bots {
+		out = append(out, clone(e))
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b record.Entry) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	return out, nil
+}
+
+// Gone reports whether the slug has a tombstone.
+func (s *Store) Gone(ctx context.Context, id string) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false, record.ErrClosed
+	}
+	_, ok := s.gone[id]
+	return ok, nil
+}
+
+// Watch returns the changes made after the call, in write order.
+func (s *Store) Watch(ctx context.Context) (<-chan record.Change, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, record.ErrClosed
+	}
+	return s.feed.Subscribe(ctx), nil
+}
+
+// Close waits for the writes in flight, closes every change feed and makes
+// later calls fail with record.ErrClosed. It is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.writes.Wait()
+	s.feed.Close()
+	return nil
+}
+
+// Create writes a new bot's file and returns the record as the file keeps
+// it (times to the millisecond). It refuses a taken slug (ErrExists),
+// including one whose folder holds a bot.md the store could not load, and a
+// spent one (ErrGone).
+func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, error) {
+	if err := record.CheckSlug(r.ID); err != nil {
+		return record.Entry{}, fmt.Errorf("create: %w", err)
+	}
+	id := r.ID
+	data, rec, err := encode(r)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
+	}
+	done, err := s.begin(ctx, id)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
+	}
+	defer done()
+	s.mu.RLock()
+	_, gone := s.gone[id]
+	_, exists := s.bots[id]
+	s.mu.RUnlock()
+	switch {
+	case gone:
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, record.ErrGone)
+	case exists:
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, record.ErrExists)
+	}
+	if _, err := os.Lstat(s.file(id)); err == nil {
+		return record.Entry{}, fmt.Errorf("create %s: %w: %s is there but is not a bot record the store could read", id, record.ErrExists, s.file(id))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
+	}
+	if err := atomicfile.MkdirAll(s.dir(id), dirPerm); err != nil {
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
+	}
+	e, err := s.write(rec, data)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
+	}
+	s.commit(record.Created, e)
+	return clone(e), nil
+}
+
+// Update rewrites a bot's file and returns the record as the file keeps it.
+func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (record.Entry, error) {
+	id := r.ID
+	if record.CheckSlug(id) != nil {
+		return record.Entry{}, fmt.Errorf("update %q: %w", id, record.ErrNotFound)
+	}
+	data, rec, err := encode(r)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
+	}
+	done, err := s.begin(ctx, id)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
+	}
+	defer done()
+	if err := s.check(id, ifMatch); err != nil {
+		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
+	}
+	e, err := s.write(rec, data)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
+	}
+	s.commit(record.Updated, e)
+	return clone(e), nil
+}
+
+// Delete writes the slug's tombstone durably, then removes the bot's folder
+// with everything in it (bot.md, sessions/, logs/). Once the tombstone is
+// written the bot is deleted: a folder that cannot be removed is reported,
+// and a load finds it as a spent name.
+func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
+	if record.CheckSlug(id) != nil {
+		return fmt.Errorf("delete %q: %w", id, record.ErrNotFound)
+	}
+	done, err := s.begin(ctx, id)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	defer done()
+	if err := s.check(id, ifMatch); err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	stone := fmt.Appendf(nil, "deletedAt: %s\n", record.FormatTime(time.Now()))
+	if err := atomicfile.Write(filepath.Join(s.goneDir, id), stone, filePerm); err != nil {
+		return fmt.Errorf("delete %s: write tombstone: %w", id, err)
+	}
+	rmErr := s.removeFolder(id)
+	s.mu.Lock()
+	old := s.bots[id]
+	delete(s.bots, id)
+	s.gone[id] = struct{}{}
+	if rmErr != nil {
+		s.report(id, s.dir(id), fmt.Sprintf("the folder of the deleted bot could not be removed: %v", rmErr))
+	}
+	s.feed.Publish(record.Change{Kind: record.Deleted, ID: id, Entry: clone(old)})
+	s.mu.Unlock()
+	return nil
+}
+
+// removeFolder moves the bot's folder aside in one rename, makes that
+// durable, then removes it: a crash leaves either the whole folder or a temp
+// folder the next load clears.
+func (s *Store) removeFolder(id string) error {
+	aside := filepath.Join(s.botsDir, deletedPrefix+id+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := os.Rename(s.dir(id), aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := atomicfile.SyncDir(s.botsDir); err != nil {
+		return err
+	}
+	return os.RemoveAll(aside)
+}
+
+// encode returns the bytes of r's file and the record a read of them gives
+// back, refusing a record whose file would not read back as a bot.
+func encode(r record.Record) ([]byte, record.Record, error) {
+	data := Encode(r)
+	rec, err := Decode(r.ID, data)
+	if err != nil {
+		return nil, record.Record{}, fmt.Errorf("the record cannot be kept: %w", err)
+	}
+	return data, rec, nil
+}
+
+// begin starts a write to id: it fails when ctx is done or the store
+// closed, counts the write for Close, and takes the slug's lock. done
+// undoes both.
+func (s *Store) begin(ctx context.Context, id string) (done func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, record.ErrClosed
+	}
+	s.writes.Add(1)
+	s.mu.RUnlock()
+	l := s.lock(id)
+	done = func() {
+		s.unlock(id, l)
+		s.writes.Done()
+	}
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		done()
+		return nil, record.ErrClosed
+	}
+	return done, nil
+}
+
+// check answers whether a write to an existing bot may go on. The caller
+// holds the slug's lock.
+func (s *Store) check(id, ifMatch string) error {
+	s.mu.RLock()
+	old, ok := s.bots[id]
+	s.mu.RUnlock()
+	if !ok {
+		return record.ErrNotFound
+	}
+	if ifMatch != "" && ifMatch != old.ETag {
+		return record.ErrConflict
+	}
+	return nil
+}
+
+// write replaces the bot's file with data, the bytes of rec.
+func (s *Store) write(rec record.Record, data []byte) (record.Entry, error) {
+	path := s.file(rec.ID)
+	if err := atomicfile.Write(path, data, filePerm); err != nil {
+		return record.Entry{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("stat what was written: %w", err)
+	}
+	return record.Entry{Record: rec, ETag: etagOf(data, statOf(fi))}, nil
+}
+
+// commit makes a written entry the bot's and publishes the change, under
+// the store's lock so that the feed is in write order.
+func (s *Store) commit(kind record.ChangeKind, e record.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bots[e.Record.ID] = e
+	delete(s.problems, s.file(e.Record.ID))
+	s.feed.Publish(record.Change{Kind: kind, ID: e.Record.ID, Entry: clone(e)})
+}
+
+func (s *Store) lock(id string) *slugLock {
+	s.lockMu.Lock()
+	l := s.locks[id]
+	if l == nil {
+		l = &slugLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.lockMu.Unlock()
+	l.mu.Lock()
+	return l
+}
+
+func (s *Store) unlock(id string, l *slugLock) {
+	l.mu.Unlock()
+	s.lockMu.Lock()
+	l.refs--
+	if l.refs == 0 {
+		delete(s.locks, id)
+	}
+	s.lockMu.Unlock()
+}
+
+// readBot reads the bot.md of the folder id and decides what it holds: the
+// bot's entry, errNoFile when there is no bot.md, or an error saying why the
+// file is not a bot record. It touches no state, so a load and a watcher of
+// hand edits can both use it.
+func readBot(path, id string) (record.Entry, error) {
+	data, st, err := readFile(path)
+	if err != nil {
+		return record.Entry{}, err
+	}
+	r, err := Decode(id, data)
+	if err != nil {
+		return record.Entry{}, err
+	}
+	return record.Entry{Record: r, ETag: etagOf(data, st)}, nil
+}

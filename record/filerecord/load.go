@@ -1,0 +1,115 @@
+package filerecord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/record"
+)
+
+// maxReaders bounds the files a load reads at once.
+const maxReaders = 8
+
+// loaded is what a load found in one bot folder.
+type loaded struct {
+	entry record.Entry
+	err   error
+}
+
+// load reads the tombstones, then every bot folder's bot.md with a small
+// pool of readers. What is not a bot record is reported and left out, and
+// so is a bot.md whose slug has a tombstone (a spent name); its folder is
+// kept, since it may be a person's own copy.
+func (s *Store) load(ctx context.Context) error {
+	start := time.Now()
+	stones, err := os.ReadDir(s.goneDir)
+	if err != nil {
+		return fmt.Errorf("list tombstones: %w", err)
+	}
+	gone := make(map[string]struct{}, len(stones))
+	for _, d := range stones {
+		if name := d.Name(); !atomicfile.IsTemp(name) && record.CheckSlug(name) == nil {
+			gone[name] = struct{}{}
+		}
+	}
+	dirs, err := os.ReadDir(s.botsDir)
+	if err != nil {
+		return fmt.Errorf("list bots: %w", err)
+	}
+	ids := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		name := d.Name()
+		switch {
+		case strings.HasPrefix(name, deletedPrefix) && d.IsDir():
+			s.clearAside(name)
+		case atomicfile.IsTemp(name):
+		case d.IsDir():
+			ids = append(ids, name)
+		case d.Type()&os.ModeSymlink != 0:
+			if fi, err := os.Stat(filepath.Join(s.botsDir, name)); err == nil && fi.IsDir() {
+				ids = append(ids, name)
+			}
+		}
+	}
+	found := make([]loaded, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(maxReaders, 2*runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) {
+					return
+				}
+				found[i].entry, found[i].err = readBot(s.file(ids[i]), ids[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone = gone
+	for i, id := range ids {
+		f := found[i]
+		problemID := id
+		if record.CheckSlug(id) != nil {
+			problemID = ""
+		}
+		switch {
+		case errors.Is(f.err, errNoFile):
+		case f.err != nil:
+			s.report(problemID, s.file(id), f.err.Error())
+		default:
+			if _, spent := gone[id]; spent {
+				s.report(id, s.file(id), fmt.Sprintf("the slug %q was deleted and is spent: the bot is left out and its folder kept", id))
+				continue
+			}
+			s.bots[id] = f.entry
+		}
+	}
+	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", len(s.bots), "tombstones", len(s.gone),
+		"problems", len(s.problems), "took", time.Since(start))
+	return nil
+}
+
+// clearAside removes a folder a Delete moved aside and did not finish
+// removing before a crash.
+func (s *Store) clearAside(name string) {
+	path := filepath.Join(s.botsDir, name)
+	if err := os.RemoveAll(path); err != nil {
+		s.log.Warn("cannot remove the folder of a deleted bot", "path", path, "reason", err.Error())
+	}
+}
