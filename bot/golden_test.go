@@ -1,0 +1,487 @@
+package bot_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/transport"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden exchanges in testdata/golden/*.txtar")
+
+// goldenUsers is the users file of the golden exchanges: soft may make
+// bots and belongs to backend, kim may read every bot, nemo may do
+// nothing.
+const goldenUsers = `{
+  "root": {"token": "root-token"},
+  "users": [
+    {"id": "soft", "token": "soft-token", "grants": ["bot:put", "session:create"], "memberships": ["backend"]},
+    {"id": "kim", "token": "kim-token", "grants": ["bot:get"]},
+    {"id": "nemo", "token": "nemo-token"}
+  ]
+}`
+
+// The golden exchanges of the bot: scheme, the watches and the catalogue,
+// over transport.Server.Pipe against a bot.Service on memrecord with a
+// clock that ticks one second per reading and personas in AGENTS.md files.
+// Each testdata/golden/*.txtar holds a comment saying what it shows and a
+// "script" file. Script lines:
+//
+//	! conn NAME TOKEN        open a connection
+//	! close NAME             the client closes it
+//	NAME> JSON               the client sends a frame
+//	NAME< …                  what the server sent: rewritten by -update
+//	# …                      a comment
+//
+// After each command every open connection is synchronised with a ping,
+// and what each received is recorded as NAME< lines, its responses first.
+// A write or delete that succeeded is first followed until the catalogue
+// and the watches have published it. The temp folder is written $TMP (in
+// base64 data too), etags <etag-N> and watch channels
+// ahp-resource-watch:/<watch-N>; a frame sent may use them, and is sent
+// with the real values.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ar := parseTxtar(data)
+			script, ok := ar.file("script")
+			if !ok {
+				t.Fatal("no script file")
+			}
+			got := runGolden(t, string(script))
+			if *update {
+				ar.set("script", []byte(got))
+				if err := os.WriteFile(file, ar.format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if diff := cmp.Diff(strings.Split(string(script), "\n"), strings.Split(got, "\n")); diff != "" {
+				t.Errorf("exchange differs from %s (-want +got); run go test ./bot -run TestGolden -update to accept:\n%s", file, diff)
+			}
+		})
+	}
+}
+
+// goldenConn is one connection of a script, with a goroutine receiving
+// from it.
+type goldenConn struct {
+	conn  *transport.Conn
+	recv  chan []byte
+	ended chan error
+	dead  bool
+}
+
+func newGoldenConn(ctx context.Context, c *transport.Conn) *goldenConn {
+	gc := &goldenConn{conn: c, recv: make(chan []byte, 1024), ended: make(chan error, 1)}
+	go func() {
+		defer close(gc.recv)
+		for {
+			msg, err := c.Recv(ctx)
+			if err != nil {
+				gc.ended <- err
+				return
+			}
+			gc.recv <- msg
+		}
+	}()
+	return gc
+}
+
+// ticker is a clock that starts at a fixed time and moves one second each
+// time it is read.
+type ticker struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (k *ticker) Now() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.now = k.now.Add(time.Second)
+	return k.now
+}
+
+func runGolden(t *testing.T, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	base := t.TempDir()
+	users, err := access.ParseUsers([]byte(goldenUsers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &ticker{now: time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)}
+	bus := transport.NewBus(nil)
+	store := memrecord.New()
+	defer store.Close()
+	svc, err := bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "golden",
+		Options: bot.Options{Root: filepath.Join(base, "bots")}, PersonaIn: bot.PersonaInFiles,
+		Now: clock.Now, Users: users, Bus: bus,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	srv, err := transport.New(transport.Config{Host: svc, Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	fence := newFence(ctx, t, srv)
+	sc := &scrubber{base: base, real: map[string]string{}, holder: map[string]string{}, n: map[string]int{}}
+
+	conns := map[string]*goldenConn{}
+	var order []string
+	var out strings.Builder
+	lines := strings.Split(strings.TrimRight(script, "\n"), "\n")
+	for n, line := range lines {
+		if name, _, ok := strings.Cut(line, "< "); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "!") &&
+			!strings.Contains(name, " ") && !strings.Contains(name, ">") {
+			continue // a recorded answer: made again below
+		}
+		out.WriteString(line + "\n")
+		fail := func(format string, args ...any) {
+			t.Fatalf("script line %d (%s): %s", n+1, line, fmt.Sprintf(format, args...))
+		}
+		var sender string
+		var sent []byte
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case strings.HasPrefix(line, "! "):
+			f := strings.Fields(line[2:])
+			switch {
+			case len(f) == 3 && f[0] == "conn":
+				c, err := srv.Pipe(ctx, f[2])
+				if err != nil {
+					fail("%v", err)
+				}
+				conns[f[1]] = newGoldenConn(ctx, c)
+				order = append(order, f[1])
+			case len(f) == 2 && f[0] == "close":
+				gc := conns[f[1]]
+				if gc == nil {
+					fail("no connection %s", f[1])
+				}
+				gc.conn.Close()
+				gc.dead = true
+			default:
+				fail("unknown command")
+			}
+		default:
+			name, frame, ok := strings.Cut(line, "> ")
+			gc := conns[name]
+			if !ok || gc == nil {
+				fail("not a command")
+			}
+			sender, sent = name, []byte(sc.in(frame))
+			if err := gc.conn.Send(ctx, sent); err != nil {
+				fail("send: %v", err)
+			}
+		}
+		got := map[string][]string{}
+		if sender != "" {
+			got[sender] = syncGolden(ctx, t, conns[sender])
+			if changed(sent, got[sender]) {
+				fence.wait(ctx, t)
+				got[sender] = append(got[sender], syncGolden(ctx, t, conns[sender])...)
+			}
+		}
+		for _, name := range order {
+			if name == sender || conns[name].dead {
+				continue
+			}
+			got[name] = syncGolden(ctx, t, conns[name])
+		}
+		names := order
+		if sender != "" {
+			names = append([]string{sender}, order...)
+		}
+		written := map[string]bool{}
+		for _, name := range names {
+			if written[name] {
+				continue
+			}
+			written[name] = true
+			for _, l := range responsesFirst(got[name]) {
+				out.WriteString(name + "< " + sc.out(l) + "\n")
+			}
+		}
+	}
+	return out.String()
+}
+
+// changed reports whether frame was a resourceWrite or resourceDelete that
+// succeeded, by the response among received.
+func changed(frame []byte, received []string) bool {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(frame, &req) != nil || req.ID == nil || (req.Method != "resourceWrite" && req.Method != "resourceDelete") {
+		return false
+	}
+	for _, l := range received {
+		var res struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(l), &res) == nil && bytes.Equal(res.ID, req.ID) {
+			return res.Result != nil
+		}
+	}
+	return false
+}
+
+// responsesFirst orders what one connection received in one step: the
+// responses, then the notifications in the order they came. A response
+// and the actions its request caused are sent by two goroutines.
+func responsesFirst(msgs []string) []string {
+	var responses, notes []string
+	for _, m := range msgs {
+		if strings.Contains(m, `"method":`) {
+			notes = append(notes, m)
+		} else {
+			responses = append(responses, m)
+		}
+	}
+	return append(responses, notes...)
+}
+
+const goldenSync = `{"jsonrpc":"2.0","id":"~sync","method":"ping"}`
+
+// syncGolden pings the connection and returns what it received before the
+// answer, or until the server closed it.
+func syncGolden(ctx context.Context, t *testing.T, gc *goldenConn) []string {
+	t.Helper()
+	if gc.dead {
+		return nil
+	}
+	var got []string
+	sendErr := gc.conn.Send(ctx, []byte(goldenSync))
+	for {
+		select {
+		case msg, ok := <-gc.recv:
+			if !ok {
+				err := <-gc.ended
+				gc.dead = true
+				return append(got, fmt.Sprintf("closed: %v", err))
+			}
+			if bytes.Contains(msg, []byte(`"id":"~sync"`)) {
+				return got
+			}
+			got = append(got, string(msg))
+		case <-ctx.Done():
+			t.Fatalf("no answer to the sync ping (send: %v)", sendErr)
+		}
+	}
+}
+
+// fence is a root connection subscribed to the catalogue, which hears of
+// every change: once it has, and a subscribe of its own (which waits for
+// the catalogue's lock) is answered, the change has been published on the
+// catalogue and every watch.
+type fence struct {
+	gc *goldenConn
+	id int
+}
+
+func newFence(ctx context.Context, t *testing.T, srv *transport.Server) *fence {
+	t.Helper()
+	c, err := srv.Pipe(ctx, "root-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fence{gc: newGoldenConn(ctx, c)}
+	f.call(ctx, t, `"initialize","params":{"channel":"ahp-root://","protocolVersions":["1.0.0"],"clientId":"~fence"}`)
+	f.call(ctx, t, `"subscribe","params":{"channel":"x-ahpd-bots://"}`)
+	return f
+}
+
+// call sends a request and waits for its answer, dropping what comes
+// before it.
+func (f *fence) call(ctx context.Context, t *testing.T, methodAndParams string) {
+	t.Helper()
+	f.id++
+	id := fmt.Sprintf(`"id":%d,`, f.id)
+	if err := f.gc.conn.Send(ctx, []byte(`{"jsonrpc":"2.0",`+id+`"method":`+methodAndParams+`}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case msg, ok := <-f.gc.recv:
+			if !ok {
+				t.Fatalf("the fence connection ended: %v", <-f.gc.ended)
+			}
+			if bytes.Contains(msg, []byte(id)) && !bytes.Contains(msg, []byte(`"method"`)) {
+				if bytes.Contains(msg, []byte(`"error"`)) {
+					t.Fatalf("fence: %s", msg)
+				}
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("the fence heard no answer")
+		}
+	}
+}
+
+// wait returns once the change just made has been published everywhere.
+func (f *fence) wait(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for {
+		select {
+		case msg, ok := <-f.gc.recv:
+			if !ok {
+				t.Fatalf("the fence connection ended: %v", <-f.gc.ended)
+			}
+			if !bytes.Contains(msg, []byte(`"method":"action"`)) {
+				continue
+			}
+			f.call(ctx, t, `"subscribe","params":{"channel":"x-ahpd-bots://"}`)
+			return
+		case <-ctx.Done():
+			t.Fatal("the fence heard of no change")
+		}
+	}
+}
+
+// scrubber writes what varies from run to run as placeholders, and back.
+type scrubber struct {
+	base   string
+	real   map[string]string // placeholder → real value
+	holder map[string]string // real value → placeholder
+	n      map[string]int
+}
+
+var (
+	watchRE       = regexp.MustCompile(`ahp-resource-watch:/([A-Z2-7]{26})`)
+	ulidRE        = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	placeholderRE = regexp.MustCompile(`<(etag|watch)-\d+>`)
+	base64RE      = regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)","encoding":"base64"`)
+)
+
+func (s *scrubber) hold(kind, v string) string {
+	if h, ok := s.holder[v]; ok {
+		return h
+	}
+	s.n[kind]++
+	h := fmt.Sprintf("<%s-%d>", kind, s.n[kind])
+	s.holder[v], s.real[h] = h, v
+	return h
+}
+
+// out scrubs a line the server sent. Base64 data is decoded, scrubbed
+// and encoded again.
+func (s *scrubber) out(line string) string {
+	line = base64RE.ReplaceAllStringFunc(line, func(m string) string {
+		sub := base64RE.FindStringSubmatch(m)
+		data, err := base64.StdEncoding.DecodeString(sub[1])
+		if err != nil {
+			return m
+		}
+		scrubbed := strings.ReplaceAll(string(data), s.base, "$TMP")
+		return `"data":"` + base64.StdEncoding.EncodeToString([]byte(scrubbed)) + `","encoding":"base64"`
+	})
+	line = strings.ReplaceAll(line, s.base, "$TMP")
+	line = watchRE.ReplaceAllStringFunc(line, func(m string) string {
+		return "ahp-resource-watch:/" + s.hold("watch", strings.TrimPrefix(m, "ahp-resource-watch:/"))
+	})
+	return ulidRE.ReplaceAllStringFunc(line, func(m string) string { return s.hold("etag", m) })
+}
+
+// in puts the real values back into a frame to send.
+func (s *scrubber) in(frame string) string {
+	frame = strings.ReplaceAll(frame, "$TMP", s.base)
+	return placeholderRE.ReplaceAllStringFunc(frame, func(m string) string {
+		if v, ok := s.real[m]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// txtar is a minimal txtar archive: a comment, then files, each after a
+// "-- name --" line. (transport's golden test reads the same format.)
+type txtar struct {
+	comment []byte
+	names   []string
+	files   map[string][]byte
+}
+
+func parseTxtar(data []byte) *txtar {
+	ar := &txtar{files: map[string][]byte{}}
+	cur := ""
+	inFile := false
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		trimmed := strings.TrimRight(line, "\n")
+		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
+			cur = strings.TrimSpace(trimmed[3 : len(trimmed)-3])
+			ar.names = append(ar.names, cur)
+			ar.files[cur] = nil
+			inFile = true
+			continue
+		}
+		if !inFile {
+			ar.comment = append(ar.comment, line...)
+		} else {
+			ar.files[cur] = append(ar.files[cur], line...)
+		}
+	}
+	return ar
+}
+
+func (ar *txtar) file(name string) ([]byte, bool) {
+	b, ok := ar.files[name]
+	return b, ok
+}
+
+func (ar *txtar) set(name string, data []byte) {
+	if _, ok := ar.files[name]; !ok {
+		ar.names = append(ar.names, name)
+	}
+	ar.files[name] = data
+}
+
+func (ar *txtar) format() []byte {
+	var b bytes.Buffer
+	b.Write(ar.comment)
+	for _, name := range ar.names {
+		fmt.Fprintf(&b, "-- %s --\n", name)
+		data := ar.files[name]
+		b.Write(data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}

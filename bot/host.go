@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// Users is the users directory a service authenticates connections with:
+// access.Directory, or the embedding host's own.
+type Users interface {
+	// Authenticate returns the principal of a token, comparing in constant
+	// time; ok is false for a token nobody holds.
+	Authenticate(token string) (p access.Principal, ok bool)
+	// Principal returns a user's principal as the directory has it now.
+	Principal(id string) (p access.Principal, ok bool)
+}
+
+var _ transport.Host = (*Service)(nil)
+
+// Authenticate returns the principal of a connection's token. With no users
+// directory every connection is root, whatever token it shows.
+func (s *Service) Authenticate(token string) (access.Principal, bool) {
+	if s.users == nil {
+		return access.RootPrincipal(), true
+	}
+	return s.users.Authenticate(token)
+}
+
+// principalNow is who a subscriber is now: its user's current memberships
+// and grants, where the users directory knows them.
+func (s *Service) principalNow(sub *transport.Subscriber) access.Principal {
+	return s.current(sub.Principal)
+}
+
+// current is who the principal a connection authenticated as is now: a
+// change of the users file reaches the connections already open.
+func (s *Service) current(p access.Principal) access.Principal {
+	if s.users != nil && !p.Root && p.User != "" {
+		if now, ok := s.users.Principal(p.User); ok {
+			return now
+		}
+		return access.Principal{User: p.User}
+	}
+	return p
+}
+
+// Resources returns the provider of a URI scheme: the bot: scheme, or nil.
+func (s *Service) Resources(scheme string) transport.ResourceProvider {
+	if scheme == Scheme {
+		return s.Provider()
+	}
+	return nil
+}
+
+// Meta is the _meta of the initialize result and the root state: the bot:
+// scheme and the catalogue channel, and who the caller is.
+func (s *Service) Meta(ctx context.Context, c transport.Caller) (map[string]any, error) {
+	return s.meta(c.Principal), nil
+}
+
+func (s *Service) meta(p access.Principal) map[string]any {
+	return map[string]any{
+		"ahpd.resourceProviders": map[string]any{Scheme: s.providerInfo()},
+		"ahpd.channels":          []any{catalog.Info()},
+		"ahpd.principal":         p.Owner(s.hostName),
+	}
+}
+
+// providerInfo advertises the bot: scheme: its title, root, operations and
+// the JSON Schema of the body a make takes.
+func (s *Service) providerInfo() map[string]any {
+	return map[string]any{
+		"title":       "Bots",
+		"description": "Bots: records with a work folder and a persona, talked to in a chat of their own.",
+		"root":        SchemeRoot,
+		"operations":  []string{"get", "list", "resolve", "watch", "put", "delete"},
+		"manifest":    Manifest(s.hostName),
+	}
+}
+
+// Channel returns the state channel at uri: the root, the catalogue, or a
+// resource watch.
+func (s *Service) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+	switch {
+	case uri == ahp.RootURI:
+		return rootChannel{s}, nil
+	case uri == catalog.URI:
+		return s.catalog.Channel(), nil
+	case strings.HasPrefix(uri, catalog.WatchPrefix):
+		if ch, ok := s.catalog.WatchChannel(uri); ok {
+			return ch, nil
+		}
+	}
+	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+// rootChannel is ahp-root://: the agents sessions run on, and the host's
+// _meta.
+type rootChannel struct{ s *Service }
+
+func (r rootChannel) URI() string { return ahp.RootURI }
+
+func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	return transport.Snapshot{State: ahp.RootState{
+		Agents: []ahp.AgentInfo{},
+		Meta:   r.s.meta(sub.Principal),
+	}}, nil
+}
+
+// Bots returns every bot as a read answers it, for the catalogue.
+func (s *Service) Bots(ctx context.Context) ([]record.Record, error) {
+	bots, err := s.List(ctx, access.RootPrincipal())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]record.Record, len(bots))
+	for i, b := range bots {
+		out[i] = b.Record
+	}
+	return out, nil
+}
+
+// Watch returns the store's changes with each record as a read answers it,
+// for the catalogue and watches.
+func (s *Service) Watch(ctx context.Context) (<-chan record.Change, error) {
+	in, err := s.store.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan record.Change)
+	go func() {
+		defer close(out)
+		for c := range in {
+			b, err := s.withPersona(ctx, c.Entry, c.Kind != record.Deleted)
+			if err != nil {
+				s.log.Warn("bot: change without persona", "bot", c.ID, "err", err)
+			} else {
+				c.Entry.Record = b.Record
+			}
+			select {
+			case out <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,361 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+)
+
+func invalid(err error) error { return errcode.New(errcode.Invalid, "%v", err) }
+
+// Make makes the bot id from a make's JSON body, as p.
+func (s *Service) Make(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
+	if err := record.CheckSlug(id); err != nil {
+		return Bot{}, invalid(err)
+	}
+	if !CanMake(p) {
+		return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: making a bot needs bot:put", uri(id))
+	}
+	patch, err := record.ParsePatch(body)
+	if err != nil {
+		return Bot{}, invalid(err)
+	}
+	r, err := patch.Make(id)
+	if err != nil {
+		return Bot{}, invalid(err)
+	}
+	if err := s.checkPersona(ctx, r, patch.Template.Has()); err != nil {
+		return Bot{}, err
+	}
+	if r.Owner, err = s.makeOwner(p, patch); err != nil {
+		return Bot{}, err
+	}
+	if r.Body == "" {
+		r.Body = record.RandomBody()
+	}
+	if r.Color == "" {
+		r.Color = record.DefaultColor()
+	}
+	r.CreatedAt = s.stamp()
+	r.UpdatedAt = r.CreatedAt
+
+	s.makeMu.Lock()
+	defer s.makeMu.Unlock()
+	if gone, err := s.store.Gone(ctx, id); err != nil {
+		return Bot{}, storeError(id, err)
+	} else if gone {
+		return Bot{}, storeError(id, record.ErrGone)
+	}
+	if _, err := s.store.Get(ctx, id); err == nil {
+		return Bot{}, storeError(id, record.ErrExists)
+	} else if !errors.Is(err, record.ErrNotFound) {
+		return Bot{}, storeError(id, err)
+	}
+	if r.Workspace, err = s.makeFolder(ctx, r, patch.Workspace.Has()); err != nil {
+		return Bot{}, err
+	}
+	stored := r
+	if s.personaInFile(r) {
+		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}
+		if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
+			return Bot{}, fmt.Errorf("make %s: write persona: %w", uri(id), err)
+		}
+		stored.Name, stored.Description, stored.Instructions = "", "", ""
+	}
+	e, err := s.store.Create(ctx, stored)
+	if err != nil {
+		return Bot{}, storeError(id, err)
+	}
+	s.forget(id)
+	return s.withPersona(ctx, e, true)
+}
+
+// checkPersona applies the persona rules a make or an edit must pass: the
+// instructions hold no line a section would end at, and a template the body
+// names exists.
+func (s *Service) checkPersona(ctx context.Context, r record.Record, namesTemplate bool) error {
+	if err := persona.CheckInstructions(r.Instructions, s.mode); err != nil {
+		return invalid(err)
+	}
+	if namesTemplate && r.Template != "" {
+		if _, err := s.personas.Template(ctx, r.Template); err != nil {
+			if errors.Is(err, persona.ErrNoTemplate) {
+				return errcode.New(errcode.Invalid, "template %q does not exist", r.Template)
+			}
+			return fmt.Errorf("template %q: %w", r.Template, err)
+		}
+	}
+	return nil
+}
+
+// makeOwner is the owner a make writes: the one the body names, where p may
+// name it, else p's own. Any root: owner is this host's, written under its
+// name today.
+func (s *Service) makeOwner(p access.Principal, patch record.Patch) (string, error) {
+	if !patch.Owner.Has() {
+		return p.Owner(s.hostName), nil
+	}
+	owner := patch.Owner.V
+	if record.IsRootOwner(owner) {
+		if !p.Any() {
+			return "", errcode.New(errcode.PermissionDenied, "Permission denied: owner %s: only *:* or a root connection may make a bot for this host", owner)
+		}
+		return "root:" + s.hostName, nil
+	}
+	if !p.Any() && !p.Owns(owner) {
+		return "", errcode.New(errcode.PermissionDenied, "Permission denied: owner %s is neither you nor a team or project you belong to", owner)
+	}
+	return owner, nil
+}
+
+// makeFolder decides and makes the new bot's work folder: the one the body
+// named, which must be under root and no other bot's, else <root>/<slug>. A
+// bot on a computer is given the path but no folder here: the machine makes
+// it.
+func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (string, error) {
+	dir := filepath.Join(s.root, r.ID)
+	if named {
+		if !filepath.IsAbs(r.Workspace) {
+			return "", errcode.New(errcode.Invalid, "workspace %q is not an absolute path", r.Workspace)
+		}
+		dir = filepath.Clean(r.Workspace)
+	}
+	if r.Computer != "" {
+		return dir, nil
+	}
+	if err := s.confine(dir); err != nil {
+		return "", err
+	}
+	if err := s.checkFolderFree(ctx, r.ID, dir); err != nil {
+		return "", err
+	}
+	if err := ensureFolder(dir); err != nil {
+		return "", fmt.Errorf("make %s: %w", uri(r.ID), err)
+	}
+	// The folder may have been swapped for a link while it was made.
+	if err := s.confine(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// confine refuses a folder that is not strictly inside root, before or
+// after following the symbolic links of the part of it that exists.
+func (s *Service) confine(dir string) error {
+	refuse := errcode.New(errcode.PermissionDenied, "Permission denied: %s", dir)
+	if dir == s.root || !within(dir, s.root) {
+		return refuse
+	}
+	realRoot, err := filepath.EvalSymlinks(s.root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // nothing under root exists yet, so no link can lead out of it
+	} else if err != nil {
+		return fmt.Errorf("resolve root %s: %w", s.root, err)
+	}
+	real, err := evalExisting(dir)
+	if err != nil {
+		return fmt.Errorf("resolve folder %s: %w", dir, err)
+	}
+	if real == realRoot || !within(real, realRoot) {
+		return refuse
+	}
+	return nil
+}
+
+// evalExisting follows the symbolic links of the longest part of path that
+// exists and joins the rest to it.
+func evalExisting(path string) (string, error) {
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(path)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(path)}, rest...)
+		path = parent
+	}
+}
+
+// checkFolderFree refuses a folder another bot works in, or one that holds
+// or lies inside another bot's: two bots in one tree would work over each
+// other.
+func (s *Service) checkFolderFree(ctx context.Context, id, dir string) error {
+	list, err := s.store.List(ctx)
+	if err != nil {
+		return storeError(id, err)
+	}
+	for _, e := range list {
+		other := e.Record
+		if other.ID == id || other.Workspace == "" || other.Computer != "" {
+			continue
+		}
+		ws := filepath.Clean(other.Workspace)
+		if within(dir, ws) || within(ws, dir) {
+			return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, ws)
+		}
+	}
+	return nil
+}
+
+// Read returns the bot as p may read it. A read starts nothing, and takes
+// the persona parts from AGENTS.md each time.
+func (s *Service) Read(ctx context.Context, p access.Principal, id string) (Bot, error) {
+	e, err := s.get(ctx, id)
+	if err != nil {
+		return Bot{}, err
+	}
+	if !CanRead(p, e.Record) {
+		return Bot{}, denied(id)
+	}
+	return s.withPersona(ctx, e, true)
+}
+
+// Resolve returns the bot's times and etag.
+func (s *Service) Resolve(ctx context.Context, p access.Principal, id string) (Meta, error) {
+	e, err := s.get(ctx, id)
+	if err != nil {
+		return Meta{}, err
+	}
+	if !CanRead(p, e.Record) {
+		return Meta{}, denied(id)
+	}
+	return Meta{CreatedAt: e.Record.CreatedAt, UpdatedAt: e.Record.UpdatedAt, ETag: e.ETag}, nil
+}
+
+// List returns the bots p may read, ordered by slug: a listing shows what a
+// read would allow. Persona parts come from what AGENTS.md last held, so a
+// listing does not read every file; a read of one bot reads its file.
+func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
+	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool { return CanRead(p, r) })
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	out := make([]Bot, 0, len(list))
+	for _, e := range list {
+		b, err := s.withPersona(ctx, e, false)
+		if err != nil {
+			s.log.Warn("bot: listing without persona", "bot", e.Record.ID, "err", err)
+			b = Bot{Record: e.Record, ETag: e.ETag}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Edit merges an edit's JSON body onto the bot, as p. With ifMatch, the edit
+// applies only to the revision of that etag.
+func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	e, err := s.get(ctx, id)
+	if err != nil {
+		return Bot{}, err
+	}
+	if !CanWrite(p, e.Record) {
+		if CanRead(p, e.Record) {
+			return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: you may read this bot but not edit it", uri(id))
+		}
+		return Bot{}, denied(id)
+	}
+	patch, err := record.ParsePatch(body)
+	if err != nil {
+		return Bot{}, invalid(err)
+	}
+	if ifMatch != "" && ifMatch != e.ETag {
+		return Bot{}, storeError(id, record.ErrConflict)
+	}
+	cur, err := s.withPersona(ctx, e, true)
+	if err != nil {
+		return Bot{}, err
+	}
+	r, err := patch.Apply(cur.Record)
+	if err != nil {
+		return Bot{}, invalid(err)
+	}
+	if err := s.checkPersona(ctx, r, patch.Template.Has()); err != nil {
+		return Bot{}, err
+	}
+	r.UpdatedAt = s.stamp()
+	stored := r
+	if s.personaInFile(r) {
+		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}
+		if err := s.writePersona(ctx, r, parts); err != nil {
+			return Bot{}, err
+		}
+		stored.Name, stored.Description, stored.Instructions = "", "", ""
+	}
+	ne, err := s.store.Update(ctx, stored, e.ETag)
+	if err != nil {
+		return Bot{}, storeError(id, err)
+	}
+	return s.withPersona(ctx, ne, true)
+}
+
+// writePersona writes the parts into the bot's AGENTS.md, keeping every
+// other byte; a folder a person removed is made again.
+func (s *Service) writePersona(ctx context.Context, r record.Record, parts persona.Parts) error {
+	if err := s.confine(r.Workspace); err != nil {
+		return err
+	}
+	if err := ensureFolder(r.Workspace); err != nil {
+		return fmt.Errorf("edit %s: %w", uri(r.ID), err)
+	}
+	if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
+		return fmt.Errorf("edit %s: write persona: %w", uri(r.ID), err)
+	}
+	s.forget(r.ID)
+	return nil
+}
+
+// Delete deletes the bot and leaves its tombstone. The store removes its own
+// data for the bot; the work folder and its AGENTS.md stay where they are.
+func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
+	unlock := s.lock(id)
+	defer unlock()
+	e, err := s.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !CanWrite(p, e.Record) {
+		if CanRead(p, e.Record) {
+			return errcode.New(errcode.PermissionDenied, "Permission denied: %s: you may read this bot but not delete it", uri(id))
+		}
+		return denied(id)
+	}
+	if err := s.store.Delete(ctx, id, ifMatch); err != nil {
+		return storeError(id, err)
+	}
+	s.forget(id)
+	return nil
+}
+
+// ParseURI returns the slug of bot://<slug>, "" for the scheme root bot://.
+func ParseURI(u string) (string, error) {
+	rest, ok := strings.CutPrefix(u, "bot://")
+	if !ok {
+		return "", errcode.New(errcode.Invalid, "%q is not a bot: URI", u)
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" {
+		return "", nil
+	}
+	if err := record.CheckSlug(rest); err != nil {
+		return "", invalid(err)
+	}
+	return rest, nil
+}

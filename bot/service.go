@@ -1,0 +1,354 @@
+// Package bot is the service: it composes a record store, persona files and
+// permissions into the bot: scheme (make, read, list, edit, delete, resolve),
+// and is what an embedding host or the reference server serves.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport"
+)
+
+// PersonaIn says where the bots of a service keep their name, description
+// and instructions.
+type PersonaIn int
+
+const (
+	// PersonaAuto keeps them in each bot's AGENTS.md when the store is
+	// record.FileBacked, and in the record otherwise.
+	PersonaAuto PersonaIn = iota
+	// PersonaInFiles keeps them in AGENTS.md whatever the store.
+	PersonaInFiles
+	// PersonaInRecord keeps them in the record.
+	PersonaInRecord
+)
+
+// Config configures a Service. Store and ConfigDir are required.
+type Config struct {
+	// Store keeps the records and tombstones.
+	Store record.Store
+	// ConfigDir is the daemon's configuration folder: templates live under
+	// it, and the root may not.
+	ConfigDir string
+	// HostName is this host's name, as in root:<hostName>. Empty means
+	// os.Hostname.
+	HostName string
+	// Options are the plugin's options.
+	Options Options
+	// PersonaIn overrides where personas are kept; the zero value follows
+	// the store.
+	PersonaIn PersonaIn
+	// Logger receives reports; nil discards them.
+	Logger *slog.Logger
+	// Now returns the time; nil means time.Now. Tests set it.
+	Now func() time.Time
+	// Users is the users directory connections authenticate against; nil
+	// means the host has none, and every connection may do anything.
+	Users Users
+	// Bus carries the actions of the service's channels (the catalogue,
+	// resource watches); nil makes one. A transport.Server must be given
+	// the same Bus.
+	Bus *transport.Bus
+}
+
+// Service serves bots. Its methods are safe for concurrent use.
+type Service struct {
+	store      record.Store
+	personas   *persona.Files
+	mode       persona.Mode
+	inFiles    bool
+	root       string
+	configDir  string
+	hostName   string
+	options    Options
+	log        *slog.Logger
+	now        func() time.Time
+	makeMu     sync.Mutex // serialises makes: the folder and slug checks and the create
+	locks      [64]sync.Mutex
+	seed       maphash.Seed
+	partsMu    sync.RWMutex
+	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
+	users      Users
+	bus        *transport.Bus
+	catalog    *catalog.Catalog
+	stop       func() // stops following the users directory
+	closeStore bool   // Apply opened the store, so Close closes it
+	closeOnce  sync.Once
+}
+
+// New checks cfg, fills its defaults, writes the default persona template
+// when it is absent, and returns the service.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("bot: Config.Store is required")
+	}
+	if cfg.ConfigDir == "" {
+		return nil, errors.New("bot: Config.ConfigDir is required")
+	}
+	configDir, err := filepath.Abs(cfg.ConfigDir)
+	if err != nil {
+		return nil, fmt.Errorf("bot: config folder %q: %w", cfg.ConfigDir, err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	hostName := cfg.HostName
+	if hostName == "" {
+		if hostName, err = os.Hostname(); err != nil || hostName == "" {
+			hostName = "localhost"
+		}
+	}
+	mode := persona.InSection
+	if cfg.Options.InstructionsIn != "" {
+		if mode, err = persona.ParseMode(cfg.Options.InstructionsIn); err != nil {
+			return nil, fmt.Errorf("bot: option instructionsIn: %w", err)
+		}
+	}
+	root, problem := resolveRoot(cfg.Options.Root, configDir)
+	if problem != "" {
+		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
+	}
+	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	if err := personas.Load(ctx); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	inFiles := cfg.PersonaIn == PersonaInFiles
+	if cfg.PersonaIn == PersonaAuto {
+		fb, ok := cfg.Store.(record.FileBacked)
+		inFiles = ok && fb.FileBacked()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	opts := cfg.Options
+	opts.Root = root
+	bus := cfg.Bus
+	if bus == nil {
+		bus = transport.NewBus(log)
+	}
+	s := &Service{
+		store:      cfg.Store,
+		personas:   personas,
+		mode:       mode,
+		inFiles:    inFiles,
+		root:       root,
+		configDir:  configDir,
+		hostName:   hostName,
+		options:    opts,
+		log:        log,
+		now:        now,
+		seed:       maphash.MakeSeed(),
+		partsCache: make(map[string]persona.Parts),
+		users:      cfg.Users,
+		bus:        bus,
+		stop:       func() {},
+	}
+	s.catalog, err = catalog.New(ctx, catalog.Config{
+		Source:    s,
+		Bus:       bus,
+		CanRead:   CanRead,
+		Principal: s.principalNow,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bot: catalogue: %w", err)
+	}
+	if d, ok := cfg.Users.(membershipSource); ok {
+		s.stop = d.Subscribe(func(prev, next *access.Users) {
+			s.catalog.MembershipsChanged(access.ChangedUsers(prev, next))
+		})
+	}
+	return s, nil
+}
+
+// membershipSource is a users directory that tells when its users change,
+// as access.Directory does.
+type membershipSource interface {
+	Subscribe(fn func(prev, next *access.Users)) (cancel func())
+}
+
+// Close stops the catalogue and watches. It closes the store only when
+// Apply opened it; a store given in Config is the caller's. It is
+// idempotent.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		s.stop()
+		s.catalog.Close()
+		if s.closeStore {
+			s.store.Close()
+		}
+	})
+	return nil
+}
+
+// Bus is the bus the service publishes its channels' actions on.
+func (s *Service) Bus() *transport.Bus { return s.bus }
+
+// Root is the folder bots work under.
+func (s *Service) Root() string { return s.root }
+
+// HostName is this host's name, as in root:<hostName>.
+func (s *Service) HostName() string { return s.hostName }
+
+// Options are the plugin options in force, with the root resolved.
+func (s *Service) Options() Options { return s.options }
+
+// Store is the record store the service keeps bots in.
+func (s *Service) Store() record.Store { return s.store }
+
+// Personas are the persona files the service writes.
+func (s *Service) Personas() *persona.Files { return s.personas }
+
+// Bot is a bot as a read answers it: the record with its persona parts, and
+// the etag of its revision.
+type Bot struct {
+	Record record.Record
+	ETag   string
+}
+
+// Meta is what a resolve answers: the record's times and its etag.
+type Meta struct {
+	CreatedAt, UpdatedAt time.Time
+	ETag                 string
+}
+
+// lock serialises writes to one bot within this service.
+func (s *Service) lock(id string) func() {
+	mu := &s.locks[maphash.String(s.seed, id)%uint64(len(s.locks))]
+	mu.Lock()
+	return mu.Unlock
+}
+
+func uri(id string) string { return "bot://" + id }
+
+// personaInFile reports whether r keeps its persona in AGENTS.md: a bot on a
+// computer keeps it in its record, and so does every bot of a store with no
+// files.
+func (s *Service) personaInFile(r record.Record) bool {
+	return s.inFiles && r.Computer == ""
+}
+
+// CanRead reports whether p may read r: its owner, a member of its team or
+// project, a holder of bot:get or bot:list, *:* or root.
+func CanRead(p access.Principal, r record.Record) bool {
+	return p.Any() || p.Has("bot:get") || p.Has("bot:list") || p.Owns(r.Owner)
+}
+
+// CanWrite reports whether p may edit or delete r: its owner, a member of its
+// team or project, *:* or root.
+func CanWrite(p access.Principal, r record.Record) bool {
+	return p.Any() || p.Owns(r.Owner)
+}
+
+// CanMake reports whether p may make bots: bot:put, *:* or root.
+func CanMake(p access.Principal) bool {
+	return p.Any() || p.Has("bot:put")
+}
+
+func denied(id string) error {
+	return errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri(id))
+}
+
+// get loads a bot's entry, mapping store errors to codes.
+func (s *Service) get(ctx context.Context, id string) (record.Entry, error) {
+	if err := record.CheckSlug(id); err != nil {
+		return record.Entry{}, errcode.Wrap(errcode.Invalid, nil, "%v", err)
+	}
+	e, err := s.store.Get(ctx, id)
+	if err != nil {
+		return record.Entry{}, storeError(id, err)
+	}
+	return e, nil
+}
+
+// storeError gives a store error its code and a sentence.
+func storeError(id string, err error) error {
+	switch {
+	case errors.Is(err, record.ErrNotFound):
+		return errcode.Wrap(errcode.NotFound, err, "no bot at %s", uri(id))
+	case errors.Is(err, record.ErrExists):
+		return errcode.Wrap(errcode.AlreadyExists, err, "%s already exists", uri(id))
+	case errors.Is(err, record.ErrGone):
+		return errcode.Wrap(errcode.AlreadyExists, err, "%s was deleted and its slug is never made again", uri(id))
+	case errors.Is(err, record.ErrConflict):
+		return errcode.Wrap(errcode.Conflict, err, "%s changed since the etag given in ifMatch", uri(id))
+	case errors.Is(err, record.ErrClosed):
+		return errcode.Wrap(errcode.Unavailable, err, "the bot store is closed")
+	}
+	return fmt.Errorf("bot %s: %w", id, err)
+}
+
+// withPersona returns e's record with its persona parts, read from AGENTS.md
+// when the bot keeps them there. fresh reads the file; otherwise the parts
+// last seen are used where known.
+func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
+	r := e.Record
+	if s.personaInFile(r) {
+		parts, err := s.parts(ctx, r, fresh)
+		if err != nil {
+			return Bot{}, err
+		}
+		r.Name, r.Description, r.Instructions = parts.Name, parts.Description, parts.Instructions
+	}
+	return Bot{Record: r, ETag: e.ETag}, nil
+}
+
+func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (persona.Parts, error) {
+	if !fresh {
+		s.partsMu.RLock()
+		p, ok := s.partsCache[r.ID]
+		s.partsMu.RUnlock()
+		if ok {
+			return p, nil
+		}
+	}
+	p, err := s.personas.Read(ctx, r.Workspace)
+	if err != nil {
+		return persona.Parts{}, fmt.Errorf("read persona of %s: %w", uri(r.ID), err)
+	}
+	s.remember(r.ID, p)
+	return p, nil
+}
+
+func (s *Service) remember(id string, p persona.Parts) {
+	s.partsMu.Lock()
+	s.partsCache[id] = p
+	s.partsMu.Unlock()
+}
+
+func (s *Service) forget(id string) {
+	s.partsMu.Lock()
+	delete(s.partsCache, id)
+	s.partsMu.Unlock()
+}
+
+// stamp is the time a write records, at the millisecond a record keeps.
+func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// ensureFolder makes a bot's work folder with its parents, durably.
+func ensureFolder(dir string) error {
+	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("make work folder: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// echoServer is the floor of the wire benchmarks: a bare JSON-RPC echo
+// over the same WebSocket library, answering every request
+// {"jsonrpc":"2.0","id":N,"result":{}}.
+func echoServer(tb testing.TB) *httptest.Server {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := context.Background()
+		type response struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  struct{}        `json:"result"`
+		}
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(data, &req) != nil {
+				return
+			}
+			out, _ := json.Marshal(response{JSONRPC: "2.0", ID: req.ID})
+			if ws.Write(ctx, websocket.MessageText, out) != nil {
+				return
+			}
+		}
+	}))
+	tb.Cleanup(hs.Close)
+	return hs
+}
+
+// rawDial opens a bare WebSocket to url with token (none when empty).
+func rawDial(ctx context.Context, tb testing.TB, url, token string) *websocket.Conn {
+	tb.Helper()
+	if token != "" {
+		url += "?tkn=" + token
+	}
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		tb.Fatalf("dial %s: %v", url, err)
+	}
+	ws.SetReadLimit(1 << 20)
+	return ws
+}
+
+// roundTrip writes frame and reads the answer, which must carry id.
+func roundTrip(ctx context.Context, tb testing.TB, ws *websocket.Conn, frame []byte, id string) []byte {
+	if err := ws.Write(ctx, websocket.MessageText, frame); err != nil {
+		tb.Fatal(err)
+	}
+	_, data, err := ws.Read(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"id":`+id+`,`)) || bytes.Contains(data, []byte(`"error"`)) {
+		tb.Fatalf("%s answered %s", frame, data)
+	}
+	return data
+}
+
+func initializeFrame(id, clientID string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"channel":"ahp-root://","protocolVersions":["1.0.0"],"clientId":"` + clientID + `"}}`)
+}
+
+// BenchmarkResourceReadRoundTrip is a resourceRead of one bot over a
+// loopback WebSocket against the floor of a bare JSON-RPC echo over the
+// same library. Goal: read ≤ 1.5× floor.
+func BenchmarkResourceReadRoundTrip(b *testing.B) {
+	ctx := testCtx(b)
+	b.Run("floor", func(b *testing.B) {
+		hs := echoServer(b)
+		ws := rawDial(ctx, b, "ws"+hs.URL[len("http"):]+"/", "")
+		defer ws.CloseNow()
+		for i := 1; b.Loop(); i++ {
+			id := strconv.Itoa(i)
+			roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{"channel":"ahp-root://"}}`), id)
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		d := newDirs(b)
+		srv := startServer(b, d.args("-log-level", "error"))
+		ws := rawDial(ctx, b, srv.wsURL(), softToken)
+		defer ws.CloseNow()
+		roundTrip(ctx, b, ws, initializeFrame("1", "bench"), "1")
+		roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":2,"method":"resourceWrite","params":{"channel":"ahp-root://","uri":"bot://motion","encoding":"utf-8","createOnly":true,`+
+			`"data":"{\"name\":\"Motion\",\"description\":\"Reads pull requests.\",\"instructions\":\"You review pull requests. Say what would break, in one paragraph.\",\"labels\":[\"review\",\"ci\"]}"}}`), "2")
+		for i := 3; b.Loop(); i++ {
+			id := strconv.Itoa(i)
+			roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"resourceRead","params":{"channel":"ahp-root://","uri":"bot://motion"}}`), id)
+		}
+	})
+}
+
+// BenchmarkIdleConnectionMemory opens 1,000 connections, each answered
+// once, and reports the heap (and goroutine stacks) they hold, per
+// connection; clients and server share the process, so both ends count.
+// The floor is 1,000 connections to the bare echo. Goal: server ≤ 64 KiB
+// of heap per connection.
+func BenchmarkIdleConnectionMemory(b *testing.B) {
+	const n = 1000
+	ctx := testCtx(b)
+	b.Run("floor", func(b *testing.B) {
+		hs := echoServer(b)
+		url := "ws" + hs.URL[len("http"):] + "/"
+		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
+			ws := rawDial(ctx, b, url, "")
+			roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"ahp-root://"}}`), "1")
+			return ws
+		})
+	})
+	b.Run("server", func(b *testing.B) {
+		srv := startServer(b, newDirs(b).args("-log-level", "error"))
+		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
+			ws := rawDial(ctx, b, srv.wsURL(), softToken)
+			roundTrip(ctx, b, ws, initializeFrame("1", fmt.Sprintf("idle-%d", i)), "1")
+			return ws
+		})
+	})
+}
+
+func measureIdle(ctx context.Context, b *testing.B, n int, open func(i int) *websocket.Conn) {
+	var heap, stack float64
+	runs := 0
+	for b.Loop() {
+		goroutines := runtime.NumGoroutine()
+		before := memStats()
+		conns := make([]*websocket.Conn, n)
+		for i := range conns {
+			conns[i] = open(i)
+		}
+		after := memStats()
+		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		stack += float64(after.StackInuse) - float64(before.StackInuse)
+		runs++
+		for _, ws := range conns {
+			ws.CloseNow()
+		}
+		waitGoroutines(ctx, b, goroutines)
+	}
+	b.ReportMetric(heap/float64(runs*n), "heap-B/conn")
+	b.ReportMetric(stack/float64(runs*n), "stack-B/conn")
+	b.ReportMetric(0, "ns/op")
+}
+
+func memStats() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// waitGoroutines polls until no more than n goroutines run, so that the
+// connections just closed are gone before the next measurement.
+func waitGoroutines(ctx context.Context, b *testing.B, n int) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for runtime.NumGoroutine() > n {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			b.Fatalf("%d goroutines still run, want %d", runtime.NumGoroutine(), n)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+// Command server is the reference server: it serves the bots of one host
+// over the Agent Host Protocol (JSON-RPC 2.0 over WebSocket).
+//
+//	go run ./examples/server [flags]
+//
+// It is wiring only: flags → the file record store and persona files →
+// bot.New → the transport handler → an http.Server with graceful shutdown.
+// The README lists the flags; DESIGN.md's reference server contract is
+// binding.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/record/filerecord"
+	"github.com/agenthost/bots/transport"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags say.
+type config struct {
+	configDir, root, addr, users, hostName, agent, agents string
+	options                                               bot.Options
+	logLevel                                              slog.Level
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.configDir, "config", defaultConfigDir(), "configuration folder")
+	fs.StringVar(&c.root, "root", "", "the folder bots work under (default ~/.bots)")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, GET /healthz answers 200 when ready")
+	fs.StringVar(&c.users, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
+	fs.StringVar(&c.hostName, "host-name", "", "this host's name (default os.Hostname)")
+	fs.StringVar(&c.agent, "agent", "echo", "the agent a back session runs on when a bot names none")
+	fs.StringVar(&c.agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
+	fs.StringVar(&c.options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
+	fs.StringVar(&c.options.InstructionsIn, "instructions-in", "section", "section or body")
+	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
+	fs.StringVar(&c.options.AskIn, "ask-in", "main", "main or own")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.options.Root = c.root
+	if c.users == "" {
+		if p := filepath.Join(c.configDir, "users.json"); fileExists(p) {
+			c.users = p
+		}
+	}
+	if c.agents == "" {
+		if p := filepath.Join(c.configDir, "agents.json"); fileExists(p) {
+			c.agents = p
+		}
+	}
+	return c, nil
+}
+
+func defaultConfigDir() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "agenthost-bots")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".config", "agenthost-bots")
+	}
+	return "agenthost-bots"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// isLoopback reports whether a listen address serves this machine alone.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// run is the whole server: it serves until ctx is done, then shuts down.
+// It writes one line, "listening on http://<addr>", to stdout once ready.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	c, err := parseFlags(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	if c.users == "" && !isLoopback(c.addr) {
+		return fmt.Errorf("refusing to serve %s without a users file: with none every connection may do anything; pass -users or a loopback -addr", c.addr)
+	}
+	if err := os.MkdirAll(c.configDir, 0o700); err != nil {
+		return fmt.Errorf("config folder: %w", err)
+	}
+
+	var users bot.Users
+	if c.users != "" {
+		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: c.users, Logger: log})
+		if err != nil {
+			return err
+		}
+		defer dir.Close()
+		users = dir
+	}
+	store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: c.configDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	bus := transport.NewBus(log)
+	svc, err := bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: c.configDir, HostName: c.hostName, Options: c.options,
+		Logger: log, Users: users, Bus: bus,
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	srv, err := transport.New(transport.Config{Host: svc, Bus: bus, Logger: log})
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.Handle("/", srv)
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("serving bots", "addr", ln.Addr().String(), "config", c.configDir, "root", svc.Root(), "users", c.users, "host", svc.HostName())
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdownCtx)
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
