@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
@@ -95,6 +96,59 @@ func BenchmarkList10000AsTeamMember(b *testing.B) {
 			}
 			if len(list) != n/10 {
 				b.Fatalf("%d bots", len(list))
+			}
+		}
+	})
+}
+
+// BenchmarkMakeDurable compares a make on the file store (bot.md, the work
+// folder, AGENTS.md and CLAUDE.md, each written crash-safe) with the floor
+// of writing and fsyncing the same files. Goal: make ≤ 3× floor.
+func BenchmarkMakeDurable(b *testing.B) {
+	base := b.TempDir()
+	svc, store, err := openFileService(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	defer svc.Close()
+	made, err := svc.Make(b.Context(), soft, "sample", []byte(`{"name":"Motion","instructions":"Review."}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	botMD, err := os.ReadFile(filepath.Join(base, "config", "bots", "sample", "bot.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	agentsMD, err := os.ReadFile(filepath.Join(made.Record.Workspace, "AGENTS.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	floorDir := filepath.Join(base, "floor")
+	i := 0 // names stay fresh across the runs of -count
+	b.Run("floor", func(b *testing.B) {
+		for b.Loop() {
+			i++
+			cfg := filepath.Join(floorDir, "config", fmt.Sprint(i))
+			work := filepath.Join(floorDir, "work", fmt.Sprint(i))
+			for _, f := range []struct {
+				dir, name string
+				data      []byte
+			}{{cfg, "bot.md", botMD}, {work, "AGENTS.md", agentsMD}, {work, "CLAUDE.md", []byte("@AGENTS.md\n")}} {
+				if err := atomicfile.MkdirAll(f.dir, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				if err := atomicfile.Write(filepath.Join(f.dir, f.name), f.data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("make", func(b *testing.B) {
+		for b.Loop() {
+			i++
+			if _, err := svc.Make(b.Context(), soft, fmt.Sprintf("bot-%d", i), []byte(`{"name":"Motion","instructions":"Review."}`)); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
