@@ -52,7 +52,7 @@ type conn struct {
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 
-	out       chan outItem
+	out       *sendQueue
 	writerEnd chan struct{}
 
 	closeMu  sync.Mutex
@@ -124,21 +124,89 @@ func (c *conn) isClosing() bool {
 func (c *conn) writeLoop() {
 	defer close(c.writerEnd)
 	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case it := <-c.out:
-			if it.closeCode != 0 {
-				c.w.close(it.closeCode, it.reason)
-				c.cancel()
+		it, ok := c.out.pop()
+		if !ok {
+			select {
+			case <-c.ctx.Done():
 				return
-			}
-			if err := c.w.write(c.ctx, it.data); err != nil {
-				c.fail(websocket.StatusAbnormalClosure, "write failed", false)
-				return
+			case <-c.out.ready:
+				continue
 			}
 		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		if it.closeCode != 0 {
+			c.w.close(it.closeCode, it.reason)
+			c.cancel()
+			return
+		}
+		if err := c.w.write(c.ctx, it.data); err != nil {
+			c.fail(websocket.StatusAbnormalClosure, "write failed", false)
+			return
+		}
 	}
+}
+
+// sendQueue is a connection's outgoing messages, in order, up to a limit.
+// It holds memory only for the messages waiting: a buffered channel of
+// the limit's size would hold it for every idle connection.
+type sendQueue struct {
+	mu    sync.Mutex
+	items []outItem // waiting from head on
+	head  int
+	limit int
+	ready chan struct{} // holds a token once something was pushed
+}
+
+func newSendQueue(limit int) *sendQueue {
+	return &sendQueue{limit: limit, ready: make(chan struct{}, 1)}
+}
+
+// push queues it; false when limit messages wait already.
+func (q *sendQueue) push(it outItem) bool {
+	q.mu.Lock()
+	n := len(q.items) - q.head
+	if n >= q.limit {
+		q.mu.Unlock()
+		return false
+	}
+	if q.head > 0 && len(q.items) == cap(q.items) {
+		copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop takes the oldest waiting message; false when none waits.
+func (q *sendQueue) pop() (outItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		if cap(q.items) > 64 {
+			q.items = nil // a burst is over: give its memory back
+		}
+		q.items, q.head = q.items[:0], 0
+		return outItem{}, false
+	}
+	it := q.items[q.head]
+	q.items[q.head] = outItem{}
+	q.head++
+	return it, true
+}
+
+// len is how many messages wait.
+func (q *sendQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
 }
 
 // enqueue queues an outgoing message without blocking. A full queue means
@@ -149,9 +217,7 @@ func (c *conn) enqueue(it outItem) {
 		return
 	default:
 	}
-	select {
-	case c.out <- it:
-	default:
+	if !c.out.push(it) {
 		c.tooSlow()
 	}
 }
@@ -175,7 +241,7 @@ func (c *conn) fail(code websocket.StatusCode, reason string, warn bool) {
 	c.hard, c.closing = true, true
 	c.closeMu.Unlock()
 	if warn {
-		c.log.Warn("closing connection", "client", c.clientID, "reason", reason, "queued", len(c.out))
+		c.log.Warn("closing connection", "client", c.clientID, "reason", reason, "queued", c.out.len())
 	}
 	c.cancel()
 	c.w.abort(code, reason)
@@ -191,9 +257,7 @@ func (c *conn) closeAfterQueue(code websocket.StatusCode, reason string) {
 	}
 	c.closing, c.graceful = true, true
 	c.closeMu.Unlock()
-	select {
-	case c.out <- outItem{closeCode: code, reason: reason}:
-	default:
+	if !c.out.push(outItem{closeCode: code, reason: reason}) {
 		c.fail(code, reason, false)
 	}
 }

@@ -234,7 +234,7 @@ func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, erro
 		principal: p,
 		ctx:       ctx,
 		cancel:    cancel,
-		out:       make(chan outItem, s.cfg.SendQueue),
+		out:       newSendQueue(s.cfg.SendQueue),
 		writerEnd: make(chan struct{}),
 		log:       s.log.With("conn", id, "principal", p.String(), "remote", remote),
 	}

@@ -39,6 +39,10 @@ func main() {
 	}
 }
 
+// usersPoll is how often the users file is looked at for changes: a
+// membership change reaches the catalogue within it.
+const usersPoll = 250 * time.Millisecond
+
 // config is what the flags say.
 type config struct {
 	configDir, root, addr, users, hostName, agent, agents string
@@ -127,7 +131,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	var users bot.Users
 	if c.users != "" {
-		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: c.users, Logger: log})
+		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: c.users, Interval: usersPoll, Logger: log})
 		if err != nil {
 			return err
 		}
