@@ -36,8 +36,8 @@ func (r Provider) ServeResource(ctx context.Context, call transport.Call) (any, 
 	p := r.svc.current(call.Principal)
 	switch call.Method {
 	case ahp.MethodResourceRead:
-		var params ahp.ResourceReadParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		params, err := readParams(call.Params)
+		if err != nil {
 			return nil, err
 		}
 		id, err := botID(params.URI)
@@ -48,7 +48,9 @@ func (r Provider) ServeResource(ctx context.Context, call transport.Call) (any, 
 		if err != nil {
 			return nil, err
 		}
-		data, err := json.Marshal(b.Record)
+		// MarshalJSON writes compact JSON: json.Marshal would only
+		// compact it again.
+		data, err := b.Record.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -219,4 +221,113 @@ func decodeParams(raw json.RawMessage, v any) error {
 		return errcode.New(errcode.Invalid, "params are not valid: %v", err)
 	}
 	return nil
+}
+
+// readParams decodes the params of a read as decodeParams does. The usual
+// params, an object of plain ASCII keys and plain string values (no
+// escapes) that holds no _meta, are read without reflection.
+func readParams(raw json.RawMessage) (ahp.ResourceReadParams, error) {
+	if p, ok := scanReadParams(raw); ok {
+		return p, nil
+	}
+	var p ahp.ResourceReadParams
+	return p, decodeParams(raw, &p)
+}
+
+// scanReadParams reads raw when it is a flat JSON object of plain ASCII
+// keys and plain string values; ok false for anything else. Keys match
+// the fields without regard to case, the last of a repeated key wins, as
+// in encoding/json.
+func scanReadParams(raw []byte) (p ahp.ResourceReadParams, ok bool) {
+	i := skipJSONSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return p, false
+	}
+	i = skipJSONSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return p, skipJSONSpace(raw, i+1) == len(raw)
+	}
+	for {
+		key, next, ok := plainJSONString(raw, i)
+		if !ok {
+			return p, false
+		}
+		i = skipJSONSpace(raw, next)
+		if i >= len(raw) || raw[i] != ':' {
+			return p, false
+		}
+		for _, c := range key {
+			if c >= utf8.RuneSelf {
+				return p, false // encoding/json folds such keys by Unicode rules
+			}
+		}
+		val, next, ok := plainJSONString(raw, skipJSONSpace(raw, i+1))
+		if !ok || !utf8.Valid(val) {
+			return p, false // invalid UTF-8 would be replaced
+		}
+		switch {
+		case equalFoldASCII(key, "channel"):
+			p.Channel = string(val)
+		case equalFoldASCII(key, "uri"):
+			p.URI = string(val)
+		case equalFoldASCII(key, "encoding"):
+			p.Encoding = string(val)
+		case equalFoldASCII(key, "_meta"):
+			return p, false
+		}
+		i = skipJSONSpace(raw, next)
+		if i >= len(raw) {
+			return p, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipJSONSpace(raw, i+1)
+		case '}':
+			return p, skipJSONSpace(raw, i+1) == len(raw)
+		default:
+			return p, false
+		}
+	}
+}
+
+// plainJSONString reads the JSON string at raw[i] when it holds no escape and
+// no control character: its contents and the index after it.
+func plainJSONString(raw []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return nil, i, false
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '"':
+			return raw[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, i, false
+		}
+	}
+	return nil, i, false
+}
+
+func skipJSONSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// equalFoldASCII reports whether key is name (lower case ASCII) without
+// regard to ASCII case.
+func equalFoldASCII(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range len(key) {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -55,6 +55,28 @@ type conn struct {
 	out       *sendQueue
 	writerEnd chan struct{}
 
+	// Direct writes: an answer the reading goroutine writes itself when
+	// nothing is queued, sparing the writer's wake-up. direct is the
+	// answer to write once the frame is handled (the wire is reserved for
+	// it meanwhile); touched by the reading goroutine only.
+	direct *encoder
+	// Guarded by out.mu: directOK is false on a pipe and once reading was
+	// handed over; inDirect while a direct write runs; moved once reading
+	// went to another goroutine, which sends its end on readEnd.
+	directOK bool
+	inDirect bool
+	moved    bool
+	readEnd  chan error
+	// stall watches direct writes while they happen, guarded by out.mu: it
+	// runs every stallTimeout, and hands reading over to a new goroutine
+	// when one direct write lasted from one run to the next, so that a
+	// client that does not read still fills its queue and is closed.
+	// directs counts direct writes, seen is the count at its last run.
+	stall      *time.Timer
+	stallArmed bool
+	directs    uint64
+	seen       uint64
+
 	closeMu  sync.Mutex
 	closing  bool // no more reading: a close was decided
 	graceful bool // the writer closes after the queue drains
@@ -76,7 +98,10 @@ func (c *conn) serve() {
 	defer c.srv.forget(c)
 	go c.writeLoop()
 	c.log.Debug("connection open")
-	err := c.readLoop()
+	moved, err := c.readLoop()
+	if moved {
+		err = <-c.readEnd
+	}
 	c.closeMu.Lock()
 	graceful := c.graceful
 	c.closeMu.Unlock()
@@ -93,26 +118,128 @@ func (c *conn) serve() {
 	}
 	c.cancel()
 	<-c.writerEnd
+	c.unwatch()
 	c.w.closeNow(websocket.StatusNormalClosure, "")
 	c.srv.detach(c)
 	c.log.Debug("connection closed", "err", err)
 }
 
-func (c *conn) readLoop() error {
+// readLoop reads and handles frames until the connection ends, or until
+// it hands reading over to another goroutine (moved), whose end serve
+// then waits for on readEnd.
+func (c *conn) readLoop() (moved bool, err error) {
 	for {
 		data, err := c.w.read(c.ctx)
 		if errors.Is(err, errBinary) {
 			c.closeAfterQueue(websocket.StatusUnsupportedData, "binary frames are not supported: send one JSON-RPC message per text frame")
-			return err
+			return false, err
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		c.handleFrame(data)
+		if c.direct != nil && c.writeDirect() {
+			return true, nil
+		}
 		if c.isClosing() {
-			return nil
+			return false, nil
 		}
 	}
+}
+
+// stallTimeout is about how long a direct write may block (between one
+// and two of it) before reading moves to another goroutine: the client is
+// slow to read, so its answers are queued from then on, and a full queue
+// closes it as before.
+const stallTimeout = 10 * time.Millisecond
+
+// send sends an answer from the reading goroutine: written directly once
+// the frame is handled when nothing waits to be written (and the wire
+// allows it), queued otherwise. e is the send's to free.
+func (c *conn) send(e *encoder) {
+	if c.direct == nil && c.out.reserve(c) {
+		c.direct = e
+		return
+	}
+	c.enqueue(outItem{data: e.bytes()})
+	e.free()
+}
+
+// writeDirect writes the answer reserved by send, then gives the wire
+// back to the writer. It reports whether reading moved to another
+// goroutine meanwhile, the write having stalled.
+func (c *conn) writeDirect() (moved bool) {
+	e := c.direct
+	c.direct = nil
+	q := c.out
+	q.mu.Lock()
+	// From here stalled may hand reading over: the lock orders what this
+	// goroutine did before it with what the next reader does.
+	c.inDirect = true
+	c.watchLocked()
+	q.mu.Unlock()
+	var err error
+	if c.ctx.Err() == nil {
+		err = c.w.write(c.ctx, e.buf.Bytes())
+	}
+	e.free()
+	moved = q.release(c)
+	if err != nil {
+		c.fail(websocket.StatusAbnormalClosure, "write failed", false)
+	}
+	return moved
+}
+
+// watchLocked starts a direct write's watch. Called with out.mu held.
+func (c *conn) watchLocked() {
+	c.directs++
+	if c.stallArmed {
+		return // it runs already; arming a timer for each write costs
+	}
+	c.stallArmed = true
+	if c.stall == nil {
+		c.stall = time.AfterFunc(stallTimeout, c.stalled)
+	} else {
+		c.stall.Reset(stallTimeout)
+	}
+}
+
+// stalled runs every stallTimeout while direct writes happen. When the
+// direct write it saw last time still runs, the client is slow to read: a
+// new goroutine reads on, and answers are queued from then on.
+func (c *conn) stalled() {
+	q := c.out
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case c.moved || c.ctx.Err() != nil:
+		c.stallArmed = false
+	case c.inDirect && c.directs == c.seen:
+		c.moved, c.directOK, c.stallArmed = true, false, false
+		c.readEnd = make(chan error, 1)
+		go func() {
+			var err error
+			if !c.isClosing() { // as the loop handed over would check
+				_, err = c.readLoop()
+			}
+			c.readEnd <- err
+		}()
+	case c.directs != c.seen:
+		c.seen = c.directs
+		c.stall.Reset(stallTimeout)
+	default:
+		c.stallArmed = false // idle: the next direct write arms it again
+	}
+}
+
+// unwatch stops the watch when the connection ends.
+func (c *conn) unwatch() {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	if c.stall != nil {
+		c.stall.Stop()
+	}
+	c.stallArmed = false
 }
 
 func (c *conn) isClosing() bool {
@@ -124,7 +251,7 @@ func (c *conn) isClosing() bool {
 func (c *conn) writeLoop() {
 	defer close(c.writerEnd)
 	for {
-		it, ok := c.out.pop()
+		it, ok := c.out.take()
 		if !ok {
 			select {
 			case <-c.ctx.Done():
@@ -145,18 +272,23 @@ func (c *conn) writeLoop() {
 			c.fail(websocket.StatusAbnormalClosure, "write failed", false)
 			return
 		}
+		c.out.done()
 	}
 }
 
 // sendQueue is a connection's outgoing messages, in order, up to a limit.
 // It holds memory only for the messages waiting: a buffered channel of
 // the limit's size would hold it for every idle connection.
+//
+// One message is written at a time: busy while the writer or a direct
+// write of the reading goroutine has the wire.
 type sendQueue struct {
 	mu    sync.Mutex
 	items []outItem // waiting from head on
 	head  int
 	limit int
-	ready chan struct{} // holds a token once something was pushed
+	busy  bool
+	ready chan struct{} // holds a token once something waits for the writer
 }
 
 func newSendQueue(limit int) *sendQueue {
@@ -177,18 +309,30 @@ func (q *sendQueue) push(it outItem) bool {
 		q.items, q.head = q.items[:n], 0
 	}
 	q.items = append(q.items, it)
+	busy := q.busy
 	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
+	if !busy {
+		// a busy wire wakes the writer when it is given back.
+		q.wake()
 	}
 	return true
 }
 
-// pop takes the oldest waiting message; false when none waits.
-func (q *sendQueue) pop() (outItem, bool) {
+func (q *sendQueue) wake() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take takes the oldest waiting message for the writer, which has the
+// wire until done; false when none waits or the wire is busy.
+func (q *sendQueue) take() (outItem, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.busy {
+		return outItem{}, false
+	}
 	if q.head == len(q.items) {
 		if cap(q.items) > 64 {
 			q.items = nil // a burst is over: give its memory back
@@ -199,7 +343,42 @@ func (q *sendQueue) pop() (outItem, bool) {
 	it := q.items[q.head]
 	q.items[q.head] = outItem{}
 	q.head++
+	q.busy = true
 	return it, true
+}
+
+// done gives the wire back after the writer wrote what it took.
+func (q *sendQueue) done() {
+	q.mu.Lock()
+	q.busy = false
+	q.mu.Unlock()
+}
+
+// reserve gives c's reading goroutine the wire for a direct write: true
+// when direct writes are allowed, nothing waits and nobody writes.
+func (q *sendQueue) reserve(c *conn) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !c.directOK || q.busy || q.head != len(q.items) {
+		return false
+	}
+	q.busy = true
+	return true
+}
+
+// release gives the wire back after a direct write, waking the writer
+// for what was queued meanwhile. It reports whether reading moved to
+// another goroutine during the write.
+func (q *sendQueue) release(c *conn) (moved bool) {
+	q.mu.Lock()
+	q.busy, c.inDirect = false, false
+	waiting := q.head != len(q.items)
+	moved = c.moved
+	q.mu.Unlock()
+	if waiting {
+		q.wake()
+	}
+	return moved
 }
 
 // len is how many messages wait.
@@ -243,8 +422,10 @@ func (c *conn) fail(code websocket.StatusCode, reason string, warn bool) {
 	if warn {
 		c.log.Warn("closing connection", "client", c.clientID, "reason", reason, "queued", c.out.len())
 	}
-	c.cancel()
+	// abort first: once cancelled, serve may close the wire with 1000
+	// before the code is set.
 	c.w.abort(code, reason)
+	c.cancel()
 }
 
 // closeAfterQueue closes the connection once what is queued is sent: the
@@ -262,30 +443,28 @@ func (c *conn) closeAfterQueue(code websocket.StatusCode, reason string) {
 	}
 }
 
-// reply queues the result of request id.
+// reply sends the result of request id. Called by the reading goroutine.
 func (c *conn) reply(id []byte, result any) {
-	raw, err := marshalRaw(result)
-	if err != nil {
+	e := getEncoder()
+	if err := e.result(id, result); err != nil {
+		e.free()
 		c.log.Error("result did not marshal", "err", err)
 		c.replyError(id, &wireError{Code: CodeInternalError, Message: internalMessage})
 		return
 	}
-	data, err := encode(resultResponse{JSONRPC: jsonrpcVersion, ID: id, Result: raw})
-	if err != nil {
-		c.log.Error("response did not marshal", "err", err)
-		return
-	}
-	c.enqueue(outItem{data: data})
+	c.send(e)
 }
 
-// replyError queues an error response for request id.
-func (c *conn) replyError(id []byte, e *wireError) {
-	data, err := encode(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: e})
-	if err != nil {
+// replyError sends an error response for request id. Called by the
+// reading goroutine.
+func (c *conn) replyError(id []byte, we *wireError) {
+	e := getEncoder()
+	if err := e.value(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: we}); err != nil {
 		c.log.Error("error response did not marshal", "err", err)
-		data, _ = encode(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: &wireError{Code: CodeInternalError, Message: internalMessage}})
+		e.buf.Reset()
+		_ = e.value(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: &wireError{Code: CodeInternalError, Message: internalMessage}})
 	}
-	c.enqueue(outItem{data: data})
+	c.send(e)
 }
 
 // replyHostError answers request id with the JSON-RPC error for a host
@@ -307,11 +486,14 @@ type errorResponse struct {
 	Error   *wireError      `json:"error"`
 }
 
-// wsWire is a WebSocket.
+// wsWire is a WebSocket. Its reads and writes are not given the
+// connection's context: watching a context costs the library an
+// AfterFunc on every call. The socket is closed when that context ends
+// instead (ServeHTTP arranges it), which ends a blocked read or write.
 type wsWire struct{ ws *websocket.Conn }
 
-func (w *wsWire) read(ctx context.Context) ([]byte, error) {
-	typ, data, err := w.ws.Read(ctx)
+func (w *wsWire) read(context.Context) ([]byte, error) {
+	typ, data, err := w.ws.Read(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -321,16 +503,16 @@ func (w *wsWire) read(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
-func (w *wsWire) write(ctx context.Context, data []byte) error {
-	return w.ws.Write(ctx, websocket.MessageText, data)
+func (w *wsWire) write(_ context.Context, data []byte) error {
+	return w.ws.Write(context.Background(), websocket.MessageText, data)
 }
 
 func (w *wsWire) close(code websocket.StatusCode, reason string) { _ = w.ws.Close(code, reason) }
 
 func (w *wsWire) closeNow(websocket.StatusCode, string) { _ = w.ws.CloseNow() }
 
-// abort does nothing more: a Read or Write given the cancelled context
-// closes the socket, and serve calls closeNow when it tidies up.
+// abort does nothing more: the cancelled context closes the socket, and
+// serve calls closeNow when it tidies up.
 func (w *wsWire) abort(websocket.StatusCode, string) {}
 
 // pipeWire is an in-memory connection: frames pass through unbuffered

@@ -56,6 +56,17 @@ func (c *conn) handle(m *message) {
 		}
 		return
 	}
+	if resourceMethods[m.Method] {
+		if p, ok := scanResourceParams(m.Params); ok {
+			// the fields are plain strings: no decoding error to answer.
+			if p.Channel != nil && *p.Channel != rootChannel {
+				c.answerError(id, invalidParams("params.channel must be %q for %s", rootChannel, m.Method))
+				return
+			}
+			c.route(id, m.Method, m.Params, p)
+			return
+		}
+	}
 	if rootLevel[m.Method] || resourceMethods[m.Method] {
 		var p struct {
 			Channel *string `json:"channel"`
@@ -202,11 +213,12 @@ func (c *conn) resultBytes(id json.RawMessage, result any) ([]byte, error) {
 	if id == nil {
 		return nil, nil
 	}
-	raw, err := marshalRaw(result)
-	if err != nil {
+	e := getEncoder()
+	defer e.free()
+	if err := e.result(id, result); err != nil {
 		return nil, err
 	}
-	return encode(resultResponse{JSONRPC: jsonrpcVersion, ID: id, Result: raw})
+	return e.bytes(), nil
 }
 
 type reconnectParams struct {
@@ -566,9 +578,67 @@ func (c *conn) reject(channel string, action json.RawMessage, origin Origin, rea
 }
 
 type resourceParams struct {
+	Channel     *string `json:"-"` // checked by handle
 	URI         *string `json:"uri"`
 	Source      *string `json:"source"`
 	Destination *string `json:"destination"`
+}
+
+// scanResourceParams reads the params of a resource method (a JSON object
+// from a valid frame, or nil) as handle and resource decode them, when
+// their keys are plain ASCII and the fields they name are strings without
+// escapes, or null: then no decoding error can arise. ok false leaves
+// them to json.Unmarshal.
+func scanResourceParams(raw json.RawMessage) (p resourceParams, ok bool) {
+	if len(raw) == 0 {
+		return p, true
+	}
+	ok = scanObject(raw, func(key, val []byte) bool {
+		var field **string
+		// encoding/json matches a key to a field without regard to case.
+		switch {
+		case asciiEqualFold(key, "channel"):
+			field = &p.Channel
+		case asciiEqualFold(key, "uri"):
+			field = &p.URI
+		case asciiEqualFold(key, "source"):
+			field = &p.Source
+		case asciiEqualFold(key, "destination"):
+			field = &p.Destination
+		default:
+			return true
+		}
+		if string(val) == "null" {
+			*field = nil // as json.Unmarshal sets a pointer
+			return true
+		}
+		v, plain := plainString(val)
+		if !plain {
+			return false
+		}
+		s := string(v)
+		*field = &s
+		return true
+	})
+	return p, ok
+}
+
+// asciiEqualFold reports whether key, plain ASCII, is name without regard
+// to case.
+func asciiEqualFold(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range len(key) {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // resource routes a resource method to the provider of its URI's scheme.
@@ -578,6 +648,11 @@ func (c *conn) resource(id json.RawMessage, method string, raw json.RawMessage) 
 		c.answerError(id, werr)
 		return
 	}
+	c.route(id, method, raw, p)
+}
+
+// route sends a resource method to the provider of its URI's scheme.
+func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p resourceParams) {
 	var uri string
 	if method == "resourceMove" || method == "resourceCopy" {
 		if p.Source == nil || p.Destination == nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/agenthost/bots/bot/errcode"
 )
@@ -60,14 +62,6 @@ type wireError struct {
 
 func (e *wireError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
 
-// resultResponse is a success response; its result is always present, even
-// when null.
-type resultResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-}
-
 // notification is what the server sends unasked.
 type notification struct {
 	JSONRPC string `json:"jsonrpc"`
@@ -93,26 +87,47 @@ type Envelope struct {
 
 var nullID = json.RawMessage("null")
 
+// frameFields are the members of a frame's object that the server reads,
+// as raw JSON, with whether each was present.
+type frameFields struct {
+	id, jsonrpc, method, params, result     json.RawMessage
+	hasID, hasJSONRPC, hasMethod, hasParams bool
+	hasResult, hasError                     bool
+}
+
 // decodeFrame decodes one text frame into a JSON-RPC message. On failure
 // it returns the error to answer and the id to answer it with (null when
 // the id could not be read).
 func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		if !json.Valid(data) {
-			return nil, nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
+	var f frameFields
+	if !scanFrame(data, &f) {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+			if !json.Valid(data) {
+				return nil, nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
+			}
+			if firstByte(data) == '[' {
+				return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
+			}
+			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
 		}
-		if firstByte(data) == '[' {
-			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
-		}
-		return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+		f.id, f.hasID = fields["id"]
+		f.jsonrpc, f.hasJSONRPC = fields["jsonrpc"]
+		f.method, f.hasMethod = fields["method"]
+		f.params, f.hasParams = fields["params"]
+		f.result, f.hasResult = fields["result"]
+		_, f.hasError = fields["error"]
 	}
+	return checkFrame(&f)
+}
+
+// checkFrame makes a message of a frame's members.
+func checkFrame(f *frameFields) (*message, json.RawMessage, *wireError) {
 	m := &message{}
-	id, hasID := fields["id"]
-	if hasID {
-		switch firstByte(id) {
+	if f.hasID {
+		switch firstByte(f.id) {
 		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			m.ID = compact(id)
+			m.ID = f.id // a scalar, so already compact
 		default:
 			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string or a number"}
 		}
@@ -121,31 +136,230 @@ func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
 	if answerID == nil {
 		answerID = nullID
 	}
-	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &m.JSONRPC) != nil || m.JSONRPC != jsonrpcVersion {
+	if !f.hasJSONRPC || !stringValue(f.jsonrpc, &m.JSONRPC) || m.JSONRPC != jsonrpcVersion {
 		return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
 	}
-	if v, ok := fields["method"]; ok {
-		if json.Unmarshal(v, &m.Method) != nil || m.Method == "" {
+	if f.hasMethod {
+		if !stringValue(f.method, &m.Method) || m.Method == "" {
 			return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
 		}
 	}
 	if m.Method == "" {
 		// A response: it needs an id and a result or an error.
-		_, hasResult := fields["result"]
-		_, hasError := fields["error"]
-		if !hasID || hasResult == hasError {
+		if !f.hasID || f.hasResult == f.hasError {
 			return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
 		}
-		m.Result = fields["result"]
+		m.Result = f.result
 		return m, nil, nil
 	}
-	if p, ok := fields["params"]; ok && firstByte(p) != 'n' {
+	if p := f.params; f.hasParams && firstByte(p) != 'n' {
 		if firstByte(p) != '{' {
 			return nil, answerID, &wireError{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 		}
 		m.Params = p
 	}
 	return m, nil, nil
+}
+
+// stringValue decodes the JSON value raw into *s as json.Unmarshal does
+// (null leaves *s as it is); false when raw is not a string.
+func stringValue(raw []byte, s *string) bool {
+	if v, ok := plainString(raw); ok {
+		if known, ok := knownStrings[string(v)]; ok {
+			*s = known
+		} else {
+			*s = string(v)
+		}
+		return true
+	}
+	return json.Unmarshal(raw, s) == nil
+}
+
+// knownStrings spares an allocation for the strings every frame carries.
+var knownStrings = map[string]string{
+	jsonrpcVersion: jsonrpcVersion, "ping": "ping", "initialize": "initialize",
+	"reconnect": "reconnect", "subscribe": "subscribe", "unsubscribe": "unsubscribe",
+	"dispatchAction": "dispatchAction", "resourceRead": "resourceRead",
+	"resourceWrite": "resourceWrite", "resourceList": "resourceList",
+	"resourceResolve": "resourceResolve", "resourceDelete": "resourceDelete",
+	"resourceMove": "resourceMove", "resourceCopy": "resourceCopy",
+	"resourceMkdir": "resourceMkdir", "resourceRequest": "resourceRequest",
+	"createResourceWatch": "createResourceWatch",
+}
+
+// plainString returns the contents of raw when it is a JSON string that
+// decodes to exactly those bytes: no escapes, valid UTF-8 (json.Unmarshal
+// would replace invalid bytes).
+func plainString(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	v := raw[1 : len(raw)-1]
+	ascii := true
+	for _, c := range v {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return nil, false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// scanFrame reads the top-level members of data into f without copying,
+// as decoding into a map[string]json.RawMessage would. It answers false,
+// leaving the frame to that slower decoding, when data is not valid JSON,
+// not an object, or has a key that is not plain ASCII.
+func scanFrame(data []byte, f *frameFields) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	ok := scanObject(data, func(key, val []byte) bool {
+		switch string(key) {
+		case "id":
+			f.id, f.hasID = val, true
+		case "jsonrpc":
+			f.jsonrpc, f.hasJSONRPC = val, true
+		case "method":
+			f.method, f.hasMethod = val, true
+		case "params":
+			f.params, f.hasParams = val, true
+		case "result":
+			f.result, f.hasResult = val, true
+		case "error":
+			f.hasError = true
+		}
+		return true
+	})
+	if !ok {
+		*f = frameFields{}
+	}
+	return ok
+}
+
+// scanObject calls fn with each member of the JSON object data, which must
+// be valid JSON, in order: its key, unquoted, and its value, without the
+// space around it. It answers false when data is not an object, a key is
+// not plain printable ASCII (escapes, other characters: encoding/json
+// decodes those, and matches them to fields by folding), or fn answers
+// false.
+func scanObject(data []byte, fn func(key, val []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return true
+	}
+	for i < len(data) {
+		if data[i] != '"' {
+			return false
+		}
+		start := i + 1
+		j := start
+		for j < len(data) && data[j] != '"' {
+			if c := data[j]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				return false
+			}
+			j++
+		}
+		if j >= len(data) {
+			return false
+		}
+		key := data[start:j]
+		i = skipSpace(data, j+1)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		end := skipValue(data, i)
+		if end <= i {
+			return false
+		}
+		if !fn(key, data[i:end]) {
+			return false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case '}':
+			return true
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value starting at data[i]; i
+// itself when there is none.
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return i
+	}
+	j := i
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// skipString returns the end of the JSON string starting at data[i].
+func skipString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
 }
 
 func firstByte(b []byte) byte {
@@ -264,25 +478,97 @@ func errorFor(method string, err error) (e *wireError, internal bool) {
 	return &wireError{Code: CodeInternalError, Message: internalMessage}, true
 }
 
+// encoder is a reusable buffer with a JSON encoder writing into it.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledBuffer is the largest buffer put back into encoders: a rare
+// large answer does not stay in memory.
+const maxPooledBuffer = 64 << 10
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+func getEncoder() *encoder { return encoders.Get().(*encoder) }
+
+// free puts e back for reuse; its bytes must no longer be used.
+func (e *encoder) free() {
+	if e.buf.Cap() > maxPooledBuffer {
+		return
+	}
+	e.buf.Reset()
+	encoders.Put(e)
+}
+
+// value appends v as encode writes it.
+func (e *encoder) value(v any) error {
+	n := e.buf.Len()
+	if err := e.enc.Encode(v); err != nil {
+		e.buf.Truncate(n)
+		return err
+	}
+	e.buf.Truncate(e.buf.Len() - 1) // the newline Encode ends with
+	return nil
+}
+
+// rawValue appends v as marshalRaw writes it.
+func (e *encoder) rawValue(v any) error {
+	switch r := v.(type) {
+	case struct{}:
+		e.buf.WriteString("{}")
+		return nil
+	case json.RawMessage:
+		// a host's own JSON: checked and compacted (Compact fails, and
+		// writes nothing, on invalid JSON).
+		if len(r) == 0 {
+			return errors.New("invalid JSON")
+		}
+		return json.Compact(&e.buf, r)
+	}
+	return e.value(v)
+}
+
+// result writes the success response to id: {"jsonrpc":"2.0","id":id,
+// "result":result}, result as marshalRaw writes it (and always present,
+// even when null). id is compact JSON: a decoded frame's id.
+func (e *encoder) result(id json.RawMessage, result any) error {
+	e.buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	e.buf.Write(id)
+	e.buf.WriteString(`,"result":`)
+	if err := e.rawValue(result); err != nil {
+		e.buf.Reset()
+		return err
+	}
+	e.buf.WriteByte('}')
+	return nil
+}
+
+// bytes returns a copy of what e holds, for a message that is queued.
+func (e *encoder) bytes() []byte { return bytes.Clone(e.buf.Bytes()) }
+
 // encode marshals v without escaping HTML characters.
 func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := getEncoder()
+	defer e.free()
+	if err := e.value(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return e.bytes(), nil
 }
 
 // marshalRaw marshals v for use as a json.RawMessage; a RawMessage is
-// compacted as is.
+// checked and compacted.
 func marshalRaw(v any) (json.RawMessage, error) {
-	if r, ok := v.(json.RawMessage); ok {
-		if !json.Valid(r) {
-			return nil, errors.New("invalid JSON")
-		}
-		return compact(r), nil
+	e := getEncoder()
+	defer e.free()
+	if err := e.rawValue(v); err != nil {
+		return nil, err
 	}
-	return encode(v)
+	return e.bytes(), nil
 }

@@ -10,8 +10,9 @@
 // of errcode codes to JSON-RPC numbers, which lives here alone.
 //
 // Each connection handles its messages one at a time, in order; its
-// outgoing messages go through a bounded queue, and a connection that falls
-// too far behind is closed, never the server nor another connection.
+// outgoing messages go through a bounded queue (an answer is written at
+// once when nothing waits), and a connection that falls too far behind is
+// closed, never the server nor another connection.
 package transport
 
 import (
@@ -189,6 +190,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
+	// the end of the connection's context ends a blocked read or write.
+	context.AfterFunc(c.ctx, func() { _ = ws.CloseNow() })
 	defer s.wg.Done()
 	c.serve()
 }
@@ -227,6 +230,7 @@ func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, erro
 	}
 	id := s.nextID.Add(1)
 	ctx, cancel := context.WithCancel(s.base)
+	_, socket := w.(*wsWire)
 	c := &conn{
 		srv:       s,
 		id:        id,
@@ -236,6 +240,7 @@ func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, erro
 		cancel:    cancel,
 		out:       newSendQueue(s.cfg.SendQueue),
 		writerEnd: make(chan struct{}),
+		directOK:  socket, // a pipe's write waits for its client: queue
 		log:       s.log.With("conn", id, "principal", p.String(), "remote", remote),
 	}
 	s.conns[c] = struct{}{}
