@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/frontmatter"
@@ -58,6 +59,8 @@ type Files struct {
 
 	mu    sync.Mutex
 	locks map[string]*dirLock
+
+	cache partsCache // the parts each AGENTS.md held, while its identity holds
 }
 
 // TemplateInfo names a template for a client's form.
@@ -229,13 +232,26 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 // Read returns the parts in <dir>/AGENTS.md. A missing file (or folder)
 // reads as empty parts. A symlink is refused, and so is anything that is not
 // a regular file or is larger than frontmatter.MaxSize.
+//
+// Every read answers what the file holds now. A file whose identity (device,
+// inode, size, modification and change times) is the one an earlier read saw,
+// and that had not changed for racyMargin before that read, is not opened
+// again: any write since would have given it a new identity.
 func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 	if err := ctx.Err(); err != nil {
 		return Parts{}, err
 	}
 	path := filepath.Join(dir, AgentsFile)
+	readAt := time.Now()
+	id, known := identify(path)
+	if known {
+		if p, ok := f.cache.lookup(path, id); ok {
+			return p, nil
+		}
+	}
 	b, _, err := readFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
+		f.cache.forget(path)
 		return Parts{}, nil
 	}
 	if err != nil {
@@ -244,6 +260,9 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 	p, err := Read(b, f.mode)
 	if err != nil {
 		return Parts{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if known {
+		f.cache.store(path, id, readAt, p)
 	}
 	return p, nil
 }

@@ -1,0 +1,74 @@
+package persona
+
+import (
+	"os"
+	"sync"
+	"time"
+)
+
+// racyMargin is how long after a file last changed a read of it must still
+// open it. A change lands on a timestamp the kernel takes from a coarse clock
+// (a few milliseconds); a file whose change time is older than the read by
+// more than this margin cannot change again without a new change time, so
+// the parts read then are still its parts while its identity is the same.
+// This is how git tells a clean file from a racily clean one.
+const racyMargin = 100 * time.Millisecond
+
+// identity is what a file's metadata says about its content: any write,
+// rename over it or truncation gives a new one.
+type identity struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64 // nanoseconds
+	ctime    int64 // nanoseconds
+}
+
+// partsCache remembers the parts each AGENTS.md held, by path, with the
+// identity of the file they were read from.
+type partsCache struct {
+	mu sync.Mutex
+	m  map[string]cachedParts
+}
+
+type cachedParts struct {
+	id     identity
+	parts  Parts
+	readAt time.Time // when the identity was taken, before the read
+}
+
+// lookup returns the parts cached for path when the file still has the
+// identity they were read with and had it since well before that read.
+func (c *partsCache) lookup(path string, id identity) (Parts, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[path]
+	if !ok || e.id != id || time.Unix(0, id.ctime).After(e.readAt.Add(-racyMargin)) {
+		return Parts{}, false
+	}
+	return e.parts, true
+}
+
+func (c *partsCache) store(path string, id identity, readAt time.Time, p Parts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]cachedParts)
+	}
+	c.m[path] = cachedParts{id: id, parts: p, readAt: readAt}
+}
+
+func (c *partsCache) forget(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, path)
+}
+
+// identify returns the identity of the regular file at path, without
+// following a symlink; ok is false when there is none to trust.
+func identify(path string) (identity, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return identity{}, false
+	}
+	return identityOf(fi)
+}

@@ -1,0 +1,78 @@
+package persona
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func newTestFiles(t *testing.T) *Files {
+	t.Helper()
+	f, err := New(Config{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestReadSeesAnInPlaceEditOfTheSameSizeRightAfterARead(t *testing.T) {
+	f := newTestFiles(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, AgentsFile)
+	os.WriteFile(path, []byte("---\nname: Aaaa\n---\n"), 0o644)
+	if p, err := f.Read(t.Context(), dir); err != nil || p.Name != "Aaaa" {
+		t.Fatalf("first read %+v, %v", p, err)
+	}
+	for _, name := range []string{"Bbbb", "Cccc", "Dddd"} {
+		fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteAt([]byte(name), int64(len("---\nname: ")))
+		fh.Close()
+		if p, err := f.Read(t.Context(), dir); err != nil || p.Name != name {
+			t.Fatalf("read after the edit to %s: %+v, %v", name, p, err)
+		}
+	}
+}
+
+func TestReadSeesAFileReplacedByRename(t *testing.T) {
+	f := newTestFiles(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, AgentsFile)
+	os.WriteFile(path, []byte("---\nname: Old\n---\n"), 0o644)
+	f.Read(t.Context(), dir)
+	tmp := filepath.Join(dir, "new")
+	os.WriteFile(tmp, []byte("---\nname: New\n---\n"), 0o644)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := f.Read(t.Context(), dir); p.Name != "New" {
+		t.Fatalf("name %q", p.Name)
+	}
+	os.Remove(path)
+	if p, err := f.Read(t.Context(), dir); err != nil || p.Name != "" {
+		t.Fatalf("read of a removed file %+v, %v", p, err)
+	}
+}
+
+func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
+	var c partsCache
+	now := time.Now()
+	old := identity{ino: 1, size: 10, ctime: now.Add(-time.Second).UnixNano()}
+	fresh := identity{ino: 1, size: 10, ctime: now.Add(-time.Millisecond).UnixNano()}
+	c.store("a", old, now, Parts{Name: "A"})
+	c.store("b", fresh, now, Parts{Name: "B"})
+	if p, ok := c.lookup("a", old); !ok || p.Name != "A" {
+		t.Fatal("an old, unchanged identity was not trusted")
+	}
+	if _, ok := c.lookup("b", fresh); ok {
+		t.Fatal("an identity that changed just before the read was trusted")
+	}
+	changed := old
+	changed.ctime++
+	if _, ok := c.lookup("a", changed); ok {
+		t.Fatal("a changed identity was trusted")
+	}
+}
