@@ -249,7 +249,10 @@ func Decode(id string, data []byte) (record.Record, error) {
 		return record.Record{}, fmt.Errorf("the frontmatter names id %q but the file is in the folder of %q", p.ID.V, id)
 	}
 	r := fromPatch(id, p)
-	r.Instructions = instructions(doc.Body)
+	// A file whose opening --- line ends in \r\n was written by a person
+	// with CRLF line endings (Encode writes \n): its lines end in \r\n.
+	crlf := doc.FrontStart >= 2 && data[doc.FrontStart-2] == '\r'
+	r.Instructions = instructions(doc.Body, crlf)
 	if r.Instructions != "" && p.Instructions.Set {
 		return record.Record{}, errors.New("the instructions are both in the frontmatter and below it")
 	}
@@ -261,8 +264,13 @@ func Decode(id string, data []byte) (record.Record, error) {
 
 // instructions returns what is below the frontmatter less the blank line
 // Encode puts after the closing --- (or a person's \r\n one) and the newline
-// it ends the file with.
-func instructions(body []byte) string {
+// it ends the file with. In a file of CRLF lines (crlf) every \r\n reads as
+// \n, so that no line of the instructions keeps a \r; a file Encode wrote
+// keeps every byte of them, a \r included.
+func instructions(body []byte, crlf bool) string {
+	if crlf {
+		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
+	}
 	if bytes.HasPrefix(body, []byte("\r\n")) {
 		body = body[2:]
 	} else {

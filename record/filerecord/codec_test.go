@@ -260,3 +260,28 @@ func roundTrip(t *testing.T, r record.Record) {
 		t.Fatalf("%v\nfile:\n%s", err, data)
 	}
 }
+
+func TestBotFileWithCRLFLineEndingsReadsWithoutCarriageReturns(t *testing.T) {
+	lf := "---\nid: motion\nname: Motion\ndescription: Reads pull requests.\nlabels:\n- review\ncolor: teal\nowner: user:soft\n---\n\nYou review pull requests.\n\nSay what would break.\n"
+	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+	want, err := filerecord.Decode("motion", []byte(lf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := filerecord.Decode("motion", []byte(crlf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) || strings.ContainsRune(got.Instructions, '\r') {
+		t.Fatalf("CRLF file read as %+v\nwant %+v", got, want)
+	}
+	if got.Instructions != "You review pull requests.\n\nSay what would break." {
+		t.Fatalf("instructions %q", got.Instructions)
+	}
+	dir := t.TempDir()
+	writeFile(t, botFile(dir, "motion"), crlf)
+	e, err := open(t, dir, nil).Get(t.Context(), "motion")
+	if err != nil || e.Record.Instructions != want.Instructions {
+		t.Fatalf("loaded %q, %v", e.Record.Instructions, err)
+	}
+}

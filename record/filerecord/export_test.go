@@ -1,7 +1,10 @@
 package filerecord
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"reflect"
 
 	"github.com/agenthost/bots/internal/frontmatter"
@@ -27,4 +30,63 @@ func FastPathAgrees(file []byte) error {
 		return fmt.Errorf("fast %#v, yaml %#v", fast, slow)
 	}
 	return nil
+}
+
+// ErrStopped is what a migration stopped by MigrateStoppingAfter answers.
+var ErrStopped = errors.New("stopped as by a crash")
+
+// MigrateStoppingAfter runs the migration a load of configDir starts with
+// and stops it before its step n+1 (a move or a removal), as a crash there
+// would. It answers the steps made, and ErrStopped when it stopped.
+func MigrateStoppingAfter(configDir string, n int) (int, error) {
+	s, err := newStore(Config{ConfigDir: configDir})
+	if err != nil {
+		return 0, err
+	}
+	for _, dir := range []string{s.botsDir, s.goneDir} {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
+			return 0, err
+		}
+	}
+	steps := 0
+	s.migrateStep = func(string) error {
+		if steps == n {
+			return ErrStopped
+		}
+		steps++
+		return nil
+	}
+	gone, err := s.readTombstones()
+	if err != nil {
+		return 0, err
+	}
+	dirs, err := os.ReadDir(s.botsDir)
+	if err != nil {
+		return 0, err
+	}
+	_, err = s.migrate(context.Background(), gone, dirs)
+	return steps, err
+}
+
+// WatchPending answers how many bot folders the watch has yet to read: 0
+// when it is idle.
+func (s *Store) WatchPending() int {
+	if s.watch == nil {
+		return 0
+	}
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	n := len(s.watch.pending) + len(s.watch.fresh) + len(s.watch.root)
+	for _, c := range s.watch.groups {
+		n += len(c)
+	}
+	return n
+}
+
+// WaitWatched returns once a watching store has set the watch of every
+// folder its load read.
+func (s *Store) WaitWatched() {
+	if s.watch != nil {
+		<-s.watch.armed
+	}
 }

@@ -10,7 +10,20 @@
 // parallel.
 //
 // A bot.md that is not a bot record is reported (a Warn log line and a
-// record.Problem) and left out, and every other bot loads.
+// record.Problem) and left out, and every other bot loads. A load first
+// moves what an older layout left (see the migration in migrate.go).
+//
+// With Config.Watch, bot.md files a person edits while the store is open
+// are read as they are saved and reach the change feed as any other write
+// does: a folder dropped in is a Created bot, a folder removed a Deleted one
+// (with its tombstone), an edit of owner or workspace is refused and
+// reported, and a file that is not a bot record is reported while the bot
+// keeps its last good record (see watch.go and sync.go). Whether or not it
+// watches, an Update first reads the file: a hand edit the store has not
+// seen yet is taken in first, so an Update whose ifMatch names the revision
+// before it answers record.ErrConflict rather than write over it unseen,
+// and a file changed by hand that is not a bot record refuses every Update
+// with record.ErrConflict.
 //
 // An etag is a hash of the file's bytes, its inode, size and modification
 // time. It survives a restart, changes when a person edits the file, and
@@ -57,10 +70,15 @@ type Config struct {
 	// Logger receives the store's problems (Warn) and its load summary
 	// (Info). Nil discards.
 	Logger *slog.Logger
+	// Watch makes the store follow hand edits of <configDir>/bots/ while it
+	// is open: a saved bot.md, a folder dropped in or removed. False reads
+	// the files at Open only.
+	Watch bool
 }
 
 // Store is a record.Store on files. Make one with Open.
 type Store struct {
+	configDir        string
 	botsDir, goneDir string
 	log              *slog.Logger
 	feed             *feed.Feed[record.Change]
@@ -77,6 +95,14 @@ type Store struct {
 
 	lockMu sync.Mutex
 	locks  map[string]*slugLock
+
+	watch *watcher  // nil when not watching
+	toArm []armItem // the folders a watching load read, for the watch to watch
+
+	// migrateStep, when set, is called before each move or removal of a
+	// migration; an error stops the migration there (tests stop it to
+	// play a crash).
+	migrateStep func(what string) error
 }
 
 var (
@@ -96,7 +122,24 @@ type slugLock struct {
 // loads every bot. A bot.md that cannot be read or is not a bot record is
 // reported and left out; Open fails only when the folders cannot be made or
 // listed, or ctx ends.
+//
+// With cfg.Watch it watches the bots folder before it lists it, and each
+// bot's folder in the background once it returns, looking again at any
+// bot.md that changed between its read and its watch, so that no edit
+// falls between the load and the watch; Close stops it.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := newStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx, cfg.Watch); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore returns a store for cfg that has read nothing yet.
+func newStore(cfg Config) (*Store, error) {
 	if cfg.ConfigDir == "" {
 		return nil, errors.New("open bot records: no configuration folder given")
 	}
@@ -104,25 +147,43 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{
-		botsDir:  filepath.Join(cfg.ConfigDir, botsDirName),
-		goneDir:  filepath.Join(cfg.ConfigDir, goneDirName),
-		log:      log,
-		feed:     feed.New[record.Change](),
-		bots:     make(map[string]record.Entry),
-		gone:     make(map[string]struct{}),
-		problems: make(map[string]record.Problem),
-		locks:    make(map[string]*slugLock),
+	return &Store{
+		configDir: cfg.ConfigDir,
+		botsDir:   filepath.Join(cfg.ConfigDir, botsDirName),
+		goneDir:   filepath.Join(cfg.ConfigDir, goneDirName),
+		log:       log,
+		feed:      feed.New[record.Change](),
+		bots:      make(map[string]record.Entry),
+		gone:      make(map[string]struct{}),
+		problems:  make(map[string]record.Problem),
+		locks:     make(map[string]*slugLock),
+	}, nil
+}
+
+// open makes the folders, starts the watch when asked, and loads every
+// bot (migrating an older layout first).
+func (s *Store) open(ctx context.Context, watch bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	for _, dir := range []string{s.botsDir, s.goneDir} {
 		if err := atomicfile.MkdirAll(dir, dirPerm); err != nil {
-			return nil, fmt.Errorf("open bot records: %w", err)
+			return fmt.Errorf("open bot records: %w", err)
 		}
 	}
-	if err := s.load(ctx); err != nil {
-		return nil, fmt.Errorf("open bot records in %s: %w", cfg.ConfigDir, err)
+	if watch {
+		s.watch = newWatcher(s)
+		s.watch.start()
 	}
-	return s, nil
+	if err := s.load(ctx); err != nil {
+		s.Close()
+		return fmt.Errorf("open bot records in %s: %w", s.configDir, err)
+	}
+	if s.watch != nil {
+		s.watch.run(s.toArm)
+		s.toArm = nil
+	}
+	return nil
 }
 
 func (s *Store) dir(id string) string  { return filepath.Join(s.botsDir, id) }
@@ -147,6 +208,24 @@ func (s *Store) Problems() []record.Problem {
 		return strings.Compare(a.Path, b.Path)
 	})
 	return out
+}
+
+// ReportProblem logs a problem found outside the store about one of its
+// bots - a persona a load could not move, say - at Warn, and keeps it for
+// Problems until ClearProblem (a problem at a bot.md also goes when the
+// file is good again). A problem standing at the same path is replaced;
+// with the same reason it keeps the time it was first seen.
+func (s *Store) ReportProblem(id, path, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.report(id, path, reason)
+}
+
+// ClearProblem drops the problem standing at path, if there is one.
+func (s *Store) ClearProblem(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.problems, path)
 }
 
 // report logs a problem at Warn and keeps it for Problems. The caller holds
@@ -227,6 +306,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	if s.watch != nil {
+		s.watch.close()
+	}
 	s.writes.Wait()
 	s.feed.Close()
 	return nil
@@ -268,7 +350,7 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 	if err := atomicfile.MkdirAll(s.dir(id), dirPerm); err != nil {
 		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
 	}
-	e, err := s.write(rec, data)
+	e, err := s.write(rec, data, nil)
 	if err != nil {
 		return record.Entry{}, fmt.Errorf("create %s: %w", id, err)
 	}
@@ -291,10 +373,14 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
 	}
 	defer done()
+	was, err := s.catchUp(id, true)
+	if err != nil {
+		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
+	}
 	if err := s.check(id, ifMatch); err != nil {
 		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
 	}
-	e, err := s.write(rec, data)
+	e, err := s.write(rec, data, was)
 	if err != nil {
 		return record.Entry{}, fmt.Errorf("update %s: %w", id, err)
 	}
@@ -315,6 +401,9 @@ func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
 	defer done()
+	if _, err := s.catchUp(id, false); err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
 	if err := s.check(id, ifMatch); err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
@@ -377,9 +466,9 @@ func (s *Store) begin(ctx context.Context, id string) (done func(), err error) {
 	}
 	s.writes.Add(1)
 	s.mu.RUnlock()
-	l := s.lock(id)
+	unlock := s.lock(id)
 	done = func() {
-		s.unlock(id, l)
+		unlock()
 		s.writes.Done()
 	}
 	s.mu.RLock()
@@ -407,17 +496,26 @@ func (s *Store) check(id, ifMatch string) error {
 	return nil
 }
 
-// write replaces the bot's file with data, the bytes of rec.
-func (s *Store) write(rec record.Record, data []byte) (record.Entry, error) {
+// write replaces the bot's file with data, the bytes of rec. With was not
+// nil, the file must still be the one of that stat when the new one is
+// renamed over it; otherwise a person saved it meanwhile and the write is
+// refused with record.ErrConflict.
+func (s *Store) write(rec record.Record, data []byte, was *fileStat) (record.Entry, error) {
 	path := s.file(rec.ID)
-	if err := atomicfile.Write(path, data, filePerm); err != nil {
+	var still func() error
+	if was != nil {
+		still = func() error {
+			if fi, err := os.Lstat(path); err != nil || statOf(fi) != *was {
+				return fmt.Errorf("%w: %s was changed by hand while it was being written", record.ErrConflict, path)
+			}
+			return nil
+		}
+	}
+	st, err := replaceFile(path, data, still)
+	if err != nil {
 		return record.Entry{}, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return record.Entry{}, fmt.Errorf("stat what was written: %w", err)
-	}
-	return record.Entry{Record: rec, ETag: etagOf(data, statOf(fi))}, nil
+	return record.Entry{Record: rec, ETag: etagOf(data, st)}, nil
 }
 
 // commit makes a written entry the bot's and publishes the change, under
@@ -430,7 +528,8 @@ func (s *Store) commit(kind record.ChangeKind, e record.Entry) {
 	s.feed.Publish(record.Change{Kind: kind, ID: e.Record.ID, Entry: clone(e)})
 }
 
-func (s *Store) lock(id string) *slugLock {
+// lock takes the lock of slug id and returns what releases it.
+func (s *Store) lock(id string) (unlock func()) {
 	s.lockMu.Lock()
 	l := s.locks[id]
 	if l == nil {
@@ -440,31 +539,30 @@ func (s *Store) lock(id string) *slugLock {
 	l.refs++
 	s.lockMu.Unlock()
 	l.mu.Lock()
-	return l
-}
-
-func (s *Store) unlock(id string, l *slugLock) {
-	l.mu.Unlock()
-	s.lockMu.Lock()
-	l.refs--
-	if l.refs == 0 {
-		delete(s.locks, id)
+	return func() {
+		l.mu.Unlock()
+		s.lockMu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.lockMu.Unlock()
 	}
-	s.lockMu.Unlock()
 }
 
 // readBot reads the bot.md of the folder id and decides what it holds: the
 // bot's entry, errNoFile when there is no bot.md, or an error saying why the
-// file is not a bot record. It touches no state, so a load and a watcher of
-// hand edits can both use it.
-func readBot(path, id string) (record.Entry, error) {
+// file is not a bot record; and the stat of the file it read (zero when it
+// read none). It touches no state, so a load and a watcher of hand edits
+// can both use it.
+func readBot(path, id string) (record.Entry, fileStat, error) {
 	data, st, err := readFile(path)
 	if err != nil {
-		return record.Entry{}, err
+		return record.Entry{}, fileStat{}, err
 	}
 	r, err := Decode(id, data)
 	if err != nil {
-		return record.Entry{}, err
+		return record.Entry{}, st, err
 	}
-	return record.Entry{Record: r, ETag: etagOf(data, st)}, nil
+	return record.Entry{Record: r, ETag: etagOf(data, st)}, st, nil
 }

@@ -22,28 +22,31 @@ const maxReaders = 8
 // loaded is what a load found in one bot folder.
 type loaded struct {
 	entry record.Entry
+	stat  fileStat // the file read, for a watch set after the read
 	err   error
 }
 
-// load reads the tombstones, then every bot folder's bot.md with a small
-// pool of readers. What is not a bot record is reported and left out, and
-// so is a bot.md whose slug has a tombstone (a spent name); its folder is
-// kept, since it may be a person's own copy.
+// load reads the tombstones, migrates what an older layout left (see
+// migrate.go), then reads every bot folder's bot.md with a small pool of
+// readers. What is not a bot record is reported and left out, and so is a
+// bot.md whose slug has a tombstone (a spent name); its folder is kept,
+// since it may be a person's own copy.
 func (s *Store) load(ctx context.Context) error {
 	start := time.Now()
-	stones, err := os.ReadDir(s.goneDir)
+	gone, err := s.readTombstones()
 	if err != nil {
-		return fmt.Errorf("list tombstones: %w", err)
-	}
-	gone := make(map[string]struct{}, len(stones))
-	for _, d := range stones {
-		if name := d.Name(); !atomicfile.IsTemp(name) && record.CheckSlug(name) == nil {
-			gone[name] = struct{}{}
-		}
+		return err
 	}
 	dirs, err := os.ReadDir(s.botsDir)
 	if err != nil {
 		return fmt.Errorf("list bots: %w", err)
+	}
+	if moved, err := s.migrate(ctx, gone, dirs); err != nil {
+		return err
+	} else if moved {
+		if dirs, err = os.ReadDir(s.botsDir); err != nil {
+			return fmt.Errorf("list bots: %w", err)
+		}
 	}
 	ids := make([]string, 0, len(dirs))
 	for _, d := range dirs {
@@ -70,7 +73,7 @@ func (s *Store) load(ctx context.Context) error {
 				if i >= len(ids) {
 					return
 				}
-				found[i].entry, found[i].err = readBot(s.file(ids[i]), ids[i])
+				found[i].entry, found[i].stat, found[i].err = readBot(s.file(ids[i]), ids[i])
 			}
 		})
 	}
@@ -98,6 +101,12 @@ func (s *Store) load(ctx context.Context) error {
 				continue
 			}
 			s.bots[id] = f.entry
+		}
+	}
+	if s.watch != nil {
+		s.toArm = make([]armItem, len(ids))
+		for i, id := range ids {
+			s.toArm[i] = armItem{name: id, stat: found[i].stat}
 		}
 	}
 	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", len(s.bots), "tombstones", len(s.gone),

@@ -14,7 +14,7 @@ func TestWriteToOneBotDoesNotWaitForAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	held := s.lock("alpha") // as a write to alpha in progress holds it
+	unlock := s.lock("alpha") // as a write to alpha in progress holds it
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Create(context.Background(), record.Record{ID: "beta", Name: "Beta"})
@@ -28,7 +28,7 @@ func TestWriteToOneBotDoesNotWaitForAnother(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a write to beta waited for alpha's lock")
 	}
-	s.unlock("alpha", held)
+	unlock()
 	s.lockMu.Lock()
 	defer s.lockMu.Unlock()
 	if len(s.locks) != 0 {
