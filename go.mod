@@ -1,6 +1,6 @@
 module github.com/agenthost/bots
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/coder/websocket v1.8.15
@@ -10,4 +10,4 @@ require (
 	github.com/rjeczalik/notify v0.9.3
 )
 
-require golang.org/x/sys v0.0.0-20180926160741-c2ed4eda69e7 // indirect
+require golang.org/x/sys v0.50.0 // indirect
