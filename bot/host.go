@@ -85,9 +85,22 @@ func (s *Service) providerInfo() map[string]any {
 	}
 }
 
-// Channel returns the state channel at uri: the root, the catalogue, or a
-// resource watch.
+// Channel returns the state channel at uri: the root, the catalogue, a
+// resource watch, a bot chat's session or chat, or a back session's
+// channel the session host serves.
 func (s *Service) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+	if s.chats != nil {
+		if ch, ok, err := s.chats.channel(ctx, c, uri); ok {
+			return ch, err
+		}
+		if src, ok := s.chats.host.(channelSource); ok {
+			cc := c
+			cc.Principal = s.current(c.Principal)
+			if ch, err := src.Channel(ctx, cc, uri); errcode.Of(err) != errcode.NotFound {
+				return ch, err
+			}
+		}
+	}
 	switch {
 	case uri == ahp.RootURI:
 		return rootChannel{s}, nil
@@ -108,10 +121,40 @@ type rootChannel struct{ s *Service }
 func (r rootChannel) URI() string { return ahp.RootURI }
 
 func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	agents := []ahp.AgentInfo{}
+	if r.s.chats != nil {
+		agents = append(agents, ChatAgent())
+	}
 	return transport.Snapshot{State: ahp.RootState{
-		Agents: []ahp.AgentInfo{},
+		Agents: agents,
 		Meta:   r.s.meta(sub.Principal),
 	}}, nil
+}
+
+// channelSource is a session host that serves its sessions' channels, as
+// wake.LocalHost does.
+type channelSource interface {
+	Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error)
+}
+
+var _ transport.Methods = (*Service)(nil)
+
+// HandleMethod answers the session methods: createSession (the bot-chat
+// provider), disposeSession and listSessions. A service with no session
+// host answers them -32601, as it does every other session method.
+func (s *Service) HandleMethod(ctx context.Context, call transport.Call) (any, error) {
+	if s.chats == nil {
+		return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
+	}
+	switch call.Method {
+	case "createSession":
+		return nil, s.chats.create(ctx, call)
+	case "disposeSession":
+		return struct{}{}, s.chats.dispose(ctx, call)
+	case "listSessions":
+		return s.chats.list(ctx, call)
+	}
+	return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 }
 
 // Bots returns every bot as a read answers it, for the catalogue.

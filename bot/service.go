@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/wake"
 )
 
 // PersonaIn says where the bots of a service keep their name, description
@@ -64,6 +65,14 @@ type Config struct {
 	// resource watches); nil makes one. A transport.Server must be given
 	// the same Bus.
 	Bus *transport.Bus
+	// Sessions is the session host back sessions live on. Nil serves no
+	// bot chats: the session methods answer -32601.
+	Sessions wake.SessionHost
+	// DefaultAgent is the provider a back session runs on when its bot
+	// names neither a preset nor a provider.
+	DefaultAgent string
+	// DenyTools names tools back sessions may not call.
+	DenyTools []string
 }
 
 // Service serves bots. Its methods are safe for concurrent use.
@@ -87,6 +96,7 @@ type Service struct {
 	bus        *transport.Bus
 	catalog    *catalog.Catalog
 	stop       func() // stops following the users directory
+	chats      *chats // the bot-chat provider; nil without a session host
 	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
 }
@@ -163,6 +173,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
+	if err := s.migratePersonas(ctx); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
 		Bus:       bus,
@@ -172,6 +185,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
+	}
+	if cfg.Sessions != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+			s.catalog.Close()
+			return nil, fmt.Errorf("bot: chats: %w", err)
+		}
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
 		s.stop = d.Subscribe(func(prev, next *access.Users) {
@@ -193,6 +212,9 @@ type membershipSource interface {
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
+		if s.chats != nil {
+			s.chats.close()
+		}
 		s.catalog.Close()
 		if s.closeStore {
 			s.store.Close()
@@ -243,9 +265,10 @@ func uri(id string) string { return "bot://" + id }
 
 // personaInFile reports whether r keeps its persona in AGENTS.md: a bot on a
 // computer keeps it in its record, and so does every bot of a store with no
-// files.
+// files. A record with no folder (a hand-made bot.md without workspace) has
+// no AGENTS.md to read: it never reads the server's working folder's.
 func (s *Service) personaInFile(r record.Record) bool {
-	return s.inFiles && r.Computer == ""
+	return s.inFiles && r.Computer == "" && filepath.IsAbs(r.Workspace)
 }
 
 // CanRead reports whether p may read r: its owner, a member of its team or
@@ -299,11 +322,12 @@ func storeError(id string, err error) error {
 }
 
 // withPersona returns e's record with its persona parts, read from AGENTS.md
-// when the bot keeps them there. fresh reads the file; otherwise the parts
+// when the bot keeps them there (a record a load has not moved its persona
+// out of yet answers from itself). fresh reads the file; otherwise the parts
 // last seen are used where known.
 func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
 	r := e.Record
-	if s.personaInFile(r) {
+	if s.personaInFile(r) && !s.unmigrated(r) {
 		parts, err := s.parts(ctx, r, fresh)
 		if err != nil {
 			return Bot{}, err

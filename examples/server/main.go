@@ -28,6 +28,8 @@ import (
 	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/echo"
 )
 
 func main() {
@@ -138,15 +140,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer dir.Close()
 		users = dir
 	}
-	store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: c.configDir, Logger: log})
+	store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: c.configDir, Logger: log, Watch: true})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	bus := transport.NewBus(log)
+	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
+	if _, ok := harnesses[c.agent]; !ok {
+		return fmt.Errorf("-agent %q: no such agent (this server runs %s)", c.agent, echo.Provider)
+	}
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer sessions.Close()
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: c.configDir, HostName: c.hostName, Options: c.options,
-		Logger: log, Users: users, Bus: bus,
+		Logger: log, Users: users, Bus: bus, Sessions: sessions, DefaultAgent: c.agent,
 	})
 	if err != nil {
 		return err

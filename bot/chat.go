@@ -1,0 +1,442 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+)
+
+// ChatProvider is the provider of a bot chat: a session a person talks to a
+// bot in, which runs no model.
+const ChatProvider = "bot-chat"
+
+// ChatGrant is what opening a bot chat needs, as any session does.
+const ChatGrant = "session:create"
+
+// BotMeta is the _meta key that carries the bot a chat is with.
+const BotMeta = "ahpd.bot"
+
+// Interrupted is the errorType and message of a turn a chat's log shows
+// begun and never ended, as VS Code reads such a turn back.
+const (
+	InterruptedType    = "executionInterrupted"
+	InterruptedMessage = "The agent was interrupted before this request finished."
+)
+
+// ChatAgent is the bot-chat provider's entry in the root state's agents.
+func ChatAgent() ahp.AgentInfo {
+	return ahp.AgentInfo{
+		Provider: ChatProvider, DisplayName: "Bot chat",
+		Description: "A chat with a bot: it runs no model; each message wakes the bot's back session, which answers here.",
+		Models:      ahp.List[ahp.SessionModelInfo]{},
+	}
+}
+
+// Mark is the bot as a chat, its session and its row carry it in
+// _meta["ahpd.bot"].
+func Mark(r record.Record) map[string]any {
+	labels := r.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	return map[string]any{
+		"id": r.ID, "name": r.Name, "color": r.Color, "labels": labels, "body": r.Body, "kind": "direct",
+	}
+}
+
+// chats is the bot-chat provider: every chat by session and chat URI.
+type chats struct {
+	s       *Service
+	host    wake.SessionHost
+	waker   *wake.Waker
+	botsDir string
+
+	mu        sync.Mutex
+	bySession map[string]*chat
+	byChat    map[string]*chat
+	closed    atomic.Bool
+}
+
+// newChats makes the provider and replays every chat it has logs for.
+func newChats(s *Service, host wake.SessionHost, defaultAgent string, deny []string) (*chats, error) {
+	var rows wake.Rows = &wake.MemRows{}
+	if fb, ok := s.store.(record.FileBacked); ok && fb.FileBacked() {
+		rows = wake.NewFileRows(s.configDir)
+	}
+	w, err := wake.New(wake.Config{
+		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
+		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
+		Deny: deny, Logger: s.log, Now: s.now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &chats{
+		s: s, host: host, waker: w, botsDir: filepath.Join(s.configDir, "bots"),
+		bySession: map[string]*chat{}, byChat: map[string]*chat{},
+	}
+	if err := c.replay(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *chats) close() {
+	c.closed.Store(true)
+	c.waker.Close()
+}
+
+// chat is one bot chat: its session and its default chat.
+type chat struct {
+	c       *chats
+	session string
+	uri     string
+	bot     string
+	owner   string
+	created string
+	path    string
+
+	mu       sync.Mutex
+	mark     map[string]any
+	sstate   ahp.SessionState
+	cstate   ahp.ChatState
+	sseq     int64
+	cseq     int64
+	turn     *wake.Turn
+	gone     bool
+	logError bool // an append failed and was reported
+}
+
+func (c *chats) get(uri string) *chat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch := c.bySession[uri]; ch != nil {
+		return ch
+	}
+	return c.byChat[uri]
+}
+
+// mayUse reports whether p may open, read and talk in the chat: its owner,
+// or a principal that may do anything.
+func (ch *chat) mayUse(p access.Principal) bool { return p.Any() || p.Owns(ch.owner) }
+
+// initial is the state of a chat just made.
+func initialStates(session, chatURI, title, dir, created string, mark map[string]any) (ahp.SessionState, ahp.ChatState) {
+	summary := ahp.ChatSummary{Resource: chatURI, Title: title, Status: ahp.StatusIdle, ModifiedAt: created}
+	ss := ahp.SessionState{
+		SessionMetadata: ahp.SessionMetadata{Provider: ChatProvider, Title: title, Status: ahp.StatusIdle},
+		Lifecycle:       ahp.LifecycleReady,
+		ActiveClients:   ahp.List[ahp.SessionActiveClient]{},
+		Chats:           ahp.List[ahp.ChatSummary]{summary},
+		DefaultChat:     chatURI,
+		Meta:            map[string]any{BotMeta: mark},
+	}
+	if dir != "" {
+		ss.WorkingDirectories = []string{(&url.URL{Scheme: "file", Path: dir}).String()}
+	}
+	cs := ahp.ChatState{ChatSummary: summary, Turns: ahp.List[ahp.Turn]{}, Meta: map[string]any{BotMeta: mark}}
+	return ss, cs
+}
+
+// create makes a chat with the bot named in the call's config.
+func (c *chats) create(ctx context.Context, call transport.Call) error {
+	var p ahp.CreateSessionParams
+	if err := decodeParams(call.Params, &p); err != nil {
+		return err
+	}
+	if p.Provider != ChatProvider {
+		return errcode.New(errcode.Invalid, "no agent for provider %q", p.Provider)
+	}
+	session := p.Channel
+	if session == "" || len(session) > maxSessionURI {
+		return errcode.New(errcode.Invalid, "a bot chat's session URI is 1 to %d bytes", maxSessionURI)
+	}
+	who := c.s.current(call.Principal)
+	if !who.Has(ChatGrant) {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: opening a chat needs %s", ChatGrant)
+	}
+	slug, _ := p.Config["bot"].(string)
+	if slug == "" {
+		return errcode.New(errcode.Invalid, "a bot chat's config names its bot: {\"bot\": \"<slug>\"}")
+	}
+	if id, err := ParseURI(slug); err == nil && id != "" {
+		slug = id
+	}
+	b, err := c.s.Read(ctx, who, slug)
+	if err != nil {
+		return err
+	}
+	r := b.Record
+	now := c.s.stamp()
+	created := ahp.FormatTime(now)
+	chatURI := ahp.DefaultChatURI(session)
+	title := r.Name
+	if title == "" {
+		title = r.ID
+	}
+	mark := Mark(r)
+	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
+		path: logPath(c.botsDir, r.ID, session), mark: mark}
+	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
+
+	c.mu.Lock()
+	if c.bySession[session] != nil || c.byChat[session] != nil {
+		c.mu.Unlock()
+		return errcode.New(errcode.AlreadyExists, "Session already exists: %s", session)
+	}
+	if has, _ := c.host.Has(ctx, session); has {
+		c.mu.Unlock()
+		return errcode.New(errcode.AlreadyExists, "Session already exists: %s", session)
+	}
+	c.bySession[session] = ch
+	c.byChat[chatURI] = ch
+	c.mu.Unlock()
+	open := logLine{Kind: lineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
+		Title: title, Dir: r.Workspace, CreatedAt: created, Meta: map[string]any{BotMeta: mark}}
+	if err := createLog(ch.path, open); err != nil {
+		c.mu.Lock()
+		delete(c.bySession, session)
+		delete(c.byChat, chatURI)
+		c.mu.Unlock()
+		return fmt.Errorf("open a chat with %s: %w", uri(r.ID), err)
+	}
+	c.notify("root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
+	return nil
+}
+
+// dispose ends a chat: its turn is stopped, its channels end and its log
+// is removed.
+func (c *chats) dispose(ctx context.Context, call transport.Call) error {
+	ch := c.get(call.URI)
+	if ch == nil || ch.session != call.URI {
+		return errcode.New(errcode.NotFound, "no session %s", call.URI)
+	}
+	if !ch.mayUse(c.s.current(call.Principal)) {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
+	}
+	c.mu.Lock()
+	delete(c.bySession, ch.session)
+	delete(c.byChat, ch.uri)
+	c.mu.Unlock()
+	ch.mu.Lock()
+	ch.gone = true
+	t := ch.turn
+	ch.turn = nil
+	ch.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	c.s.bus.End(ch.session)
+	c.s.bus.End(ch.uri)
+	if err := os.Remove(ch.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.s.log.Warn("bot: a disposed chat's log could not be removed", "path", ch.path, "err", err)
+	}
+	c.notify("root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+	return nil
+}
+
+// summaries lists the sessions p may see: its chats, and the back sessions
+// the session host holds for it, newest first.
+func (c *chats) list(ctx context.Context, call transport.Call) (ahp.ListSessionsResult, error) {
+	who := c.s.current(call.Principal)
+	c.mu.Lock()
+	all := make([]*chat, 0, len(c.bySession))
+	for _, ch := range c.bySession {
+		if ch.mayUse(who) {
+			all = append(all, ch)
+		}
+	}
+	c.mu.Unlock()
+	items := make(ahp.List[ahp.SessionSummary], 0, len(all))
+	for _, ch := range all {
+		items = append(items, ch.summary())
+	}
+	if l, ok := c.host.(interface {
+		Summaries(owner string) []ahp.SessionSummary
+	}); ok {
+		owner := who.Owner(c.s.hostName)
+		if who.Any() && !who.Root {
+			owner = ""
+		}
+		items = append(items, l.Summaries(owner)...)
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].ModifiedAt > items[j].ModifiedAt })
+	return ahp.ListSessionsResult{Items: items}, nil
+}
+
+// summary is the chat's listing row.
+func (ch *chat) summary() ahp.SessionSummary {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	meta := ch.sstate.SessionMetadata
+	meta.Status = ch.cstate.Status
+	if len(ch.sstate.InputNeeded) > 0 {
+		meta.Status = meta.Status.WithActivity(ahp.StatusInputNeeded)
+	}
+	return ahp.SessionSummary{
+		SessionMetadata: meta, Resource: ch.session, CreatedAt: ch.created, ModifiedAt: ch.cstate.ModifiedAt,
+		Meta: ch.sstate.Meta, DefaultChat: ch.uri,
+	}
+}
+
+// notify sends a root notification. Notifications go to every subscriber
+// of the root channel, so they are sent only when every connection may
+// see every session: a host with no users directory.
+func (c *chats) notify(method string, params any) {
+	if c.s.users != nil {
+		return
+	}
+	if err := c.s.bus.Notify(ahp.RootURI, method, params); err != nil {
+		c.s.log.Warn("bot: a root notification did not go out", "method", method, "err", err)
+	}
+}
+
+// logLocked appends an action's line to the chat's log. A failed append is
+// reported once per chat; the chat goes on in memory.
+func (ch *chat) logLocked(kind string, a ahp.Action) {
+	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+	if err := appendLine(ch.path, l); err != nil {
+		if !ch.logError {
+			ch.logError = true
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "path", ch.path, "bot", ch.bot, "err", err)
+		}
+		return
+	}
+	ch.logError = false
+}
+
+// emitChatLocked logs, applies and publishes a chat action; the session's
+// catalogue follows the chat's status. Called with ch.mu held.
+func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
+	prev := ch.cstate
+	if a.Type != ahp.ActionChatDraftChanged { // a draft is no turn event
+		ch.logLocked(lineChat, a)
+	}
+	ch.cstate = ahp.ApplyChat(ch.cstate, a)
+	seq, err := ch.c.s.bus.Publish(ch.uri, transport.Event{Action: a, Origin: origin})
+	if err != nil {
+		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
+	} else {
+		ch.cseq = seq
+	}
+	if prev.Status != ch.cstate.Status || prev.ModifiedAt != ch.cstate.ModifiedAt {
+		st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
+		ch.emitSessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil, false)
+		ch.c.notify("root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
+			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
+		})
+	}
+}
+
+// emitSessionLocked applies and publishes a session action, logging it
+// when log is set. Called with ch.mu held.
+func (ch *chat) emitSessionLocked(a ahp.Action, origin *transport.Origin, log bool) {
+	if log {
+		ch.logLocked(lineSession, a)
+	}
+	ch.sstate = ahp.ApplySession(ch.sstate, a)
+	seq, err := ch.c.s.bus.Publish(ch.session, transport.Event{Action: a, Origin: origin})
+	if err != nil {
+		ch.c.s.log.Error("bot: a session action did not publish", "session", ch.session, "err", err)
+		return
+	}
+	ch.sseq = seq
+}
+
+// replay lists, opens and replays every chat the logs hold. A turn a log
+// shows begun and never ended is ended as interrupted, in the log too.
+func (c *chats) replay() error {
+	files, err := logFiles(c.botsDir)
+	if err != nil {
+		return err
+	}
+	for _, path := range files {
+		lines, bad, err := readLog(path)
+		for _, b := range bad {
+			c.s.log.Warn("bot: chat log", "path", path, "problem", b)
+		}
+		if err != nil {
+			c.s.log.Warn("bot: a chat log could not be read", "path", path, "err", err)
+			continue
+		}
+		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session == "" || chatID(lines[0].Session)+".jsonl" != filepath.Base(path) {
+			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "path", path)
+			continue
+		}
+		o := lines[0]
+		mark, _ := o.Meta[BotMeta].(map[string]any)
+		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
+			created: o.CreatedAt, path: path, mark: mark}
+		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
+		last := o.At
+		for _, l := range lines[1:] {
+			if m, ok := l.Meta[BotMeta].(map[string]any); ok {
+				ch.mark = m
+			}
+			last = l.At
+			if l.Action == nil {
+				continue
+			}
+			switch l.Kind {
+			case lineChat:
+				ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
+			case lineSession:
+				ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
+			}
+		}
+		ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
+		if at := ch.cstate.ActiveTurn; at != nil {
+			d := time.Duration(0)
+			if t0, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
+				if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
+					d = t1.Sub(t0)
+				}
+			}
+			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false)
+			ch.logLocked(lineChat, a)
+			ch.cstate = ahp.ApplyChat(ch.cstate, a)
+		}
+		// The session's catalogue entry follows the chat as replayed.
+		for i := range ch.sstate.Chats {
+			if ch.sstate.Chats[i].Resource == ch.uri {
+				chats := append(ahp.List[ahp.ChatSummary](nil), ch.sstate.Chats...)
+				chats[i].Status, chats[i].ModifiedAt = ch.cstate.Status, ch.cstate.ModifiedAt
+				ch.sstate.Chats = chats
+			}
+		}
+		c.bySession[ch.session] = ch
+		c.byChat[ch.uri] = ch
+	}
+	return nil
+}
+
+// decodeAction decodes a dispatched action.
+func decodeAction(raw json.RawMessage) (ahp.Action, error) {
+	var a ahp.Action
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return ahp.Action{}, errcode.New(errcode.Invalid, "the action does not decode: %v", err)
+	}
+	return a, nil
+}
+
+// newTurnID is the id of a turn the host starts from the queue.
+func newTurnID() string { return strings.ToLower(ulid.Make().String()) }

@@ -1,0 +1,368 @@
+package bot_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+)
+
+const motionBody = `{"name": "Motion", "labels": ["review"], "color": "teal", "body": "robot"}`
+
+func wantMark(t *testing.T, where string, meta map[string]any) {
+	t.Helper()
+	m, _ := meta[bot.BotMeta].(map[string]any)
+	if m == nil || m["id"] != "motion" || m["name"] != "Motion" || m["color"] != "teal" || m["body"] != "robot" || m["kind"] != "direct" {
+		t.Errorf("%s _meta %v, want the bot's mark", where, meta)
+	}
+	if l, _ := m["labels"].([]any); len(l) != 1 || l[0] != "review" {
+		t.Errorf("%s labels %v", where, m["labels"])
+	}
+}
+
+func TestChatAnswersAMessageWithTheEchoAgent(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session, chat := c.open("ahp-session:/one", "motion")
+	c.say(chat, "t1", "hello")
+	turn := c.turn(chat, "t1")
+	if turn.State != ahp.TurnStateComplete || !slices.Equal(markdown(turn), []string{"Motion heard: hello"}) {
+		t.Fatalf("turn %s", jsonText(turn))
+	}
+	c.mu.Lock()
+	ss, cs := c.sessions[session], c.chats[chat]
+	c.mu.Unlock()
+	if ss.Provider != bot.ChatProvider || ss.Title != "Motion" || ss.DefaultChat != chat || len(ss.WorkingDirectories) != 1 ||
+		!strings.HasSuffix(ss.WorkingDirectories[0], "/bots/motion") {
+		t.Errorf("session %s", jsonText(ss))
+	}
+	wantMark(t, "session", ss.Meta)
+	wantMark(t, "chat", cs.Meta)
+	var list ahp.ListSessionsResult
+	c.mustCall("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+	i := slices.IndexFunc(list.Items, func(s ahp.SessionSummary) bool { return s.Resource == session })
+	if i < 0 {
+		t.Fatalf("listSessions %s lacks the chat", jsonText(list))
+	}
+	wantMark(t, "row", list.Items[i].Meta)
+	c.sameAsSnapshot(e, "soft")
+}
+
+func TestOpeningAChatNeedsSessionCreateAndARealBot(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	r := e.connect(t, "reader")
+	if err := r.call("createSession", map[string]any{"channel": "ahp-session:/x", "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("without session:create: %v, want -32009", err)
+	}
+	c := e.connect(t, "soft")
+	if err := c.call("createSession", map[string]any{"channel": "ahp-session:/x", "provider": bot.ChatProvider, "config": map[string]any{"bot": "nope"}}, nil); err == nil || err.Code != -32008 {
+		t.Errorf("a missing bot: %v, want -32008", err)
+	}
+	c.open("ahp-session:/x", "motion")
+	if err := c.call("createSession", map[string]any{"channel": "ahp-session:/x", "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}}, nil); err == nil || err.Code != -32003 {
+		t.Errorf("a second create: %v, want -32003", err)
+	}
+}
+
+func TestAChatIsItsOwners(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/mine", "motion")
+	m := e.connect(t, "mate")
+	if err := m.call("subscribe", map[string]any{"channel": chat}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("another person subscribes: %v, want -32009", err)
+	}
+	var list ahp.ListSessionsResult
+	m.mustCall("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("another person lists %s", jsonText(list))
+	}
+	m.open("ahp-session:/theirs", "motion") // a person may open chats with a bot they may read
+	c.mustCall("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+	if len(list.Items) != 1 {
+		t.Errorf("soft lists %d chats, want 1", len(list.Items))
+	}
+}
+
+func TestEveryLogLineCarriesTheMarkAndTheLogIsTheStateAfterARestart(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session, chat := c.open("ahp-session:/keep", "motion")
+	c.say(chat, "t1", "twice")
+	before := c.turn(chat, "t1")
+	path := filepath.Join(e.configDir, "bots", "motion", "logs", strings.TrimPrefix(chat, "ahp-chat://default/")+".jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		meta, _ := line["_meta"].(map[string]any)
+		wantMark(t, "log line", meta)
+	}
+	f.Close()
+	if n < 5 {
+		t.Errorf("%d log lines, want one per turn event", n)
+	}
+	e.stop()
+	e.start()
+	c2 := e.connect(t, "soft")
+	var list ahp.ListSessionsResult
+	c2.mustCall("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+	if len(list.Items) != 1 || list.Items[0].Resource != session {
+		t.Fatalf("after a restart the list is %s", jsonText(list))
+	}
+	c2.subscribe(session)
+	c2.subscribe(chat)
+	c2.mu.Lock()
+	after := c2.chats[chat].Turns
+	c2.mu.Unlock()
+	if len(after) != 1 || jsonText(after[0]) != jsonText(before) {
+		t.Errorf("replayed turn\n%s\nwant\n%s", jsonText(after), jsonText(before))
+	}
+	c2.say(chat, "t2", "again")
+	if got := markdown(c2.turn(chat, "t2")); !slices.Equal(got, []string{"Motion heard: again"}) {
+		t.Errorf("after a restart the bot says %q", got)
+	}
+	c2.sameAsSnapshot(e, "soft")
+}
+
+func TestATurnBegunAndNeverEndedReadsBackAsInterrupted(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/cut", "motion")
+	c.say(chat, "t1", "sleep 30")
+	c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	e.stop() // the process goes away mid-turn
+	e.start()
+	c2 := e.connect(t, "soft")
+	c2.subscribe(chat)
+	c2.mu.Lock()
+	s := c2.chats[chat]
+	c2.mu.Unlock()
+	if s.ActiveTurn != nil || len(s.Turns) != 1 {
+		t.Fatalf("replayed chat %s", jsonText(s))
+	}
+	ei := turnError(s.Turns[0])
+	if s.Turns[0].State != ahp.TurnStateError || ei == nil || ei.ErrorType != bot.InterruptedType || ei.Message != bot.InterruptedMessage {
+		t.Errorf("interrupted turn %s", jsonText(s.Turns[0]))
+	}
+}
+
+func TestATornLastLogLineIsIgnored(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/torn", "motion")
+	c.say(chat, "t1", "hello")
+	c.turn(chat, "t1")
+	e.stop()
+	path := filepath.Join(e.configDir, "bots", "motion", "logs", strings.TrimPrefix(chat, "ahp-chat://default/")+".jsonl")
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"kind":"chat","at":"2026`)
+	f.Close()
+	e.start()
+	c2 := e.connect(t, "soft")
+	c2.subscribe(chat)
+	c2.say(chat, "t2", "still here")
+	if got := markdown(c2.turn(chat, "t2")); !slices.Equal(got, []string{"Motion heard: still here"}) {
+		t.Errorf("after a torn line the bot says %q", got)
+	}
+	e.stop()
+	e.start()
+	c3 := e.connect(t, "soft")
+	c3.subscribe(chat)
+	c3.mu.Lock()
+	n := len(c3.chats[chat].Turns)
+	c3.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d turns read back, want 2", n)
+	}
+}
+
+func TestAMessageToADeletedBotFailsTheTurn(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session, chat := c.open("ahp-session:/gone", "motion")
+	root := e.connect(t, "root")
+	root.mustCall("resourceDelete", map[string]any{"channel": ahp.RootURI, "uri": "bot://motion"}, nil)
+	c.say(chat, "t1", "hello?")
+	turn := c.turn(chat, "t1")
+	if ei := turnError(turn); ei == nil || ei.ErrorType != wake.ErrorSendFailed || !strings.Contains(ei.Message, "deleted") {
+		t.Errorf("turn %s, want it failed saying the bot was deleted", jsonText(turn))
+	}
+	c.mu.Lock()
+	ss := c.sessions[session]
+	c.mu.Unlock()
+	wantMark(t, "session of a deleted bot", ss.Meta)
+}
+
+func TestDisposeEndsTheChatAndRemovesItsLog(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session, chat := c.open("ahp-session:/bye", "motion")
+	path := filepath.Join(e.configDir, "bots", "motion", "logs", strings.TrimPrefix(chat, "ahp-chat://default/")+".jsonl")
+	c.mustCall("disposeSession", map[string]any{"channel": session}, nil)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the log is still there: %v", err)
+	}
+	if err := c.call("disposeSession", map[string]any{"channel": session}, nil); err == nil || err.Code != -32001 {
+		t.Errorf("a second dispose: %v, want -32001", err)
+	}
+}
+
+func TestAQueuedMessageStartsItsTurnAfterTheTurnInFront(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/q", "motion")
+	c.say(chat, "t1", "sleep 0.1")
+	c.waitChat(chat, "the turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	c.dispatch(chat, ahp.PendingMessageSet(ahp.PendingQueued, "q1", ahp.UserMessage("next")))
+	s := c.waitChat(chat, "two turns", func(s ahp.ChatState) bool { return len(s.Turns) == 2 })
+	if got := markdown(s.Turns[1]); !slices.Equal(got, []string{"Motion heard: next"}) || len(s.QueuedMessages) != 0 {
+		t.Errorf("queued turn says %q: %s", got, jsonText(s))
+	}
+	c.sameAsSnapshot(e, "soft")
+}
+
+func TestTheSubagentCallOpensTheBackChat(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/sub", "motion")
+	c.say(chat, "t1", "hello")
+	turn := c.turn(chat, "t1")
+	var back string
+	for _, p := range turn.ResponseParts {
+		if p.ToolCall != nil && p.ToolCall.ToolName == wake.SubagentTool && len(p.ToolCall.Content) == 1 {
+			back = p.ToolCall.Content[0].Resource
+		}
+	}
+	if back == "" {
+		t.Fatalf("no subagent call: %s", jsonText(turn))
+	}
+	c.subscribe(back)
+	c.mu.Lock()
+	bs := c.chats[back]
+	c.mu.Unlock()
+	if len(bs.Turns) != 1 || bs.Turns[0].Message.Origin.Kind != ahp.MessageAgent {
+		t.Errorf("back chat %s", jsonText(bs))
+	}
+	if err := e.connect(t, "mate").call("subscribe", map[string]any{"channel": back}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("another person opens the back chat: %v, want -32009", err)
+	}
+}
+
+func TestAskInMainIsAnsweredInTheChat(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/ask", "motion")
+	c.say(chat, "t1", "ask favourite number?")
+	s := c.waitChat(chat, "the question", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && slices.ContainsFunc(s.ActiveTurn.ResponseParts, func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
+	})
+	var id string
+	for _, p := range s.ActiveTurn.ResponseParts {
+		if p.InputRequest != nil {
+			id = p.InputRequest.Request.ID
+		}
+	}
+	c.dispatch(chat, ahp.InputCompleted(id, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		"answer": {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "7"}},
+	}))
+	if got := markdown(c.turn(chat, "t1")); !slices.Equal(got, []string{"you said: 7"}) {
+		t.Errorf("bot says %q", got)
+	}
+	c.sameAsSnapshot(e, "soft")
+}
+
+func TestStopOfTheMainTurnStopsTheBackTurn(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/stop", "motion")
+	c.say(chat, "t1", "sleep 30")
+	s := c.waitChat(chat, "the subagent call", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	back := s.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	c.subscribe(back)
+	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	c.dispatch(chat, ahp.TurnCancelled("t1", 5))
+	if turn := c.turn(chat, "t1"); turn.State != ahp.TurnStateCancelled {
+		t.Errorf("main turn %s", jsonText(turn))
+	}
+	bs := c.waitChat(back, "the back turn to stop", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 1 })
+	if bs.Turns[0].State != ahp.TurnStateCancelled {
+		t.Errorf("back turn %s", jsonText(bs.Turns[0]))
+	}
+	c.sameAsSnapshot(e, "soft")
+}
+
+func TestASteerInTheChatIsHandedToTheBackSessionAndTheTurnEndsWithIt(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/steer", "motion")
+	c.say(chat, "t1", "sleep 0.3")
+	s := c.waitChat(chat, "the subagent call", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	back := s.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	c.subscribe(back)
+	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	c.dispatch(chat, ahp.PendingMessageSet(ahp.PendingSteering, "s1", ahp.UserMessage("and more")))
+	turn := c.turn(chat, "t1")
+	if got := markdown(turn); !slices.Equal(got, []string{"awake", "Motion heard: and more"}) {
+		t.Errorf("main turn says %q", got)
+	}
+	c.mu.Lock()
+	steering := c.chats[chat].SteeringMessage
+	c.mu.Unlock()
+	if steering != nil {
+		t.Errorf("the steering message is still waiting: %+v", steering)
+	}
+	c.sameAsSnapshot(e, "soft")
+}
+
+func TestRootListsTheBotChatAgentAndTheOtherChannelsStillServe(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	c := e.connect(t, "soft")
+	var res struct {
+		Snapshot struct {
+			State ahp.RootState `json:"state"`
+		} `json:"snapshot"`
+	}
+	c.mustCall("subscribe", map[string]any{"channel": ahp.RootURI}, &res)
+	if a := res.Snapshot.State.Agents; len(a) != 1 || a[0].Provider != bot.ChatProvider {
+		t.Errorf("agents %s, want bot-chat", jsonText(a))
+	}
+	if err := c.call("subscribe", map[string]any{"channel": "x-ahpd-bots://"}, nil); err != nil {
+		t.Errorf("the catalogue: %v", err)
+	}
+	if err := c.call("subscribe", map[string]any{"channel": "ahp-chat://default/none"}, nil); err == nil || err.Code != -32008 {
+		t.Errorf("an unknown chat: %v, want -32008", err)
+	}
+}

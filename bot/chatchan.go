@@ -1,0 +1,359 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+)
+
+// channel returns the session or chat channel of a bot chat at uri.
+func (c *chats) channel(ctx context.Context, caller transport.Caller, uri string) (transport.Channel, bool, error) {
+	ch := c.get(uri)
+	if ch == nil {
+		return nil, false, nil
+	}
+	if !ch.mayUse(c.s.current(caller.Principal)) {
+		return nil, true, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
+	}
+	if uri == ch.session {
+		return chatSession{ch}, true, nil
+	}
+	return chatChannel{ch}, true, nil
+}
+
+// chatSession is a bot chat's session channel.
+type chatSession struct{ ch *chat }
+
+func (s chatSession) URI() string { return s.ch.session }
+
+func (s chatSession) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	s.ch.mu.Lock()
+	defer s.ch.mu.Unlock()
+	return transport.Snapshot{State: s.ch.sstate, Seq: s.ch.sseq}, nil
+}
+
+// Dispatch takes the session actions a client may send: a title, read and
+// archived.
+func (s chatSession) Dispatch(ctx context.Context, d transport.Dispatch) error {
+	a, err := decodeAction(d.Action)
+	if err != nil {
+		return err
+	}
+	ch := s.ch
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.gone {
+		return errcode.New(errcode.NotFound, "no session %s", ch.session)
+	}
+	switch a.Body.(type) {
+	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
+		origin := d.Origin
+		ch.emitSessionLocked(a, &origin, true)
+		return nil
+	}
+	return errcode.New(errcode.Invalid, "a bot chat's session does not take %s", a.Type)
+}
+
+// chatChannel is a bot chat's chat channel.
+type chatChannel struct{ ch *chat }
+
+func (c chatChannel) URI() string { return c.ch.uri }
+
+func (c chatChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	c.ch.mu.Lock()
+	defer c.ch.mu.Unlock()
+	return transport.Snapshot{State: c.ch.cstate, Seq: c.ch.cseq}, nil
+}
+
+func rejectf(format string, args ...any) error { return errcode.New(errcode.Invalid, format, args...) }
+
+// Dispatch takes a person's actions in the chat: a message begins a turn
+// that wakes the bot's back session; a stop, a steer, answers to the back
+// session's questions and approvals, the queue and the draft.
+func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+	a, err := decodeAction(d.Action)
+	if err != nil {
+		return err
+	}
+	ch := c.ch
+	origin := d.Origin
+	ch.mu.Lock()
+	if ch.gone {
+		ch.mu.Unlock()
+		return errcode.New(errcode.NotFound, "no chat %s", ch.uri)
+	}
+	at := ch.cstate.ActiveTurn
+	var after func()
+	switch b := a.Body.(type) {
+	case *ahp.ChatTurnStartedAction:
+		switch {
+		case b.TurnID == "" || b.Message.Origin.Kind != ahp.MessageUser:
+			err = rejectf("a turn needs a turnId and the person's message")
+		case at != nil:
+			err = rejectf("a turn is in progress")
+		case b.QueuedMessageID != "":
+			err = rejectf("the host starts queued messages itself")
+		case slices.ContainsFunc(ch.cstate.Turns, func(t ahp.Turn) bool { return t.ID == b.TurnID }):
+			err = rejectf("turn %q exists", b.TurnID)
+		default:
+			ch.emitChatLocked(a, &origin)
+			after = ch.beginLocked(ctx, b)
+		}
+	case *ahp.ChatTurnCancelledAction:
+		if at == nil || at.ID != b.TurnID {
+			err = rejectf("turn %q is not in progress", b.TurnID)
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		if t := ch.turn; t != nil {
+			ch.turn = nil
+			after = func() { t.Stop(); ch.next(context.WithoutCancel(ctx)) }
+		}
+	case *ahp.ChatPendingMessageSetAction:
+		if b.ID == "" || (b.Kind != ahp.PendingQueued && b.Kind != ahp.PendingSteering) || b.Message.Origin.Kind != ahp.MessageUser {
+			err = rejectf("a pending message needs an id, the kind queued or steering, and the person's message")
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		switch {
+		case b.Kind == ahp.PendingSteering && ch.turn != nil:
+			t, id, text := ch.turn, b.ID, b.Message.Text
+			after = func() { ch.steer(context.WithoutCancel(ctx), t, id, text) }
+		case at == nil:
+			after = func() { ch.next(context.WithoutCancel(ctx)) }
+		}
+	case *ahp.ChatPendingMessageRemovedAction:
+		switch {
+		case b.Kind == ahp.PendingSteering && ch.cstate.SteeringMessage != nil && ch.cstate.SteeringMessage.ID == b.ID:
+		case b.Kind == ahp.PendingQueued && slices.ContainsFunc(ch.cstate.QueuedMessages, func(m ahp.PendingMessage) bool { return m.ID == b.ID }):
+		default:
+			err = rejectf("no %s message %q is waiting", b.Kind, b.ID)
+		}
+		if err == nil {
+			ch.emitChatLocked(a, &origin)
+		}
+	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction, *ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
+		ch.emitChatLocked(a, &origin)
+	case *ahp.ChatInputAnswerChangedAction:
+		if !hasOpenInput(at, b.RequestID) {
+			err = rejectf("no open input request %q", b.RequestID)
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		after = ch.answerLocked(ctx, a)
+	case *ahp.ChatInputCompletedAction:
+		if !hasOpenInput(at, b.RequestID) {
+			err = rejectf("no open input request %q", b.RequestID)
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		after = ch.answerLocked(ctx, a)
+	case *ahp.ChatToolCallConfirmedAction:
+		if tc := activeCall(at, b.TurnID, b.ToolCallID); tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
+			err = rejectf("tool call %q does not wait for a confirmation", b.ToolCallID)
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		after = ch.answerLocked(ctx, a)
+	default:
+		err = rejectf("a bot chat does not take %s", a.Type)
+	}
+	ch.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return err
+}
+
+func hasOpenInput(at *ahp.ActiveTurn, id string) bool {
+	if at == nil {
+		return false
+	}
+	for _, p := range at.ResponseParts {
+		if p.InputRequest != nil && p.InputRequest.Response == "" && p.InputRequest.Request.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func activeCall(at *ahp.ActiveTurn, turnID, id string) *ahp.ToolCallState {
+	if at == nil || at.ID != turnID {
+		return nil
+	}
+	for _, p := range at.ResponseParts {
+		if p.ToolCall != nil && p.ToolCall.ToolCallID == id {
+			return p.ToolCall
+		}
+	}
+	return nil
+}
+
+// answerLocked returns the handing of a person's answer to the wake.
+func (ch *chat) answerLocked(ctx context.Context, a ahp.Action) func() {
+	t := ch.turn
+	if t == nil {
+		return nil
+	}
+	return func() {
+		if err := t.Answer(context.WithoutCancel(ctx), a); err != nil {
+			ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.uri, "action", a.Type, "err", err)
+		}
+	}
+}
+
+// steer hands a steering message to the back session; one that cannot be
+// handed on is dropped with the reason in the log. Either way it leaves
+// the chat's pending message.
+func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
+	if err := t.Steer(ctx, text); err != nil {
+		ch.c.s.log.Warn("bot: a steering message was dropped", "chat", ch.uri, "id", id, "reason", err.Error())
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if s := ch.cstate.SteeringMessage; s != nil && s.ID == id && !ch.gone {
+		ch.emitChatLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), nil)
+	}
+}
+
+// next starts the chat's first queued message as a turn when the chat is
+// idle.
+func (ch *chat) next(ctx context.Context) {
+	if ch.c.closed.Load() {
+		return
+	}
+	ch.mu.Lock()
+	var after func()
+	if !ch.gone && ch.cstate.ActiveTurn == nil && ch.turn == nil && len(ch.cstate.QueuedMessages) > 0 {
+		q := ch.cstate.QueuedMessages[0]
+		a := ahp.TurnStartedFromQueue(newTurnID(), ch.c.s.now(), q.ID, q.Message)
+		ch.emitChatLocked(a, nil)
+		after = ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
+	}
+	ch.mu.Unlock()
+	if after != nil {
+		after()
+	}
+}
+
+// beginLocked answers a turn just begun: it wakes the bot's back session,
+// or fails the turn when the bot is gone. It returns what to do once
+// ch.mu is released.
+func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
+	s := ch.c.s
+	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
+	e, err := s.store.Get(ctx, ch.bot)
+	var r record.Record
+	if err == nil {
+		var bt Bot
+		if bt, err = s.withPersona(ctx, e, true); err == nil {
+			r = bt.Record
+		}
+	}
+	if err != nil {
+		reason := "The bot " + uri(ch.bot) + " has been deleted."
+		if !errors.Is(err, record.ErrNotFound) {
+			reason = "The bot " + uri(ch.bot) + " could not be read: " + errcode.Message(err)
+		}
+		ch.emitChatLocked(ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false), nil)
+		return func() { ch.next(context.WithoutCancel(ctx)) }
+	}
+	if mark := Mark(r); !sameMark(mark, ch.mark) {
+		ch.mark = mark
+		meta := map[string]any{BotMeta: mark}
+		ch.emitSessionLocked(ahp.SessionMetaChanged(meta), nil, true)
+	}
+	started, err := time.Parse(time.RFC3339Nano, b.StartedAt)
+	if err != nil {
+		started = s.now()
+	}
+	msg := wake.Message{
+		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
+	}
+	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
+	ch.turn = t
+	return func() {
+		go func() {
+			<-t.Done()
+			ch.mu.Lock()
+			if ch.turn == t {
+				ch.turn = nil
+			}
+			ch.mu.Unlock()
+			ch.next(context.Background())
+		}()
+	}
+}
+
+func sameMark(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch x := v.(type) {
+		case []string:
+			y, ok := w.([]string)
+			if !ok {
+				ys, ok := w.([]any)
+				if !ok || len(ys) != len(x) {
+					return false
+				}
+				for i := range x {
+					if ys[i] != x[i] {
+						return false
+					}
+				}
+				continue
+			}
+			if !slices.Equal(x, y) {
+				return false
+			}
+		default:
+			if v != w {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mainTurn is one main turn as the wake answers into it.
+type mainTurn struct {
+	ch     *chat
+	turnID string
+}
+
+// Chat applies a server action to the main turn while it is active.
+func (m mainTurn) Chat(a ahp.Action) bool {
+	ch := m.ch
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.gone || ch.cstate.ActiveTurn == nil || ch.cstate.ActiveTurn.ID != m.turnID {
+		return false
+	}
+	ch.emitChatLocked(a, nil)
+	return true
+}
+
+// Session applies a server action to the chat's session: the back
+// session's requests listed on inputNeeded.
+func (m mainTurn) Session(a ahp.Action) {
+	ch := m.ch
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.gone {
+		return
+	}
+	ch.emitSessionLocked(a, nil, false)
+}

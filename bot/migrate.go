@@ -1,0 +1,121 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+)
+
+// problemKeeper is a store that keeps problems found outside it, as
+// filerecord.Store does, so that a client sees them with the store's own.
+type problemKeeper interface {
+	ReportProblem(id, path, reason string)
+	ClearProblem(path string)
+}
+
+// unmigrated reports whether r, a record of a service that keeps personas
+// in AGENTS.md, still carries its persona: a record made before AGENTS.md
+// was the one copy. A read answers such a bot's persona from its record
+// until a load moves it.
+func (s *Service) unmigrated(r record.Record) bool {
+	return s.personaInFile(r) && r.Name != ""
+}
+
+// migratePersonas moves the persona parts that records made before
+// AGENTS.md was the one copy still carry into each bot's AGENTS.md, and
+// writes each record back without them once a read of the file gives them
+// back. The record's name and description are written into the file's
+// frontmatter; its instructions go into the file unless the file's
+// Instructions section already holds text, which is kept, and the record's
+// copy is dropped (an empty section, or none, takes the record's: it was
+// made from the template before the record's instructions were edited).
+//
+// A bot whose file cannot be read, or written, or does not read back as
+// written, is left alone: its persona stays in its record, where a read
+// finds it, and it is reported - a Warn line naming the file and, when the
+// store keeps problems, a problem - until a later load moves it. Only ctx
+// ending is an error.
+func (s *Service) migratePersonas(ctx context.Context) error {
+	if !s.inFiles {
+		return nil
+	}
+	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
+		return r.Computer == "" && (r.Name != "" || r.Description != "" || r.Instructions != "")
+	})
+	if err != nil {
+		return fmt.Errorf("list records to move personas from: %w", err)
+	}
+	keeper, _ := s.store.(problemKeeper)
+	moved := 0
+	for _, e := range list {
+		path := filepath.Join(e.Record.Workspace, persona.AgentsFile)
+		err := s.migratePersona(ctx, e)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if err != nil {
+			reason := "the persona stays in the record: " + err.Error()
+			s.log.Warn("bot: persona not moved into AGENTS.md", "bot", e.Record.ID, "path", path, "reason", reason)
+			if keeper != nil {
+				keeper.ReportProblem(e.Record.ID, path, reason)
+			}
+			continue
+		}
+		if keeper != nil {
+			keeper.ClearProblem(path)
+		}
+		moved++
+	}
+	if moved > 0 {
+		s.log.Info("bot: moved personas from records into AGENTS.md", "bots", moved)
+	}
+	return nil
+}
+
+// migratePersona moves one record's persona into its AGENTS.md.
+func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
+	r := e.Record
+	unlock := s.lock(r.ID)
+	defer unlock()
+	if r.Workspace == "" {
+		return errors.New("the bot names no workspace to keep its AGENTS.md in")
+	}
+	if err := s.confine(r.Workspace); err != nil {
+		return err
+	}
+	cur, err := s.personas.Read(ctx, r.Workspace)
+	if err != nil {
+		return fmt.Errorf("the file cannot be read: %w", err)
+	}
+	want := cur
+	if r.Name != "" {
+		want.Name = r.Name
+	}
+	if r.Description != "" {
+		want.Description = r.Description
+	}
+	if cur.Instructions == "" {
+		want.Instructions = r.Instructions
+	}
+	if err := s.writePersona(ctx, r, want); err != nil {
+		return err
+	}
+	back, err := s.personas.Read(ctx, r.Workspace)
+	if err != nil {
+		return fmt.Errorf("the file cannot be read after the move: %w", err)
+	}
+	if back != persona.Normalize(want) {
+		return errors.New("the file does not give the persona back after the move")
+	}
+	stored := r
+	stored.Name, stored.Description, stored.Instructions = "", "", ""
+	if _, err := s.store.Update(ctx, stored, e.ETag); err != nil {
+		return fmt.Errorf("the record cannot be written back without its persona: %w", err)
+	}
+	s.forget(r.ID)
+	return nil
+}

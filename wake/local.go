@@ -1,0 +1,823 @@
+package wake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// Preset is a named way to start a session: a provider and a model.
+type Preset struct {
+	Provider, Model string
+}
+
+// LocalConfig configures a LocalHost.
+type LocalConfig struct {
+	// Bus carries the sessions' actions to subscribers; nil makes one. A
+	// transport.Server serving the sessions must be given the same Bus.
+	Bus *transport.Bus
+	// Harnesses run the sessions, by provider. A start naming a provider
+	// not here is refused.
+	Harnesses map[string]Harness
+	// Presets are the presets a start may name, by name.
+	Presets map[string]Preset
+	// Logger hears about turns that fail and answers that are refused;
+	// nil discards.
+	Logger *slog.Logger
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+}
+
+// LocalHost is a SessionHost that runs back sessions in this process, each
+// on an Agent of its provider's Harness, and serves their state as AHP
+// session and chat channels: Channel answers a transport.Host's question
+// for their URIs. A session's owner (or a root principal) may subscribe to
+// its channels and dispatch to its chat.
+//
+// Sessions live in memory: a LocalHost that starts again holds none.
+type LocalHost struct {
+	bus       *transport.Bus
+	harnesses map[string]Harness
+	presets   map[string]Preset
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*localSession // by session URI
+	chats    map[string]*localSession // by chat URI
+	closed   bool
+}
+
+var _ SessionHost = (*LocalHost)(nil)
+
+// NewLocalHost returns a LocalHost running sessions on cfg's harnesses.
+func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	bus := cfg.Bus
+	if bus == nil {
+		bus = transport.NewBus(log)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	h := &LocalHost{
+		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now,
+		sessions: map[string]*localSession{}, chats: map[string]*localSession{},
+	}
+	for name, hr := range cfg.Harnesses {
+		if name == "" || hr == nil {
+			return nil, fmt.Errorf("wake: local host: harness %q is empty", name)
+		}
+		h.harnesses[name] = hr
+	}
+	for name, p := range cfg.Presets {
+		if _, ok := h.harnesses[p.Provider]; !ok {
+			return nil, fmt.Errorf("wake: local host: preset %q names provider %q, which has no harness", name, p.Provider)
+		}
+		h.presets[name] = p
+	}
+	return h, nil
+}
+
+// Bus is the bus the host publishes its sessions' actions on.
+func (h *LocalHost) Bus() *transport.Bus { return h.bus }
+
+// Providers returns the providers the host runs sessions on, sorted.
+func (h *LocalHost) Providers() []string {
+	out := make([]string, 0, len(h.harnesses))
+	for p := range h.harnesses {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Start starts a session of spec on its provider's harness.
+func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
+	provider, model := spec.Provider, spec.Model
+	if spec.Preset != "" {
+		p, ok := h.presets[spec.Preset]
+		if !ok {
+			return "", fmt.Errorf("no preset %q: %w", spec.Preset, ErrRefused)
+		}
+		provider, model = p.Provider, p.Model
+	}
+	hr, ok := h.harnesses[provider]
+	if !ok {
+		return "", fmt.Errorf("no agent for provider %q: %w", provider, ErrRefused)
+	}
+	if spec.Dir == "" {
+		return "", fmt.Errorf("a session needs a folder to work in: %w", ErrRefused)
+	}
+	uri := "ahp-session:/" + newID()
+	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt}
+	if spec.Client != nil {
+		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
+	}
+	agent, err := hr.Open(ctx, info)
+	if err != nil {
+		return "", fmt.Errorf("%v: %w", err, ErrRefused)
+	}
+	now := h.now()
+	chat := ahp.DefaultChatURI(uri)
+	s := &localSession{h: h, uri: uri, chat: chat, spec: spec, agent: agent, feed: feed.New[ahp.Action](),
+		createdAt: ahp.FormatTime(now), waits: map[string]chan ahp.Action{}}
+	s.state = ahp.SessionState{
+		SessionMetadata: ahp.SessionMetadata{
+			Provider: provider, Title: spec.Title, Status: ahp.StatusIdle,
+			WorkingDirectories: []string{(&url.URL{Scheme: "file", Path: spec.Dir}).String()},
+		},
+		Lifecycle:     ahp.LifecycleReady,
+		ActiveClients: ahp.List[ahp.SessionActiveClient]{},
+		DefaultChat:   chat,
+		Meta:          spec.Meta,
+	}
+	if spec.Client != nil {
+		s.state.ActiveClients = append(s.state.ActiveClients, *spec.Client)
+	}
+	summary := ahp.ChatSummary{Resource: chat, Title: spec.Title, Status: ahp.StatusIdle, ModifiedAt: ahp.FormatTime(now)}
+	s.state.Chats = ahp.List[ahp.ChatSummary]{summary}
+	s.chatState = ahp.ChatState{ChatSummary: summary, Turns: ahp.List[ahp.Turn]{}}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		agent.Close()
+		return "", fmt.Errorf("the host is closed: %w", ErrRefused)
+	}
+	h.sessions[uri] = s
+	h.chats[chat] = s
+	return uri, nil
+}
+
+// Has reports whether the host holds the session.
+func (h *LocalHost) Has(ctx context.Context, session string) (bool, error) {
+	_, ok := h.session(session)
+	return ok, nil
+}
+
+func (h *LocalHost) session(uri string) (*localSession, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[uri]
+	return s, ok
+}
+
+// Dispose ends the session: its running turn is stopped, its agent closed
+// and its channels ended.
+func (h *LocalHost) Dispose(ctx context.Context, session string) error {
+	h.mu.Lock()
+	s, ok := h.sessions[session]
+	if ok {
+		delete(h.sessions, session)
+		delete(h.chats, s.chat)
+	}
+	h.mu.Unlock()
+	if !ok {
+		return ErrNoSession
+	}
+	s.dispose()
+	return nil
+}
+
+// Close disposes every session and refuses new ones. It is idempotent.
+func (h *LocalHost) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	all := make([]*localSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.sessions = map[string]*localSession{}
+	h.chats = map[string]*localSession{}
+	h.mu.Unlock()
+	for _, s := range all {
+		s.dispose()
+	}
+	return nil
+}
+
+// Send queues m on the session's chat.
+func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s, ok := h.session(session)
+	if !ok {
+		return ErrNoSession
+	}
+	return s.dispatch(ahp.PendingMessageSet(m.Kind, m.ID, m.Message), nil)
+}
+
+// Dispatch applies a client's action to the session's chat.
+func (h *LocalHost) Dispatch(ctx context.Context, session string, a ahp.Action) error {
+	s, ok := h.session(session)
+	if !ok {
+		return ErrNoSession
+	}
+	return s.dispatch(a, nil)
+}
+
+// Follow returns the session chat's state and the actions applied to it
+// from then on.
+func (h *LocalHost) Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error) {
+	s, ok := h.session(session)
+	if !ok {
+		return ahp.ChatState{}, nil, ErrNoSession
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return ahp.ChatState{}, nil, ErrNoSession
+	}
+	return s.chatState, s.feed.Subscribe(ctx), nil
+}
+
+// Channel returns the session or chat channel at uri for a transport.Host
+// to serve: the session's owner, or a root principal, may subscribe to it
+// and dispatch to the chat. Any other URI is errcode.NotFound.
+func (h *LocalHost) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+	h.mu.Lock()
+	s, isSession := h.sessions[uri]
+	var chat *localSession
+	if !isSession {
+		chat = h.chats[uri]
+	}
+	h.mu.Unlock()
+	switch {
+	case isSession:
+		if !c.Principal.Any() && !c.Principal.Owns(s.spec.Owner) {
+			return nil, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
+		}
+		return sessionChannel{s}, nil
+	case chat != nil:
+		if !c.Principal.Any() && !c.Principal.Owns(chat.spec.Owner) {
+			return nil, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
+		}
+		return chatChannel{chat}, nil
+	}
+	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+// Summaries returns the listing rows of the sessions owned by owner (every
+// session for ""), newest first.
+func (h *LocalHost) Summaries(owner string) []ahp.SessionSummary {
+	h.mu.Lock()
+	all := make([]*localSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		if owner == "" || s.spec.Owner == owner {
+			all = append(all, s)
+		}
+	}
+	h.mu.Unlock()
+	out := make([]ahp.SessionSummary, 0, len(all))
+	for _, s := range all {
+		s.mu.Lock()
+		st, cs := s.state, s.chatState
+		s.mu.Unlock()
+		meta := st.SessionMetadata
+		meta.Status = cs.Status
+		out = append(out, ahp.SessionSummary{
+			SessionMetadata: meta, Resource: s.uri, CreatedAt: s.createdAt, ModifiedAt: cs.ModifiedAt,
+			Meta: st.Meta, DefaultChat: s.chat,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ModifiedAt > out[j].ModifiedAt })
+	return out
+}
+
+// localSession is one session LocalHost runs.
+type localSession struct {
+	h     *LocalHost
+	uri   string
+	chat  string
+	spec  Spec
+	agent Agent
+	feed  *feed.Feed[ahp.Action]
+	// createdAt is when the session started (ISO 8601).
+	createdAt string
+
+	mu         sync.Mutex
+	state      ahp.SessionState
+	chatState  ahp.ChatState
+	sessionSeq int64
+	chatSeq    int64
+	turn       *localTurn
+	waits      map[string]chan ahp.Action // tool call or request id → its answer
+	gone       bool
+}
+
+// localTurn is the turn a session's agent runs.
+type localTurn struct {
+	id      string
+	started time.Time
+	cancel  context.CancelFunc
+	stopped bool   // the turn was cancelled; nothing more is emitted for it
+	reply   string // the reply's markdown part, once opened
+}
+
+// dispose stops the running turn, ends the channels and closes the agent.
+func (s *localSession) dispose() {
+	s.mu.Lock()
+	if s.gone {
+		s.mu.Unlock()
+		return
+	}
+	s.gone = true
+	if t := s.turn; t != nil {
+		t.stopped = true
+		t.cancel()
+	}
+	s.mu.Unlock()
+	s.feed.Close()
+	s.h.bus.End(s.uri)
+	s.h.bus.End(s.chat)
+	if err := s.agent.Close(); err != nil {
+		s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+	}
+}
+
+// emitChatLocked applies a to the chat, publishes it and tells followers;
+// the session's catalogue follows the chat's status. Called with s.mu held.
+func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
+	prev := s.chatState
+	s.chatState = ahp.ApplyChat(s.chatState, a)
+	seq, err := s.h.bus.Publish(s.chat, transport.Event{Action: a, Origin: origin})
+	if err != nil {
+		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
+	} else {
+		s.chatSeq = seq
+	}
+	s.feed.Publish(a)
+	if prev.Status != s.chatState.Status || prev.ModifiedAt != s.chatState.ModifiedAt {
+		st, mod := s.chatState.Status, s.chatState.ModifiedAt
+		s.emitSessionLocked(ahp.ChatUpdated(s.chat, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
+	}
+}
+
+func (s *localSession) emitSessionLocked(a ahp.Action, origin *transport.Origin) {
+	s.state = ahp.ApplySession(s.state, a)
+	seq, err := s.h.bus.Publish(s.uri, transport.Event{Action: a, Origin: origin})
+	if err != nil {
+		s.h.log.Error("wake: action did not publish", "session", s.uri, "err", err)
+		return
+	}
+	s.sessionSeq = seq
+}
+
+// refused is the error of an action the chat does not take.
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrRefused)
+}
+
+// dispatch validates and applies a client's action to the chat; origin is
+// nil for an in-process caller.
+func (s *localSession) dispatch(a ahp.Action, origin *transport.Origin) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return ErrNoSession
+	}
+	cs := s.chatState
+	active := cs.ActiveTurn
+	switch b := a.Body.(type) {
+	case *ahp.ChatTurnStartedAction:
+		if b.TurnID == "" || b.Message.Origin.Kind != ahp.MessageUser {
+			return refused("a turn a client starts needs a turnId and a user's message")
+		}
+		if active != nil || s.turn != nil {
+			return refused("a turn is in progress")
+		}
+		if b.QueuedMessageID != "" {
+			return refused("the host consumes queued messages itself")
+		}
+		s.emitChatLocked(a, origin)
+		s.runLocked(b.TurnID, b.Message)
+		return nil
+	case *ahp.ChatTurnCancelledAction:
+		if active == nil || active.ID != b.TurnID {
+			return refused("turn %q is not in progress", b.TurnID)
+		}
+		if origin == nil && b.Duration == 0 {
+			a = ahp.TurnCancelled(b.TurnID, s.durationLocked())
+		}
+		if t := s.turn; t != nil && t.id == b.TurnID {
+			t.stopped = true
+			t.cancel()
+		}
+		s.emitChatLocked(a, origin)
+		s.turn = nil
+		s.nextLocked()
+		return nil
+	case *ahp.ChatPendingMessageSetAction:
+		if b.ID == "" || (b.Kind != ahp.PendingQueued && b.Kind != ahp.PendingSteering) {
+			return refused("a pending message needs an id and the kind queued or steering")
+		}
+		s.emitChatLocked(a, origin)
+		s.nextLocked()
+		return nil
+	case *ahp.ChatPendingMessageRemovedAction:
+		switch {
+		case b.Kind == ahp.PendingSteering && cs.SteeringMessage != nil && cs.SteeringMessage.ID == b.ID:
+		case b.Kind == ahp.PendingQueued && slices.ContainsFunc(cs.QueuedMessages, func(m ahp.PendingMessage) bool { return m.ID == b.ID }):
+		default:
+			return refused("no %s message %q is waiting", b.Kind, b.ID)
+		}
+		s.emitChatLocked(a, origin)
+		return nil
+	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction,
+		*ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
+		s.emitChatLocked(a, origin)
+		return nil
+	case *ahp.ChatInputAnswerChangedAction:
+		if !openRequest(active, b.RequestID) {
+			return refused("no open input request %q", b.RequestID)
+		}
+		s.emitChatLocked(a, origin)
+		return nil
+	case *ahp.ChatInputCompletedAction:
+		if !openRequest(active, b.RequestID) {
+			return refused("no open input request %q", b.RequestID)
+		}
+		s.emitChatLocked(a, origin)
+		s.deliverLocked(b.RequestID, a)
+		return nil
+	case *ahp.ChatToolCallConfirmedAction:
+		tc := toolCall(active, b.TurnID, b.ToolCallID)
+		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
+			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
+		}
+		s.emitChatLocked(a, origin)
+		s.deliverLocked(b.ToolCallID, a)
+		return nil
+	case *ahp.ChatToolCallCompleteAction:
+		tc := toolCall(active, b.TurnID, b.ToolCallID)
+		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
+			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
+		}
+		if origin != nil && origin.ClientID != tc.Contributor.ClientID {
+			return refused("only client %q completes tool call %q", tc.Contributor.ClientID, b.ToolCallID)
+		}
+		s.emitChatLocked(a, origin)
+		s.deliverLocked(b.ToolCallID, a)
+		return nil
+	}
+	return refused("this chat does not take %s", a.Type)
+}
+
+// dispatchSession applies a client's action to the session channel.
+func (s *localSession) dispatchSession(a ahp.Action, origin *transport.Origin) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return ErrNoSession
+	}
+	switch a.Body.(type) {
+	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
+		s.emitSessionLocked(a, origin)
+		return nil
+	}
+	return refused("this session does not take %s", a.Type)
+}
+
+func (s *localSession) deliverLocked(id string, a ahp.Action) {
+	if ch, ok := s.waits[id]; ok {
+		delete(s.waits, id)
+		ch <- a
+	}
+}
+
+func (s *localSession) durationLocked() time.Duration {
+	if s.turn != nil {
+		return s.h.now().Sub(s.turn.started)
+	}
+	if at := s.chatState.ActiveTurn; at != nil {
+		if t, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
+			return s.h.now().Sub(t)
+		}
+	}
+	return 0
+}
+
+// nextLocked starts the next waiting message when the chat is idle: the
+// steering message first, then the queue.
+func (s *localSession) nextLocked() {
+	if s.turn != nil || s.gone || s.chatState.ActiveTurn != nil {
+		return
+	}
+	var next *ahp.PendingMessage
+	switch {
+	case s.chatState.SteeringMessage != nil:
+		next = s.chatState.SteeringMessage
+	case len(s.chatState.QueuedMessages) > 0:
+		next = &s.chatState.QueuedMessages[0]
+	default:
+		return
+	}
+	id := newID()
+	s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
+	s.runLocked(id, next.Message)
+}
+
+// runLocked runs the agent's turn id in a goroutine of its own.
+func (s *localSession) runLocked(id string, msg ahp.Message) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &localTurn{id: id, started: s.h.now(), cancel: cancel}
+	s.turn = t
+	go s.run(ctx, t, msg)
+}
+
+func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
+	err := runAgent(ctx, s.agent, &work{s: s, t: t, msg: msg})
+	t.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.stopped || s.turn != t {
+		return
+	}
+	d := s.h.now().Sub(t.started)
+	if err != nil {
+		s.h.log.Info("wake: a back turn failed", "session", s.uri, "turn", t.id, "err", err)
+		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+	} else {
+		s.emitChatLocked(ahp.TurnComplete(t.id, d), nil)
+	}
+	s.turn = nil
+	s.nextLocked()
+}
+
+// runAgent runs one turn, turning a panic of the agent into an error.
+func runAgent(ctx context.Context, a Agent, w Work) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the agent panicked: %v", r)
+		}
+	}()
+	return a.Turn(ctx, w)
+}
+
+func openRequest(at *ahp.ActiveTurn, id string) bool {
+	if at == nil {
+		return false
+	}
+	for _, p := range at.ResponseParts {
+		if p.InputRequest != nil && p.InputRequest.Response == "" && p.InputRequest.Request.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func toolCall(at *ahp.ActiveTurn, turnID, id string) *ahp.ToolCallState {
+	if at == nil || at.ID != turnID {
+		return nil
+	}
+	for _, p := range at.ResponseParts {
+		if p.ToolCall != nil && p.ToolCall.ToolCallID == id {
+			return p.ToolCall
+		}
+	}
+	return nil
+}
+
+// work is what an agent does one turn through.
+type work struct {
+	s   *localSession
+	t   *localTurn
+	msg ahp.Message
+}
+
+func (w *work) TurnID() string       { return w.t.id }
+func (w *work) Message() ahp.Message { return w.msg }
+
+// liveLocked reports whether the turn still runs. Called with s.mu held.
+func (w *work) liveLocked() bool { return !w.s.gone && w.s.turn == w.t && !w.t.stopped }
+
+func (w *work) Reply(text string) {
+	if text == "" {
+		return
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !w.liveLocked() {
+		return
+	}
+	if w.t.reply == "" {
+		w.t.reply = newID()
+		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.MarkdownResponse(w.t.reply, text)), nil)
+		return
+	}
+	s.emitChatLocked(ahp.Delta(w.t.id, w.t.reply, text), nil)
+}
+
+var errTurnOver = errors.New("the turn is over")
+
+func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage) (ahp.ToolCallResult, error) {
+	s := w.s
+	s.mu.Lock()
+	if !w.liveLocked() {
+		s.mu.Unlock()
+		return ahp.ToolCallResult{}, errTurnOver
+	}
+	id := newID()
+	var client *ahp.SessionActiveClient
+	var display string
+	if c := s.spec.Client; c != nil {
+		for _, d := range c.Tools {
+			if d.Name == name {
+				client, display = c, d.Title
+			}
+		}
+	}
+	if display == "" {
+		display = name
+	}
+	start := &ahp.ChatToolCallStartAction{TurnID: w.t.id, ToolCallID: id, ToolName: name, DisplayName: display}
+	if client != nil {
+		start.Contributor = &ahp.ToolCallContributor{Kind: ahp.ContributorClient, ClientID: client.ClientID}
+	}
+	s.emitChatLocked(ahp.NewAction(start), nil)
+	invocation := ahp.Plain("Calling " + display)
+	toolInput := &ahp.ToolInput{Text: string(input)}
+	if slices.Contains(s.spec.Deny, name) {
+		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: id, InvocationMessage: invocation, ToolInput: toolInput}), nil)
+		reason := ahp.Plain("The session's deny list refuses " + name + ".")
+		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallConfirmedAction{TurnID: w.t.id, ToolCallID: id, Reason: ahp.CancelDenied, ReasonMessage: &reason}), nil)
+		s.mu.Unlock()
+		return ahp.ToolCallResult{}, ErrDenied
+	}
+	s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: id, InvocationMessage: invocation, ToolInput: toolInput, Confirmed: ahp.ConfirmedNotNeeded}), nil)
+	if client == nil {
+		res := ahp.ToolCallResult{Success: false, PastTenseMessage: ahp.Plain("No tool " + name), Error: &ahp.ToolError{Message: "no tool named " + name}}
+		s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, res), nil)
+		s.mu.Unlock()
+		return res, nil
+	}
+	ch := make(chan ahp.Action, 1)
+	s.waits[id] = ch
+	s.mu.Unlock()
+	select {
+	case a := <-ch:
+		return a.Body.(*ahp.ChatToolCallCompleteAction).Result, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.waits, id)
+		s.mu.Unlock()
+		return ahp.ToolCallResult{}, ctx.Err()
+	}
+}
+
+func (w *work) Ask(ctx context.Context, questions []ahp.ChatInputQuestion) (ahp.InputResponse, map[string]ahp.ChatInputAnswer, error) {
+	s := w.s
+	s.mu.Lock()
+	if !w.liveLocked() {
+		s.mu.Unlock()
+		return "", nil, errTurnOver
+	}
+	id := newID()
+	s.emitChatLocked(ahp.InputRequested(ahp.ChatInputRequest{ID: id, Questions: questions}), nil)
+	ch := make(chan ahp.Action, 1)
+	s.waits[id] = ch
+	s.mu.Unlock()
+	select {
+	case a := <-ch:
+		b := a.Body.(*ahp.ChatInputCompletedAction)
+		return b.Response, b.Answers, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, waiting := s.waits[id]; waiting {
+			delete(s.waits, id)
+			if w.liveLocked() {
+				s.emitChatLocked(ahp.InputCompleted(id, ahp.InputCancel, nil), nil) // withdrawn
+			}
+		}
+		return "", nil, ctx.Err()
+	}
+}
+
+func (w *work) Approve(ctx context.Context, ap Approval) (bool, error) {
+	s := w.s
+	s.mu.Lock()
+	if !w.liveLocked() {
+		s.mu.Unlock()
+		return false, errTurnOver
+	}
+	id := newID()
+	display := ap.DisplayName
+	if display == "" {
+		display = ap.ToolName
+	}
+	s.emitChatLocked(ahp.ToolCallStart(w.t.id, id, ap.ToolName, display), nil)
+	title := ahp.Plain("Allow " + display + "?")
+	s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{
+		TurnID: w.t.id, ToolCallID: id, InvocationMessage: ahp.Plain(ap.Invocation),
+		ToolInput: &ahp.ToolInput{Text: ap.Input}, ConfirmationTitle: &title,
+	}), nil)
+	ch := make(chan ahp.Action, 1)
+	s.waits[id] = ch
+	s.mu.Unlock()
+	select {
+	case a := <-ch:
+		b := a.Body.(*ahp.ChatToolCallConfirmedAction)
+		if !b.Approved {
+			return false, nil
+		}
+		s.mu.Lock()
+		if w.liveLocked() {
+			s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, ahp.ToolCallResult{Success: true, PastTenseMessage: ahp.Plain("Ran " + display)}), nil)
+		}
+		s.mu.Unlock()
+		return true, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, waiting := s.waits[id]; waiting {
+			delete(s.waits, id)
+			if w.liveLocked() { // withdrawn
+				s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, ahp.ToolCallResult{
+					Success: false, PastTenseMessage: ahp.Plain("Withdrawn"), Error: &ahp.ToolError{Message: "the request was withdrawn"},
+				}), nil)
+			}
+		}
+		return false, ctx.Err()
+	}
+}
+
+// sessionChannel serves a session's state.
+type sessionChannel struct{ s *localSession }
+
+func (c sessionChannel) URI() string { return c.s.uri }
+
+func (c sessionChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return transport.Snapshot{State: c.s.state, Seq: c.s.sessionSeq}, nil
+}
+
+func (c sessionChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+	a, err := decodeAction(d.Action)
+	if err != nil {
+		return err
+	}
+	origin := d.Origin
+	return wireError(c.s.dispatchSession(a, &origin))
+}
+
+// chatChannel serves a session's chat.
+type chatChannel struct{ s *localSession }
+
+func (c chatChannel) URI() string { return c.s.chat }
+
+func (c chatChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return transport.Snapshot{State: c.s.chatState, Seq: c.s.chatSeq}, nil
+}
+
+func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+	a, err := decodeAction(d.Action)
+	if err != nil {
+		return err
+	}
+	origin := d.Origin
+	return wireError(c.s.dispatch(a, &origin))
+}
+
+func decodeAction(raw json.RawMessage) (ahp.Action, error) {
+	var a ahp.Action
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return ahp.Action{}, errcode.New(errcode.Invalid, "the action does not decode: %v", err)
+	}
+	return a, nil
+}
+
+// wireError gives a dispatch error the code transport answers it with.
+func wireError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoSession):
+		return errcode.Wrap(errcode.NotFound, err, "no such session")
+	case errors.Is(err, ErrRefused):
+		return errcode.Wrap(errcode.Invalid, err, "%s", strings.TrimSuffix(err.Error(), ": "+ErrRefused.Error()))
+	}
+	return err
+}

@@ -1,0 +1,164 @@
+package wake
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+)
+
+// Row says which back session a bot's (person, session name) is on: the
+// session a message to that name continues.
+type Row struct {
+	// Bot is the bot's slug.
+	Bot string `json:"bot"`
+	// Person is the owner string of the person the session is for
+	// (user:<id>, root:<host>).
+	Person string `json:"person"`
+	// Name is the filled session name (work, w-<turn>…).
+	Name string `json:"name"`
+	// Session is the back session's URI at the session host.
+	Session string `json:"session"`
+	// Provider is the agent provider the session was started on, "" when
+	// it was started on a preset.
+	Provider string `json:"provider,omitempty"`
+	// Preset is the preset the session was started from, if any.
+	Preset string `json:"preset,omitempty"`
+	// UpdatedAt is when the row was last written.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Rows keeps the rows of every bot: one per (bot, person, name). Its
+// methods may be called concurrently. Put replaces the row of the same
+// (bot, person, name).
+type Rows interface {
+	// Get returns the row of (bot, person, name); ok is false when there
+	// is none.
+	Get(ctx context.Context, bot, person, name string) (row Row, ok bool, err error)
+	// Put writes the row, over any row of the same (bot, person, name).
+	Put(ctx context.Context, row Row) error
+}
+
+// MemRows keeps rows in memory. The zero value is ready to use.
+type MemRows struct {
+	mu   sync.Mutex
+	rows map[rowKey]Row
+}
+
+type rowKey struct{ bot, person, name string }
+
+// Get returns the row of (bot, person, name).
+func (m *MemRows) Get(ctx context.Context, bot, person, name string) (Row, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[rowKey{bot, person, name}]
+	return r, ok, nil
+}
+
+// Put writes the row.
+func (m *MemRows) Put(ctx context.Context, row Row) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rows == nil {
+		m.rows = map[rowKey]Row{}
+	}
+	m.rows[rowKey{row.Bot, row.Person, row.Name}] = row
+	return nil
+}
+
+// FileRows keeps each row as a small JSON file,
+// <configDir>/bots/<bot>/sessions/<name>@<base64url(person)>.json, written
+// crash-safely. Rows read once are cached; the files are the truth across
+// restarts.
+type FileRows struct {
+	botsDir string
+
+	mu    sync.Mutex
+	cache map[rowKey]Row
+}
+
+// NewFileRows returns the rows kept under configDir.
+func NewFileRows(configDir string) *FileRows {
+	return &FileRows{botsDir: filepath.Join(configDir, "bots"), cache: map[rowKey]Row{}}
+}
+
+// Path is the file of the row of (bot, person, name).
+func (f *FileRows) Path(bot, person, name string) string {
+	return filepath.Join(f.botsDir, bot, "sessions", name+"@"+base64.RawURLEncoding.EncodeToString([]byte(person))+".json")
+}
+
+// Get returns the row of (bot, person, name). A file that is not a row is
+// an error naming it.
+func (f *FileRows) Get(ctx context.Context, bot, person, name string) (Row, bool, error) {
+	if err := checkRowKey(bot, name); err != nil {
+		return Row{}, false, err
+	}
+	k := rowKey{bot, person, name}
+	f.mu.Lock()
+	r, ok := f.cache[k]
+	f.mu.Unlock()
+	if ok {
+		return r, true, nil
+	}
+	path := f.Path(bot, person, name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Row{}, false, nil
+	}
+	if err != nil {
+		return Row{}, false, fmt.Errorf("read session row: %w", err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Row{}, false, fmt.Errorf("session row %s: %w", path, err)
+	}
+	if r.Session == "" {
+		return Row{}, false, fmt.Errorf("session row %s names no session", path)
+	}
+	r.Bot, r.Person, r.Name = bot, person, name
+	f.mu.Lock()
+	f.cache[k] = r
+	f.mu.Unlock()
+	return r, true, nil
+}
+
+// Put writes the row's file crash-safely, making the sessions folder when
+// missing.
+func (f *FileRows) Put(ctx context.Context, row Row) error {
+	if err := checkRowKey(row.Bot, row.Name); err != nil {
+		return err
+	}
+	data, err := json.Marshal(row)
+	if err != nil {
+		return fmt.Errorf("encode session row: %w", err)
+	}
+	path := f.Path(row.Bot, row.Person, row.Name)
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write session row: %w", err)
+	}
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write session row: %w", err)
+	}
+	f.mu.Lock()
+	f.cache[rowKey{row.Bot, row.Person, row.Name}] = row
+	f.mu.Unlock()
+	return nil
+}
+
+// checkRowKey refuses a bot or name that would leave the bots folder.
+func checkRowKey(bot, name string) error {
+	for _, s := range []string{bot, name} {
+		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
+			return fmt.Errorf("session row: %q cannot name a file", s)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,393 @@
+package wake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// The values of the plugin options the Waker follows.
+const (
+	PostMessageAbsentPost       = "post"
+	PostMessageAbsentNotice     = "notice"
+	PostMessageAbsentSilence    = "silence"
+	PostMessageAbsentPostNotice = "postNotice"
+	ContextInText               = "text"
+	ContextInMeta               = "meta"
+	AskInMain                   = "main"
+	AskInOwn                    = "own"
+)
+
+// Names the wake gives things.
+const (
+	// ClientID is the client id under which the wake provides post_message
+	// to back sessions.
+	ClientID = "ahpd.bot"
+	// PostMessage is the tool a back session answers the person with.
+	PostMessage = "post_message"
+	// SubagentTool is the tool name of the call that shows the back
+	// session in the main turn.
+	SubagentTool = "subagent"
+	// ErrorSendFailed is the errorType of a main turn the wake fails.
+	ErrorSendFailed = "sendFailed"
+	// DelegationMeta is the _meta key naming the main chat on a woken
+	// message, as VS Code's host reads it.
+	DelegationMeta = "vscode.chat.delegation"
+	// NotConfirmed is the reason of a main turn whose send the host did not
+	// confirm in time: VS Code's words.
+	NotConfirmed = "Remote message delivery was not confirmed. It may already be queued; do not retry automatically."
+)
+
+// SystemPrompt is what every back session is told: only what no file can.
+// The bot's own rules are its AGENTS.md.
+const SystemPrompt = "A person is waiting in the main chat for your reply. " +
+	"post_message is what answers them: call it with the text they should read, as often as you need. " +
+	"Ask them a question with your question tool. " +
+	"send_message starts a turn somewhere else and is not a reply."
+
+// PostMessageTool is post_message as it is offered to a back session.
+func PostMessageTool() ahp.ToolDefinition {
+	return ahp.ToolDefinition{
+		Name:        PostMessage,
+		Title:       "Post message",
+		Description: "Post a message to the person waiting in the main chat. Call it with the text they should read; you may call it more than once.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"What the person reads."}},"required":["text"]}`),
+	}
+}
+
+// Persona writes a bot's AGENTS.md where its folder has none;
+// persona.Files is one.
+type Persona interface {
+	// Ensure writes <dir>/AGENTS.md from the template only when the folder
+	// has none, never over a file that is there.
+	Ensure(ctx context.Context, dir string, p persona.Parts, template string) (bool, error)
+}
+
+// Config configures a Waker. Host is required.
+type Config struct {
+	// Host is where back sessions live.
+	Host SessionHost
+	// Rows keeps which session each (bot, person, name) is on; nil keeps
+	// them in memory.
+	Rows Rows
+	// Persona writes AGENTS.md at the first wake where the folder has
+	// none; nil writes nothing.
+	Persona Persona
+	// DefaultAgent is the provider a back session runs on when its bot
+	// names neither a preset nor a provider.
+	DefaultAgent string
+	// MainTurnPostMessageAbsent, ContextIn and AskIn are the plugin
+	// options; "" is the default, any other unknown value is reported and
+	// the default used.
+	MainTurnPostMessageAbsent, ContextIn, AskIn string
+	// Deny names tools back sessions may not call.
+	Deny []string
+	// SendTimeout is how long a send waits for the host's confirmation;
+	// zero means ten seconds.
+	SendTimeout time.Duration
+	// Logger hears reports; nil discards.
+	Logger *slog.Logger
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+	// Location is the zone of the context block's time; nil is time.Local.
+	Location *time.Location
+}
+
+// Waker wakes back sessions for main chats. Its methods are safe for
+// concurrent use.
+type Waker struct {
+	host        SessionHost
+	rows        Rows
+	persona     Persona
+	agent       string
+	absent      string
+	contextIn   string
+	askIn       string
+	deny        []string
+	sendTimeout time.Duration
+	log         *slog.Logger
+	now         func() time.Time
+	loc         *time.Location
+
+	keys keyed
+
+	mu       sync.Mutex
+	sessions map[string]*followed
+	closed   bool
+	base     context.Context
+	cancel   context.CancelFunc
+}
+
+// New checks cfg and returns a Waker. An option with an unknown value is
+// reported at Warn and its default used.
+func New(cfg Config) (*Waker, error) {
+	if cfg.Host == nil {
+		return nil, errors.New("wake: Config.Host is required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Waker{
+		host: cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
+		deny: cfg.Deny, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
+		sessions: map[string]*followed{},
+	}
+	if w.rows == nil {
+		w.rows = &MemRows{}
+	}
+	if w.sendTimeout <= 0 {
+		w.sendTimeout = 10 * time.Second
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.loc == nil {
+		w.loc = time.Local
+	}
+	w.absent = option(log, "mainTurnPostMessageAbsent", cfg.MainTurnPostMessageAbsent, PostMessageAbsentPost,
+		PostMessageAbsentNotice, PostMessageAbsentSilence, PostMessageAbsentPostNotice)
+	w.contextIn = option(log, "contextIn", cfg.ContextIn, ContextInText, ContextInMeta)
+	w.askIn = option(log, "askIn", cfg.AskIn, AskInMain, AskInOwn)
+	w.base, w.cancel = context.WithCancel(context.Background())
+	return w, nil
+}
+
+// option returns v when it is def or one of others, else def; an unknown
+// value is reported.
+func option(log *slog.Logger, name, v, def string, others ...string) string {
+	if v == "" || v == def {
+		return def
+	}
+	for _, o := range others {
+		if v == o {
+			return v
+		}
+	}
+	log.Warn("wake: unknown option value, the default is used", "option", name, "value", v, "default", def)
+	return def
+}
+
+// Options returns the option values in force: mainTurnPostMessageAbsent,
+// contextIn and askIn.
+func (w *Waker) Options() (absent, contextIn, askIn string) { return w.absent, w.contextIn, w.askIn }
+
+// Close stops following back sessions and ends every main turn still
+// waiting, without ending it in its chat (the process is going away). It
+// is idempotent.
+func (w *Waker) Close() error {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	return nil
+}
+
+// Message is one message said in a main chat, for the wake.
+type Message struct {
+	// Bot is the bot the chat is with, as it is now.
+	Bot record.Record
+	// Person is the owner string of the person who said it (user:<id>,
+	// root:<host>).
+	Person string
+	// Session and Chat are the main chat's session and chat URIs.
+	Session, Chat string
+	// TurnID is the main turn the message began.
+	TurnID string
+	// Text is what the person said.
+	Text string
+	// StartedAt is when the main turn began.
+	StartedAt time.Time
+}
+
+// Main is the main chat a wake answers into; the bot-chat provider
+// implements it. Its methods may be called from any goroutine, never with
+// a lock of the caller's held that the provider could wait on.
+type Main interface {
+	// Chat applies a server action to the main chat: it logs, applies and
+	// publishes it. It reports false, doing nothing, when the action no
+	// longer applies (the turn it names has ended).
+	Chat(a ahp.Action) bool
+	// Session applies a server action to the main chat's session and
+	// publishes it.
+	Session(a ahp.Action)
+}
+
+// keyed is a set of mutexes by key.
+type keyed struct {
+	mu sync.Mutex
+	m  map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (k *keyed) lock(key string) func() {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*keyedEntry{}
+	}
+	e := k.m[key]
+	if e == nil {
+		e = &keyedEntry{}
+		k.m[key] = e
+	}
+	e.n++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		if e.n--; e.n == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// failure is a reason a main turn ends failed.
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func failf(format string, args ...any) *failure { return &failure{fmt.Sprintf(format, args...)} }
+
+// session returns the back session the message's name is on: the row's,
+// when the host still holds it, else a new one whose row is written over
+// the old. One (bot, person, name) starts one session at a time.
+func (w *Waker) session(ctx context.Context, m Message, name string) (string, error) {
+	b := m.Bot
+	if w.persona != nil && b.Computer == "" && b.Workspace != "" {
+		parts := persona.Parts{Name: b.Name, Description: b.Description, Instructions: b.Instructions}
+		if _, err := w.persona.Ensure(ctx, b.Workspace, parts, b.Template); err != nil {
+			w.log.Warn("wake: AGENTS.md could not be written at the wake", "bot", b.ID, "folder", b.Workspace, "err", err)
+		}
+	}
+	unlock := w.keys.lock(b.ID + "\x00" + m.Person + "\x00" + name)
+	defer unlock()
+	row, ok, err := w.rows.Get(ctx, b.ID, m.Person, name)
+	if err != nil {
+		w.log.Warn("wake: a session row could not be read; a new session is started", "bot", b.ID, "name", name, "err", err)
+		ok = false
+	}
+	if ok {
+		has, err := w.host.Has(ctx, row.Session)
+		if err != nil {
+			return "", failf("The session host could not say whether it holds the back session %s: %v", row.Session, err)
+		}
+		if has {
+			return row.Session, nil
+		}
+	}
+	spec := w.spec(m, name)
+	uri, err := w.host.Start(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", failf("The host would not start a back session for %s: %s", botName(b), reason(err))
+	}
+	row = Row{Bot: b.ID, Person: m.Person, Name: name, Session: uri, Provider: spec.Provider, Preset: spec.Preset, UpdatedAt: w.now().UTC()}
+	if err := w.rows.Put(ctx, row); err != nil {
+		w.log.Warn("wake: a session row could not be written", "bot", b.ID, "name", name, "session", uri, "err", err)
+	}
+	return uri, nil
+}
+
+// spec is how a back session of m's bot starts: on its preset, else its
+// provider and model, else the default agent; in its folder, owned by the
+// person, titled with its name.
+func (w *Waker) spec(m Message, name string) Spec {
+	b := m.Bot
+	s := Spec{
+		Dir: b.Workspace, Owner: m.Person, Title: botName(b), SystemPrompt: SystemPrompt,
+		Client: &ahp.SessionActiveClient{ClientID: ClientID, DisplayName: "Bot chat", Tools: ahp.List[ahp.ToolDefinition]{PostMessageTool()}},
+		Deny:   w.deny,
+		Meta:   map[string]any{"ahpd.backSession": map[string]any{"bot": b.ID, "person": m.Person, "name": name}},
+	}
+	switch {
+	case b.Preset != "":
+		s.Preset = b.Preset
+	case b.Provider != "":
+		s.Provider, s.Model = b.Provider, b.Model
+	default:
+		s.Provider = w.agent
+	}
+	return s
+}
+
+func botName(b record.Record) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return b.ID
+}
+
+// reason is the host's reason in err, without the sentinel's words.
+func reason(err error) string {
+	s := err.Error()
+	for _, sentinel := range []error{ErrRefused, ErrNoSession} {
+		if s != sentinel.Error() {
+			s = strings.TrimSuffix(s, ": "+sentinel.Error())
+		}
+	}
+	return s
+}
+
+// ContextBlock returns the text a woken message carries: the context block,
+// then the person's words.
+func ContextBlock(chat, person string, at time.Time, words string) string {
+	return "<context>\nmain chat: " + chat + "\nfrom: " + person + "\ntime: " + at.Format(time.RFC3339) + "\n</context>\n" + words
+}
+
+// personID is the person's id as the context block names them: the user
+// id of user:<id>, else the owner string.
+func personID(owner string) string {
+	if id, ok := strings.CutPrefix(owner, "user:"); ok {
+		return id
+	}
+	return owner
+}
+
+// pending is the queued message m becomes in the back session.
+func (w *Waker) pending(m Message, id string) Pending {
+	text := m.Text
+	if w.contextIn == ContextInText {
+		text = ContextBlock(m.Chat, personID(m.Person), w.now().In(w.loc), m.Text)
+	}
+	return Pending{Kind: ahp.PendingQueued, ID: id, Message: ahp.Message{
+		Text: text, Origin: ahp.MessageOrigin{Kind: ahp.MessageAgent},
+		Meta: map[string]any{DelegationMeta: map[string]any{
+			"sourceSession": m.Session, "sourceChat": m.Chat, "sourceTurnId": m.TurnID, "messageId": id,
+		}},
+	}}
+}
+
+// send hands p to the session, waiting SendTimeout for the confirmation.
+func (w *Waker) send(ctx context.Context, session string, p Pending) error {
+	sctx, cancel := context.WithTimeout(ctx, w.sendTimeout)
+	defer cancel()
+	err := w.host.Send(sctx, session, p)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil:
+		return &failure{NotConfirmed}
+	case errors.Is(err, ErrNoSession):
+		return failf("The host no longer holds the back session %s.", session)
+	}
+	return failf("The host refused the message: %s", reason(err))
+}
