@@ -90,8 +90,8 @@ func initializeFrame(id, clientID string) []byte {
 // same library; ping is the server's answer to ping, the wire without the
 // bot service. Goal: read ≤ 1.5× floor.
 func BenchmarkResourceReadRoundTrip(b *testing.B) {
-	ctx := testCtx(b)
 	b.Run("floor", func(b *testing.B) {
+		ctx := testCtx(b)
 		hs := echoServer(b)
 		ws := rawDial(ctx, b, "ws"+hs.URL[len("http"):]+"/", "")
 		defer ws.CloseNow()
@@ -101,6 +101,7 @@ func BenchmarkResourceReadRoundTrip(b *testing.B) {
 		}
 	})
 	b.Run("ping", func(b *testing.B) {
+		ctx := testCtx(b)
 		// the server's own wire, without the bot service: where the
 		// time between floor and read goes.
 		srv := startServer(b, newDirs(b).args("-log-level", "error"))
@@ -113,6 +114,7 @@ func BenchmarkResourceReadRoundTrip(b *testing.B) {
 		}
 	})
 	b.Run("read", func(b *testing.B) {
+		ctx := testCtx(b)
 		d := newDirs(b)
 		srv := startServer(b, d.args("-log-level", "error"))
 		ws := rawDial(ctx, b, srv.wsURL(), softToken)
