@@ -11,7 +11,7 @@ func TestMarshalJSONMatchesEncodingJSONByteForByte(t *testing.T) {
 		{},
 		sample(),
 		{ID: "x", Name: "<b>&\"quotes\"</b>\n\t\r\b\f\x00\x1f\u2028\u2029 é 日本", Labels: []string{"a", ""},
-			Connectors: map[string]string{"z": "connectors://a/b", "a": "connectors://c/d"},
+			Connectors:   map[string]string{"z": "connectors://a/b", "a": "connectors://c/d"},
 			Instructions: "bad utf-8: \xff\xfe end", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.FixedZone("x", 3600))},
 	}
 	for _, r := range records {
