@@ -15,6 +15,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/bots/internal/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden exchanges in testdata/*.txtar")
@@ -48,8 +50,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ar := parseTxtar(data)
-			script, ok := ar.file("script")
+			ar := txtar.Parse(data)
+			script, ok := ar.File("script")
 			if !ok {
 				t.Fatal("no script file")
 			}
@@ -57,15 +59,15 @@ func TestGolden(t *testing.T) {
 				ReplayBuffer int `json:"replayBuffer"`
 				SendQueue    int `json:"sendQueue"`
 			}
-			if c, ok := ar.file("config"); ok {
+			if c, ok := ar.File("config"); ok {
 				if err := json.Unmarshal(c, &cfg); err != nil {
 					t.Fatalf("config: %v", err)
 				}
 			}
 			got := runScript(t, string(script), Config{ReplayBuffer: cfg.ReplayBuffer, SendQueue: cfg.SendQueue})
 			if *update {
-				ar.set("script", []byte(got))
-				if err := os.WriteFile(file, ar.format(), 0o644); err != nil {
+				ar.Set("script", []byte(got))
+				if err := os.WriteFile(file, ar.Format(), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -222,60 +224,4 @@ func closeReason(err error) string {
 		return ce.Reason
 	}
 	return err.Error()
-}
-
-// txtar is a minimal txtar archive: a comment, then files, each after a
-// "-- name --" line.
-type txtar struct {
-	comment []byte
-	names   []string
-	files   map[string][]byte
-}
-
-func parseTxtar(data []byte) *txtar {
-	ar := &txtar{files: map[string][]byte{}}
-	cur := ""
-	inFile := false
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		trimmed := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
-			cur = strings.TrimSpace(trimmed[3 : len(trimmed)-3])
-			ar.names = append(ar.names, cur)
-			ar.files[cur] = nil
-			inFile = true
-			continue
-		}
-		if !inFile {
-			ar.comment = append(ar.comment, line...)
-		} else {
-			ar.files[cur] = append(ar.files[cur], line...)
-		}
-	}
-	return ar
-}
-
-func (ar *txtar) file(name string) ([]byte, bool) {
-	b, ok := ar.files[name]
-	return b, ok
-}
-
-func (ar *txtar) set(name string, data []byte) {
-	if _, ok := ar.files[name]; !ok {
-		ar.names = append(ar.names, name)
-	}
-	ar.files[name] = data
-}
-
-func (ar *txtar) format() []byte {
-	var b bytes.Buffer
-	b.Write(ar.comment)
-	for _, name := range ar.names {
-		fmt.Fprintf(&b, "-- %s --\n", name)
-		data := ar.files[name]
-		b.Write(data)
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-	}
-	return b.Bytes()
 }
