@@ -90,6 +90,9 @@ func ParsePatch(data []byte) (Patch, error) {
 // PatchFromMap checks a body already decoded into generic values, as JSON or
 // YAML decoders produce them.
 func PatchFromMap(m map[string]any) (Patch, error) {
+	if err := CheckSecrets(m); err != nil {
+		return Patch{}, err
+	}
 	var p Patch
 	names := make([]string, 0, len(m))
 	for k := range m {

@@ -1,0 +1,159 @@
+package record
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// secretShape is one kind of secret a record must not hold: a pattern and
+// the words that name it in an error.
+type secretShape struct {
+	kind string
+	re   *regexp.Regexp
+	// digit asks that a match hold a digit, so that a long hyphenated word
+	// after a prefix such as sk- is not taken for a key.
+	digit bool
+}
+
+// secretShapes are the secret-looking values a record refuses, most
+// specific first. It is a constant table: compiled once, never written.
+var secretShapes = []secretShape{
+	{kind: "a private key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)},
+	{kind: "an Anthropic key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), digit: true},
+	{kind: "a Stripe key", re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), digit: true},
+	{kind: "an OpenAI-style key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), digit: true},
+	{kind: "a GitHub token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
+	{kind: "a GitHub token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
+	{kind: "a GitLab token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), digit: true},
+	{kind: "a Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}`)},
+	{kind: "an AWS access key", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
+	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{kind: "an npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
+	{kind: "a Hugging Face token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	{kind: "a SendGrid key", re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
+	{kind: "a Resend key", re: regexp.MustCompile(`\bre_[A-Za-z0-9_]{20,}`), digit: true},
+	{kind: "a Telegram bot token", re: regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}`)},
+	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:[^/\s@]+@`)},
+}
+
+// minSecret is the shortest string any shape can match; shorter strings are
+// not searched.
+const minSecret = 16
+
+// LooksLikeSecret reports whether s holds a secret-looking value - a
+// private-key block or a well-known token shape - and names the kind of
+// secret it looks like ("an OpenAI-style key").
+func LooksLikeSecret(s string) (kind string, ok bool) {
+	kind, _, _, ok = findSecret(s)
+	return kind, ok
+}
+
+// findSecret returns the kind and the span of the first secret-looking
+// value in s.
+func findSecret(s string) (kind string, start, end int, ok bool) {
+	if len(s) < minSecret {
+		return "", 0, 0, false
+	}
+	for _, sh := range secretShapes {
+		for _, loc := range sh.re.FindAllStringIndex(s, -1) {
+			if sh.digit && !strings.ContainsAny(s[loc[0]:loc[1]], "0123456789") {
+				continue
+			}
+			return sh.kind, loc[0], loc[1], true
+		}
+	}
+	return "", 0, 0, false
+}
+
+// maxSecretDepth bounds how deep CheckSecrets looks into nested values.
+const maxSecretDepth = 8
+
+// CheckSecrets reports the first field of a decoded body whose value - a
+// string, a label or a connector - looks like a secret: one sentence naming
+// the field and the kind of secret, never the value. Keys a bot does not
+// have are searched too (a key is named only when it looks like no secret);
+// _meta is the host's and is not.
+//
+// It runs before the fields' own checks, whose errors may quote a value.
+func CheckSecrets(m map[string]any) error {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := keyIndex(names[i]), keyIndex(names[j]); a != b {
+			return a < b
+		}
+		return names[i] < names[j]
+	})
+	for _, k := range names {
+		if k == metaKey {
+			continue
+		}
+		if kind, ok := LooksLikeSecret(k); ok {
+			return secretError("a key of the body", kind)
+		}
+		if err := checkSecretValue(k, m[k], 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkSecretValue(field string, v any, depth int) error {
+	if depth > maxSecretDepth {
+		return nil
+	}
+	switch t := v.(type) {
+	case string:
+		if kind, ok := LooksLikeSecret(t); ok {
+			return secretError(field, kind)
+		}
+	case []any:
+		for i, e := range t {
+			if err := checkSecretValue(fmt.Sprintf("%s[%d]", field, i), e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []string:
+		for i, e := range t {
+			if err := checkSecretValue(fmt.Sprintf("%s[%d]", field, i), e, depth+1); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		return checkSecretMap(field, t, depth)
+	case map[string]string:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = e
+		}
+		return checkSecretMap(field, m, depth)
+	}
+	return nil
+}
+
+func checkSecretMap(field string, m map[string]any, depth int) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if kind, ok := LooksLikeSecret(k); ok {
+			return secretError("a key of "+field, kind)
+		}
+		if err := checkSecretValue(fmt.Sprintf("%s %q", field, k), m[k], depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func secretError(field, kind string) error {
+	return fmt.Errorf("%s holds what looks like a secret (%s): keep credentials in the vault, not in a bot", field, kind)
+}
