@@ -62,12 +62,22 @@ func Mark(r record.Record) map[string]any {
 	}
 }
 
+// KeepTurns is how many ended turns a chat holds in memory by default:
+// its snapshot carries them, with turnsNextCursor when there are older
+// ones, and fetchTurns reads the older ones from the chat's log.
+const KeepTurns = 16
+
+// TurnsPage is how many older turns one fetchTurns answers by default.
+const TurnsPage = 50
+
 // chats is the bot-chat provider: every chat by session and chat URI.
 type chats struct {
 	s       *Service
 	host    wake.SessionHost
 	waker   *wake.Waker
 	botsDir string
+	keep    int // ended turns a chat holds in memory, at least 1
+	page    int // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -90,7 +100,7 @@ func newChats(s *Service, host wake.SessionHost, defaultAgent string, deny []str
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, botsDir: filepath.Join(s.configDir, "bots"),
+		s: s, host: host, waker: w, botsDir: filepath.Join(s.configDir, "bots"), keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{},
 	}
 	if err := c.replay(); err != nil {
@@ -121,6 +131,7 @@ type chat struct {
 	cstate   ahp.ChatState
 	sseq     int64
 	cseq     int64
+	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
 	turn     *wake.Turn
 	gone     bool
 	logError bool // an append failed and was reported
@@ -219,7 +230,7 @@ func (c *chats) create(ctx context.Context, call transport.Call) error {
 		c.mu.Unlock()
 		return fmt.Errorf("open a chat with %s: %w", uri(r.ID), err)
 	}
-	c.notify("root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
+	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
 }
 
@@ -250,7 +261,7 @@ func (c *chats) dispose(ctx context.Context, call transport.Call) error {
 	if err := os.Remove(ch.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.s.log.Warn("bot: a disposed chat's log could not be removed", "path", ch.path, "err", err)
 	}
-	c.notify("root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
 	return nil
 }
 
@@ -298,14 +309,19 @@ func (ch *chat) summary() ahp.SessionSummary {
 	}
 }
 
-// notify sends a root notification. Notifications go to every subscriber
-// of the root channel, so they are sent only when every connection may
-// see every session: a host with no users directory.
-func (c *chats) notify(method string, params any) {
+// notify sends a root notification about a chat whose owner is owner to
+// the root subscribers that may see the chat: its owner, and a principal
+// that may do anything (root, *:*), as that principal is now. With no
+// users directory every connection is root and hears of every chat.
+func (c *chats) notify(owner, method string, params any) {
+	var to func(*transport.Subscriber) bool
 	if c.s.users != nil {
-		return
+		to = func(sub *transport.Subscriber) bool {
+			p := c.s.principalNow(sub)
+			return p.Any() || p.Owns(owner)
+		}
 	}
-	if err := c.s.bus.Notify(ahp.RootURI, method, params); err != nil {
+	if err := c.s.bus.NotifyFor(ahp.RootURI, method, params, to); err != nil {
 		c.s.log.Warn("bot: a root notification did not go out", "method", method, "err", err)
 	}
 }
@@ -332,6 +348,7 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 		ch.logLocked(lineChat, a)
 	}
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
+	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
 	seq, err := ch.c.s.bus.Publish(ch.uri, transport.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
@@ -341,7 +358,7 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 	if prev.Status != ch.cstate.Status || prev.ModifiedAt != ch.cstate.ModifiedAt {
 		st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
 		ch.emitSessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil, false)
-		ch.c.notify("root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
+		ch.c.notify(ch.owner, "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
 			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
 		})
 	}
@@ -363,7 +380,8 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *transport.Origin, log bo
 }
 
 // replay lists, opens and replays every chat the logs hold. A turn a log
-// shows begun and never ended is ended as interrupted, in the log too.
+// shows begun and never ended is ended as interrupted, in the log too, with
+// an error chat/turnResume may resume.
 func (c *chats) replay() error {
 	files, err := logFiles(c.botsDir)
 	if err != nil {
@@ -399,6 +417,7 @@ func (c *chats) replay() error {
 			switch l.Kind {
 			case lineChat:
 				ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
+				ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 			case lineSession:
 				ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
 			}
@@ -411,9 +430,12 @@ func (c *chats) replay() error {
 					d = t1.Sub(t0)
 				}
 			}
-			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false)
+			// Resumable: chat/turnResume wakes the back session again
+			// with the turn's message (VS Code's Keep Going).
+			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
 			ch.logLocked(lineChat, a)
 			ch.cstate = ahp.ApplyChat(ch.cstate, a)
+			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 		}
 		// The session's catalogue entry follows the chat as replayed.
 		for i := range ch.sstate.Chats {

@@ -3,6 +3,7 @@ package bot_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -365,4 +366,145 @@ func TestRootListsTheBotChatAgentAndTheOtherChannelsStillServe(t *testing.T) {
 	if err := c.call("subscribe", map[string]any{"channel": "ahp-chat://default/none"}, nil); err == nil || err.Code != -32008 {
 		t.Errorf("an unknown chat: %v, want -32008", err)
 	}
+}
+
+func TestRootNotificationsGoToThoseWhoMaySeeTheChat(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	soft, mate, root := e.connect(t, "soft"), e.connect(t, "mate"), e.connect(t, "root")
+	for _, c := range []*chatClient{soft, mate, root} {
+		c.mustCall("subscribe", map[string]any{"channel": ahp.RootURI}, nil)
+	}
+	a, achat := soft.open("ahp-session:/soft-a", "motion")
+	b, bchat := mate.open("ahp-session:/mate-b", "motion")
+	soft.say(achat, "t1", "hello")
+	soft.turn(achat, "t1")
+	mate.say(bchat, "t1", "hello")
+	mate.turn(bchat, "t1")
+	soft.mustCall("disposeSession", map[string]any{"channel": a}, nil)
+	mate.mustCall("disposeSession", map[string]any{"channel": b}, nil)
+	want := map[*chatClient][]string{soft: {a}, mate: {b}, root: {a, b}}
+	for c, sessions := range want {
+		// A call answered after every notification was sent: the answer
+		// comes after them on the connection.
+		c.mustCall("listSessions", map[string]any{"channel": ahp.RootURI}, nil)
+		c.mu.Lock()
+		notes := slices.Clone(c.notes)
+		c.mu.Unlock()
+		heard := map[string]bool{}
+		for _, n := range notes {
+			method, session, _ := strings.Cut(n, " ")
+			if !slices.Contains(sessions, session) {
+				t.Errorf("a subscriber of %v heard %s about %s", sessions, method, session)
+			}
+			heard[method+" "+session] = true
+		}
+		for _, s := range sessions {
+			for _, m := range []string{"root/sessionAdded", "root/sessionSummaryChanged", "root/sessionRemoved"} {
+				if !heard[m+" "+s] {
+					t.Errorf("a subscriber of %v did not hear %s about %s; heard %q", sessions, m, s, notes)
+				}
+			}
+		}
+	}
+}
+
+func TestAChatHoldsItsLatestTurnsAndFetchTurnsReadsTheOlderFromItsLog(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	bot.SetChatWindow(e.svc, 2, 2)
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/long", "motion")
+	const n = 7
+	for i := range n {
+		c.say(chat, fmt.Sprint("t", i), fmt.Sprint("m", i))
+		c.turn(chat, fmt.Sprint("t", i))
+	}
+	c.mu.Lock()
+	all := c.chats[chat]
+	c.mu.Unlock()
+	if len(all.Turns) != n || all.TurnsNextCursor != "" {
+		t.Fatalf("the client that heard every action holds %d turns, cursor %q", len(all.Turns), all.TurnsNextCursor)
+	}
+	check := func(c2 *chatClient) {
+		t.Helper()
+		var snap ahp.ChatState
+		json.Unmarshal(c2.subscribe(chat), &snap)
+		if len(snap.Turns) != 2 || snap.Turns[0].ID != "t5" || snap.TurnsNextCursor != "5" {
+			t.Fatalf("snapshot holds %d turns from %s, cursor %q; want t5, t6 and cursor 5", len(snap.Turns), snap.Turns[0].ID, snap.TurnsNextCursor)
+		}
+		if err := c2.call("fetchTurns", map[string]any{"channel": chat, "cursor": "6"}, nil); err == nil || err.Code != -32602 {
+			t.Errorf("an unknown cursor: %v, want -32602", err)
+		}
+		var got ahp.ChatState
+		json.Unmarshal(c2.fetchAllTurns(chat), &got)
+		if jsonText(got) != jsonText(all) {
+			t.Errorf("after fetching every page\n%s\nwant\n%s", jsonText(got), jsonText(all))
+		}
+	}
+	check(e.connect(t, "soft"))
+	c.mu.Lock()
+	if mine := c.chats[chat]; len(mine.Turns) != n || mine.TurnsNextCursor != "" {
+		t.Errorf("another client's fetchTurns reached this one: %d turns, cursor %q", len(mine.Turns), mine.TurnsNextCursor)
+	}
+	c.mu.Unlock()
+	if err := e.connect(t, "mate").call("fetchTurns", map[string]any{"channel": chat}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("fetchTurns on another's chat: %v, want -32009", err)
+	}
+	c.sameAsSnapshot(e, "soft")
+	e.stop()
+	e.start()
+	bot.SetChatWindow(e.svc, 2, 2)
+	check(e.connect(t, "soft"))
+}
+
+func TestAnInterruptedTurnResumesAndWakesTheBackSessionAgain(t *testing.T) {
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/resume", "motion")
+	c.say(chat, "t1", "sleep 30")
+	c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	e.stop() // the process goes away mid-turn
+	e.start()
+	c2 := e.connect(t, "soft")
+	c2.subscribe("ahp-session:/resume")
+	c2.subscribe(chat)
+	c2.mu.Lock()
+	s := c2.chats[chat]
+	c2.mu.Unlock()
+	if len(s.Turns) != 1 || !s.Turns[0].ResponseParts[len(s.Turns[0].ResponseParts)-1].Error.Resumable {
+		t.Fatalf("the interrupted turn cannot be resumed: %s", jsonText(s))
+	}
+	c2.dispatch(chat, ahp.TurnResume("t2")) // not the latest turn
+	c2.dispatch(chat, ahp.TurnResume("t1"))
+	st := c2.waitChat(chat, "the resumed turn's back session", func(s ahp.ChatState) bool {
+		if s.ActiveTurn == nil || s.ActiveTurn.ID != "t1" {
+			return false
+		}
+		parts := s.ActiveTurn.ResponseParts
+		// The first call, cancelled by the interruption, the error, and
+		// the call of the back session woken again.
+		return len(parts) == 3 && parts[1].Error != nil && parts[2].ToolCall != nil &&
+			parts[2].ToolCall.Status == ahp.ToolCallStatusRunning && len(parts[2].ToolCall.Content) > 0
+	})
+	if len(st.Turns) != 0 || st.ActiveTurn.Message.Text != "sleep 30" {
+		t.Errorf("resumed chat %s", jsonText(st))
+	}
+	c2.dispatch(chat, ahp.TurnCancelled("t1", 1))
+	if got := c2.turn(chat, "t1"); got.State != ahp.TurnStateCancelled {
+		t.Errorf("the resumed turn ended %s", got.State)
+	}
+	c2.dispatch(chat, ahp.TurnResume("t1")) // cancelled: nothing to resume
+	c2.say(chat, "t3", "hello")
+	c2.turn(chat, "t3")
+	c2.mu.Lock()
+	rejected := slices.Clone(c2.rejected)
+	c2.mu.Unlock()
+	if len(rejected) != 2 {
+		t.Errorf("rejected %q, want the resume of t2 and of the cancelled t1", rejected)
+	}
+	c2.sameAsSnapshot(e, "soft")
 }

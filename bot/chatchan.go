@@ -75,8 +75,10 @@ func (c chatChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (
 func rejectf(format string, args ...any) error { return errcode.New(errcode.Invalid, format, args...) }
 
 // Dispatch takes a person's actions in the chat: a message begins a turn
-// that wakes the bot's back session; a stop, a steer, answers to the back
-// session's questions and approvals, the queue and the draft.
+// that wakes the bot's back session; a resume of a turn the log showed
+// interrupted wakes it again with the turn's message; a stop, a steer,
+// answers to the back session's questions and approvals, the queue and
+// the draft.
 func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
 	a, err := decodeAction(d.Action)
 	if err != nil {
@@ -100,12 +102,20 @@ func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
 			err = rejectf("a turn is in progress")
 		case b.QueuedMessageID != "":
 			err = rejectf("the host starts queued messages itself")
-		case slices.ContainsFunc(ch.cstate.Turns, func(t ahp.Turn) bool { return t.ID == b.TurnID }):
+		case slices.ContainsFunc(ch.cstate.Turns, func(t ahp.Turn) bool { return t.ID == b.TurnID }): // among the turns held
 			err = rejectf("turn %q exists", b.TurnID)
 		default:
 			ch.emitChatLocked(a, &origin)
 			after = ch.beginLocked(ctx, b)
 		}
+	case *ahp.ChatTurnResumeAction:
+		last, ok := resumable(ch.cstate, b.TurnID)
+		if !ok {
+			err = rejectf("turn %q is not the latest turn, ended with an error that can be resumed", b.TurnID)
+			break
+		}
+		ch.emitChatLocked(a, &origin)
+		after = ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: last.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: last.Message})
 	case *ahp.ChatTurnCancelledAction:
 		if at == nil || at.ID != b.TurnID {
 			err = rejectf("turn %q is not in progress", b.TurnID)
@@ -170,6 +180,21 @@ func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
 		after()
 	}
 	return err
+}
+
+// resumable returns the chat's latest turn when it is turnID and chat/turnResume
+// may reopen it: no turn is active and its last part is an error that can
+// be resumed (a turn the log showed interrupted).
+func resumable(s ahp.ChatState, turnID string) (ahp.Turn, bool) {
+	if s.ActiveTurn != nil || len(s.Turns) == 0 {
+		return ahp.Turn{}, false
+	}
+	last := s.Turns[len(s.Turns)-1]
+	if last.ID != turnID || last.State != ahp.TurnStateError || len(last.ResponseParts) == 0 {
+		return ahp.Turn{}, false
+	}
+	tail := last.ResponseParts[len(last.ResponseParts)-1]
+	return last, tail.Error != nil && tail.Error.Resumable
 }
 
 func hasOpenInput(at *ahp.ActiveTurn, id string) bool {

@@ -125,7 +125,7 @@ type chatClient struct {
 	sessions map[string]ahp.SessionState
 	chats    map[string]ahp.ChatState
 	rejected []string
-	notes    []string
+	notes    []string // notifications heard: "method session"
 	changed  chan struct{}
 }
 
@@ -141,7 +141,11 @@ func (e *chatEnv) connect(t testing.TB, token string) *chatClient {
 		sessions: map[string]ahp.SessionState{}, chats: map[string]ahp.ChatState{}, changed: make(chan struct{}, 1)}
 	t.Cleanup(func() { conn.Close(); cancel() })
 	go c.read()
-	c.call("initialize", map[string]any{"channel": ahp.RootURI, "protocolVersions": []string{"1.1.0"}, "clientId": "c-" + token}, nil)
+	clientSeq.Lock()
+	clientSeq.n++
+	id := fmt.Sprint("c-", token, "-", clientSeq.n)
+	clientSeq.Unlock()
+	c.call("initialize", map[string]any{"channel": ahp.RootURI, "protocolVersions": []string{"1.1.0"}, "clientId": id}, nil)
 	return c
 }
 
@@ -181,7 +185,14 @@ func (c *chatClient) read() {
 				c.applyLocked(env)
 			}
 		default:
-			c.notes = append(c.notes, m.Method)
+			var p struct {
+				Session string `json:"session"`
+				Summary struct {
+					Resource string `json:"resource"`
+				} `json:"summary"`
+			}
+			json.Unmarshal(m.Params, &p)
+			c.notes = append(c.notes, m.Method+" "+p.Session+p.Summary.Resource)
 		}
 		c.mu.Unlock()
 		select {
@@ -392,7 +403,9 @@ func (c *chatClient) turn(chat, turnID string) ahp.Turn {
 
 // sameAsSnapshot checks that every state the client reduced equals a
 // fresh snapshot of it, once the client has heard every action (polling
-// with a deadline, as actions may still be on their way).
+// with a deadline, as actions may still be on their way). A chat's
+// snapshot holds its latest turns: the fresh client fetches the older ones
+// with fetchTurns, as the snapshot's turnsNextCursor offers them.
 func (c *chatClient) sameAsSnapshot(e *chatEnv, token string) {
 	c.t.Helper()
 	fresh := e.connect(c.t, token)
@@ -409,6 +422,9 @@ func (c *chatClient) sameAsSnapshot(e *chatEnv, token string) {
 	for _, u := range uris {
 		for {
 			snap := fresh.subscribe(u)
+			if strings.HasPrefix(u, "ahp-chat:") {
+				snap = fresh.fetchAllTurns(u)
+			}
 			c.mu.Lock()
 			var mine any = c.sessions[u]
 			if strings.HasPrefix(u, "ahp-chat:") {
@@ -432,6 +448,25 @@ func (c *chatClient) sameAsSnapshot(e *chatEnv, token string) {
 			}
 		}
 	}
+}
+
+// fetchAllTurns fetches the chat's older turns until its turnsNextCursor
+// is empty and returns the chat's state then.
+func (c *chatClient) fetchAllTurns(chat string) json.RawMessage {
+	c.t.Helper()
+	for range 1000 {
+		c.mu.Lock()
+		cursor := c.chats[chat].TurnsNextCursor
+		c.mu.Unlock()
+		if cursor == "" {
+			break
+		}
+		// chat/turnsLoaded comes before the answer.
+		c.mustCall("fetchTurns", map[string]any{"channel": chat, "cursor": cursor}, nil)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return json.RawMessage(jsonText(c.chats[chat]))
 }
 
 func normal(s string) string {

@@ -125,6 +125,7 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (
 	if r.s.chats != nil {
 		agents = append(agents, ChatAgent())
 	}
+	agents = append(agents, r.s.agents...)
 	return transport.Snapshot{State: ahp.RootState{
 		Agents: agents,
 		Meta:   r.s.meta(sub.Principal),
@@ -140,7 +141,8 @@ type channelSource interface {
 var _ transport.Methods = (*Service)(nil)
 
 // HandleMethod answers the session methods: createSession (the bot-chat
-// provider), disposeSession and listSessions. A service with no session
+// provider), disposeSession, listSessions, and fetchTurns on a bot chat
+// (older turns read from its log). A service with no session
 // host answers them -32601, as it does every other session method.
 func (s *Service) HandleMethod(ctx context.Context, call transport.Call) (any, error) {
 	if s.chats == nil {
@@ -153,6 +155,8 @@ func (s *Service) HandleMethod(ctx context.Context, call transport.Call) (any, e
 		return struct{}{}, s.chats.dispose(ctx, call)
 	case "listSessions":
 		return s.chats.list(ctx, call)
+	case "fetchTurns":
+		return struct{}{}, s.chats.fetchTurns(ctx, call)
 	}
 	return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -73,6 +75,9 @@ type Config struct {
 	DefaultAgent string
 	// DenyTools names tools back sessions may not call.
 	DenyTools []string
+	// Agents are more agents the root state lists after the bot-chat
+	// agent: the providers back sessions may run on.
+	Agents []ahp.AgentInfo
 }
 
 // Service serves bots. Its methods are safe for concurrent use.
@@ -99,6 +104,7 @@ type Service struct {
 	chats      *chats // the bot-chat provider; nil without a session host
 	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
+	agents     []ahp.AgentInfo // Config.Agents
 }
 
 // New checks cfg, fills its defaults, writes the default persona template
@@ -157,6 +163,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus = transport.NewBus(log)
 	}
 	s := &Service{
+		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
 		personas:   personas,
 		mode:       mode,

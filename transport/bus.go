@@ -99,6 +99,15 @@ func (b *Bus) Publish(channel string, e Event) (int64, error) {
 // to each subscriber's spelling of the channel. Notifications take no
 // serverSeq and are never replayed.
 func (b *Bus) Notify(channel, method string, params any) error {
+	return b.NotifyFor(channel, method, params, nil)
+}
+
+// NotifyFor is Notify sent only to the subscribers to reports true of (all
+// of them when to is nil): root/sessionAdded about a person's chat goes
+// to the connections that may see it. to is called once per subscriber,
+// when the notification is sent to it, while the Bus is locked: it must
+// be quick and must not call the Bus.
+func (b *Bus) NotifyFor(channel, method string, params any, to func(sub *Subscriber) bool) error {
 	raw, err := marshalRaw(params)
 	if err != nil {
 		return fmt.Errorf("notify %s on %s: %w", method, channel, err)
@@ -107,7 +116,7 @@ func (b *Bus) Notify(channel, method string, params any) error {
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return fmt.Errorf("notify %s on %s: params must be a JSON object", method, channel)
 	}
-	ev := &event{method: method, params: fields}
+	ev := &event{method: method, params: fields, to: to}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, sub := range b.subs[channel] {
@@ -140,6 +149,7 @@ type event struct {
 
 	method string                     // notification
 	params map[string]json.RawMessage // notification
+	to     func(*Subscriber) bool     // notification: whom it goes to; nil for all
 }
 
 // subscription is one client's subscription to one channel.
@@ -221,7 +231,7 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 		return
 	}
 	if ev.method != "" {
-		if rec.conn == nil {
+		if rec.conn == nil || (ev.to != nil && !ev.to(sub.s)) {
 			return
 		}
 		params := make(map[string]json.RawMessage, len(ev.params))

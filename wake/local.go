@@ -39,7 +39,15 @@ type LocalConfig struct {
 	Logger *slog.Logger
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
+	// KeepTurns is how many ended turns a session's chat holds; 0 means
+	// BackTurns. The older ones are forgotten: a back session has no
+	// log, and the wake needs only its running turn.
+	KeepTurns int
 }
+
+// BackTurns is how many ended turns a LocalHost session's chat holds by
+// default.
+const BackTurns = 4
 
 // LocalHost is a SessionHost that runs back sessions in this process, each
 // on an Agent of its provider's Harness, and serves their state as AHP
@@ -54,6 +62,7 @@ type LocalHost struct {
 	presets   map[string]Preset
 	log       *slog.Logger
 	now       func() time.Time
+	keep      int // ended turns a chat holds, at least 1
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
@@ -77,8 +86,12 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	if now == nil {
 		now = time.Now
 	}
+	keep := cfg.KeepTurns
+	if keep <= 0 {
+		keep = BackTurns
+	}
 	h := &LocalHost{
-		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now,
+		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep,
 		sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 	}
 	for name, hr := range cfg.Harnesses {
@@ -354,10 +367,15 @@ func (s *localSession) dispose() {
 }
 
 // emitChatLocked applies a to the chat, publishes it and tells followers;
-// the session's catalogue follows the chat's status. Called with s.mu held.
+// the session's catalogue follows the chat's status. The chat holds its
+// latest ended turns only: a snapshot has those, with no turnsNextCursor,
+// as the older ones are gone. Called with s.mu held.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 	prev := s.chatState
 	s.chatState = ahp.ApplyChat(s.chatState, a)
+	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
+		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
+	}
 	seq, err := s.h.bus.Publish(s.chat, transport.Event{Action: a, Origin: origin})
 	if err != nil {
 		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)

@@ -661,3 +661,27 @@ func (f *fakeHost) Send(ctx context.Context, s string, p wake.Pending) error {
 }
 
 var _ = errors.New
+
+func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
+	e := newEnv(t, nil)
+	var session string
+	for i := range wake.BackTurns + 3 {
+		m, turn, _ := e.say(fmt.Sprint("m", i))
+		if got := texts(m.ended(t)); !slices.Equal(got, []string{fmt.Sprint("Motion heard: m", i)}) {
+			t.Fatalf("turn %d says %q", i, got)
+		}
+		<-turn.Done()
+		session = turn.Session()
+	}
+	state, _, err := e.host.Follow(ctx(t), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Turns) != wake.BackTurns || state.TurnsNextCursor != "" {
+		t.Fatalf("the back chat holds %d turns (cursor %q), want the latest %d", len(state.Turns), state.TurnsNextCursor, wake.BackTurns)
+	}
+	last := state.Turns[len(state.Turns)-1]
+	if last.Message.Text == "" || !strings.HasSuffix(last.Message.Text, fmt.Sprint("m", wake.BackTurns+2)) {
+		t.Errorf("the latest turn held is %s", mustJSON(last.Message))
+	}
+}

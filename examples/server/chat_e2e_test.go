@@ -10,16 +10,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/transport/ahp"
 )
 
@@ -83,6 +87,10 @@ type ahpClient struct {
 	t   testing.TB
 	ws  *websocket.Conn
 	ctx context.Context
+	// keep, when set, is how many ended turns each chat's state holds, as
+	// a client that shows only the latest does: the load test checks the
+	// turn it waits for and no more.
+	keep int
 
 	mu       sync.Mutex
 	nextID   int
@@ -91,6 +99,7 @@ type ahpClient struct {
 	hooks    map[int]func(json.RawMessage)
 	sessions map[string]ahp.SessionState
 	chats    map[string]ahp.ChatState
+	botChats map[string]bool // the chats opened with openChat
 	changed  chan struct{}
 	gen      chan struct{} // closed and replaced at each message
 }
@@ -109,7 +118,7 @@ func dialChat(t testing.TB, addr, clientID string) *ahpClient {
 	}
 	ws.SetReadLimit(32 << 20)
 	c := &ahpClient{t: t, ws: ws, ctx: ctx, waiting: map[int]chan json.RawMessage{}, hooks: map[int]func(json.RawMessage){},
-		sessions: map[string]ahp.SessionState{}, chats: map[string]ahp.ChatState{}, changed: make(chan struct{}, 1), gen: make(chan struct{})}
+		sessions: map[string]ahp.SessionState{}, chats: map[string]ahp.ChatState{}, botChats: map[string]bool{}, changed: make(chan struct{}, 1), gen: make(chan struct{})}
 	t.Cleanup(func() { ws.CloseNow(); cancel() })
 	go c.read()
 	c.must("initialize", map[string]any{"channel": ahp.RootURI, "protocolVersions": []string{"1.1.0"}, "clientId": clientID}, nil)
@@ -149,7 +158,11 @@ func (c *ahpClient) read() {
 					c.sessions[env.Channel] = ahp.ApplySession(s, env.Action)
 				}
 				if s, ok := c.chats[env.Channel]; ok {
-					c.chats[env.Channel] = ahp.ApplyChat(s, env.Action)
+					s = ahp.ApplyChat(s, env.Action)
+					if n := len(s.Turns) - c.keep; c.keep > 0 && n > 0 {
+						s.Turns = slices.Clone(s.Turns[n:])
+					}
+					c.chats[env.Channel] = s
 				}
 			}
 		}
@@ -261,6 +274,9 @@ func (c *ahpClient) openChat(session, slug string) string {
 	c.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": slug}}, nil)
 	c.subscribe(session)
 	chat := ahp.DefaultChatURI(session)
+	c.mu.Lock()
+	c.botChats[chat] = true
+	c.mu.Unlock()
 	c.subscribe(chat)
 	return chat
 }
@@ -310,8 +326,27 @@ func active(s ahp.ChatState) []ahp.ResponsePart {
 	return s.ActiveTurn.ResponseParts
 }
 
+// fetchAllTurns fetches the chat's older turns until its turnsNextCursor
+// is empty.
+func (c *ahpClient) fetchAllTurns(chat string) {
+	c.t.Helper()
+	for range 1000 {
+		c.mu.Lock()
+		cursor := c.chats[chat].TurnsNextCursor
+		c.mu.Unlock()
+		if cursor == "" {
+			return
+		}
+		// chat/turnsLoaded comes before the answer.
+		c.must("fetchTurns", map[string]any{"channel": chat, "cursor": cursor}, nil)
+	}
+}
+
 // sameAsSnapshot checks the client's reduced states against fresh
-// snapshots, polling until the client has heard every action.
+// snapshots, polling until the client has heard every action. A bot
+// chat's snapshot holds its latest turns and a cursor for the older ones,
+// which the fresh client fetches; a back chat holds only its latest turns,
+// so the client's own are compared from as far back as the snapshot goes.
 func (c *ahpClient) sameAsSnapshot(addr string) {
 	c.t.Helper()
 	fresh := dialChat(c.t, addr, "fresh")
@@ -328,11 +363,18 @@ func (c *ahpClient) sameAsSnapshot(addr string) {
 	for _, u := range uris {
 		for {
 			fresh.subscribe(u)
+			if c.botChats[u] {
+				fresh.fetchAllTurns(u)
+			}
 			fresh.mu.Lock()
 			c.mu.Lock()
 			var got, want any = c.sessions[u], fresh.sessions[u]
 			if strings.HasPrefix(u, "ahp-chat:") {
-				got, want = c.chats[u], fresh.chats[u]
+				mine, snap := c.chats[u], fresh.chats[u]
+				if n := len(mine.Turns) - len(snap.Turns); !c.botChats[u] && n > 0 {
+					mine.Turns = mine.Turns[n:]
+				}
+				got, want = mine, snap
 			}
 			g, _ := json.Marshal(got)
 			w, _ := json.Marshal(want)
@@ -666,13 +708,25 @@ func BenchmarkEchoChatTurnWebSocket(b *testing.B) {
 
 // TestLoadManyBotsManyPeople is 100 bots × 10 people chatting at once for
 // BOTS_LOAD_SECONDS seconds (skipped when unset): every reply arrives
-// exactly once, and the heap is measured at the start and the end.
+// exactly once, and memory is flat: the live heap, sampled after a GC
+// every few seconds, grows by no more than loadHeapGrowth from the first
+// sample after the warm-up to the end. The warm-up lasts until every chat
+// has ended more turns than a chat holds in memory (bot.KeepTurns), so
+// every window is full. The heap holds the server and the test's clients
+// alike; the clients keep each chat's latest turns only.
+// BOTS_LOAD_HEAP_PROFILE=<path> writes a heap profile at each sample, to
+// <path>.1, <path>.2…, for `go tool pprof -base`.
 func TestLoadManyBotsManyPeople(t *testing.T) {
 	secs, _ := strconv.Atoi(os.Getenv("BOTS_LOAD_SECONDS"))
 	if secs <= 0 {
 		t.Skip("set BOTS_LOAD_SECONDS to run the load test")
 	}
-	const bots, people = 100, 10
+	const (
+		bots, people   = 100, 10
+		warmTurns      = bot.KeepTurns + 2
+		sampleEvery    = 5 * time.Second
+		loadHeapGrowth = 16 << 20
+	)
 	base := t.TempDir()
 	users := `{"root": {"token": "root-token"}, "users": [`
 	for p := range people {
@@ -700,13 +754,16 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 	var all []opened
 	for p := range people {
 		c := dialChat(t, s.addr+fmt.Sprintf("/?tkn=tok%d", p), fmt.Sprint("p", p))
+		c.keep = 2
 		for i := range bots {
 			all = append(all, opened{c, c.openChat(fmt.Sprintf("ahp-session:/p%d-b%d", p, i), fmt.Sprint("b", i)), i})
 		}
 	}
 	results := make(chan result, len(all))
-	deadline := time.Now().Add(time.Duration(secs) * time.Second)
-	var heapStart runtime.MemStats
+	var cold atomic.Int64 // chats that have not yet ended warmTurns turns
+	cold.Store(int64(len(all)))
+	begin := time.Now()
+	deadline := begin.Add(time.Duration(secs) * time.Second)
 	var wg sync.WaitGroup
 	for _, o := range all {
 		wg.Go(func() {
@@ -723,14 +780,41 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 					r.dup++
 				}
 				r.turns++
+				if r.turns == warmTurns {
+					cold.Add(-1)
+				}
 			}
 			results <- r
 		})
 	}
-	time.Sleep(2 * time.Second) // let the load settle before the first heap reading
-	runtime.GC()
-	runtime.ReadMemStats(&heapStart)
-	wg.Wait()
+	// The live heap after a GC, every sampleEvery while the load runs.
+	type sample struct {
+		at   time.Duration
+		heap uint64
+		warm bool
+	}
+	var samples []sample
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-tick.C:
+			runtime.GC()
+			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(live)
+			samples = append(samples, sample{time.Since(begin).Round(time.Second), live[0].Value.Uint64(), cold.Load() == 0})
+			if path := os.Getenv("BOTS_LOAD_HEAP_PROFILE"); path != "" {
+				if f, err := os.Create(fmt.Sprint(path, ".", len(samples))); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+		case <-done:
+			running = false
+		}
+	}
 	close(results)
 	var total result
 	for r := range results {
@@ -738,12 +822,40 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 		total.dup += r.dup
 		total.turns += r.turns
 	}
-	var heapEnd runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&heapEnd)
-	t.Logf("%d turns in %ds (%.0f/s), lost %d, duplicated %d; heap %.1f MiB 2s in, %.1f MiB at the end (it holds every chat's turns: a chat's state is its whole history)",
-		total.turns, secs, float64(total.turns)/float64(secs), total.lost, total.dup, float64(heapStart.HeapAlloc)/(1<<20), float64(heapEnd.HeapAlloc)/(1<<20))
+	mib := func(n uint64) float64 { return float64(n) / (1 << 20) }
+	var trace []string
+	var first, last, peak *sample
+	for i := range samples {
+		x := &samples[i]
+		mark := ""
+		if !x.warm {
+			mark = " (warming up)"
+		}
+		trace = append(trace, fmt.Sprintf("%s %.1f%s", x.at, mib(x.heap), mark))
+		if !x.warm {
+			continue
+		}
+		if first == nil {
+			first = x
+		}
+		last = x
+		if peak == nil || x.heap > peak.heap {
+			peak = x
+		}
+	}
+	t.Logf("%d turns in %ds (%.0f/s), lost %d, duplicated %d; live heap MiB by time: %s",
+		total.turns, secs, float64(total.turns)/float64(secs), total.lost, total.dup, strings.Join(trace, ", "))
 	if total.lost > 0 || total.dup > 0 {
 		t.Errorf("lost %d, duplicated %d replies", total.lost, total.dup)
+	}
+	if first == nil || first == last {
+		t.Logf("the run is too short to judge the heap once every chat has ended %d turns", warmTurns)
+		return
+	}
+	t.Logf("after the warm-up: first %.1f MiB at %s, last %.1f MiB at %s, max %.1f MiB at %s",
+		mib(first.heap), first.at, mib(last.heap), last.at, mib(peak.heap), peak.at)
+	if peak.heap > first.heap+loadHeapGrowth {
+		t.Errorf("the heap grew from %.1f MiB to %.1f MiB under load, more than %d MiB: memory is not flat",
+			mib(first.heap), mib(peak.heap), loadHeapGrowth>>20)
 	}
 }

@@ -1,0 +1,147 @@
+package bot
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// A chat holds only its latest ended turns in memory (chats.keep); the
+// older ones are in its log. A turn's place in the chat's history is the
+// number of turns that ended before it, and a cursor is the place of the
+// oldest turn a client holds: the chat's snapshot carries the place of
+// the oldest turn in memory as turnsNextCursor, and fetchTurns with a
+// cursor answers the turns just before it, read back from the log.
+
+// window keeps the last keep ended turns of s, counting those it drops
+// into dropped, and sets s's turnsNextCursor when any were dropped. The
+// latest ended turn is always kept (keep is at least 1), so
+// chat/turnResume, which reopens it, finds it.
+func window(s ahp.ChatState, dropped, keep int) (ahp.ChatState, int) {
+	keep = max(keep, 1)
+	n := len(s.Turns) - keep
+	if n <= 0 {
+		return s, dropped
+	}
+	dropped += n
+	s.Turns = slices.Clone(s.Turns[n:]) // a copy, so the dropped turns can be freed
+	s.TurnsNextCursor = strconv.Itoa(dropped)
+	return s, dropped
+}
+
+// fetchTurnsParams are the params of fetchTurns.
+type fetchTurnsParams struct {
+	// Channel is the chat.
+	Channel string `json:"channel"`
+	// Cursor is a turnsNextCursor the chat gave: the turns before it are
+	// wanted. Empty means those before the turns the chat holds now.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// fetchTurns answers fetchTurns on a chat: before it answers, the calling
+// client's subscriptions to the chat get chat/turnsLoaded with the page
+// of turns before the cursor, read from the chat's log, and the cursor of
+// still older ones. Nobody else's state changes: the chat's own keeps its
+// window.
+func (c *chats) fetchTurns(ctx context.Context, call transport.Call) error {
+	var p fetchTurnsParams
+	if err := decodeParams(call.Params, &p); err != nil {
+		return err
+	}
+	ch := c.get(call.URI)
+	if ch == nil || ch.uri != call.URI {
+		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
+	}
+	if !ch.mayUse(c.s.current(call.Principal)) {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
+	}
+	ch.mu.Lock()
+	to := ch.dropped
+	ch.mu.Unlock()
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(p.Cursor)
+		if err != nil || n < 1 || n > to {
+			return errcode.New(errcode.Invalid, "unknown cursor %q", p.Cursor)
+		}
+		to = n
+	}
+	from := max(to-c.page, 0)
+	turns := []ahp.Turn{}
+	if to > 0 {
+		var err error
+		if turns, err = olderTurns(ch.path, from, to); err != nil {
+			return fmt.Errorf("read the older turns of %s: %w", ch.uri, err)
+		}
+	}
+	next := ""
+	if from > 0 {
+		next = strconv.Itoa(from)
+	}
+	a := ahp.TurnsLoaded(turns, next)
+	who := call.Principal.String()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.gone {
+		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
+	}
+	seq, err := c.s.bus.Publish(ch.uri, transport.Event{For: func(sub *transport.Subscriber) (any, bool) {
+		return a, sub.ClientID == call.ClientID && sub.Principal.String() == who
+	}})
+	if err != nil {
+		return err
+	}
+	ch.cseq = seq
+	return nil
+}
+
+// olderTurns replays the chat log at path and returns the turns at places
+// from to to (not included) of the chat's history. It only reads: a torn
+// last line, which an append may be writing now, is left alone.
+func olderTurns(path string, from, to int) ([]ahp.Turn, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]ahp.Turn, 0, to-from)
+	collect := func(turns []ahp.Turn, at int) {
+		for i, t := range turns {
+			if k := at + i; k >= from && k < to {
+				out = append(out, t)
+			}
+		}
+	}
+	var s ahp.ChatState
+	dropped := 0
+	r := bufio.NewReader(f)
+	for dropped < to {
+		raw, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break // no line, or a torn one
+		}
+		if err != nil {
+			return nil, err
+		}
+		var l logLine
+		if json.Unmarshal(raw, &l) != nil || l.Kind != lineChat || l.Action == nil {
+			continue
+		}
+		s = ahp.ApplyChat(s, *l.Action)
+		if n := len(s.Turns) - 1; n > 0 {
+			collect(s.Turns[:n], dropped)
+			s, dropped = window(s, dropped, 1)
+		}
+	}
+	collect(s.Turns, dropped)
+	return out, nil
+}
