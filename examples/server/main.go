@@ -147,8 +147,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer store.Close()
 	bus := transport.NewBus(log)
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
+	agents, err := loadAgents(c.agents, c.configDir, harnesses, log)
+	if err != nil {
+		return err
+	}
 	if _, ok := harnesses[c.agent]; !ok {
-		return fmt.Errorf("-agent %q: no such agent (this server runs %s)", c.agent, echo.Provider)
+		return fmt.Errorf("-agent %q: no such agent (this server runs %s and the agents of -agents)", c.agent, echo.Provider)
 	}
 	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log})
 	if err != nil {
@@ -158,6 +162,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: c.configDir, HostName: c.hostName, Options: c.options,
 		Logger: log, Users: users, Bus: bus, Sessions: sessions, DefaultAgent: c.agent,
+		Agents: agents,
 	})
 	if err != nil {
 		return err

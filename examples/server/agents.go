@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/echo"
+)
+
+// agentsFile is the -agents file: the ACP agents a back session may run
+// on, besides echo, by provider name.
+//
+//	{"agents": {"claude": {"command": "claude-code-acp", "args": [],
+//	  "env": ["ANTHROPIC_API_KEY"], "models": ["claude-sonnet-5"]}}}
+//
+// env names the variables passed through from the server's environment;
+// the child gets no other variable of the server's, PATH
+// /usr/local/bin:/usr/bin:/bin unless env names PATH, and HOME
+// <config>/agents/<name>/home, a folder of its own (log the agent in there,
+// or give it its key through env).
+type agentsFile struct {
+	Agents map[string]acp.Command `json:"agents"`
+}
+
+// loadAgents reads the agents file at path and adds a harness per agent to
+// harnesses; it returns their entries for the root state, sorted by name.
+// An empty path adds none.
+func loadAgents(path, configDir string, harnesses map[string]wake.Harness, log *slog.Logger) ([]ahp.AgentInfo, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("agents file: %w", err)
+	}
+	var f agentsFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("agents file %s: %w", path, err)
+	}
+	names := make([]string, 0, len(f.Agents))
+	for name := range f.Agents {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var infos []ahp.AgentInfo
+	for _, name := range names {
+		if name == "" || name == echo.Provider || strings.ContainsAny(name, `/\ `) || name == "." || name == ".." {
+			return nil, fmt.Errorf("agents file %s: %q cannot name an agent", path, name)
+		}
+		if _, ok := harnesses[name]; ok {
+			return nil, fmt.Errorf("agents file %s: agent %q is named twice", path, name)
+		}
+		dir := filepath.Join(configDir, "agents", name)
+		h, err := acp.New(acp.Config{
+			Provider: name,
+			Agent:    f.Agents[name],
+			Home:     filepath.Join(dir, "home"),
+			Store:    acp.FileStore{Dir: filepath.Join(dir, "sessions")},
+			Logger:   log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("agents file %s: %w", path, err)
+		}
+		harnesses[name] = h
+		infos = append(infos, h.Info())
+	}
+	return infos, nil
+}

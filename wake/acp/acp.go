@@ -1,0 +1,185 @@
+// Package acp runs back sessions on any agent that speaks the Agent Client
+// Protocol (Claude Code, Gemini CLI, Codex… through their ACP adapters): a
+// wake.Harness that starts the configured agent command as a child process
+// per back session and talks ACP to it over the child's stdin and stdout.
+//
+// Per session the harness:
+//
+//   - starts the child in the bot's folder, in a process group of its own,
+//     with a minimal environment (see Command.Env and Config.Home);
+//   - serves the bot's tools (post_message and ask_question) on a loopback
+//     MCP server whose URL path holds an unguessable token, and gives it to
+//     the agent in session/new's mcpServers;
+//   - sends initialize, then session/load when the agent advertises
+//     loadSession and the Store holds the session's agent session id, else
+//     session/new, with cwd the bot's folder;
+//   - sends one session/prompt per turn, streams session/update into the
+//     turn (text as the turn's reply, thoughts and tool calls to a Work
+//     that implements Reasoner or ToolReporter), relays
+//     session/request_permission through Work.Approve, and sends
+//     session/cancel when the turn is stopped, killing a child that does
+//     not end the turn within Config.CancelGrace;
+//   - answers fs/read_text_file and fs/write_text_file inside the bot's
+//     folder only (an absolute path outside it, a ".." element or a
+//     symbolic link out of it is refused), and offers no terminals;
+//   - kills the child with its process group on Close; a child that exits
+//     fails the running turn, and the next turn starts a new child.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+)
+
+// Default timings.
+const (
+	// DefaultStartTimeout bounds a child's start: initialize and
+	// session/new or session/load.
+	DefaultStartTimeout = 60 * time.Second
+	// DefaultCancelGrace is how long a stopped turn waits for the agent to
+	// answer session/cancel before the child is killed.
+	DefaultCancelGrace = 5 * time.Second
+)
+
+// Tool names the bot's MCP server offers.
+const (
+	// ToolServerName is the name the bot's MCP server is given in
+	// mcpServers.
+	ToolServerName = "bot"
+	// PostMessageTool answers the person waiting in the main chat.
+	PostMessageTool = wake.PostMessage
+	// AskTool asks the person a question in the main chat and returns the
+	// answer.
+	AskTool = "ask_question"
+)
+
+// Command is how an agent is started.
+type Command struct {
+	// Command is the program: a path, or a name looked up in the server's
+	// PATH when the child starts.
+	Command string `json:"command"`
+	// Args are its arguments.
+	Args []string `json:"args,omitempty"`
+	// Env names the variables passed through from the server's
+	// environment; no other variable of the server reaches the child.
+	// PATH is passed when named here; otherwise the child's PATH is
+	// /usr/local/bin:/usr/bin:/bin. HOME is never passed: see Config.Home.
+	Env []string `json:"env,omitempty"`
+	// Models are the models the agent offers, listed in the root state.
+	Models []string `json:"models,omitempty"`
+}
+
+// Config configures a Harness.
+type Config struct {
+	// Provider is the provider name the agent runs as. Required.
+	Provider string
+	// DisplayName and Description describe the agent in the root state;
+	// DisplayName defaults to Provider.
+	DisplayName, Description string
+	// Agent is the command started per session. Its Command is required.
+	Agent Command
+	// Home is the HOME the child gets: a folder of the agent's own, so it
+	// reads none of the operator's settings or credentials. "" gives each
+	// child a new empty temporary folder, removed when the session closes.
+	Home string
+	// Environ is the server's environment Agent.Env picks from; nil means
+	// os.Environ.
+	Environ func() []string
+	// Store keeps each session's agent session id, so that a session
+	// started again after a restart continues it with session/load; nil
+	// keeps them in memory.
+	Store Store
+	// Key names a session in Store; nil uses the session's URI. (A host
+	// that gives a restarted back session a new URI needs a key that
+	// survives it, such as the bot, person and session name.)
+	Key func(wake.SessionInfo) string
+	// StartTimeout bounds a child's start; zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// CancelGrace is how long a stopped turn waits for the agent before
+	// the child is killed; zero means DefaultCancelGrace.
+	CancelGrace time.Duration
+	// Logger hears about children, their stderr (at Debug) and refusals;
+	// nil discards.
+	Logger *slog.Logger
+}
+
+// Harness runs the back sessions of one ACP agent. It is safe for
+// concurrent use.
+type Harness struct {
+	cfg Config
+	log *slog.Logger
+}
+
+var _ wake.Harness = (*Harness)(nil)
+
+// New returns a Harness for cfg.
+func New(cfg Config) (*Harness, error) {
+	if cfg.Provider == "" {
+		return nil, errors.New("acp: a harness needs a provider name")
+	}
+	if cfg.Agent.Command == "" {
+		return nil, fmt.Errorf("acp: agent %q has no command", cfg.Provider)
+	}
+	for _, name := range cfg.Agent.Env {
+		if !validEnvName(name) {
+			return nil, fmt.Errorf("acp: agent %q: %q is not an environment variable name", cfg.Provider, name)
+		}
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.CancelGrace <= 0 {
+		cfg.CancelGrace = DefaultCancelGrace
+	}
+	if cfg.Store == nil {
+		cfg.Store = &MemStore{}
+	}
+	if cfg.Key == nil {
+		cfg.Key = func(s wake.SessionInfo) string { return s.URI }
+	}
+	if cfg.DisplayName == "" {
+		cfg.DisplayName = cfg.Provider
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Harness{cfg: cfg, log: log.With("agent", cfg.Provider)}, nil
+}
+
+// Info is the agent's entry in a root state's agents.
+func (h *Harness) Info() ahp.AgentInfo {
+	models := ahp.List[ahp.SessionModelInfo]{}
+	for _, m := range h.cfg.Agent.Models {
+		models = append(models, ahp.SessionModelInfo{ID: m, Provider: h.cfg.Provider, Name: m})
+	}
+	desc := h.cfg.Description
+	if desc == "" {
+		desc = "An ACP agent: " + h.cfg.Agent.Command
+	}
+	return ahp.AgentInfo{Provider: h.cfg.Provider, DisplayName: h.cfg.DisplayName, Description: desc, Models: models}
+}
+
+// Open starts the agent of one session: its tool server and its child,
+// through initialize and session/new (or session/load). An error refuses
+// the session's start.
+func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, error) {
+	if s.Dir == "" {
+		return nil, errors.New("acp: a session needs a folder")
+	}
+	a, err := newAgent(h, s)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.ensure(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}

@@ -1,0 +1,220 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agenthost/bots/wake"
+)
+
+// Reasoner is a wake.Work that shows an agent's reasoning. When the turn's
+// Work implements it, the agent's thoughts are streamed to it; otherwise
+// they are dropped.
+type Reasoner interface {
+	// Reason streams text of the turn's reasoning.
+	Reason(text string)
+}
+
+// ToolReporter is a wake.Work that shows the calls of the agent's own tools
+// (reading, editing, running…) and their status. When the turn's Work
+// implements it, each tool_call and tool_call_update is reported to it;
+// otherwise they are dropped.
+type ToolReporter interface {
+	// ReportTool reports a call's start or a change of it; fields of an
+	// update that did not change are empty.
+	ReportTool(r ToolReport)
+}
+
+// ToolReport is a call of one of the agent's own tools, as it stands.
+type ToolReport struct {
+	// ID identifies the call within the session.
+	ID string
+	// Title says what the call does; Kind is ACP's tool kind (read, edit,
+	// execute…).
+	Title, Kind string
+	// Status is pending, in_progress, completed or failed.
+	Status string
+	// Input and Output are the call's raw input and output as JSON.
+	Input, Output string
+	// Started is true for the call's first report.
+	Started bool
+}
+
+// clientSide answers one child's requests to the client.
+type clientSide struct {
+	a *agent
+	c *child
+}
+
+var _ sdk.Client = (*clientSide)(nil)
+
+// ours reports whether a request names the child's session.
+func (cs *clientSide) ours(id sdk.SessionId) bool {
+	return cs.c.session != "" && id == cs.c.session
+}
+
+func rawJSON(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// SessionUpdate streams an update into the running turn. Updates when no
+// turn runs (a loaded session's history) are dropped.
+func (cs *clientSide) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	if !cs.ours(n.SessionId) {
+		return nil
+	}
+	t := cs.a.current()
+	if t == nil {
+		return nil
+	}
+	u := n.Update
+	switch {
+	case u.AgentMessageChunk != nil:
+		if tb := u.AgentMessageChunk.Content.Text; tb != nil {
+			t.w.Reply(tb.Text)
+		}
+	case u.AgentThoughtChunk != nil:
+		if r, ok := t.w.(Reasoner); ok && u.AgentThoughtChunk.Content.Text != nil {
+			r.Reason(u.AgentThoughtChunk.Content.Text.Text)
+		}
+	case u.ToolCall != nil:
+		if r, ok := t.w.(ToolReporter); ok {
+			tc := u.ToolCall
+			r.ReportTool(ToolReport{ID: string(tc.ToolCallId), Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+				Input: rawJSON(tc.RawInput), Output: rawJSON(tc.RawOutput), Started: true})
+		}
+	case u.ToolCallUpdate != nil:
+		if r, ok := t.w.(ToolReporter); ok {
+			tc := u.ToolCallUpdate
+			rep := ToolReport{ID: string(tc.ToolCallId), Input: rawJSON(tc.RawInput), Output: rawJSON(tc.RawOutput)}
+			if tc.Title != nil {
+				rep.Title = *tc.Title
+			}
+			if tc.Kind != nil {
+				rep.Kind = string(*tc.Kind)
+			}
+			if tc.Status != nil {
+				rep.Status = string(*tc.Status)
+			}
+			r.ReportTool(rep)
+		}
+	}
+	return nil
+}
+
+// RequestPermission asks the person through Work.Approve and answers with
+// their choice: the first allow option when they approve, the first reject
+// option when they deny, cancelled when the request is withdrawn or no
+// turn runs.
+func (cs *clientSide) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	cancelled := sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
+	if !cs.ours(p.SessionId) {
+		return cancelled, nil
+	}
+	t, ctx, cancel, err := cs.a.during(ctx)
+	if err != nil {
+		return cancelled, nil
+	}
+	defer cancel()
+	title := string(p.ToolCall.ToolCallId)
+	if p.ToolCall.Title != nil && *p.ToolCall.Title != "" {
+		title = *p.ToolCall.Title
+	}
+	name := "acp_tool"
+	if p.ToolCall.Kind != nil && *p.ToolCall.Kind != "" {
+		name = "acp_" + string(*p.ToolCall.Kind)
+	}
+	ok, err := t.w.Approve(ctx, wake.Approval{ToolName: name, DisplayName: title, Invocation: title, Input: rawJSON(p.ToolCall.RawInput)})
+	if err != nil {
+		return cancelled, nil
+	}
+	kinds := []sdk.PermissionOptionKind{sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
+	if ok {
+		kinds = []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways}
+	}
+	for _, k := range kinds {
+		for _, o := range p.Options {
+			if o.Kind == k {
+				return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+			}
+		}
+	}
+	return cancelled, nil
+}
+
+// refuse is the error a refused request is answered with.
+func (cs *clientSide) refuse(method, path string, err error) error {
+	if errors.Is(err, errOutside) {
+		cs.a.log.Warn("acp: refused a file request outside the bot's folder", "method", method, "path", path)
+	}
+	return &sdk.RequestError{Code: -32602, Message: err.Error()}
+}
+
+// ReadTextFile reads a file inside the bot's folder.
+func (cs *clientSide) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	if !cs.ours(p.SessionId) {
+		return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	line, limit := 0, 0
+	if p.Line != nil {
+		line = *p.Line
+	}
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	text, err := cs.a.dir.readFile(p.Path, line, limit)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, cs.refuse("fs/read_text_file", p.Path, err)
+	}
+	return sdk.ReadTextFileResponse{Content: text}, nil
+}
+
+// WriteTextFile writes a file inside the bot's folder.
+func (cs *clientSide) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	if !cs.ours(p.SessionId) {
+		return sdk.WriteTextFileResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	if err := cs.a.dir.writeFile(p.Path, p.Content); err != nil {
+		return sdk.WriteTextFileResponse{}, cs.refuse("fs/write_text_file", p.Path, err)
+	}
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// The client offers no terminals (it does not advertise the capability):
+// an agent runs commands with its own tools, in the bot's folder, under
+// the permission it asks for.
+
+// CreateTerminal is refused.
+func (cs *clientSide) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+
+// KillTerminal is refused.
+func (cs *clientSide) KillTerminal(ctx context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+}
+
+// TerminalOutput is refused.
+func (cs *clientSide) TerminalOutput(ctx context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+}
+
+// ReleaseTerminal is refused.
+func (cs *clientSide) ReleaseTerminal(ctx context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+}
+
+// WaitForTerminalExit is refused.
+func (cs *clientSide) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+}

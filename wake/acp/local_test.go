@@ -1,0 +1,202 @@
+package acp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+)
+
+// mainChat is a main chat a Waker answers into: it applies what the wake
+// emits with the reducers, as the bot-chat provider does.
+type mainChat struct {
+	mu      sync.Mutex
+	chat    ahp.ChatState
+	changed chan struct{}
+}
+
+func newMainChat(turnID, text string) *mainChat {
+	m := &mainChat{changed: make(chan struct{}, 1)}
+	m.chat = ahp.ChatState{ChatSummary: ahp.ChatSummary{Resource: "ahp-chat://main", Status: ahp.StatusIdle}}
+	m.chat = ahp.ApplyChat(m.chat, ahp.TurnStarted(turnID, time.Now(), ahp.UserMessage(text)))
+	return m
+}
+
+func (m *mainChat) Chat(a ahp.Action) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.chat.ActiveTurn == nil {
+		return false
+	}
+	m.chat = ahp.ApplyChat(m.chat, a)
+	m.signal()
+	return true
+}
+
+func (m *mainChat) Session(a ahp.Action) { m.signal() }
+
+func (m *mainChat) signal() {
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (m *mainChat) apply(a ahp.Action) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.chat = ahp.ApplyChat(m.chat, a)
+}
+
+// wait waits until cond holds of the main chat.
+func (m *mainChat) wait(t *testing.T, what string, cond func(ahp.ChatState) bool) ahp.ChatState {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		m.mu.Lock()
+		c := m.chat
+		m.mu.Unlock()
+		if cond(c) {
+			return c
+		}
+		select {
+		case <-m.changed:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (m *mainChat) ended(t *testing.T) ahp.Turn {
+	t.Helper()
+	c := m.wait(t, "the main turn to end", func(c ahp.ChatState) bool { return c.ActiveTurn == nil })
+	return c.Turns[len(c.Turns)-1]
+}
+
+func markdown(turn ahp.Turn) []string {
+	var out []string
+	for _, p := range turn.ResponseParts {
+		if p.Markdown != nil {
+			out = append(out, p.Markdown.Content)
+		}
+	}
+	return out
+}
+
+// wakeEnv is a Waker on a LocalHost running the fake agent.
+type wakeEnv struct {
+	w     *wake.Waker
+	bot   record.Record
+	turns int
+}
+
+func newWakeEnv(t *testing.T) *wakeEnv {
+	t.Helper()
+	h := newHarness(t, nil)
+	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wake.New(wake.Config{Host: host, DefaultAgent: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return &wakeEnv{w: w, bot: record.Record{ID: "motion", Name: "Motion", Workspace: dir, Owner: "user:soft", Provider: "fake"}}
+}
+
+func (e *wakeEnv) say(text string) (*mainChat, *wake.Turn) {
+	e.turns++
+	id := "turn-" + strings.Repeat("a", e.turns)
+	m := newMainChat(id, text)
+	return m, e.w.Wake(wake.Message{Bot: e.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
+		TurnID: id, Text: text, StartedAt: time.Now()}, m)
+}
+
+func TestWakePostMessageReachesTheMainChat(t *testing.T) {
+	e := newWakeEnv(t)
+	m, _ := e.say("post hello from the agent")
+	turn := m.ended(t)
+	if got := markdown(turn); len(got) != 1 || got[0] != "hello from the agent" {
+		t.Errorf("main turn texts = %q (state %s)", got, turn.State)
+	}
+	m, _ = e.say("post again")
+	if got := markdown(m.ended(t)); len(got) != 1 || got[0] != "again" {
+		t.Errorf("second message: %q", got)
+	}
+}
+
+func TestWakePermissionIsRelayedToTheMainChat(t *testing.T) {
+	e := newWakeEnv(t)
+	m, turn := e.say("permit")
+	var call *ahp.ToolCallState
+	c := m.wait(t, "an approval in the main chat", func(c ahp.ChatState) bool {
+		if c.ActiveTurn == nil {
+			return false
+		}
+		for _, p := range c.ActiveTurn.ResponseParts {
+			if p.ToolCall != nil && p.ToolCall.Status == ahp.ToolCallStatusPendingConfirmation {
+				call = p.ToolCall
+				return true
+			}
+		}
+		return false
+	})
+	a := ahp.ToolCallConfirmed(c.ActiveTurn.ID, call.ToolCallID, true)
+	m.apply(a)
+	if err := turn.Answer(testCtx(t), a); err != nil {
+		t.Fatal(err)
+	}
+	if got := markdown(m.ended(t)); len(got) != 1 || got[0] != "allowed" {
+		t.Errorf("main turn texts = %q", got)
+	}
+}
+
+func TestWakeCrashFailsTheMainTurn(t *testing.T) {
+	e := newWakeEnv(t)
+	m, _ := e.say("crash")
+	turn := m.ended(t)
+	if turn.State != ahp.TurnStateError {
+		t.Errorf("main turn state = %s, want error", turn.State)
+	}
+	m, _ = e.say("post recovered")
+	if got := markdown(m.ended(t)); len(got) != 1 || got[0] != "recovered" {
+		t.Errorf("after the crash: %q", got)
+	}
+}
+
+func TestWakeStopCancelsTheAgentTurn(t *testing.T) {
+	e := newWakeEnv(t)
+	m, turn := e.say("sleep")
+	c := m.wait(t, "the back turn to start", func(c ahp.ChatState) bool {
+		if c.ActiveTurn == nil {
+			return false
+		}
+		for _, p := range c.ActiveTurn.ResponseParts {
+			if p.ToolCall != nil && p.ToolCall.ToolName == wake.SubagentTool {
+				return true
+			}
+		}
+		return false
+	})
+	m.apply(ahp.TurnCancelled(c.ActiveTurn.ID, 0))
+	turn.Stop()
+	if got := m.ended(t).State; got != ahp.TurnStateCancelled {
+		t.Errorf("stopped main turn state = %s", got)
+	}
+	m, _ = e.say("post still here")
+	if got := markdown(m.ended(t)); len(got) != 1 || got[0] != "still here" {
+		t.Errorf("after the stop: %q", got)
+	}
+}
