@@ -38,6 +38,29 @@ type SessionInfo struct {
 	// Tools are the tools the session's client provides, which Work.CallTool
 	// calls.
 	Tools []ahp.ToolDefinition
+	// Owner is whose session it is (user:<id> or root:<host>): for a back
+	// session, the person whose messages it answers.
+	Owner string
+	// Meta is the session's _meta, as Spec.Meta gave it; a back session's
+	// holds BackSessionMeta.
+	Meta map[string]any
+}
+
+// BackSessionMeta is the _meta key of a back session started by the Waker:
+// {"bot": <bot id>, "person": <owner string>, "name": <session name>}.
+const BackSessionMeta = "ahpd.backSession"
+
+// BackSession returns the bot, person and session name of a back session's
+// _meta; ok is false when meta names none.
+func BackSession(meta map[string]any) (bot, person, name string, ok bool) {
+	m, _ := meta[BackSessionMeta].(map[string]any)
+	if m == nil {
+		return "", "", "", false
+	}
+	bot, _ = m["bot"].(string)
+	person, _ = m["person"].(string)
+	name, _ = m["name"].(string)
+	return bot, person, name, bot != ""
 }
 
 // Agent is one session's agent.
@@ -51,8 +74,10 @@ type Agent interface {
 	Close() error
 }
 
-// Work is what an agent does a turn through. Its methods are for the
-// turn's own goroutine; after Turn returns they do nothing.
+// Work is what an agent does a turn through. Its methods, and those of the
+// optional interfaces Reasoner and ToolReporter, may be called concurrently,
+// from any goroutine, while Turn runs (an agent's tool server answers calls
+// on goroutines of its own); after Turn returns they do nothing.
 type Work interface {
 	// TurnID is the turn's id.
 	TurnID() string
@@ -80,4 +105,42 @@ type Approval struct {
 	Invocation string
 	// Input is the call's input, as text.
 	Input string
+}
+
+// Reasoner is an optional interface of a Work that shows an agent's
+// reasoning: the agent streams its thoughts to it.
+type Reasoner interface {
+	// Reason streams text of the turn's reasoning.
+	Reason(text string)
+}
+
+// ToolReporter is an optional interface of a Work that shows the calls of
+// the agent's own tools (reading, editing, running…) and their status.
+type ToolReporter interface {
+	// ReportTool reports a call's start or a change of it; fields of an
+	// update that did not change are empty.
+	ReportTool(r ToolReport)
+}
+
+// Tool call statuses of a ToolReport.
+const (
+	ToolPending    = "pending"
+	ToolInProgress = "in_progress"
+	ToolCompleted  = "completed"
+	ToolFailed     = "failed"
+)
+
+// ToolReport is a call of one of the agent's own tools, as it stands.
+type ToolReport struct {
+	// ID identifies the call within the session.
+	ID string
+	// Title says what the call does; Kind is the kind of tool (ACP's read,
+	// edit, execute…).
+	Title, Kind string
+	// Status is ToolPending, ToolInProgress, ToolCompleted or ToolFailed.
+	Status string
+	// Input and Output are the call's raw input and output as JSON.
+	Input, Output string
+	// Started is true for the call's first report.
+	Started bool
 }

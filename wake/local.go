@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -140,7 +141,8 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 		return "", fmt.Errorf("a session needs a folder to work in: %w", ErrRefused)
 	}
 	uri := "ahp-session:/" + newID()
-	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt}
+	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt,
+		Owner: spec.Owner, Meta: maps.Clone(spec.Meta)}
 	if spec.Client != nil {
 		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
 	}
@@ -341,8 +343,17 @@ type localTurn struct {
 	id      string
 	started time.Time
 	cancel  context.CancelFunc
-	stopped bool   // the turn was cancelled; nothing more is emitted for it
-	reply   string // the reply's markdown part, once opened
+	stopped bool                     // the turn was cancelled; nothing more is emitted for it
+	reply   string                   // the reply's markdown part, once opened
+	reason  string                   // the reasoning part, once opened
+	tools   map[string]*reportedTool // the agent's own tool calls by the agent's id
+}
+
+// reportedTool is one of the agent's own tool calls shown in the turn.
+type reportedTool struct {
+	id    string // the call's tool call id in the chat
+	title string
+	done  bool
 }
 
 // dispose stops the running turn, ends the channels and closes the agent.
@@ -646,6 +657,82 @@ func (w *work) Reply(text string) {
 }
 
 var errTurnOver = errors.New("the turn is over")
+
+var (
+	_ Reasoner     = (*work)(nil)
+	_ ToolReporter = (*work)(nil)
+)
+
+// Reason streams text into the turn's reasoning part.
+func (w *work) Reason(text string) {
+	if text == "" {
+		return
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !w.liveLocked() {
+		return
+	}
+	if w.t.reason == "" {
+		w.t.reason = newID()
+		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.ReasoningResponse(w.t.reason, text)), nil)
+		return
+	}
+	s.emitChatLocked(ahp.Reasoning(w.t.id, w.t.reason, text), nil)
+}
+
+// ReportTool shows one of the agent's own tool calls in the turn: started
+// and running at its first report, completed or failed when its status
+// says so. Reports of a call already ended are dropped.
+func (w *work) ReportTool(r ToolReport) {
+	if r.ID == "" {
+		return
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !w.liveLocked() {
+		return
+	}
+	if w.t.tools == nil {
+		w.t.tools = map[string]*reportedTool{}
+	}
+	rt := w.t.tools[r.ID]
+	if rt == nil {
+		rt = &reportedTool{id: newID(), title: r.Title}
+		if rt.title == "" {
+			rt.title = r.ID
+		}
+		w.t.tools[r.ID] = rt
+		name := "agent_tool"
+		if r.Kind != "" {
+			name = "agent_" + r.Kind
+		}
+		s.emitChatLocked(ahp.ToolCallStart(w.t.id, rt.id, name, rt.title), nil)
+		ready := &ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: rt.id, InvocationMessage: ahp.Plain(rt.title), Confirmed: ahp.ConfirmedNotNeeded}
+		if r.Input != "" {
+			ready.ToolInput = &ahp.ToolInput{Text: r.Input}
+		}
+		s.emitChatLocked(ahp.NewAction(ready), nil)
+	} else if r.Title != "" && r.Title != rt.title && !rt.done {
+		rt.title = r.Title
+		msg := ahp.Plain(r.Title)
+		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallDeltaAction{TurnID: w.t.id, ToolCallID: rt.id, InvocationMessage: &msg}), nil)
+	}
+	if rt.done || (r.Status != ToolCompleted && r.Status != ToolFailed) {
+		return
+	}
+	rt.done = true
+	res := ahp.ToolCallResult{Success: r.Status == ToolCompleted, PastTenseMessage: ahp.Plain(rt.title)}
+	if r.Output != "" {
+		res.Content = []ahp.ToolResultContent{ahp.TextContent(r.Output)}
+	}
+	if !res.Success {
+		res.Error = &ahp.ToolError{Message: rt.title + " failed"}
+	}
+	s.emitChatLocked(ahp.ToolCallComplete(w.t.id, rt.id, res), nil)
+}
 
 func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage) (ahp.ToolCallResult, error) {
 	s := w.s

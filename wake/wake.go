@@ -314,7 +314,7 @@ func (w *Waker) spec(m Message, name string) Spec {
 		Dir: b.Workspace, Owner: m.Person, Title: botName(b), SystemPrompt: SystemPrompt,
 		Client: &ahp.SessionActiveClient{ClientID: ClientID, DisplayName: "Bot chat", Tools: ahp.List[ahp.ToolDefinition]{PostMessageTool()}},
 		Deny:   w.deny,
-		Meta:   map[string]any{"ahpd.backSession": map[string]any{"bot": b.ID, "person": m.Person, "name": name}},
+		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name}},
 	}
 	switch {
 	case b.Preset != "":

@@ -33,8 +33,8 @@ type agentsFile struct {
 
 // loadAgents reads the agents file at path and adds a harness per agent to
 // harnesses; it returns their entries for the root state, sorted by name.
-// An empty path adds none.
-func loadAgents(path, configDir string, harnesses map[string]wake.Harness, log *slog.Logger) ([]ahp.AgentInfo, error) {
+// Each agent's sessions get conns's tools; an empty path adds none.
+func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns acp.Connectors, log *slog.Logger) ([]ahp.AgentInfo, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -63,11 +63,12 @@ func loadAgents(path, configDir string, harnesses map[string]wake.Harness, log *
 		}
 		dir := filepath.Join(configDir, "agents", name)
 		h, err := acp.New(acp.Config{
-			Provider: name,
-			Agent:    f.Agents[name],
-			Home:     filepath.Join(dir, "home"),
-			Store:    acp.FileStore{Dir: filepath.Join(dir, "sessions")},
-			Logger:   log,
+			Provider:   name,
+			Agent:      f.Agents[name],
+			Home:       filepath.Join(dir, "home"),
+			Store:      acp.FileStore{Dir: filepath.Join(dir, "sessions")},
+			Connectors: conns,
+			Logger:     log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("agents file %s: %w", path, err)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -47,9 +48,9 @@ const usersPoll = 250 * time.Millisecond
 
 // config is what the flags say.
 type config struct {
-	configDir, root, addr, users, hostName, agent, agents string
-	options                                               bot.Options
-	logLevel                                              slog.Level
+	configDir, root, addr, users, hostName, agent, agents, vault string
+	options                                                      bot.Options
+	logLevel                                                     slog.Level
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -63,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.hostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&c.agent, "agent", "echo", "the agent a back session runs on when a bot names none")
 	fs.StringVar(&c.agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
+	fs.StringVar(&c.vault, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
 	fs.StringVar(&c.options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&c.options.InstructionsIn, "instructions-in", "section", "section or body")
 	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
@@ -123,7 +125,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	// Every credential a connector call resolves is taken out of the logs.
+	scrub := &connector.Scrubber{}
+	log := slog.New(scrub.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel})))
 	if c.users == "" && !isLoopback(c.addr) {
 		return fmt.Errorf("refusing to serve %s without a users file: with none every connection may do anything; pass -users or a loopback -addr", c.addr)
 	}
@@ -146,8 +150,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer store.Close()
 	bus := transport.NewBus(log)
+	root := c.root
+	if root == "" {
+		root = bot.DefaultRoot()
+	}
+	vault, err := openVault(c.vault, c.configDir, root, log)
+	if err != nil {
+		return err
+	}
+	registry, err := newRegistry(log)
+	if err != nil {
+		return err
+	}
+	conns := &botConnectors{store: store, users: users, registry: registry, vault: vault, scrub: scrub, log: log}
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	agents, err := loadAgents(c.agents, c.configDir, harnesses, log)
+	agents, err := loadAgents(c.agents, c.configDir, harnesses, conns, log)
 	if err != nil {
 		return err
 	}

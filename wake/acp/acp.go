@@ -7,15 +7,16 @@
 //
 //   - starts the child in the bot's folder, in a process group of its own,
 //     with a minimal environment (see Command.Env and Config.Home);
-//   - serves the bot's tools (post_message and ask_question) on a loopback
-//     MCP server whose URL path holds an unguessable token, and gives it to
-//     the agent in session/new's mcpServers;
+//   - serves the bot's tools (post_message, ask_question and one tool per
+//     alias of the bot's connectors map, see Config.Connectors) on a
+//     loopback MCP server whose URL path holds an unguessable token, and
+//     gives it to the agent in session/new's mcpServers;
 //   - sends initialize, then session/load when the agent advertises
 //     loadSession and the Store holds the session's agent session id, else
 //     session/new, with cwd the bot's folder;
 //   - sends one session/prompt per turn, streams session/update into the
 //     turn (text as the turn's reply, thoughts and tool calls to a Work
-//     that implements Reasoner or ToolReporter), relays
+//     that implements wake.Reasoner or wake.ToolReporter), relays
 //     session/request_permission through Work.Approve, and sends
 //     session/cancel when the turn is stopped, killing a child that does
 //     not end the turn within Config.CancelGrace;
@@ -95,10 +96,14 @@ type Config struct {
 	// started again after a restart continues it with session/load; nil
 	// keeps them in memory.
 	Store Store
-	// Key names a session in Store; nil uses the session's URI. (A host
-	// that gives a restarted back session a new URI needs a key that
-	// survives it, such as the bot, person and session name.)
+	// Key names a session in Store; nil uses DefaultKey: the bot, person
+	// and session name of a back session's _meta, which survive a restart
+	// of the server (where the session's URI does not).
 	Key func(wake.SessionInfo) string
+	// Connectors gives each session its bot's connectors as tools on its
+	// MCP server, read again at the session's open and at every turn; nil
+	// offers none.
+	Connectors Connectors
 	// StartTimeout bounds a child's start; zero means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// CancelGrace is how long a stopped turn waits for the agent before
@@ -107,6 +112,16 @@ type Config struct {
 	// Logger hears about children, their stderr (at Debug) and refusals;
 	// nil discards.
 	Logger *slog.Logger
+}
+
+// DefaultKey names a session in a Store by the bot, person and name of its
+// wake.BackSessionMeta, or by its URI when its _meta names none.
+func DefaultKey(s wake.SessionInfo) string {
+	bot, person, name, ok := wake.BackSession(s.Meta)
+	if !ok {
+		return s.URI
+	}
+	return "bot:" + bot + "\x00" + person + "\x00" + name
 }
 
 // Harness runs the back sessions of one ACP agent. It is safe for
@@ -141,7 +156,7 @@ func New(cfg Config) (*Harness, error) {
 		cfg.Store = &MemStore{}
 	}
 	if cfg.Key == nil {
-		cfg.Key = func(s wake.SessionInfo) string { return s.URI }
+		cfg.Key = DefaultKey
 	}
 	if cfg.DisplayName == "" {
 		cfg.DisplayName = cfg.Provider
@@ -177,6 +192,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	if err != nil {
 		return nil, err
 	}
+	a.syncConnectors(ctx)
 	if _, err := a.ensure(ctx); err != nil {
 		a.Close()
 		return nil, err

@@ -100,15 +100,15 @@ type fakeWork struct {
 	reply    strings.Builder
 	posts    []string
 	thoughts []string
-	tools    []ToolReport
+	tools    []wake.ToolReport
 	asked    []string
 	approved []wake.Approval
 }
 
 var (
-	_ wake.Work    = (*fakeWork)(nil)
-	_ Reasoner     = (*fakeWork)(nil)
-	_ ToolReporter = (*fakeWork)(nil)
+	_ wake.Work         = (*fakeWork)(nil)
+	_ wake.Reasoner     = (*fakeWork)(nil)
+	_ wake.ToolReporter = (*fakeWork)(nil)
 )
 
 func (w *fakeWork) TurnID() string { return "turn-1" }
@@ -128,7 +128,7 @@ func (w *fakeWork) Reason(text string) {
 	defer w.mu.Unlock()
 	w.thoughts = append(w.thoughts, text)
 }
-func (w *fakeWork) ReportTool(r ToolReport) {
+func (w *fakeWork) ReportTool(r wake.ToolReport) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.tools = append(w.tools, r)

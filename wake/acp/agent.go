@@ -365,6 +365,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		}
 		a.mu.Unlock()
 	}()
+	a.syncConnectors(ctx)
 	c, err := a.ensure(ctx)
 	if err != nil {
 		return err

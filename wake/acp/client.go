@@ -10,39 +10,6 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-// Reasoner is a wake.Work that shows an agent's reasoning. When the turn's
-// Work implements it, the agent's thoughts are streamed to it; otherwise
-// they are dropped.
-type Reasoner interface {
-	// Reason streams text of the turn's reasoning.
-	Reason(text string)
-}
-
-// ToolReporter is a wake.Work that shows the calls of the agent's own tools
-// (reading, editing, running…) and their status. When the turn's Work
-// implements it, each tool_call and tool_call_update is reported to it;
-// otherwise they are dropped.
-type ToolReporter interface {
-	// ReportTool reports a call's start or a change of it; fields of an
-	// update that did not change are empty.
-	ReportTool(r ToolReport)
-}
-
-// ToolReport is a call of one of the agent's own tools, as it stands.
-type ToolReport struct {
-	// ID identifies the call within the session.
-	ID string
-	// Title says what the call does; Kind is ACP's tool kind (read, edit,
-	// execute…).
-	Title, Kind string
-	// Status is pending, in_progress, completed or failed.
-	Status string
-	// Input and Output are the call's raw input and output as JSON.
-	Input, Output string
-	// Started is true for the call's first report.
-	Started bool
-}
-
 // clientSide answers one child's requests to the client.
 type clientSide struct {
 	a *agent
@@ -84,19 +51,19 @@ func (cs *clientSide) SessionUpdate(ctx context.Context, n sdk.SessionNotificati
 			t.w.Reply(tb.Text)
 		}
 	case u.AgentThoughtChunk != nil:
-		if r, ok := t.w.(Reasoner); ok && u.AgentThoughtChunk.Content.Text != nil {
+		if r, ok := t.w.(wake.Reasoner); ok && u.AgentThoughtChunk.Content.Text != nil {
 			r.Reason(u.AgentThoughtChunk.Content.Text.Text)
 		}
 	case u.ToolCall != nil:
-		if r, ok := t.w.(ToolReporter); ok {
+		if r, ok := t.w.(wake.ToolReporter); ok {
 			tc := u.ToolCall
-			r.ReportTool(ToolReport{ID: string(tc.ToolCallId), Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+			r.ReportTool(wake.ToolReport{ID: string(tc.ToolCallId), Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 				Input: rawJSON(tc.RawInput), Output: rawJSON(tc.RawOutput), Started: true})
 		}
 	case u.ToolCallUpdate != nil:
-		if r, ok := t.w.(ToolReporter); ok {
+		if r, ok := t.w.(wake.ToolReporter); ok {
 			tc := u.ToolCallUpdate
-			rep := ToolReport{ID: string(tc.ToolCallId), Input: rawJSON(tc.RawInput), Output: rawJSON(tc.RawOutput)}
+			rep := wake.ToolReport{ID: string(tc.ToolCallId), Input: rawJSON(tc.RawInput), Output: rawJSON(tc.RawOutput)}
 			if tc.Title != nil {
 				rep.Title = *tc.Title
 			}

@@ -200,3 +200,105 @@ func TestWakeStopCancelsTheAgentTurn(t *testing.T) {
 		t.Errorf("after the stop: %q", got)
 	}
 }
+
+// backTurn sends text to a LocalHost session and returns its back turn once
+// it ended (the session's first turn of that text).
+func backTurn(t *testing.T, host *wake.LocalHost, session, id, text string) ahp.Turn {
+	t.Helper()
+	ctx := testCtx(t)
+	state, actions, err := host.Follow(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Send(ctx, session, wake.Pending{Kind: ahp.PendingQueued, ID: id, Message: ahp.Message{Text: text}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		for _, turn := range state.Turns {
+			if turn.Message.Text == text {
+				return turn
+			}
+		}
+		select {
+		case a, ok := <-actions:
+			if !ok {
+				t.Fatal("the session's chat ended")
+			}
+			state = ahp.ApplyChat(state, a)
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for the back turn of %q", text)
+		}
+	}
+}
+
+func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T) {
+	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	uri, err := host.Start(testCtx(t), wake.Spec{Provider: "fake", Dir: t.TempDir(), Owner: "user:soft"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := backTurn(t, host, uri, "m1", "say hello")
+	var reasoning string
+	var call *ahp.ToolCallState
+	for _, p := range turn.ResponseParts {
+		if p.Reasoning != nil {
+			reasoning += p.Reasoning.Content
+		}
+		if p.ToolCall != nil {
+			call = p.ToolCall
+		}
+	}
+	if reasoning != "thinking" {
+		t.Errorf("reasoning = %q, want thinking", reasoning)
+	}
+	if call == nil || call.ToolName != "agent_read" || call.Status != ahp.ToolCallStatusCompleted {
+		t.Errorf("the agent's tool call = %+v, want agent_read completed", call)
+	}
+	if got := markdown(turn); len(got) != 1 || got[0] != "hello" {
+		t.Errorf("reply = %q", got)
+	}
+}
+
+func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing.T) {
+	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
+	dir := t.TempDir()
+	meta := map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}
+	session := func(host *wake.LocalHost) string {
+		t.Helper()
+		uri, err := host.Start(testCtx(t), wake.Spec{Provider: "fake", Dir: dir, Owner: "user:soft", Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uri
+	}
+	newHost := func() *wake.LocalHost {
+		h := newHarness(t, func(c *Config) { c.Store = store })
+		host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return host
+	}
+	first := newHost()
+	uri := session(first)
+	said := markdown(backTurn(t, first, uri, "m1", "session"))
+	first.Close()
+	if len(said) != 1 || !strings.HasSuffix(said[0], "loaded=false") {
+		t.Fatalf("first session said %q", said)
+	}
+	id := strings.TrimSuffix(said[0], " loaded=false")
+
+	second := newHost()
+	defer second.Close()
+	uri2 := session(second)
+	if uri2 == uri {
+		t.Fatal("the restarted session has the same URI; the test proves nothing")
+	}
+	if got := markdown(backTurn(t, second, uri2, "m2", "session")); len(got) != 1 || got[0] != id+" loaded=true" {
+		t.Errorf("after a restart: %q, want %q", got, id+" loaded=true")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,10 @@ const QuestionID = "answer"
 type toolServer struct {
 	url string
 	srv *http.Server
+	mcp *mcp.Server
+
+	mu         sync.Mutex
+	connectors map[string]string // the connector tools offered: alias → description and schema
 }
 
 // postInput is post_message's input.
@@ -69,7 +74,7 @@ func startTools(a *agent, log *slog.Logger) (*toolServer, error) {
 		return nil, fmt.Errorf("acp: tool server: %w", err)
 	}
 	ts := &toolServer{
-		url: "http://" + ln.Addr().String() + path,
+		url: "http://" + ln.Addr().String() + path, mcp: s, connectors: map[string]string{},
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)},
 	}
 	go ts.srv.Serve(ln)

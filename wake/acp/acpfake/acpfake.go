@@ -1,0 +1,352 @@
+// Package acpfake is a fake ACP agent for tests, built on acp-go-sdk's
+// agent side: a test binary runs it when Env is set (see Main), and a
+// harness under test starts that binary as its agent command.
+package acpfake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Env is the variable that makes a test binary run as the fake agent:
+// "1" runs it (see Main).
+const Env = "ACP_FAKE_AGENT"
+
+// NoLoadEnv set to "1" makes the fake agent advertise no session/load.
+const NoLoadEnv = "FAKE_NO_LOAD"
+
+// The bot's tools the fake agent calls by name.
+const (
+	postMessage = "post_message"
+	askQuestion = "ask_question"
+)
+
+// Main runs the fake agent on stdin and stdout and exits when Env is "1";
+// otherwise it returns at once. Call it first in a test binary's TestMain.
+func Main() {
+	if os.Getenv(Env) != "1" {
+		return
+	}
+	Serve(os.Stdin, os.Stdout)
+	os.Exit(0)
+}
+
+// Serve serves the fake agent on in and out until the client goes.
+func Serve(in io.Reader, out io.Writer) {
+	f := &fake{sessions: map[sdk.SessionId]*fakeSession{}}
+	f.conn = sdk.NewAgentSideConnection(f, out, in)
+	<-f.conn.Done()
+}
+
+// fake is an ACP agent for tests. It answers the words of a prompt (the
+// text after the last context block):
+//
+//	say <words>        streams a thought, a tool call, and <words> as text in two chunks
+//	post <text>        calls post_message through the MCP server it was given
+//	ask <question>     calls ask_question, then posts "you said: <answer>"
+//	permit             requests a permission, then posts allowed, rejected or cancelled
+//	read <path>        reads a file through the client and says it, or "refused: <why>"
+//	write <path> <s>   writes s to a file through the client: says "wrote" or "refused: <why>"
+//	sleep              says "sleeping" and waits for session/cancel
+//	hang               says "hanging" and never ends the turn, ignoring session/cancel
+//	crash              exits with status 3
+//	pid                says "pid <pid>"
+//	env                says its environment, one variable a line, sorted
+//	session            says "session <id> loaded=<bool>"
+//	prompt             says the whole prompt
+//	tool <name> <json> calls the MCP tool name with the JSON object and says "tool: <result>" or "tool failed: <why>"
+//	tools              says the names of the MCP tools offered, sorted, comma-separated
+type fake struct {
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	n        int
+	sessions map[sdk.SessionId]*fakeSession
+}
+
+type fakeSession struct {
+	id     sdk.SessionId
+	url    string
+	loaded bool
+	cancel context.CancelFunc
+}
+
+func (f *fake) Authenticate(ctx context.Context, _ sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+func (f *fake) Initialize(ctx context.Context, _ sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:     os.Getenv(NoLoadEnv) != "1",
+			McpCapabilities: sdk.McpCapabilities{Http: true},
+		},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+func (f *fake) session(id sdk.SessionId) *fakeSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sessions[id]
+}
+
+func mcpURL(servers []sdk.McpServer) string {
+	for _, s := range servers {
+		if s.Http != nil {
+			return s.Http.Url
+		}
+	}
+	return ""
+}
+
+func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	id := sdk.SessionId(fmt.Sprintf("fake-%d-%d", os.Getpid(), f.n))
+	f.sessions[id] = &fakeSession{id: id, url: mcpURL(p.McpServers)}
+	return sdk.NewSessionResponse{SessionId: id}, nil
+}
+
+func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if !strings.HasPrefix(string(p.SessionId), "fake-") {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("no such session")
+	}
+	f.mu.Lock()
+	f.sessions[p.SessionId] = &fakeSession{id: p.SessionId, url: mcpURL(p.McpServers), loaded: true}
+	f.mu.Unlock()
+	// The history is replayed; the client must not take it for a turn.
+	f.say(ctx, p.SessionId, "history")
+	return sdk.LoadSessionResponse{}, nil
+}
+
+func (f *fake) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.sessions[p.SessionId]; s != nil && s.cancel != nil {
+		s.cancel()
+	}
+	return nil
+}
+
+func (f *fake) CloseSession(ctx context.Context, _ sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	return sdk.CloseSessionResponse{}, nil
+}
+
+func (f *fake) ListSessions(ctx context.Context, _ sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, nil
+}
+
+func (f *fake) ResumeSession(ctx context.Context, _ sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+}
+
+func (f *fake) SetSessionConfigOption(ctx context.Context, _ sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, nil
+}
+
+func (f *fake) SetSessionMode(ctx context.Context, _ sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+func (f *fake) say(ctx context.Context, id sdk.SessionId, text string) {
+	f.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: sdk.UpdateAgentMessageText(text)})
+}
+
+// callTool calls a tool of the session's MCP server and returns its text.
+func (f *fake) callTool(ctx context.Context, s *fakeSession, name string, args map[string]any) (string, error) {
+	if s.url == "" {
+		return "", errors.New("no MCP server was given")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	var text string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if res.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
+// listTools lists the tools of the session's MCP server, sorted.
+func (f *fake) listTools(ctx context.Context, s *fakeSession) ([]string, error) {
+	if s.url == "" {
+		return nil, errors.New("no MCP server was given")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range res.Tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s := f.session(p.SessionId)
+	if s == nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams("no such session")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.mu.Lock()
+	s.cancel = cancel
+	f.mu.Unlock()
+	var text string
+	for _, b := range p.Prompt {
+		if b.Text != nil {
+			text += b.Text.Text
+		}
+	}
+	words := text
+	if i := strings.LastIndex(words, "</context>\n"); i >= 0 {
+		words = words[i+len("</context>\n"):]
+	} else if i := strings.LastIndex(words, "\n\n"); i >= 0 {
+		words = words[i+2:] // after the system prompt
+	}
+	verb, rest, _ := strings.Cut(strings.TrimSpace(words), " ")
+	end := sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
+	say := func(t string) { f.say(ctx, p.SessionId, t) }
+	post := func(t string) (sdk.PromptResponse, error) {
+		if _, err := f.callTool(ctx, s, postMessage, map[string]any{"text": t}); err != nil {
+			say("post failed: " + err.Error())
+		}
+		return end, nil
+	}
+	switch verb {
+	case "say":
+		f.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateAgentThoughtText("thinking")})
+		f.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.StartToolCall("t1", "Reading notes",
+			sdk.WithStartKind(sdk.ToolKindRead), sdk.WithStartStatus(sdk.ToolCallStatusInProgress))})
+		f.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateToolCall("t1",
+			sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted))})
+		half := len(rest) / 2
+		say(rest[:half])
+		say(rest[half:])
+		return end, nil
+	case "post":
+		return post(rest)
+	case "ask":
+		answer, err := f.callTool(ctx, s, askQuestion, map[string]any{"question": rest})
+		if err != nil {
+			return post("ask failed: " + err.Error())
+		}
+		return post("you said: " + answer)
+	case "permit":
+		resp, err := f.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+			SessionId: p.SessionId,
+			ToolCall:  sdk.ToolCallUpdate{ToolCallId: "p1", Title: sdk.Ptr("Edit notes.md"), Kind: sdk.Ptr(sdk.ToolKindEdit), RawInput: map[string]any{"path": "notes.md"}},
+			Options: []sdk.PermissionOption{
+				{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: "yes"},
+				{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "no"},
+			},
+		})
+		switch {
+		case err != nil:
+			return post("permission failed: " + err.Error())
+		case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "yes":
+			return post("allowed")
+		case resp.Outcome.Selected != nil:
+			return post("rejected")
+		}
+		return post("cancelled")
+	case "read":
+		r, err := f.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: p.SessionId, Path: rest})
+		if err != nil {
+			say("refused: " + err.Error())
+		} else {
+			say(r.Content)
+		}
+		return end, nil
+	case "write":
+		path, content, _ := strings.Cut(rest, " ")
+		if _, err := f.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: p.SessionId, Path: path, Content: content}); err != nil {
+			say("refused: " + err.Error())
+		} else {
+			say("wrote")
+		}
+		return end, nil
+	case "sleep":
+		say("sleeping")
+		<-ctx.Done()
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case "hang":
+		say("hanging")
+		<-make(chan struct{})
+	case "crash":
+		os.Exit(3)
+	case "pid":
+		say(fmt.Sprintf("pid %d", os.Getpid()))
+		return end, nil
+	case "env":
+		env := os.Environ()
+		sort.Strings(env)
+		say(strings.Join(env, "\n"))
+		return end, nil
+	case "session":
+		say(fmt.Sprintf("session %s loaded=%v", s.id, s.loaded))
+		return end, nil
+	case "prompt":
+		say(text)
+		return end, nil
+	case "tool":
+		name, raw, _ := strings.Cut(rest, " ")
+		args := map[string]any{}
+		if strings.TrimSpace(raw) != "" {
+			if err := json.Unmarshal([]byte(raw), &args); err != nil {
+				say("tool failed: " + err.Error())
+				return end, nil
+			}
+		}
+		out, err := f.callTool(ctx, s, name, args)
+		if err != nil {
+			say("tool failed: " + err.Error())
+		} else {
+			say("tool: " + out)
+		}
+		return end, nil
+	case "tools":
+		names, err := f.listTools(ctx, s)
+		if err != nil {
+			say("tools failed: " + err.Error())
+		} else {
+			say(strings.Join(names, ","))
+		}
+		return end, nil
+	}
+	say("unknown: " + words)
+	return end, nil
+}

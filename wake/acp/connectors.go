@@ -1,0 +1,120 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/wake"
+)
+
+// Connectors gives back sessions the connectors of their bot as tools, one
+// per alias. Both methods read the bot's connectors map as it is at the
+// call, so an edit reaches a running session; they may be called
+// concurrently. examples/server implements it over the record store, the
+// host's adapters and its vault.
+type Connectors interface {
+	// List answers the tools of the session's bot's connectors as its map
+	// is now. The session's bot is in s.Meta (wake.BackSession).
+	List(ctx context.Context, s wake.SessionInfo) ([]connector.Tool, error)
+	// Call calls the connector under alias as the map is now, for the
+	// person the session answers (s.Owner). A call after the alias was
+	// taken out is an error wrapping connector.ErrNoAlias. Neither the
+	// result nor the error holds a credential value.
+	Call(ctx context.Context, s wake.SessionInfo, alias string, args json.RawMessage) (connector.Result, error)
+}
+
+// reserved are the names of the bot's own tools; no connector takes them.
+var reserved = []string{PostMessageTool, AskTool}
+
+// defaultInput is the input schema of a connector tool whose own is not a
+// JSON Schema of an object.
+var defaultInput = json.RawMessage(`{"type":"object"}`)
+
+// objectSchema returns schema when it is a JSON object of type "object",
+// else defaultInput (the MCP server takes only object schemas).
+func objectSchema(schema json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if len(schema) == 0 || json.Unmarshal(schema, &m) != nil || m["type"] != "object" {
+		return defaultInput
+	}
+	return schema
+}
+
+// syncConnectors makes the tool server offer one tool per connector of the
+// bot's map as it is now: tools of new aliases are added, tools of aliases
+// taken out removed (the MCP server tells the agent the list changed). A
+// failure to list leaves the tools as they were.
+func (a *agent) syncConnectors(ctx context.Context) {
+	src := a.h.cfg.Connectors
+	if src == nil {
+		return
+	}
+	tools, err := src.List(ctx, a.info)
+	if err != nil {
+		a.log.Warn("acp: listing the bot's connectors failed; its tools are left as they were", "err", err)
+		return
+	}
+	ts := a.tools
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	now := map[string]bool{}
+	for _, t := range tools {
+		if slices.Contains(reserved, t.Name) {
+			a.log.Warn("acp: a connector alias takes the name of a bot tool and is left out", "alias", t.Name)
+			continue
+		}
+		now[t.Name] = true
+		desc := t.Description + "|" + string(t.InputSchema)
+		if ts.connectors[t.Name] == desc {
+			continue
+		}
+		ts.connectors[t.Name] = desc
+		alias := t.Name
+		ts.mcp.AddTool(&mcp.Tool{Name: alias, Description: t.Description, InputSchema: objectSchema(t.InputSchema)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return a.callConnector(ctx, alias, req.Params.Arguments), nil
+			})
+	}
+	var gone []string
+	for name := range ts.connectors {
+		if !now[name] {
+			gone = append(gone, name)
+			delete(ts.connectors, name)
+		}
+	}
+	if len(gone) > 0 {
+		ts.mcp.RemoveTools(gone...)
+	}
+}
+
+// errorResult is a tool result that reports a failure to the agent.
+func errorResult(text string) *mcp.CallToolResult {
+	r := textResult(text)
+	r.IsError = true
+	return r
+}
+
+// callConnector calls the connector under alias for the turn's message.
+func (a *agent) callConnector(ctx context.Context, alias string, args json.RawMessage) *mcp.CallToolResult {
+	_, ctx, cancel, err := a.during(ctx)
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	defer cancel()
+	res, err := a.h.cfg.Connectors.Call(ctx, a.info, alias, args)
+	if err != nil {
+		return errorResult(fmt.Sprintf("%s: %v", alias, err))
+	}
+	text := res.Text
+	if res.Truncated {
+		text += "\n[the answer was cut at the connector's size limit]"
+	}
+	r := textResult(text)
+	r.IsError = res.IsError
+	return r
+}
