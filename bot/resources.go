@@ -48,12 +48,10 @@ func (r Provider) ServeResource(ctx context.Context, call transport.Call) (any, 
 		if err != nil {
 			return nil, err
 		}
-		// MarshalJSON writes compact JSON: json.Marshal would only
-		// compact it again.
-		data, err := b.Record.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
+		// AppendJSON writes compact JSON, as MarshalJSON does, here
+		// into a buffer on the stack: the answer keeps a copy.
+		var buf [1024]byte
+		data := b.Record.AppendJSON(buf[:0])
 		if params.Encoding == "base64" {
 			return ahp.ResourceReadResult{Data: base64.StdEncoding.EncodeToString(data), Encoding: "base64", ContentType: contentType}, nil
 		}
@@ -267,11 +265,11 @@ func scanReadParams(raw []byte) (p ahp.ResourceReadParams, ok bool) {
 		}
 		switch {
 		case equalFoldASCII(key, "channel"):
-			p.Channel = string(val)
+			p.Channel = knownString(val, ahp.RootURI)
 		case equalFoldASCII(key, "uri"):
 			p.URI = string(val)
 		case equalFoldASCII(key, "encoding"):
-			p.Encoding = string(val)
+			p.Encoding = knownString(val, "utf-8")
 		case equalFoldASCII(key, "_meta"):
 			return p, false
 		}
@@ -288,6 +286,15 @@ func scanReadParams(raw []byte) (p ahp.ResourceReadParams, ok bool) {
 			return p, false
 		}
 	}
+}
+
+// knownString is string(val), known itself when it is that string: the
+// usual value costs no allocation.
+func knownString(val []byte, known string) string {
+	if string(val) == known {
+		return known
+	}
+	return string(val)
 }
 
 // plainJSONString reads the JSON string at raw[i] when it holds no escape and

@@ -3,8 +3,12 @@ package record
 import (
 	"slices"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agenthost/bots/internal/jsonx"
 )
+
+// AppendJSON appends the record's JSON, as MarshalJSON answers it, to b.
+func (r Record) AppendJSON(b []byte) []byte { return r.appendJSON(b) }
 
 // appendJSON appends the record's JSON, as MarshalJSON answers it, to b.
 // It writes exactly what encoding/json writes for the wire struct (HTML
@@ -77,65 +81,13 @@ func appendTime(b []byte, key string, t time.Time) []byte {
 	b = append(b, ',', '"')
 	b = append(b, key...)
 	b = append(b, `":"`...)
-	b = t.UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string exactly as encoding/json does with
-// HTML escaping: quotes, backslashes and control characters escaped, <, >
-// and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped, and
-// invalid UTF-8 as \ufffd.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+	if TimeLayout == jsonx.MillisLayout {
+		b = jsonx.AppendTimeMillis(b, t)
+	} else {
+		b = t.UTC().AppendFormat(b, TimeLayout)
 	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// appendString appends s as a JSON string as encoding/json's Marshal does.
+func appendString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }

@@ -593,6 +593,8 @@ func scanResourceParams(raw json.RawMessage) (p resourceParams, ok bool) {
 	if len(raw) == 0 {
 		return p, true
 	}
+	var strs *[4]string // the fields' strings, in one allocation
+	n := 0
 	ok = scanObject(raw, func(key, val []byte) bool {
 		var field **string
 		// encoding/json matches a key to a field without regard to case.
@@ -616,8 +618,16 @@ func scanResourceParams(raw json.RawMessage) (p resourceParams, ok bool) {
 		if !plain {
 			return false
 		}
-		s := string(v)
-		*field = &s
+		if strs == nil || n == len(strs) {
+			strs, n = new([4]string), 0
+		}
+		if string(v) == rootChannel {
+			strs[n] = rootChannel
+		} else {
+			strs[n] = string(v)
+		}
+		*field = &strs[n]
+		n++
 		return true
 	})
 	return p, ok

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/internal/jsonx"
+	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The JSON-RPC error codes the server answers with. transport is the only
@@ -215,7 +217,7 @@ func plainString(raw []byte) ([]byte, bool) {
 // leaving the frame to that slower decoding, when data is not valid JSON,
 // not an object, or has a key that is not plain ASCII.
 func scanFrame(data []byte, f *frameFields) bool {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return false
 	}
 	ok := scanObject(data, func(key, val []byte) bool {
@@ -298,6 +300,195 @@ func scanObject(data []byte, fn func(key, val []byte) bool) bool {
 		}
 	}
 	return false
+}
+
+// maxValidDepth is the nesting validJSON follows itself; deeper frames
+// are left to json.Valid, which allows 10,000 levels.
+const maxValidDepth = 64
+
+// validJSON reports json.Valid(data): one pass over the bytes without the
+// per-byte state machine encoding/json steps through.
+func validJSON(data []byte) bool {
+	var objects uint64 // bit d is set when level d+1 is an object
+	depth := 0
+	i := skipSpace(data, 0)
+	for {
+		// a value starts at i.
+		if i >= len(data) {
+			return false
+		}
+		switch c := data[i]; c {
+		case '{', '[':
+			if depth == maxValidDepth {
+				return json.Valid(data)
+			}
+			objects &^= 1 << depth
+			if c == '{' {
+				objects |= 1 << depth
+			}
+			depth++
+			i = skipSpace(data, i+1)
+			if i < len(data) && (c == '{' && data[i] == '}' || c == '[' && data[i] == ']') {
+				depth--
+				i++
+				break // an empty object or array: a value ends
+			}
+			if c == '{' {
+				if i = validKey(data, i); i < 0 {
+					return false
+				}
+			}
+			continue // a member's value starts
+		case '"':
+			if i = validString(data, i); i < 0 {
+				return false
+			}
+		case 't':
+			if i = validLiteral(data, i, "true"); i < 0 {
+				return false
+			}
+		case 'f':
+			if i = validLiteral(data, i, "false"); i < 0 {
+				return false
+			}
+		case 'n':
+			if i = validLiteral(data, i, "null"); i < 0 {
+				return false
+			}
+		default:
+			if i = validNumber(data, i); i < 0 {
+				return false
+			}
+		}
+		// a value ended before i: what follows closes its containers,
+		// or separates it from the next.
+		for {
+			i = skipSpace(data, i)
+			if depth == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			inObject := objects&(1<<(depth-1)) != 0
+			c := data[i]
+			if c == '}' && inObject || c == ']' && !inObject {
+				depth--
+				i++
+				continue
+			}
+			if c != ',' {
+				return false
+			}
+			i = skipSpace(data, i+1)
+			if inObject {
+				if i = validKey(data, i); i < 0 {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// validKey reads an object's key at data[i] with the colon after it: the
+// index after the space that follows the colon, or -1.
+func validKey(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	if i = validString(data, i); i < 0 {
+		return -1
+	}
+	i = skipSpace(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return -1
+	}
+	return skipSpace(data, i+1)
+}
+
+// validString reads the string starting at data[i], a quote: the index
+// after it, or -1. Any byte from 0x20 on may appear unescaped, as
+// encoding/json allows.
+func validString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(data) {
+				return -1
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) {
+					return -1
+				}
+				for _, h := range data[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// validLiteral reads lit at data[i]: the index after it, or -1.
+func validLiteral(data []byte, i int, lit string) int {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// validNumber reads the number at data[i]: the index after it, or -1.
+func validNumber(data []byte, i int) int {
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && '1' <= data[i] && data[i] <= '9':
+		i = skipDigits(data, i+1)
+	default:
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		j := skipDigits(data, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := skipDigits(data, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func skipDigits(data []byte, i int) int {
+	for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func skipSpace(data []byte, i int) int {
@@ -530,8 +721,31 @@ func (e *encoder) rawValue(v any) error {
 			return errors.New("invalid JSON")
 		}
 		return json.Compact(&e.buf, r)
+	case ahp.ResourceReadResult:
+		// the answer of every read, written without reflection.
+		e.readResult(r)
+		return nil
 	}
 	return e.value(v)
+}
+
+// readResult appends r exactly as value would: {"data":…,"encoding":…,
+// "contentType":…}, the content type left out when empty, HTML characters
+// not escaped.
+func (e *encoder) readResult(r ahp.ResourceReadResult) {
+	// room for the escapes of JSON data too: a quote every few bytes.
+	e.buf.Grow(len(r.Data) + len(r.Data)/4 + len(r.Encoding) + len(r.ContentType) + len(`{"data":"","encoding":"","contentType":""}`) + 16)
+	b := e.buf.AvailableBuffer()
+	b = append(b, `{"data":`...)
+	b = jsonx.AppendStringNoHTML(b, r.Data)
+	b = append(b, `,"encoding":`...)
+	b = jsonx.AppendStringNoHTML(b, r.Encoding)
+	if r.ContentType != "" {
+		b = append(b, `,"contentType":`...)
+		b = jsonx.AppendStringNoHTML(b, r.ContentType)
+	}
+	b = append(b, '}')
+	e.buf.Write(b)
 }
 
 // result writes the success response to id: {"jsonrpc":"2.0","id":id,

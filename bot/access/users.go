@@ -166,7 +166,9 @@ func (u *Users) Authenticate(token string) (p Principal, ok bool) {
 }
 
 // Principal returns the principal of the user with the id, as the file
-// says now.
+// says now. Asked on every request, it makes no copy: its Grants and
+// Memberships are the file's own, to be read and never changed (an append
+// copies them).
 func (u *Users) Principal(id string) (Principal, bool) {
 	if u == nil {
 		return Principal{}, false
@@ -175,7 +177,8 @@ func (u *Users) Principal(id string) (Principal, bool) {
 	if !ok {
 		return Principal{}, false
 	}
-	return u.users[i].principal(), true
+	r := &u.users[i]
+	return Principal{User: r.ID, Grants: slices.Clip(r.Grants), Memberships: slices.Clip(r.Memberships)}, true
 }
 
 // Users returns the people of the file, in its order, without tokens.
