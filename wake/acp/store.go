@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agenthost/bots/internal/atomicfile"
 )
 
 // Store keeps the agent session id of each back session, by a key that
@@ -74,23 +76,13 @@ func (f FileStore) Load(ctx context.Context, key string) (string, bool, error) {
 	return id, id != "", nil
 }
 
-// Save keeps id for key, written to a temporary file and renamed over the
-// key's file.
+// Save keeps id for key, crash-safe: a temp file fsynced and renamed over
+// the key's file, and the folder fsynced.
 func (f FileStore) Save(ctx context.Context, key, id string) error {
-	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+	if err := atomicfile.MkdirAll(f.Dir, 0o700); err != nil {
 		return fmt.Errorf("acp: session id folder: %w", err)
 	}
-	tmp, err := os.CreateTemp(f.Dir, ".id-*")
-	if err != nil {
-		return fmt.Errorf("acp: saving a session id: %w", err)
-	}
-	_, werr := tmp.WriteString(id + "\n")
-	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("acp: saving a session id: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.path(key)); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(f.path(key), []byte(id+"\n"), 0o600); err != nil {
 		return fmt.Errorf("acp: saving a session id: %w", err)
 	}
 	return nil
