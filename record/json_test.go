@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -42,5 +43,17 @@ func FuzzMarshalJSON(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("MarshalJSON\n got %s\nwant %s", got, want)
 		}
+	})
+}
+
+// marshalReflect is MarshalJSON through encoding/json, the reference the
+// hand-written encoder must match byte for byte.
+func (r Record) marshalReflect() ([]byte, error) {
+	return json.Marshal(wire{
+		ID: r.ID, Name: r.Name, Labels: r.Labels, Description: r.Description,
+		Body: r.Body, Color: r.Color, Instructions: r.Instructions, Template: r.Template,
+		Provider: r.Provider, Model: r.Model, Preset: r.Preset, Workspace: r.Workspace,
+		Session: r.SessionName(), Computer: r.Computer, Connectors: r.Connectors,
+		Owner: r.Owner, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),
 	})
 }

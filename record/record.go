@@ -106,18 +106,6 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(make([]byte, 0, 512)), nil
 }
 
-// marshalReflect is MarshalJSON through encoding/json, which appendJSON must
-// match byte for byte (json_test.go checks).
-func (r Record) marshalReflect() ([]byte, error) {
-	return json.Marshal(wire{
-		ID: r.ID, Name: r.Name, Labels: r.Labels, Description: r.Description,
-		Body: r.Body, Color: r.Color, Instructions: r.Instructions, Template: r.Template,
-		Provider: r.Provider, Model: r.Model, Preset: r.Preset, Workspace: r.Workspace,
-		Session: r.SessionName(), Computer: r.Computer, Connectors: r.Connectors,
-		Owner: r.Owner, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),
-	})
-}
-
 // UnmarshalJSON reads what MarshalJSON wrote, without checking it: a client
 // reading answers uses it. A host checks bodies with ParsePatch instead.
 func (r *Record) UnmarshalJSON(data []byte) error {
