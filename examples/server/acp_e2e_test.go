@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
@@ -293,4 +296,52 @@ func TestEndToEndConnectorCallLeavesTheCredentialNowhere(t *testing.T) {
 	if files == 0 {
 		t.Fatal("no files under the config and root folders")
 	}
+}
+
+func TestEndToEndACPQuestionAndPermissionGoThroughTheMainChat(t *testing.T) {
+	setup := newACPSetup(t)
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "acp-ask")
+	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
+
+	chat := c.openChat("ahp-session:/acp-ask", "motion")
+	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("ask your name?")))
+	st := c.waitChat(chat, "the question", func(s ahp.ChatState) bool {
+		return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
+	})
+	var id string
+	for _, p := range active(st) {
+		if p.InputRequest != nil {
+			id = p.InputRequest.Request.ID
+			if q := p.InputRequest.Request.Questions; len(q) != 1 || q[0].Message != "your name?" {
+				t.Errorf("question %+v", q)
+			}
+		}
+	}
+	c.dispatch(chat, ahp.InputCompleted(id, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		acp.QuestionID: {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "Ada"}},
+	}))
+	if got := texts(c.turn(chat, "t1")); !slices.Equal(got, []string{"you said: Ada"}) {
+		t.Errorf("after the answer the agent posts %q", got)
+	}
+
+	for i, approve := range []bool{true, false} {
+		turn := fmt.Sprint("p", i)
+		c.dispatch(chat, ahp.TurnStarted(turn, time.Now(), ahp.UserMessage("permit")))
+		st := c.waitChat(chat, "the permission", func(s ahp.ChatState) bool {
+			return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool {
+				return p.ToolCall != nil && p.ToolCall.Status == ahp.ToolCallStatusPendingConfirmation
+			})
+		})
+		for _, p := range active(st) {
+			if p.ToolCall != nil && p.ToolCall.Status == ahp.ToolCallStatusPendingConfirmation {
+				c.dispatch(chat, ahp.ToolCallConfirmed(turn, p.ToolCall.ToolCallID, approve))
+			}
+		}
+		want := map[bool]string{true: "allowed", false: "rejected"}[approve]
+		if got := texts(c.turn(chat, turn)); !slices.Equal(got, []string{want}) {
+			t.Errorf("approve=%v: the agent posts %q, want %s", approve, got, want)
+		}
+	}
+	srv.stop(t)
 }

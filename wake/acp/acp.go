@@ -13,7 +13,10 @@
 //     gives it to the agent in session/new's mcpServers;
 //   - sends initialize, then session/load when the agent advertises
 //     loadSession and the Store holds the session's agent session id, else
-//     session/new, with cwd the bot's folder;
+//     session/new, with cwd the bot's folder, and keeps in the Store a
+//     Record saying whether the session was continued or started fresh,
+//     and why (the agent cannot load, the load failed, or there was no
+//     earlier session);
 //   - sends one session/prompt per turn, streams session/update into the
 //     turn (text as the turn's reply, thoughts and tool calls to a Work
 //     that implements wake.Reasoner or wake.ToolReporter), relays
@@ -22,7 +25,10 @@
 //     not end the turn within Config.CancelGrace;
 //   - answers fs/read_text_file and fs/write_text_file inside the bot's
 //     folder only (an absolute path outside it, a ".." element or a
-//     symbolic link out of it is refused), and offers no terminals;
+//     symbolic link out of it is refused), and runs terminal/create's
+//     commands in that folder (or one inside it, confined alike) with the
+//     child's minimal environment, each in a process group of its own,
+//     with bounded output, all killed when the session closes;
 //   - kills the child with its process group on Close; a child that exits
 //     fails the running turn, and the next turn starts a new child.
 package acp
@@ -92,9 +98,9 @@ type Config struct {
 	// Environ is the server's environment Agent.Env picks from; nil means
 	// os.Environ.
 	Environ func() []string
-	// Store keeps each session's agent session id, so that a session
-	// started again after a restart continues it with session/load; nil
-	// keeps them in memory.
+	// Store keeps each session's agent session Record, so that a session
+	// started again after a restart continues it with session/load, and
+	// says when it started a fresh one instead; nil keeps them in memory.
 	Store Store
 	// Key names a session in Store; nil uses DefaultKey: the bot, person
 	// and session name of a back session's _meta, which survive a restart

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
@@ -419,6 +420,69 @@ func TestSessionLoadContinuesAfterRestart(t *testing.T) {
 	if w.replied() != "prompt" {
 		t.Errorf("a loaded session was prompted with %q", w.replied())
 	}
+	rec, ok, err := store.Load(testCtx(t), key(info))
+	if err != nil || !ok || rec.ID != id || rec.Fresh || rec.Reason != "" || rec.LoadedAt.IsZero() || rec.StartedAt.IsZero() {
+		t.Errorf("record after a load = %+v, %v, %v; want id %s continued", rec, ok, err, id)
+	}
+}
+
+func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
+	key := func(wake.SessionInfo) string { return "k" }
+	cases := []struct {
+		name   string
+		noLoad bool
+		before string // the file's content before the start, "" for none
+		reason string
+	}{
+		{"no earlier session", false, "", ReasonNoEarlier},
+		{"agent cannot load", true, "fake-1-1\n", ReasonNoLoad},
+		{"load failed", false, `{"id":"gone-1","fresh":false}`, ReasonLoadFailed},
+		{"old one-line id file that fails to load", false, "gone-2\n", ReasonLoadFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := FileStore{Dir: t.TempDir()}
+			if tc.before != "" {
+				if err := os.WriteFile(store.Path("k"), []byte(tc.before), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := newHarness(t, func(c *Config) {
+				c.Store, c.Key = store, key
+				if tc.noLoad {
+					env := c.Environ
+					c.Environ = func() []string { return append(env(), "FAKE_NO_LOAD=1") }
+				}
+			})
+			a := open(t, h, "")
+			got := mustTurn(t, a, "session").replied()
+			rec, ok, err := store.Load(testCtx(t), "k")
+			if err != nil || !ok {
+				t.Fatalf("no record: %v", err)
+			}
+			if !rec.Fresh || !strings.HasPrefix(rec.Reason, tc.reason) || rec.StartedAt.IsZero() || !strings.HasPrefix(got, "session "+rec.ID+" loaded=false") {
+				t.Errorf("record %+v after %q; want a fresh session, reason %q", rec, got, tc.reason)
+			}
+			if tc.reason == ReasonLoadFailed && rec.Reason == ReasonLoadFailed {
+				t.Errorf("reason %q names no error", rec.Reason)
+			}
+		})
+	}
+}
+
+func TestOldOneLineIDFileIsContinued(t *testing.T) {
+	store := FileStore{Dir: t.TempDir()}
+	if err := os.WriteFile(store.Path("k"), []byte("fake-7-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.Store, c.Key = store, func(wake.SessionInfo) string { return "k" } })
+	a := open(t, h, "")
+	if got := mustTurn(t, a, "session").replied(); got != "session fake-7-1 loaded=true" {
+		t.Errorf("an old id file: %q, want it continued", got)
+	}
+	if rec, _, err := store.Load(testCtx(t), "k"); err != nil || rec.ID != "fake-7-1" || rec.Fresh {
+		t.Errorf("record %+v, %v", rec, err)
+	}
 }
 
 func TestNoLoadSessionStartsAFreshSession(t *testing.T) {
@@ -446,5 +510,75 @@ func TestBadCommandRefusesTheSession(t *testing.T) {
 	}
 	if _, err := New(Config{Provider: "x", Agent: Command{Command: "a", Env: []string{"A=B"}}}); err == nil {
 		t.Error("an env entry that is no name was taken")
+	}
+}
+
+func TestTerminalRunsOnlyInsideTheBotsFolder(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, newHarness(t, nil), dir)
+	resolved, _ := filepath.EvalSymlinks(dir)
+	if got := mustTurn(t, a, "terminal - pwd").replied(); got != "exit 0: "+resolved+"\n" && got != "exit 0: "+dir+"\n" {
+		t.Errorf("pwd in the bot's folder: %q", got)
+	}
+	if got := mustTurn(t, a, "terminal "+filepath.Join(dir, "sub")+" pwd").replied(); got != "exit 0: "+filepath.Join(resolved, "sub")+"\n" {
+		t.Errorf("a run in a folder inside: %q", got)
+	}
+	got := mustTurn(t, a, "terminal "+filepath.Join(dir, "sub")+" env").replied()
+	if !strings.HasPrefix(got, "exit 0: ") || strings.Contains(got, "OPERATOR_SECRET") || !strings.Contains(got, "PATH="+DefaultPath) {
+		t.Errorf("a terminal's environment: %q", got)
+	}
+	if got := mustTurn(t, a, "terminal - false").replied(); got != "exit 1: " {
+		t.Errorf("exit status: %q", got)
+	}
+	for name, cwd := range map[string]string{
+		"absolute": outside,
+		"dotdot":   dir + "/../" + filepath.Base(outside),
+		"symlink":  filepath.Join(dir, "out"),
+		"relative": "sub",
+		"root":     "/",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := mustTurn(t, a, "terminal "+cwd+" pwd").replied(); !strings.HasPrefix(got, "refused:") {
+				t.Errorf("a terminal in %s: %q", cwd, got)
+			}
+		})
+	}
+}
+
+func TestTerminalsAreKilledWhenTheSessionCloses(t *testing.T) {
+	a := open(t, newHarness(t, nil), "")
+	if got := mustTurn(t, a, "background sleep 60").replied(); got != "started term-1" {
+		t.Fatalf("background: %q", got)
+	}
+	term, err := a.terminal("term-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := term.cmd.Process.Pid
+	a.Close()
+	select {
+	case <-term.exited:
+	case <-testCtx(t).Done():
+		t.Fatal("the terminal outlived its session")
+	}
+	if !gone(pid) {
+		t.Errorf("process %d is still there", pid)
+	}
+}
+
+func TestBoundedOutputKeepsTheEndAtACharacterBoundary(t *testing.T) {
+	b := &boundedOutput{limit: 5}
+	b.Write([]byte("abc"))
+	b.Write([]byte("dé€f"))
+	out, truncated := b.text()
+	if !truncated || len(out) > 5 || !strings.HasSuffix(out, "€f") || !utf8.ValidString(out) {
+		t.Errorf("output %q, truncated %v", out, truncated)
 	}
 }

@@ -43,6 +43,7 @@ type agent struct {
 	log   *slog.Logger
 
 	startMu sync.Mutex // serialises starts of a child
+	terms   terminals  // the agent's terminals, killed on Close
 
 	mu     sync.Mutex
 	cur    *turn
@@ -110,6 +111,7 @@ func (a *agent) Close() error {
 	if c != nil {
 		c.kill()
 	}
+	a.closeTerminals()
 	err := a.tools.close()
 	a.removeHome()
 	return err
@@ -234,7 +236,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	}
 	init, err := c.conn.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion:    sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
 		ClientInfo:         &sdk.Implementation{Name: "agenthost-bots", Version: "1"},
 	})
 	if err != nil {
@@ -248,22 +250,29 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	} else {
 		a.log.Warn("acp: the agent takes no HTTP MCP servers, so it is not given post_message")
 	}
+	reason := ReasonNoLoad
 	if init.AgentCapabilities.LoadSession {
-		id, ok, err := cfg.Store.Load(ctx, a.key)
+		reason = ReasonNoEarlier
+		rec, ok, err := cfg.Store.Load(ctx, a.key)
 		if err != nil {
-			a.log.Warn("acp: reading the agent session id failed", "err", err)
+			a.log.Warn("acp: reading the agent session record failed", "err", err)
 		}
 		if ok {
-			_, err := c.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(id)})
+			_, err := c.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(rec.ID)})
 			if err == nil {
-				c.session = sdk.SessionId(id)
-				a.log.Info("acp: continued the agent session", "id", id, "ready", time.Since(began))
+				c.session = sdk.SessionId(rec.ID)
+				rec.LoadedAt, rec.Fresh, rec.Reason = time.Now().UTC(), false, ""
+				if err := cfg.Store.Save(ctx, a.key, rec); err != nil {
+					a.log.Warn("acp: keeping the agent session record failed", "err", err)
+				}
+				a.log.Info("acp: continued the agent session", "id", rec.ID, "ready", time.Since(began))
 				return c, nil
 			}
 			if !c.alive() {
 				return fail("session/load", err)
 			}
-			a.log.Info("acp: the agent could not load its session; starting a new one", "id", id, "err", err)
+			reason = ReasonLoadFailed + err.Error()
+			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "err", err)
 		}
 	}
 	resp, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers})
@@ -271,10 +280,11 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 		return fail("session/new", err)
 	}
 	c.session, c.fresh = resp.SessionId, true
-	if err := cfg.Store.Save(ctx, a.key, string(resp.SessionId)); err != nil {
-		a.log.Warn("acp: keeping the agent session id failed; a restart starts a new session", "err", err)
+	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
+	if err := cfg.Store.Save(ctx, a.key, rec); err != nil {
+		a.log.Warn("acp: keeping the agent session record failed; a restart starts a new session", "err", err)
 	}
-	a.log.Info("acp: started an agent session", "id", string(resp.SessionId), "ready", time.Since(began))
+	a.log.Info("acp: started a fresh agent session", "id", rec.ID, "why", reason, "ready", time.Since(began))
 	return c, nil
 }
 

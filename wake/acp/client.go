@@ -157,31 +157,74 @@ func (cs *clientSide) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequ
 	return sdk.WriteTextFileResponse{}, nil
 }
 
-// The client offers no terminals (it does not advertise the capability):
-// an agent runs commands with its own tools, in the bot's folder, under
-// the permission it asks for.
+// The terminals run in the bot's folder (see agent.createTerminal).
 
-// CreateTerminal is refused.
+func (cs *clientSide) termError(method string, err error) error {
+	if errors.Is(err, errOutside) {
+		cs.a.log.Warn("acp: refused a terminal outside the bot's folder", "method", method, "err", err)
+	}
+	return &sdk.RequestError{Code: -32602, Message: err.Error()}
+}
+
+// CreateTerminal starts a command in the bot's folder, or a folder inside
+// it.
 func (cs *clientSide) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+	if !cs.ours(p.SessionId) {
+		return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	id, err := cs.a.createTerminal(p)
+	if err != nil {
+		return sdk.CreateTerminalResponse{}, cs.termError("terminal/create", err)
+	}
+	return sdk.CreateTerminalResponse{TerminalId: id}, nil
 }
 
-// KillTerminal is refused.
+// KillTerminal kills a terminal's process group; it can still be read.
 func (cs *clientSide) KillTerminal(ctx context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+	if !cs.ours(p.SessionId) {
+		return sdk.KillTerminalResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	t, err := cs.a.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.KillTerminalResponse{}, cs.termError("terminal/kill", err)
+	}
+	t.kill(true)
+	return sdk.KillTerminalResponse{}, nil
 }
 
-// TerminalOutput is refused.
+// TerminalOutput returns a terminal's output so far, bounded.
 func (cs *clientSide) TerminalOutput(ctx context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+	if !cs.ours(p.SessionId) {
+		return sdk.TerminalOutputResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	t, err := cs.a.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.TerminalOutputResponse{}, cs.termError("terminal/output", err)
+	}
+	status := t.exitStatus()
+	out, truncated := t.out.text()
+	return sdk.TerminalOutputResponse{Output: out, Truncated: truncated, ExitStatus: status}, nil
 }
 
-// ReleaseTerminal is refused.
+// ReleaseTerminal kills a terminal and forgets it.
 func (cs *clientSide) ReleaseTerminal(ctx context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+	if !cs.ours(p.SessionId) {
+		return sdk.ReleaseTerminalResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	if err := cs.a.releaseTerminal(p.TerminalId); err != nil {
+		return sdk.ReleaseTerminalResponse{}, cs.termError("terminal/release", err)
+	}
+	return sdk.ReleaseTerminalResponse{}, nil
 }
 
-// WaitForTerminalExit is refused.
+// WaitForTerminalExit waits for a terminal's command to exit.
 func (cs *clientSide) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+	if !cs.ours(p.SessionId) {
+		return sdk.WaitForTerminalExitResponse{}, sdk.NewInvalidParams("unknown session")
+	}
+	st, err := cs.a.waitTerminal(ctx, p.TerminalId)
+	if err != nil {
+		return sdk.WaitForTerminalExitResponse{}, cs.termError("terminal/wait_for_exit", err)
+	}
+	return sdk.WaitForTerminalExitResponse{ExitCode: st.ExitCode, Signal: st.Signal}, nil
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,80 +11,124 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
 )
 
-// Store keeps the agent session id of each back session, by a key that
-// names the back session (Config.Key), so that a session started again
-// continues the same agent session with session/load. Its methods may be
-// called concurrently.
+// Reasons a Record gives for a fresh agent session.
+const (
+	// ReasonNoLoad: the agent does not advertise session/load.
+	ReasonNoLoad = "agent does not support session/load"
+	// ReasonNoEarlier: the Store held no agent session for the key.
+	ReasonNoEarlier = "no earlier session"
+	// ReasonLoadFailed prefixes the error of a session/load that failed.
+	ReasonLoadFailed = "session/load failed: "
+)
+
+// Record is what a Store keeps of a back session's agent session: its id,
+// and whether the last start of a child continued it with session/load or
+// started it fresh, and why.
+type Record struct {
+	// ID is the agent session id.
+	ID string `json:"id"`
+	// StartedAt is when the agent session was started (session/new); zero
+	// for a record read from an old one-line id file.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	// LoadedAt is when it was last continued with session/load; zero when
+	// it never was.
+	LoadedAt time.Time `json:"loadedAt,omitzero"`
+	// Fresh is true when the last start of a child started a new agent
+	// session, and Reason says why (ReasonNoLoad, ReasonNoEarlier or
+	// ReasonLoadFailed and the error); false when it continued ID.
+	Fresh  bool   `json:"fresh"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Store keeps the Record of each back session's agent session, by a key
+// that names the back session (Config.Key), so that a session started
+// again continues the same agent session with session/load, and says when
+// it could not. Its methods may be called concurrently.
 type Store interface {
-	// Load returns the agent session id kept for key; ok is false when
-	// there is none.
-	Load(ctx context.Context, key string) (id string, ok bool, err error)
-	// Save keeps id for key, over any id kept before.
-	Save(ctx context.Context, key, id string) error
+	// Load returns the record kept for key; ok is false when there is
+	// none.
+	Load(ctx context.Context, key string) (r Record, ok bool, err error)
+	// Save keeps r for key, over any record kept before.
+	Save(ctx context.Context, key string, r Record) error
 }
 
 // MemStore is a Store in memory. The zero value is ready to use.
 type MemStore struct {
-	mu  sync.Mutex
-	ids map[string]string
+	mu   sync.Mutex
+	recs map[string]Record
 }
 
-// Load returns the id kept for key.
-func (m *MemStore) Load(ctx context.Context, key string) (string, bool, error) {
+// Load returns the record kept for key.
+func (m *MemStore) Load(ctx context.Context, key string) (Record, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id, ok := m.ids[key]
-	return id, ok, nil
+	r, ok := m.recs[key]
+	return r, ok, nil
 }
 
-// Save keeps id for key.
-func (m *MemStore) Save(ctx context.Context, key, id string) error {
+// Save keeps r for key.
+func (m *MemStore) Save(ctx context.Context, key string, r Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ids == nil {
-		m.ids = map[string]string{}
+	if m.recs == nil {
+		m.recs = map[string]Record{}
 	}
-	m.ids[key] = id
+	m.recs[key] = r
 	return nil
 }
 
 // FileStore is a Store in a folder: one file per key, named by the key in
-// base64url, holding the id. The folder is made (mode 0700) on the first
-// Save.
+// base64url, holding the Record as JSON. A file holding only an id on one
+// line (as kept before records) is read as a Record of that id. The folder
+// is made (mode 0700) on the first Save.
 type FileStore struct {
 	// Dir is the folder.
 	Dir string
 }
 
-func (f FileStore) path(key string) string {
+// Path is the file of key's record.
+func (f FileStore) Path(key string) string {
 	return filepath.Join(f.Dir, base64.RawURLEncoding.EncodeToString([]byte(key))+".id")
 }
 
-// Load returns the id kept for key.
-func (f FileStore) Load(ctx context.Context, key string) (string, bool, error) {
-	data, err := os.ReadFile(f.path(key))
+// Load returns the record kept for key.
+func (f FileStore) Load(ctx context.Context, key string) (Record, bool, error) {
+	path := f.Path(key)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
+		return Record{}, false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("acp: reading a session id: %w", err)
+		return Record{}, false, fmt.Errorf("acp: reading a session record: %w", err)
 	}
-	id := strings.TrimSpace(string(data))
-	return id, id != "", nil
+	text := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(text, "{") {
+		return Record{ID: text}, text != "", nil
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return Record{}, false, fmt.Errorf("acp: session record %s: %w", path, err)
+	}
+	return r, r.ID != "", nil
 }
 
-// Save keeps id for key, crash-safe: a temp file fsynced and renamed over
+// Save keeps r for key, crash-safe: a temp file fsynced and renamed over
 // the key's file, and the folder fsynced.
-func (f FileStore) Save(ctx context.Context, key, id string) error {
-	if err := atomicfile.MkdirAll(f.Dir, 0o700); err != nil {
-		return fmt.Errorf("acp: session id folder: %w", err)
+func (f FileStore) Save(ctx context.Context, key string, r Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("acp: encoding a session record: %w", err)
 	}
-	if err := atomicfile.Write(f.path(key), []byte(id+"\n"), 0o600); err != nil {
-		return fmt.Errorf("acp: saving a session id: %w", err)
+	if err := atomicfile.MkdirAll(f.Dir, 0o700); err != nil {
+		return fmt.Errorf("acp: session record folder: %w", err)
+	}
+	if err := atomicfile.Write(f.Path(key), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("acp: saving a session record: %w", err)
 	}
 	return nil
 }

@@ -66,6 +66,8 @@ func Serve(in io.Reader, out io.Writer) {
 //	prompt             says the whole prompt
 //	tool <name> <json> calls the MCP tool name with the JSON object and says "tool: <result>" or "tool failed: <why>"
 //	tools              says the names of the MCP tools offered, sorted, comma-separated
+//	terminal <cwd> <cmd> [args…]  runs cmd in a client terminal in cwd ("-" for none), waits, releases it, and says "exit <code>: <output>" or "refused: <why>"
+//	background <cmd> [args…]      starts cmd in a client terminal and says "started <terminal id>", leaving it running
 type fake struct {
 	conn *sdk.AgentSideConnection
 
@@ -337,6 +339,48 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		} else {
 			say("tool: " + out)
 		}
+		return end, nil
+	case "terminal", "background":
+		fields := strings.Fields(rest)
+		var cwd *string
+		if verb == "terminal" && len(fields) > 0 {
+			if fields[0] != "-" {
+				cwd = &fields[0]
+			}
+			fields = fields[1:]
+		}
+		if len(fields) == 0 {
+			say("refused: no command")
+			return end, nil
+		}
+		tr, err := f.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: p.SessionId, Command: fields[0], Args: fields[1:], Cwd: cwd})
+		if err != nil {
+			say("refused: " + err.Error())
+			return end, nil
+		}
+		if verb == "background" {
+			say("started " + tr.TerminalId)
+			return end, nil
+		}
+		ex, err := f.conn.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId})
+		if err != nil {
+			say("wait failed: " + err.Error())
+			return end, nil
+		}
+		out, err := f.conn.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId})
+		if err != nil {
+			say("output failed: " + err.Error())
+			return end, nil
+		}
+		if _, err := f.conn.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId}); err != nil {
+			say("release failed: " + err.Error())
+			return end, nil
+		}
+		code := -1
+		if ex.ExitCode != nil {
+			code = *ex.ExitCode
+		}
+		say(fmt.Sprintf("exit %d: %s", code, out.Output))
 		return end, nil
 	case "tools":
 		names, err := f.listTools(ctx, s)
