@@ -152,21 +152,21 @@ func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
 	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction, *ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
 		ch.emitChatLocked(a, &origin)
 	case *ahp.ChatInputAnswerChangedAction:
-		if !hasOpenInput(at, b.RequestID) {
+		if !at.OpenInputRequest(b.RequestID) {
 			err = rejectf("no open input request %q", b.RequestID)
 			break
 		}
 		ch.emitChatLocked(a, &origin)
 		after = ch.answerLocked(ctx, a)
 	case *ahp.ChatInputCompletedAction:
-		if !hasOpenInput(at, b.RequestID) {
+		if !at.OpenInputRequest(b.RequestID) {
 			err = rejectf("no open input request %q", b.RequestID)
 			break
 		}
 		ch.emitChatLocked(a, &origin)
 		after = ch.answerLocked(ctx, a)
 	case *ahp.ChatToolCallConfirmedAction:
-		if tc := activeCall(at, b.TurnID, b.ToolCallID); tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
+		if tc := at.ToolCall(b.TurnID, b.ToolCallID); tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
 			err = rejectf("tool call %q does not wait for a confirmation", b.ToolCallID)
 			break
 		}
@@ -195,30 +195,6 @@ func resumable(s ahp.ChatState, turnID string) (ahp.Turn, bool) {
 	}
 	tail := last.ResponseParts[len(last.ResponseParts)-1]
 	return last, tail.Error != nil && tail.Error.Resumable
-}
-
-func hasOpenInput(at *ahp.ActiveTurn, id string) bool {
-	if at == nil {
-		return false
-	}
-	for _, p := range at.ResponseParts {
-		if p.InputRequest != nil && p.InputRequest.Response == "" && p.InputRequest.Request.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func activeCall(at *ahp.ActiveTurn, turnID, id string) *ahp.ToolCallState {
-	if at == nil || at.ID != turnID {
-		return nil
-	}
-	for _, p := range at.ResponseParts {
-		if p.ToolCall != nil && p.ToolCall.ToolCallID == id {
-			return p.ToolCall
-		}
-	}
-	return nil
 }
 
 // answerLocked returns the handing of a person's answer to the wake.

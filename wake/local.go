@@ -475,20 +475,20 @@ func (s *localSession) dispatch(a ahp.Action, origin *transport.Origin) error {
 		s.emitChatLocked(a, origin)
 		return nil
 	case *ahp.ChatInputAnswerChangedAction:
-		if !openRequest(active, b.RequestID) {
+		if !active.OpenInputRequest(b.RequestID) {
 			return refused("no open input request %q", b.RequestID)
 		}
 		s.emitChatLocked(a, origin)
 		return nil
 	case *ahp.ChatInputCompletedAction:
-		if !openRequest(active, b.RequestID) {
+		if !active.OpenInputRequest(b.RequestID) {
 			return refused("no open input request %q", b.RequestID)
 		}
 		s.emitChatLocked(a, origin)
 		s.deliverLocked(b.RequestID, a)
 		return nil
 	case *ahp.ChatToolCallConfirmedAction:
-		tc := toolCall(active, b.TurnID, b.ToolCallID)
+		tc := active.ToolCall(b.TurnID, b.ToolCallID)
 		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
 			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
 		}
@@ -496,7 +496,7 @@ func (s *localSession) dispatch(a ahp.Action, origin *transport.Origin) error {
 		s.deliverLocked(b.ToolCallID, a)
 		return nil
 	case *ahp.ChatToolCallCompleteAction:
-		tc := toolCall(active, b.TurnID, b.ToolCallID)
+		tc := active.ToolCall(b.TurnID, b.ToolCallID)
 		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
 			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
 		}
@@ -599,30 +599,6 @@ func runAgent(ctx context.Context, a Agent, w Work) (err error) {
 		}
 	}()
 	return a.Turn(ctx, w)
-}
-
-func openRequest(at *ahp.ActiveTurn, id string) bool {
-	if at == nil {
-		return false
-	}
-	for _, p := range at.ResponseParts {
-		if p.InputRequest != nil && p.InputRequest.Response == "" && p.InputRequest.Request.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func toolCall(at *ahp.ActiveTurn, turnID, id string) *ahp.ToolCallState {
-	if at == nil || at.ID != turnID {
-		return nil
-	}
-	for _, p := range at.ResponseParts {
-		if p.ToolCall != nil && p.ToolCall.ToolCallID == id {
-			return p.ToolCall
-		}
-	}
-	return nil
 }
 
 // work is what an agent does one turn through.

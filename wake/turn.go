@@ -387,7 +387,7 @@ func (t *Turn) back(fs *followed, a ahp.Action, backTurn string, next ahp.ChatSt
 			t.finishLocked(backEnd{state: ahp.TurnStateCancelled})
 		}
 	case *ahp.ChatToolCallReadyAction:
-		tc := toolCall(next.ActiveTurn, b.TurnID, b.ToolCallID)
+		tc := next.ActiveTurn.ToolCall(b.TurnID, b.ToolCallID)
 		if tc == nil {
 			return
 		}
@@ -786,7 +786,7 @@ func (fs *followed) handle(a ahp.Action) {
 	// A turn no main turn waits on (one begun in the back chat itself):
 	// its post_message has nobody to post to.
 	if b, ok := a.Body.(*ahp.ChatToolCallReadyAction); ok {
-		if tc := toolCall(next.ActiveTurn, b.TurnID, b.ToolCallID); tc != nil && tc.Status == ahp.ToolCallStatusRunning && ours(tc) {
+		if tc := next.ActiveTurn.ToolCall(b.TurnID, b.ToolCallID); tc != nil && tc.Status == ahp.ToolCallStatusRunning && ours(tc) {
 			fs.complete(b.TurnID, b.ToolCallID, ahp.ToolCallResult{
 				PastTenseMessage: ahp.Plain("Nothing was posted"),
 				Error:            &ahp.ToolError{Message: "no main chat waits on this turn; post_message answers only a turn a message woke"},
