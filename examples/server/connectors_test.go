@@ -37,14 +37,14 @@ func TestVaultFlagRefusesAFileNotMode0600OrInsideConfigOrRoot(t *testing.T) {
 		"in root":   write(filepath.Join(root, "vault.json"), 0o600),
 		"no file":   filepath.Join(outside, "none.json"),
 	} {
-		_, err := openVault(path, config, root, log)
+		_, err := openVault(context.Background(), path, config, root, nil, log)
 		if !errors.Is(err, connector.ErrVault) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
 		} else if strings.Contains(err.Error(), "tok-123456") {
 			t.Errorf("%s: the refusal holds the value: %v", name, err)
 		}
 	}
-	v, err := openVault(write(filepath.Join(outside, "vault.json"), 0o600), config, root, log)
+	v, err := openVault(context.Background(), write(filepath.Join(outside, "vault.json"), 0o600), config, root, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestVaultFallsBackToEnvironmentVariables(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, p := range []string{path, ""} {
-		v, err := openVault(p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), log)
+		v, err := openVault(context.Background(), p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), nil, log)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -154,7 +154,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if root == "" {
 		root = bot.DefaultRoot()
 	}
-	vault, err := openVault(c.vault, c.configDir, root, log)
+	vault, err := openVault(ctx, c.vault, c.configDir, root, scrub, log)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,9 @@ func (stubAdapter) Call(ctx context.Context, c connector.Call) (connector.Result
 type mapVault struct{}
 
 func (mapVault) Resolve(ctx context.Context, ref connector.Ref) (connector.Credential, error) {
-	return connector.NewCredential("s3cret-value", "", ""), nil
+	c := connector.NewCredential("s3cret-value", "", "")
+	c.Owners = []string{connector.Everybody}
+	return c, nil
 }
 
 // liveConnectors is a bot's connectors map an edit can change: List and
@@ -80,7 +82,7 @@ func (l *liveConnectors) List(ctx context.Context, s wake.SessionInfo) ([]connec
 }
 
 func (l *liveConnectors) Call(ctx context.Context, s wake.SessionInfo, alias string, args json.RawMessage) (connector.Result, error) {
-	return l.tools.Call(ctx, access.Principal{User: strings.TrimPrefix(s.Owner, "user:")}, alias, args)
+	return l.tools.Call(ctx, access.RootPrincipal(), access.Principal{User: strings.TrimPrefix(s.Owner, "user:")}, alias, args)
 }
 
 func TestConnectorToolsFollowTheBotsLiveMapAndCarryThePerson(t *testing.T) {
