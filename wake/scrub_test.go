@@ -21,16 +21,20 @@ const leaked = "tok-wake-9f8e7d6c5b4a3210"
 // replaceScrubber replaces one value, as connector.Scrubber does.
 type replaceScrubber struct{ value string }
 
-func (s replaceScrubber) String(in string) string { return strings.ReplaceAll(in, s.value, "[redacted]") }
-func (s replaceScrubber) Longest() int            { return len(s.value) }
+func (s replaceScrubber) String(in string) string {
+	return strings.ReplaceAll(in, s.value, "[redacted]")
+}
+func (s replaceScrubber) Longest() int { return len(s.value) }
 
 // leakyAgent hands the value out every way an agent can: a reply streamed
 // in pieces that split it, reasoning, a tool report, a question, an
 // approval, post_message, and the turn's error.
 type leakyAgent struct{}
 
-func (leakyAgent) Open(context.Context, wake.SessionInfo) (wake.Agent, error) { return leakyAgent{}, nil }
-func (leakyAgent) Close() error                                              { return nil }
+func (leakyAgent) Open(context.Context, wake.SessionInfo) (wake.Agent, error) {
+	return leakyAgent{}, nil
+}
+func (leakyAgent) Close() error { return nil }
 
 func (leakyAgent) Turn(ctx context.Context, w wake.Work) error {
 	half := len(leaked) / 2
