@@ -1,8 +1,10 @@
 // Package connector resolves a bot's connectors: the Vault port that gives a
 // connector's credential at call time, the Adapter port that makes a call
 // with it, a Registry of adapters by name, a Scrubber that keeps credential
-// values out of anything returned or logged, and Tools, which offers a bot's
-// live connectors map as one tool per alias.
+// values out of anything returned or logged, Permits, which says who may
+// use a credential by its vault entry's owners, and Tools, which offers a
+// bot's live connectors map as one tool per alias and calls one only for a
+// bot owner and a person who may both use it.
 //
 // A connector is named in a bot's record as connectors://<adapter>/<id>
 // under an alias; the record never holds the credential. The host registers
