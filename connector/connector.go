@@ -1,8 +1,10 @@
 // Package connector resolves a bot's connectors: the Vault port that gives a
 // connector's credential at call time, the Adapter port that makes a call
 // with it, a Registry of adapters by name, a Scrubber that keeps credential
-// values out of anything returned or logged, and Tools, which offers a bot's
-// live connectors map as one tool per alias.
+// values out of anything returned or logged, Permits, which says who may
+// use a credential by its vault entry's owners, and Tools, which offers a
+// bot's live connectors map as one tool per alias and calls one only for a
+// bot owner and a person who may both use it.
 //
 // A connector is named in a bot's record as connectors://<adapter>/<id>
 // under an alias; the record never holds the credential. The host registers
@@ -18,6 +20,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agenthost/bots/bot/access"
@@ -61,19 +64,25 @@ func ParseRef(s string) (Ref, error) {
 func (r Ref) String() string { return "connectors://" + r.Adapter + "/" + r.ID }
 
 // Credential is what a vault holds for one connector: a secret value, the
-// header it is sent in, and optionally the endpoint it is for. Its value is
-// never printed: String, Format, LogValue and MarshalJSON all redact it.
+// header it is sent in, the endpoint it is for, and who may use it. Its
+// value is never printed: String, Format, LogValue and MarshalJSON all
+// redact it.
 type Credential struct {
 	// Header is the HTTP header the value is sent in; empty means the
 	// adapter's default (Authorization for http).
 	Header string
 	// URL is the endpoint the credential is for, when the vault names one.
 	URL string
+	// Owners say who may use the credential: owner strings (user:<id>,
+	// team:<name>, project:<name>, root:<host>) or "*" for everybody
+	// signed in. None means root alone (see Permits).
+	Owners []string
 
 	value string
 }
 
-// NewCredential makes a credential holding value.
+// NewCredential makes a credential holding value, for root alone until
+// Owners is set.
 func NewCredential(value, header, url string) Credential {
 	return Credential{Header: header, URL: url, value: value}
 }
@@ -87,7 +96,7 @@ func (c Credential) IsZero() bool { return c.value == "" }
 
 // String shows the credential without its value.
 func (c Credential) String() string {
-	return fmt.Sprintf("credential{header=%q url=%q value=%s}", c.Header, c.URL, Redacted)
+	return fmt.Sprintf("credential{header=%q url=%q owners=%q value=%s}", c.Header, c.URL, c.Owners, Redacted)
 }
 
 // GoString shows the credential without its value, for %#v.
@@ -98,12 +107,13 @@ func (c Credential) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String
 
 // LogValue logs the credential without its value.
 func (c Credential) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("header", c.Header), slog.String("url", c.URL), slog.String("value", Redacted))
+	return slog.GroupValue(slog.String("header", c.Header), slog.String("url", c.URL),
+		slog.String("owners", strings.Join(c.Owners, ",")), slog.String("value", Redacted))
 }
 
 // MarshalJSON encodes the credential without its value.
 func (c Credential) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]string{"header": c.Header, "url": c.URL, "value": Redacted})
+	return json.Marshal(map[string]any{"header": c.Header, "url": c.URL, "owners": c.Owners, "value": Redacted})
 }
 
 // Vault resolves a connector's credential at call time.
@@ -116,10 +126,33 @@ type Vault interface {
 	Resolve(ctx context.Context, ref Ref) (Credential, error)
 }
 
-// Call is one call of a connector, as an adapter receives it.
+// Lister is an optional interface of a Vault: every credential value it
+// holds now, so that a Scrubber knows them before any is resolved (see
+// Learn). An error holds no value.
+type Lister interface {
+	Values(ctx context.Context) ([]string, error)
+}
+
+// Learn teaches s every value v holds now, when v is a Lister; a vault that
+// is not one teaches nothing.
+func Learn(ctx context.Context, v Vault, s *Scrubber) error {
+	l, ok := v.(Lister)
+	if !ok {
+		return nil
+	}
+	values, err := l.Values(ctx)
+	s.Add(values...)
+	return err
+}
+
+// Call is one call of a connector, as an adapter receives it. Tools calls
+// an adapter only once both Owner and From may use the credential.
 type Call struct {
+	// Owner is the bot's owner, as the users file has them now.
+	Owner access.Principal
 	// From is the person who sent the message the back session is working
-	// on; an adapter may refuse by their rights (ErrDenied).
+	// on, as the users file has them now; an adapter may refuse by their
+	// rights (ErrDenied).
 	From access.Principal
 	// Bot is the id of the bot whose session calls.
 	Bot string

@@ -19,6 +19,7 @@ type Scrubber struct {
 	mu       sync.RWMutex
 	values   map[string]bool
 	replacer *strings.Replacer
+	longest  int
 }
 
 // Add teaches the scrubber secret values. For each value it also learns the
@@ -54,6 +55,7 @@ func (s *Scrubber) Add(values ...string) {
 		}
 		return strings.Compare(a, b)
 	})
+	s.longest = len(all[0])
 	pairs := make([]string, 0, 2*len(all))
 	for _, v := range all {
 		pairs = append(pairs, v, Redacted)
@@ -91,6 +93,18 @@ func (s *Scrubber) String(in string) string {
 		return in
 	}
 	return r.Replace(in)
+}
+
+// Longest is the length in bytes of the longest text String replaces (a
+// value or one of its forms); 0 when it knows none. A stream cut anywhere
+// may split a value only within its last Longest()-1 bytes.
+func (s *Scrubber) Longest() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.longest
 }
 
 // Bytes is String for a byte slice.

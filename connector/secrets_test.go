@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/connector/filevault"
 	"github.com/agenthost/bots/connector/httpadapter"
@@ -67,8 +66,8 @@ func TestNoCredentialValueLeftAnywhere(t *testing.T) {
 		}
 	}
 	vaultJSON, _ := json.Marshal(map[string]any{"connectors": map[string]any{
-		"http/crm":  map[string]string{"value": "Bearer " + value, "url": srv.URL + "/ok"},
-		"http/fail": map[string]string{"value": "Bearer " + value, "url": srv.URL + "/fail"},
+		"http/crm":  map[string]any{"value": "Bearer " + value, "url": srv.URL + "/ok", "owners": []string{"user:ann"}},
+		"http/fail": map[string]any{"value": "Bearer " + value, "url": srv.URL + "/fail", "owners": []string{"user:ann"}},
 	}})
 	if err := os.WriteFile(vaultPath, vaultJSON, 0o600); err != nil {
 		t.Fatal(err)
@@ -133,7 +132,7 @@ func TestNoCredentialValueLeftAnywhere(t *testing.T) {
 	}
 	sessionLog := scrub.Logger(hostLog)
 	for _, alias := range []string{"crm", "broken", "crm"} {
-		res, err := tools.Call(ctx, access.Principal{User: "ann"}, alias, json.RawMessage(`{"q":"orders"}`))
+		res, err := tools.Call(ctx, ann, ann, alias, json.RawMessage(`{"q":"orders"}`))
 		line, _ := json.Marshal(map[string]any{"alias": alias, "result": res, "err": fmt.Sprint(err)})
 		if _, werr := fmt.Fprintf(transcript, "%s\n", line); werr != nil {
 			t.Fatal(werr)

@@ -140,14 +140,17 @@ func (t *Tools) lookup(m map[string]string, alias string) (Ref, Adapter, error) 
 	return ref, a, nil
 }
 
-// Call calls the connector under alias, as the map is now, for the person
-// who sent the message: it resolves the credential, teaches it to the
-// scrubber, and hands the call to the adapter. The result and the error
-// have every known credential value taken out. A call after the alias was
-// taken out fails with an error wrapping ErrNoAlias that names the alias.
-func (t *Tools) Call(ctx context.Context, from access.Principal, alias string, args json.RawMessage) (Result, error) {
+// Call calls the connector under alias, as the map is now, for the bot's
+// owner and the person who sent the message, both as the users file has
+// them now: it resolves the credential, teaches it to the scrubber,
+// refuses the call unless both may use it (Permits; an error matching
+// ErrDenied, one sentence naming the alias), and hands the call to the
+// adapter. The result and the error have every known credential value
+// taken out. A call after the alias was taken out fails with an error
+// wrapping ErrNoAlias that names the alias.
+func (t *Tools) Call(ctx context.Context, owner, from access.Principal, alias string, args json.RawMessage) (Result, error) {
 	start := time.Now()
-	res, err := t.call(ctx, from, alias, args)
+	res, err := t.call(ctx, owner, from, alias, args)
 	res.Text = t.scrub.String(res.Text)
 	err = t.scrub.Error(err)
 	if err != nil {
@@ -158,7 +161,7 @@ func (t *Tools) Call(ctx context.Context, from access.Principal, alias string, a
 	return res, err
 }
 
-func (t *Tools) call(ctx context.Context, from access.Principal, alias string, args json.RawMessage) (Result, error) {
+func (t *Tools) call(ctx context.Context, owner, from access.Principal, alias string, args json.RawMessage) (Result, error) {
 	ref, a, err := t.lookup(t.connectors(), alias)
 	if err != nil {
 		return Result{}, err
@@ -174,7 +177,10 @@ func (t *Tools) call(ctx context.Context, from access.Principal, alias string, a
 		return Result{}, fmt.Errorf("connector %q: %w", alias, err)
 	}
 	t.scrub.Add(cred.Value())
-	res, err := a.Call(ctx, Call{From: from, Bot: t.bot, Alias: alias, Ref: ref, Args: args, Credential: cred})
+	if err := permit(alias, cred, owner, from); err != nil {
+		return Result{}, err
+	}
+	res, err := a.Call(ctx, Call{Owner: owner, From: from, Bot: t.bot, Alias: alias, Ref: ref, Args: args, Credential: cred})
 	if err != nil {
 		return res, fmt.Errorf("connector %q: %w", alias, err)
 	}

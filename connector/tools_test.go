@@ -40,7 +40,9 @@ func (v mapVault) Resolve(_ context.Context, ref connector.Ref) (connector.Crede
 	if !ok {
 		return connector.Credential{}, fmt.Errorf("%s: %w", ref, connector.ErrNoCredential)
 	}
-	return connector.NewCredential(s, "", ""), nil
+	c := connector.NewCredential(s, "", "")
+	c.Owners = []string{connector.Everybody}
+	return c, nil
 }
 
 // liveMap is a bot's connectors map that a test edits while tools read it.
@@ -104,11 +106,11 @@ func TestToolsListOnePerAlias(t *testing.T) {
 func TestToolsEditReachesNextCall(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, a := newTools(t, live, nil)
-	if _, err := tools.Call(context.Background(), ann, "work", json.RawMessage(`{"q":1}`)); err != nil {
+	if _, err := tools.Call(context.Background(), ann, ann, "work", json.RawMessage(`{"q":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	live.set(map[string]string{"work": "connectors://echo/two", "more": "connectors://echo/one"})
-	if _, err := tools.Call(context.Background(), ann, "work", nil); err != nil {
+	if _, err := tools.Call(context.Background(), ann, ann, "work", nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(tools.List()) != 2 {
@@ -126,7 +128,7 @@ func TestToolsRemovedAliasFails(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, _ := newTools(t, live, nil)
 	live.set(map[string]string{})
-	_, err := tools.Call(context.Background(), ann, "work", nil)
+	_, err := tools.Call(context.Background(), ann, ann, "work", nil)
 	if !errors.Is(err, connector.ErrNoAlias) || !strings.Contains(err.Error(), `connector "work" is not among the bot's connectors`) {
 		t.Fatalf("Call after the alias was taken out = %v", err)
 	}
@@ -135,7 +137,7 @@ func TestToolsRemovedAliasFails(t *testing.T) {
 func TestToolsUnknownAdapterFails(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://nowhere/one"}}
 	tools, _ := newTools(t, live, nil)
-	if _, err := tools.Call(context.Background(), ann, "work", nil); !errors.Is(err, connector.ErrNoAdapter) {
+	if _, err := tools.Call(context.Background(), ann, ann, "work", nil); !errors.Is(err, connector.ErrNoAdapter) {
 		t.Fatalf("Call = %v, want ErrNoAdapter", err)
 	}
 }
@@ -143,7 +145,7 @@ func TestToolsUnknownAdapterFails(t *testing.T) {
 func TestToolsMissingCredentialFails(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/three"}}
 	tools, _ := newTools(t, live, nil)
-	if _, err := tools.Call(context.Background(), ann, "work", nil); !errors.Is(err, connector.ErrNoCredential) {
+	if _, err := tools.Call(context.Background(), ann, ann, "work", nil); !errors.Is(err, connector.ErrNoCredential) {
 		t.Fatalf("Call = %v, want ErrNoCredential", err)
 	}
 }
@@ -151,7 +153,7 @@ func TestToolsMissingCredentialFails(t *testing.T) {
 func TestToolsRefuseInvalidArguments(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, a := newTools(t, live, nil)
-	if _, err := tools.Call(context.Background(), ann, "work", json.RawMessage(`{`)); err == nil || len(a.calls) != 0 {
+	if _, err := tools.Call(context.Background(), ann, ann, "work", json.RawMessage(`{`)); err == nil || len(a.calls) != 0 {
 		t.Fatalf("Call with broken JSON = %v after %d calls", err, len(a.calls))
 	}
 }
@@ -160,14 +162,14 @@ func TestToolsScrubResultErrorAndLog(t *testing.T) {
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	var log bytes.Buffer
 	tools, _ := newTools(t, live, &log)
-	res, err := tools.Call(context.Background(), ann, "work", nil)
+	res, err := tools.Call(context.Background(), ann, ann, "work", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(res.Text, secret) || !strings.Contains(res.Text, connector.Redacted) {
 		t.Errorf("result = %q", res.Text)
 	}
-	_, err = tools.Call(context.Background(), access.Principal{User: "mallory"}, "work", nil)
+	_, err = tools.Call(context.Background(), ann, access.Principal{User: "mallory"}, "work", nil)
 	if !errors.Is(err, connector.ErrDenied) || strings.Contains(err.Error(), secret) {
 		t.Errorf("refusal = %v", err)
 	}

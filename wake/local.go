@@ -44,6 +44,10 @@ type LocalConfig struct {
 	// BackTurns. The older ones are forgotten: a back session has no
 	// log, and the wake needs only its running turn.
 	KeepTurns int
+	// Scrub, when set, takes every secret value it knows out of all the
+	// sessions' agents hand out, and out of every action of their chats
+	// before it is applied, published or followed (see scrub.go).
+	Scrub Scrubber
 }
 
 // BackTurns is how many ended turns a LocalHost session's chat holds by
@@ -64,6 +68,7 @@ type LocalHost struct {
 	log       *slog.Logger
 	now       func() time.Time
 	keep      int // ended turns a chat holds, at least 1
+	scrub     Scrubber
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
@@ -92,7 +97,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		keep = BackTurns
 	}
 	h := &LocalHost{
-		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep,
+		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
 		sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 	}
 	for name, hr := range cfg.Harnesses {
@@ -382,6 +387,7 @@ func (s *localSession) dispose() {
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
 // as the older ones are gone. Called with s.mu held.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
+	a = scrubAction(s.h.scrub, a)
 	prev := s.chatState
 	s.chatState = ahp.ApplyChat(s.chatState, a)
 	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
@@ -401,6 +407,7 @@ func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 }
 
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *transport.Origin) {
+	a = scrubAction(s.h.scrub, a)
 	s.state = ahp.ApplySession(s.state, a)
 	seq, err := s.h.bus.Publish(s.uri, transport.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -573,7 +580,7 @@ func (s *localSession) runLocked(id string, msg ahp.Message) {
 }
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
-	err := runAgent(ctx, s.agent, &work{s: s, t: t, msg: msg})
+	err := runScrubbed(ctx, s.agent, &work{s: s, t: t, msg: msg}, s.h.scrub)
 	t.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()

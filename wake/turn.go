@@ -61,7 +61,7 @@ type relay struct {
 func (w *Waker) Wake(m Message, main Main) *Turn {
 	ctx, cancel := context.WithCancel(w.base)
 	t := &Turn{
-		w: w, m: m, main: main, ctx: ctx, cancel: cancel, done: make(chan struct{}), sent: make(chan struct{}), callID: "subagent-" + newID(),
+		w: w, m: m, main: scrubbing(main, w.scrub), ctx: ctx, cancel: cancel, done: make(chan struct{}), sent: make(chan struct{}), callID: "subagent-" + newID(),
 		backTurns: map[string]string{}, ends: map[string]backEnd{}, posted: map[string]bool{}, relays: map[string]*relay{},
 	}
 	if w.base.Err() != nil { // closed: the turn ends before it begins

@@ -91,6 +91,11 @@ type Config struct {
 	MainTurnPostMessageAbsent, ContextIn, AskIn string
 	// Deny names tools back sessions may not call.
 	Deny []string
+	// Scrub takes every secret value it knows out of each action the wake
+	// carries into a main chat (posts, questions, approvals, tool results,
+	// final text, errors). Nil means the Host's, when it offers one
+	// (Scrubbing), else none.
+	Scrub Scrubber
 	// SendTimeout is how long a send waits for the host's confirmation;
 	// zero means ten seconds.
 	SendTimeout time.Duration
@@ -113,6 +118,7 @@ type Waker struct {
 	contextIn   string
 	askIn       string
 	deny        []string
+	scrub       Scrubber
 	sendTimeout time.Duration
 	log         *slog.Logger
 	now         func() time.Time
@@ -139,11 +145,14 @@ func New(cfg Config) (*Waker, error) {
 	}
 	w := &Waker{
 		host: cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
-		deny: cfg.Deny, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
+		deny: cfg.Deny, scrub: cfg.Scrub, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
 		sessions: map[string]*followed{},
 	}
 	if w.rows == nil {
 		w.rows = &MemRows{}
+	}
+	if sh, ok := cfg.Host.(Scrubbing); ok && w.scrub == nil {
+		w.scrub = sh.Scrubber()
 	}
 	if w.sendTimeout <= 0 {
 		w.sendTimeout = 10 * time.Second

@@ -7,7 +7,12 @@
 // an underscore. With the default prefix, connectors://ap-resend/account-123
 // is BOTS_CONNECTOR_AP_RESEND_ACCOUNT_123. The optional variables
 // <that name>__HEADER and <that name>__URL give the header the value is sent
-// in and the endpoint. Two references that map to the same name share it.
+// in and the endpoint, and <that name>__OWNERS who may use it: owners
+// separated by commas (user:soft,team:backend, or * for everybody signed
+// in; see connector.Permits). With no __OWNERS the connector is root's
+// alone: only root, and bots root owns, may use it. An owner of any other
+// form refuses the connector, naming the variable. Two references that
+// map to the same name share it.
 package envvault
 
 import (
@@ -28,16 +33,23 @@ type Config struct {
 	Prefix string
 	// Lookup reads a variable; nil means os.LookupEnv.
 	Lookup func(name string) (string, bool)
+	// Environ lists the variables as "name=value"; nil means os.Environ.
+	// Values reads it.
+	Environ func() []string
 }
 
 // Vault resolves credentials from environment variables. It reads them on
 // every Resolve, so a change is seen by the next call.
 type Vault struct {
-	prefix string
-	lookup func(string) (string, bool)
+	prefix  string
+	lookup  func(string) (string, bool)
+	environ func() []string
 }
 
-var _ connector.Vault = (*Vault)(nil)
+var (
+	_ connector.Vault  = (*Vault)(nil)
+	_ connector.Lister = (*Vault)(nil)
+)
 
 // New makes a Vault, filling cfg's defaults.
 func New(cfg Config) *Vault {
@@ -47,7 +59,30 @@ func New(cfg Config) *Vault {
 	if cfg.Lookup == nil {
 		cfg.Lookup = os.LookupEnv
 	}
-	return &Vault{prefix: cfg.Prefix, lookup: cfg.Lookup}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ
+	}
+	return &Vault{prefix: cfg.Prefix, lookup: cfg.Lookup, environ: cfg.Environ}
+}
+
+// Values answers the value of every variable of the prefix that is no
+// __HEADER, __URL or __OWNERS.
+func (v *Vault) Values(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, kv := range v.environ() {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || value == "" || !strings.HasPrefix(name, v.prefix) {
+			continue
+		}
+		if strings.HasSuffix(name, "__HEADER") || strings.HasSuffix(name, "__URL") || strings.HasSuffix(name, "__OWNERS") {
+			continue
+		}
+		out = append(out, value)
+	}
+	return out, nil
 }
 
 // Name is the variable that holds ref's value, by the package's rule.
@@ -81,5 +116,15 @@ func (v *Vault) Resolve(ctx context.Context, ref connector.Ref) (connector.Crede
 	}
 	header, _ := v.lookup(name + "__HEADER")
 	url, _ := v.lookup(name + "__URL")
-	return connector.NewCredential(value, header, url), nil
+	c := connector.NewCredential(value, header, url)
+	if owners, _ := v.lookup(name + "__OWNERS"); strings.TrimSpace(owners) != "" {
+		for o := range strings.SplitSeq(owners, ",") {
+			o = strings.TrimSpace(o)
+			if err := connector.CheckOwner(o); err != nil {
+				return connector.Credential{}, fmt.Errorf("%s: the environment variable %s__OWNERS: %v: %w", ref, name, err, connector.ErrVault)
+			}
+			c.Owners = append(c.Owners, o)
+		}
+	}
+	return c, nil
 }

@@ -58,3 +58,32 @@ func TestUnsetVariableIsNoCredential(t *testing.T) {
 		t.Fatalf("Resolve = %v, want ErrNoCredential naming the variable", err)
 	}
 }
+
+func TestOwnersVariableSaysWhoMayUseIt(t *testing.T) {
+	env := map[string]string{"BOTS_CONNECTOR_HTTP_CRM": "tok-123456789", "BOTS_CONNECTOR_HTTP_CRM__OWNERS": "user:soft, team:backend"}
+	v := envvault.New(envvault.Config{Lookup: func(k string) (string, bool) { s, ok := env[k]; return s, ok }})
+	ref := connector.Ref{Adapter: "http", ID: "crm"}
+	c, err := v.Resolve(context.Background(), ref)
+	if err != nil || strings.Join(c.Owners, ",") != "user:soft,team:backend" {
+		t.Fatalf("Resolve = %v, %v", c, err)
+	}
+	delete(env, "BOTS_CONNECTOR_HTTP_CRM__OWNERS")
+	if c, err := v.Resolve(context.Background(), ref); err != nil || len(c.Owners) != 0 {
+		t.Errorf("with no __OWNERS, Resolve = %v, %v; want root's alone (no owners)", c, err)
+	}
+	env["BOTS_CONNECTOR_HTTP_CRM__OWNERS"] = "soft"
+	_, err = v.Resolve(context.Background(), ref)
+	if !errors.Is(err, connector.ErrVault) || !strings.Contains(err.Error(), "BOTS_CONNECTOR_HTTP_CRM__OWNERS") || strings.Contains(err.Error(), "tok-123456789") {
+		t.Errorf("a bad owner: %v", err)
+	}
+}
+
+func TestValuesAreEveryCredentialOfThePrefix(t *testing.T) {
+	v := envvault.New(envvault.Config{Environ: func() []string {
+		return []string{"BOTS_CONNECTOR_HTTP_CRM=one-value", "BOTS_CONNECTOR_HTTP_CRM__URL=https://x", "BOTS_CONNECTOR_HTTP_CRM__OWNERS=*", "HOME=/root", "BOTS_CONNECTOR_X_Y=two-value"}
+	}})
+	got, err := v.Values(context.Background())
+	if err != nil || strings.Join(got, ",") != "one-value,two-value" {
+		t.Errorf("Values = %q, %v", got, err)
+	}
+}

@@ -1,7 +1,15 @@
 // Package filevault is a connector.Vault that reads credentials from a JSON
 // file kept apart from the bots:
 //
-//	{"connectors": {"<adapter>/<id>": {"value": "...", "header": "Authorization", "url": "https://..."}}}
+//	{"connectors": {"<adapter>/<id>": {"value": "...", "header": "Authorization", "url": "https://...",
+//	                                   "owners": ["user:soft", "team:backend"]}}}
+//
+// owners say who may use the entry (connector.Permits): user:<id>,
+// team:<name>, project:<name>, root:<host>, or "*" for everybody signed
+// in; a call needs both the bot's owner and the person who sent the
+// message among them. An entry that names no owners is root's alone, and
+// the vault says so at Warn each time it reads the file; an owner of any
+// other form makes the file unusable, naming the entry.
 //
 // The file must be readable by its owner alone (mode 0600, or 0400), and it
 // must lie outside the daemon's config folder and the bots' root folder, so
@@ -19,8 +27,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,8 +51,13 @@ type Config struct {
 	// Root is the folder the bots' work folders are under; the file may
 	// not be in it. Empty means none to keep out of.
 	Root string
-	// Logger receives a line when the file is read again. Nil discards.
+	// Logger receives a line when the file is read again, and a Warn per
+	// entry that names no owners. Nil discards.
 	Logger *slog.Logger
+	// Scrubber, when set, learns every value of the file each time it is
+	// read, so that text leaving a session is scrubbed of values no call
+	// has resolved yet.
+	Scrubber *connector.Scrubber
 }
 
 // Vault resolves credentials from a JSON file. It is safe to use
@@ -57,12 +72,16 @@ type Vault struct {
 	entries map[string]entry
 }
 
-var _ connector.Vault = (*Vault)(nil)
+var (
+	_ connector.Vault  = (*Vault)(nil)
+	_ connector.Lister = (*Vault)(nil)
+)
 
 type entry struct {
-	Value  string `json:"value"`
-	Header string `json:"header"`
-	URL    string `json:"url"`
+	Value  string   `json:"value"`
+	Header string   `json:"header"`
+	URL    string   `json:"url"`
+	Owners []string `json:"owners"`
 }
 
 type file struct {
@@ -152,7 +171,25 @@ func (v *Vault) Resolve(ctx context.Context, ref connector.Ref) (connector.Crede
 	if !ok || e.Value == "" {
 		return connector.Credential{}, fmt.Errorf("%s: the vault file %s has no value for %s/%s: %w", ref, v.cfg.Path, ref.Adapter, ref.ID, connector.ErrNoCredential)
 	}
-	return connector.NewCredential(e.Value, e.Header, e.URL), nil
+	c := connector.NewCredential(e.Value, e.Header, e.URL)
+	c.Owners = slices.Clone(e.Owners)
+	return c, nil
+}
+
+// Values answers every value of the file as it is now.
+func (v *Vault) Values(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := v.load()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.Value)
+	}
+	return out, nil
 }
 
 func (v *Vault) load() (map[string]entry, error) {
@@ -178,6 +215,15 @@ func (v *Vault) load() (map[string]entry, error) {
 	}
 	v.entries, v.modTime, v.size = entries, info.ModTime(), info.Size()
 	v.log.Info("vault file read", "path", v.cfg.Path, "connectors", len(entries))
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[k]
+		if v.cfg.Scrubber != nil {
+			v.cfg.Scrubber.Add(e.Value)
+		}
+		if len(e.Owners) == 0 {
+			v.log.Warn("vault entry "+k+" names no owners, so only root and bots root owns may use it", "path", v.cfg.Path, "entry", k)
+		}
+	}
 	return entries, nil
 }
 
@@ -196,13 +242,18 @@ func parse(data []byte) (map[string]entry, error) {
 		case errors.As(err, &typ):
 			return nil, fmt.Errorf("has a %s where a string or an object belongs (at byte %d)", typ.Value, typ.Offset)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return nil, errors.New("names a field a vault entry does not have: use value, header and url")
+			return nil, errors.New("names a field a vault entry does not have: use value, header, url and owners")
 		}
 		return nil, errors.New("is not a vault: {\"connectors\": {\"<adapter>/<id>\": {\"value\": ...}}}")
 	}
-	for k := range f.Connectors {
+	for k, e := range f.Connectors {
 		if _, err := connector.ParseRef("connectors://" + k); err != nil {
 			return nil, errors.New("has a key that is not <adapter>/<id>")
+		}
+		for _, o := range e.Owners {
+			if err := connector.CheckOwner(o); err != nil {
+				return nil, fmt.Errorf("entry %s: %v", k, err)
+			}
 		}
 	}
 	if f.Connectors == nil {

@@ -1,8 +1,10 @@
 package filevault_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +162,74 @@ func TestBrokenFileNeverQuotesAValue(t *testing.T) {
 		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "tok-") {
 			t.Errorf("the error quotes the file: %v", err)
 		}
+	}
+}
+
+func TestEntryOwnersReachTheCredential(t *testing.T) {
+	d := newDirs(t)
+	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`", "owners": ["user:soft", "team:backend", "*"]}}}`, 0o600)
+	v, err := filevault.New(filevault.Config{Path: d.vault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v.Resolve(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Owners, ",") != "user:soft,team:backend,*" {
+		t.Errorf("owners = %q", c.Owners)
+	}
+}
+
+func TestEntryWithNoOwnersIsSaidAtLoad(t *testing.T) {
+	d := newDirs(t)
+	write(t, d.vault, body, 0o600)
+	var log bytes.Buffer
+	v, err := filevault.New(filevault.Config{Path: d.vault, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v.Resolve(context.Background(), ref)
+	if err != nil || len(c.Owners) != 0 {
+		t.Fatalf("Resolve = %v, %v", c, err)
+	}
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "vault entry http/crm names no owners, so only root and bots root owns may use it") {
+		t.Errorf("the load does not say the entry is root's alone: %s", log.String())
+	}
+	if strings.Contains(log.String(), secret) {
+		t.Errorf("the log holds the value: %s", log.String())
+	}
+}
+
+func TestEntryWithABadOwnerIsRefused(t *testing.T) {
+	d := newDirs(t)
+	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`", "owners": ["soft"]}}}`, 0o600)
+	v, err := filevault.New(filevault.Config{Path: d.vault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.Resolve(context.Background(), ref)
+	if !errors.Is(err, connector.ErrVault) || !strings.Contains(err.Error(), "entry http/crm: owner \"soft\"") || strings.Contains(err.Error(), secret) {
+		t.Fatalf("Resolve = %v, want the owner refused, naming the entry", err)
+	}
+}
+
+func TestScrubberLearnsEveryValueAtRead(t *testing.T) {
+	d := newDirs(t)
+	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`"}, "http/mail": {"value": "mail-value-123456"}}}`, 0o600)
+	scrub := &connector.Scrubber{}
+	v, err := filevault.New(filevault.Config{Path: d.vault, Scrubber: scrub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := connector.Learn(context.Background(), v, &connector.Scrubber{}); err != nil {
+		t.Fatal(err)
+	}
+	if !scrub.Contains(secret) || !scrub.Contains("mail-value-123456") {
+		t.Error("the scrubber did not learn every value of the file")
+	}
+	values, err := v.Values(context.Background())
+	if err != nil || len(values) != 2 {
+		t.Errorf("Values = %d values, %v", len(values), err)
 	}
 }

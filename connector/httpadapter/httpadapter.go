@@ -4,9 +4,12 @@
 // response body, cut at a size limit. The credential's value is taken out of
 // everything the adapter answers or logs.
 //
-// The endpoint is the URL the vault gives with the credential, or else the
-// adapter's configured URL. Redirects are not followed, so a credential is
-// never sent on to another endpoint.
+// The one destination of a call is the url of the connector's vault entry:
+// an entry with none is refused, a redirect is not followed (it is answered
+// as a refusal), and the adapter's own client uses no proxy, so the
+// credential goes nowhere but to that url. Who may call a connector at all
+// is connector.Tools' question (the entry's owners), asked before the
+// adapter is.
 package httpadapter
 
 import (
@@ -21,7 +24,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
 )
 
@@ -36,11 +38,8 @@ const (
 	DefaultTimeout     = 60 * time.Second
 )
 
-// Config configures an Adapter. The zero value is usable when every vault
-// entry names its URL.
+// Config configures an Adapter. The zero value is usable.
 type Config struct {
-	// URL is the endpoint of a credential whose vault entry names none.
-	URL string
 	// Method is the request's method; empty means POST.
 	Method string
 	// Header is the header the credential goes in when its entry names
@@ -49,12 +48,11 @@ type Config struct {
 	// MaxResponse is the most bytes of a response body answered; the rest
 	// is cut (Result.Truncated). Zero means DefaultMaxResponse.
 	MaxResponse int64
-	// Client makes the requests; nil means a client with DefaultTimeout.
-	// Its redirect policy is replaced: redirects are never followed.
+	// Client makes the requests; nil means a client with DefaultTimeout
+	// and no proxy. Its redirect policy is replaced: redirects are never
+	// followed. A client given here must not send requests on elsewhere
+	// (a proxy would see an http:// credential).
 	Client *http.Client
-	// Allow says whether the person who sent the message may use the
-	// connector; nil allows everybody.
-	Allow func(from access.Principal, ref connector.Ref) bool
 	// Logger receives a line per call, credential values taken out. Nil
 	// discards.
 	Logger *slog.Logger
@@ -72,13 +70,8 @@ var (
 	_ connector.Describer = (*Adapter)(nil)
 )
 
-// New checks cfg, fills its defaults and makes an Adapter.
+// New fills cfg's defaults and makes an Adapter.
 func New(cfg Config) (*Adapter, error) {
-	if cfg.URL != "" {
-		if err := checkURL(cfg.URL); err != nil {
-			return nil, fmt.Errorf("httpadapter: %w", err)
-		}
-	}
 	if cfg.Method == "" {
 		cfg.Method = DefaultMethod
 	}
@@ -88,7 +81,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.MaxResponse <= 0 {
 		cfg.MaxResponse = DefaultMaxResponse
 	}
-	client := &http.Client{Timeout: DefaultTimeout}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil
+	client := &http.Client{Timeout: DefaultTimeout, Transport: transport}
 	if cfg.Client != nil {
 		c := *cfg.Client
 		client = &c
@@ -115,11 +110,11 @@ func (a *Adapter) Describe(ref connector.Ref) (string, json.RawMessage) {
 		json.RawMessage(`{"type":"object","additionalProperties":true}`)
 }
 
-// Call sends call.Args to the endpoint with the credential in its header.
-// A response of status 400 or more is a Result with IsError set, not an
-// error; an error is a refusal (connector.ErrDenied), no endpoint, or a
-// request that did not complete. No result, error or log line holds the
-// credential's value.
+// Call sends call.Args to the entry's url with the credential in its
+// header. A response of status 400 or more is a Result with IsError set,
+// not an error; an error is a refusal (connector.ErrDenied: an entry with
+// no url, or a redirect elsewhere), or a request that did not complete. No
+// result, error or log line holds the credential's value.
 func (a *Adapter) Call(ctx context.Context, call connector.Call) (connector.Result, error) {
 	scrub := &connector.Scrubber{}
 	scrub.Add(call.Credential.Value())
@@ -134,15 +129,9 @@ func (a *Adapter) Call(ctx context.Context, call connector.Call) (connector.Resu
 }
 
 func (a *Adapter) call(ctx context.Context, call connector.Call, scrub *connector.Scrubber, log *slog.Logger) (connector.Result, error) {
-	if a.cfg.Allow != nil && !a.cfg.Allow(call.From, call.Ref) {
-		return connector.Result{}, fmt.Errorf("%s refuses %s: %w", call.Ref, call.From, connector.ErrDenied)
-	}
 	endpoint := call.Credential.URL
 	if endpoint == "" {
-		endpoint = a.cfg.URL
-	}
-	if endpoint == "" {
-		return connector.Result{}, fmt.Errorf("%s has no endpoint: give a url in the vault entry or the adapter's config", call.Ref)
+		return connector.Result{}, fmt.Errorf("%s has no url in its vault entry, and the http adapter sends a credential only to its entry's own url: %w", call.Ref, connector.ErrDenied)
 	}
 	if err := checkURL(endpoint); err != nil {
 		return connector.Result{}, fmt.Errorf("%s: %w", call.Ref, err)
@@ -170,6 +159,10 @@ func (a *Adapter) call(ctx context.Context, call connector.Call, scrub *connecto
 		return connector.Result{}, fmt.Errorf("%s: the request failed: %w", call.Ref, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
+		log.Warn("http connector redirect refused", "connector", call.Ref.String(), "from", call.From.String(), "status", resp.StatusCode)
+		return connector.Result{}, fmt.Errorf("%s: the endpoint answered %s, sending the call to another url; the http adapter sends a credential only to its entry's own url: %w", call.Ref, resp.Status, connector.ErrDenied)
+	}
 	// Read past the limit by more than a credential's longest form, so that
 	// one straddling the limit is scrubbed whole before the cut.
 	margin := int64(4*len(call.Credential.Value()) + 64)

@@ -95,12 +95,12 @@ func TestCredentialArrivesInTheHeader(t *testing.T) {
 	}
 }
 
-func TestDefaultHeaderAndConfiguredURL(t *testing.T) {
+func TestDefaultHeaderIsAuthorization(t *testing.T) {
 	got := make(chan http.Header, 1)
 	srv := echoServer(t, got)
-	a := newAdapter(t, httpadapter.Config{URL: srv.URL + "/echo"}, nil)
+	a := newAdapter(t, httpadapter.Config{}, nil)
 	c := call("", `{}`)
-	c.Credential = connector.NewCredential("Bearer "+secret, "", "")
+	c.Credential = connector.NewCredential("Bearer "+secret, "", srv.URL+"/echo")
 	if _, err := a.Call(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -132,24 +132,6 @@ func TestValueNeverInAFailure(t *testing.T) {
 	}
 }
 
-func TestRefusesByThePersonsRights(t *testing.T) {
-	got := make(chan http.Header, 1)
-	srv := echoServer(t, got)
-	a := newAdapter(t, httpadapter.Config{Allow: func(p access.Principal, _ connector.Ref) bool { return p.Has("crm:request") }}, nil)
-	_, err := a.Call(context.Background(), call(srv.URL+"/echo", `{}`))
-	if !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "user:ann") {
-		t.Fatalf("Call = %v, want ErrDenied naming the person", err)
-	}
-	if len(got) != 0 {
-		t.Error("a refused call reached the endpoint")
-	}
-	c := call(srv.URL+"/echo", `{}`)
-	c.From.Grants = []string{"crm:request"}
-	if _, err := a.Call(context.Background(), c); err != nil {
-		t.Errorf("an allowed person was refused: %v", err)
-	}
-}
-
 func TestAnswerCutAtTheLimit(t *testing.T) {
 	srv := echoServer(t, nil)
 	a := newAdapter(t, httpadapter.Config{MaxResponse: 100}, nil)
@@ -163,28 +145,44 @@ func TestAnswerCutAtTheLimit(t *testing.T) {
 	}
 }
 
-func TestRedirectIsNotFollowed(t *testing.T) {
-	got := make(chan http.Header, 2)
-	srv := echoServer(t, got)
-	a := newAdapter(t, httpadapter.Config{}, nil)
-	res, err := a.Call(context.Background(), call(srv.URL+"/redirect", `{}`))
-	if err != nil {
-		t.Fatal(err)
+// TestCallGoesOnlyToTheEntrysURL: whatever the arguments say and wherever
+// the endpoint redirects, the credential goes to the vault entry's own url
+// and nowhere else; an entry with no url is refused before any request.
+func TestCallGoesOnlyToTheEntrysURL(t *testing.T) {
+	elsewhere := make(chan http.Header, 4)
+	other := echoServer(t, elsewhere)
+	got := make(chan http.Header, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	var log bytes.Buffer
+	a := newAdapter(t, httpadapter.Config{}, &log)
+
+	res, err := a.Call(context.Background(), call(srv.URL+"/api", `{"url": "`+other.URL+`/steal"}`))
+	if !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "only to its entry's own url") || res.Text != "" {
+		t.Errorf("a redirect elsewhere: %+v, %v; want it refused", res, err)
 	}
-	if len(got) != 1 || res.IsError {
-		t.Errorf("the redirect was followed: %d requests, result %+v", len(got), res)
+	if len(got) != 1 || len(elsewhere) != 0 {
+		t.Errorf("the entry's url got %d requests and another url %d; want 1 and 0", len(got), len(elsewhere))
+	}
+
+	_, err = a.Call(context.Background(), call("", `{"url": "`+other.URL+`"}`))
+	if !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "no url in its vault entry") {
+		t.Errorf("an entry with no url: %v; want it refused", err)
+	}
+	if len(elsewhere) != 0 {
+		t.Error("an entry with no url sent the credential elsewhere")
+	}
+	if strings.Contains(log.String(), secret) || strings.Contains(fmt.Sprint(err), secret) {
+		t.Error("a refusal holds the value")
 	}
 }
 
 func TestNoEndpointFails(t *testing.T) {
 	a := newAdapter(t, httpadapter.Config{}, nil)
-	if _, err := a.Call(context.Background(), call("", `{}`)); err == nil || !strings.Contains(err.Error(), "no endpoint") {
-		t.Errorf("Call = %v", err)
-	}
 	if _, err := a.Call(context.Background(), call("file:///etc/passwd", `{}`)); err == nil {
 		t.Error("a file: URL was accepted")
-	}
-	if _, err := httpadapter.New(httpadapter.Config{URL: "ftp://x"}); err == nil {
-		t.Error("New accepted an ftp URL")
 	}
 }

@@ -67,6 +67,7 @@ type acpServer struct {
 type acpSetup struct {
 	bin, config, root, agents string
 	extra                     []string
+	environ                   []string // more of the server's environment, NAME=value
 	logs, wire                *lockedBuffer
 }
 
@@ -94,7 +95,7 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	args := append([]string{"-addr", "127.0.0.1:0", "-config", s.config, "-root", s.root, "-host-name", "chathost",
 		"-log-level", "debug", "-agents", s.agents}, s.extra...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Env = append(os.Environ(), acpfake.Env+"=1")
+	cmd.Env = append(append(os.Environ(), acpfake.Env+"=1"), s.environ...)
 	cmd.Stderr = s.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -232,7 +233,7 @@ func TestEndToEndConnectorCallLeavesTheCredentialNowhere(t *testing.T) {
 	defer far.Close()
 	secrets := t.TempDir()
 	vault := filepath.Join(secrets, "vault.json")
-	entry, _ := json.Marshal(map[string]any{"connectors": map[string]any{"http/crm": map[string]string{"value": secret, "url": far.URL}}})
+	entry, _ := json.Marshal(map[string]any{"connectors": map[string]any{"http/crm": map[string]any{"value": secret, "url": far.URL, "owners": []string{"*"}}}})
 	if err := os.WriteFile(vault, entry, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/connector/envvault"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/wake"
 )
 
 func TestVaultFlagRefusesAFileNotMode0600OrInsideConfigOrRoot(t *testing.T) {
@@ -37,14 +43,14 @@ func TestVaultFlagRefusesAFileNotMode0600OrInsideConfigOrRoot(t *testing.T) {
 		"in root":   write(filepath.Join(root, "vault.json"), 0o600),
 		"no file":   filepath.Join(outside, "none.json"),
 	} {
-		_, err := openVault(path, config, root, log)
+		_, err := openVault(context.Background(), path, config, root, nil, log)
 		if !errors.Is(err, connector.ErrVault) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
 		} else if strings.Contains(err.Error(), "tok-123456") {
 			t.Errorf("%s: the refusal holds the value: %v", name, err)
 		}
 	}
-	v, err := openVault(write(filepath.Join(outside, "vault.json"), 0o600), config, root, log)
+	v, err := openVault(context.Background(), write(filepath.Join(outside, "vault.json"), 0o600), config, root, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +72,7 @@ func TestVaultFallsBackToEnvironmentVariables(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, p := range []string{path, ""} {
-		v, err := openVault(p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), log)
+		v, err := openVault(context.Background(), p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), nil, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,5 +82,97 @@ func TestVaultFallsBackToEnvironmentVariables(t *testing.T) {
 		if _, err := v.Resolve(ctx, connector.Ref{Adapter: "http", ID: "none"}); !errors.Is(err, connector.ErrNoCredential) {
 			t.Errorf("vault %q: an unknown connector: %v", p, err)
 		}
+	}
+}
+
+// usersNow is a users directory whose memberships a test changes.
+type usersNow struct {
+	mu    sync.Mutex
+	users map[string]access.Principal
+}
+
+func (u *usersNow) Authenticate(string) (access.Principal, bool) { return access.Principal{}, false }
+
+func (u *usersNow) Principal(id string) (access.Principal, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p, ok := u.users[id]
+	return p, ok
+}
+
+func (u *usersNow) set(id string, p *access.Principal) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if p == nil {
+		delete(u.users, id)
+		return
+	}
+	u.users[id] = *p
+}
+
+// recordingAdapter counts the calls that reach it.
+type recordingAdapter struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (a *recordingAdapter) Call(context.Context, connector.Call) (connector.Result, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls++
+	return connector.Result{Text: "ok"}, nil
+}
+
+// TestConnectorCallAsksTheUsersFileNow: the server checks a call against
+// the bot's owner (from its record) and the person the back session
+// answers, with their memberships as the users file has them at the call:
+// a person who leaves the team loses the connector at once, a person the
+// file drops loses every connector, and a team-owned bot may use its
+// team's entries.
+func TestConnectorCallAsksTheUsersFileNow(t *testing.T) {
+	ctx := context.Background()
+	store := memrecord.New()
+	for id, owner := range map[string]string{"motion": "user:soft", "shared": "team:backend"} {
+		if _, err := store.Create(ctx, record.Record{ID: id, Name: id, Session: record.DefaultSession, Owner: owner,
+			Connectors: map[string]string{"crm": "connectors://rec/crm"}, CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users := &usersNow{users: map[string]access.Principal{
+		"soft": {User: "soft", Memberships: []string{"backend"}},
+		"tess": {User: "tess", Memberships: []string{"backend"}},
+	}}
+	reg := &connector.Registry{}
+	adapter := &recordingAdapter{}
+	if err := reg.Register("rec", adapter); err != nil {
+		t.Fatal(err)
+	}
+	vault := envvault.New(envvault.Config{Lookup: func(k string) (string, bool) {
+		return map[string]string{"BOTS_CONNECTOR_REC_CRM": "tok-now-123456", "BOTS_CONNECTOR_REC_CRM__OWNERS": "team:backend"}[k], strings.HasPrefix(k, "BOTS_CONNECTOR_REC_CRM")
+	}})
+	b := &botConnectors{store: store, users: users, registry: reg, vault: vault, scrub: &connector.Scrubber{}, log: slog.New(slog.DiscardHandler)}
+	session := func(bot, person string) wake.SessionInfo {
+		return wake.SessionInfo{Owner: person, Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": bot, "person": person, "name": "default"}}}
+	}
+	call := func(bot, person string) error {
+		_, err := b.Call(ctx, session(bot, person), "crm", nil)
+		return err
+	}
+	if err := call("motion", "user:tess"); err != nil {
+		t.Fatalf("a member of the entry's team was refused: %v", err)
+	}
+	if err := call("shared", "user:tess"); err != nil {
+		t.Fatalf("a team-owned bot was refused its team's entry: %v", err)
+	}
+	users.set("tess", &access.Principal{User: "tess"})
+	if err := call("motion", "user:tess"); !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), `connector "crm"`) {
+		t.Errorf("after tess left the team: %v, want refused", err)
+	}
+	users.set("soft", nil)
+	if err := call("motion", "user:soft"); !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "this bot's owner") {
+		t.Errorf("after the owner left the users file: %v, want refused", err)
+	}
+	if adapter.calls != 2 {
+		t.Errorf("%d calls reached the adapter, want 2", adapter.calls)
 	}
 }

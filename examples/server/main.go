@@ -125,7 +125,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Every credential a connector call resolves is taken out of the logs.
+	// Every credential the vault holds, and every one a connector call
+	// resolves, is taken out of the logs, and of all that leaves a back
+	// session (LocalConfig.Scrub, which the wake takes for the main chats).
 	scrub := &connector.Scrubber{}
 	log := slog.New(scrub.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel})))
 	if c.users == "" && !isLoopback(c.addr) {
@@ -154,7 +156,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if root == "" {
 		root = bot.DefaultRoot()
 	}
-	vault, err := openVault(c.vault, c.configDir, root, log)
+	vault, err := openVault(ctx, c.vault, c.configDir, root, scrub, log)
 	if err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, ok := harnesses[c.agent]; !ok {
 		return fmt.Errorf("-agent %q: no such agent (this server runs %s and the agents of -agents)", c.agent, echo.Provider)
 	}
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log})
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log, Scrub: scrub})
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
@@ -118,6 +119,11 @@ type Config struct {
 	// Logger hears about children, their stderr (at Debug) and refusals;
 	// nil discards.
 	Logger *slog.Logger
+	// Scrubber, when set, takes every secret value it knows out of all the
+	// harness logs, the agent's stderr included. (What the agent hands to
+	// its back session is scrubbed by the session host: see
+	// wake.LocalConfig.Scrub.)
+	Scrubber *connector.Scrubber
 }
 
 // DefaultKey names a session in a Store by the bot, person and name of its
@@ -170,6 +176,9 @@ func New(cfg Config) (*Harness, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Scrubber != nil {
+		log = cfg.Scrubber.Logger(log)
 	}
 	return &Harness{cfg: cfg, log: log.With("agent", cfg.Provider)}, nil
 }

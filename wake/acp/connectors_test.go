@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,9 @@ func (stubAdapter) Call(ctx context.Context, c connector.Call) (connector.Result
 type mapVault struct{}
 
 func (mapVault) Resolve(ctx context.Context, ref connector.Ref) (connector.Credential, error) {
-	return connector.NewCredential("s3cret-value", "", ""), nil
+	c := connector.NewCredential("s3cret-value", "", "")
+	c.Owners = []string{connector.Everybody}
+	return c, nil
 }
 
 // liveConnectors is a bot's connectors map an edit can change: List and
@@ -80,7 +83,7 @@ func (l *liveConnectors) List(ctx context.Context, s wake.SessionInfo) ([]connec
 }
 
 func (l *liveConnectors) Call(ctx context.Context, s wake.SessionInfo, alias string, args json.RawMessage) (connector.Result, error) {
-	return l.tools.Call(ctx, access.Principal{User: strings.TrimPrefix(s.Owner, "user:")}, alias, args)
+	return l.tools.Call(ctx, access.RootPrincipal(), access.Principal{User: strings.TrimPrefix(s.Owner, "user:")}, alias, args)
 }
 
 func TestConnectorToolsFollowTheBotsLiveMapAndCarryThePerson(t *testing.T) {
@@ -122,3 +125,51 @@ func TestConnectorToolsFollowTheBotsLiveMapAndCarryThePerson(t *testing.T) {
 		t.Errorf("a call after the alias was taken out said %q", got)
 	}
 }
+
+// failingConnectors fails to list, with an error holding a value.
+type failingConnectors struct{ value string }
+
+func (f failingConnectors) List(context.Context, wake.SessionInfo) ([]connector.Tool, error) {
+	return nil, fmt.Errorf("the vault said %s", f.value)
+}
+
+func (f failingConnectors) Call(context.Context, wake.SessionInfo, string, json.RawMessage) (connector.Result, error) {
+	return connector.Result{}, fmt.Errorf("the vault said %s", f.value)
+}
+
+func TestHarnessLogsAreScrubbed(t *testing.T) {
+	const value = "tok-acp-log-0123456789"
+	var (
+		mu  sync.Mutex
+		buf strings.Builder
+	)
+	scrub := &connector.Scrubber{}
+	scrub.Add(value)
+	h := newHarness(t, func(c *Config) {
+		c.Connectors = failingConnectors{value}
+		c.Scrubber = scrub
+		c.Logger = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return buf.Write(p)
+		}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	a, err := h.Open(testCtx(t), wake.SessionInfo{URI: "ahp-session:/log", Provider: "fake", Dir: t.TempDir(), Owner: "user:soft"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "listing the bot's connectors failed") {
+		t.Fatalf("the failure was not logged: %s", buf.String())
+	}
+	if strings.Contains(buf.String(), value) {
+		t.Errorf("the harness log holds the value: %s", buf.String())
+	}
+}
+
+// writerFunc is a function that is an io.Writer.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

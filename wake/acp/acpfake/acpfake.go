@@ -51,6 +51,7 @@ func Serve(in io.Reader, out io.Writer) {
 // fake is an ACP agent for tests. It answers the words of a prompt (the
 // text after the last context block):
 //
+//	expand <words>     expands $NAME in words from its environment, then does them
 //	say <words>        streams a thought, a tool call, and <words> as text in two chunks
 //	post <text>        calls post_message through the MCP server it was given
 //	ask <question>     calls ask_question, then posts "you said: <answer>"
@@ -240,6 +241,9 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		words = words[i+2:] // after the system prompt
 	}
 	verb, rest, _ := strings.Cut(strings.TrimSpace(words), " ")
+	if verb == "expand" {
+		verb, rest, _ = strings.Cut(os.ExpandEnv(rest), " ")
+	}
 	end := sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
 	say := func(t string) { f.say(ctx, p.SessionId, t) }
 	post := func(t string) (sdk.PromptResponse, error) {
