@@ -148,7 +148,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	}
 	agent, err := hr.Open(ctx, info)
 	if err != nil {
-		return "", fmt.Errorf("%v: %w", err, ErrRefused)
+		return "", fmt.Errorf("%w: %w", err, ErrRefused)
 	}
 	now := h.now()
 	chat := ahp.DefaultChatURI(uri)

@@ -296,6 +296,9 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		if sentence, ok := explained(err); ok {
+			return "", &failure{sentence}
+		}
 		return "", failf("The host would not start a back session for %s: %s", botName(b), reason(err))
 	}
 	row = Row{Bot: b.ID, Person: m.Person, Name: name, Session: uri, Provider: spec.Provider, Preset: spec.Preset, UpdatedAt: w.now().UTC()}

@@ -110,8 +110,17 @@ type Config struct {
 	// MCP server, read again at the session's open and at every turn; nil
 	// offers none.
 	Connectors Connectors
-	// StartTimeout bounds a child's start; zero means DefaultStartTimeout.
+	// StartTimeout bounds a child's start, initialize to a session ready;
+	// zero means DefaultStartTimeout.
 	StartTimeout time.Duration
+	// TurnIdle is the longest a turn may go with no word from the agent
+	// (the time it waits on the person or on a terminal does not count)
+	// before the turn is stopped and fails, saying so; zero means
+	// DefaultTurnIdle.
+	TurnIdle time.Duration
+	// TurnTimeout is the longest a turn may run before it is stopped and
+	// fails, saying so; zero means DefaultTurnTimeout.
+	TurnTimeout time.Duration
 	// CancelGrace is how long a stopped turn waits for the agent before
 	// the child is killed; zero means DefaultCancelGrace.
 	CancelGrace time.Duration
@@ -154,6 +163,12 @@ func New(cfg Config) (*Harness, error) {
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.TurnIdle <= 0 {
+		cfg.TurnIdle = DefaultTurnIdle
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	if cfg.CancelGrace <= 0 {
 		cfg.CancelGrace = DefaultCancelGrace
