@@ -48,7 +48,7 @@ type agent struct {
 
 	startMu sync.Mutex    // serialises starts of a child
 	turns   chan struct{} // holds the running turn until its child has ended it
-	terms   terminals  // the agent's terminals, killed on Close
+	terms   terminals     // the agent's terminals, killed on Close
 
 	mu     sync.Mutex
 	cur    *turn
