@@ -124,3 +124,13 @@ func (w *watch) stop() {
 	w.idleT.Stop()
 	w.totalT.Stop()
 }
+
+// Limits are the limits a Harness's agent runs under, defaults filled in.
+type Limits struct {
+	StartTimeout, TurnIdle, TurnTimeout time.Duration
+}
+
+// Limits returns the limits in force.
+func (h *Harness) Limits() Limits {
+	return Limits{StartTimeout: h.cfg.StartTimeout, TurnIdle: h.cfg.TurnIdle, TurnTimeout: h.cfg.TurnTimeout}
+}
