@@ -48,11 +48,12 @@ const (
 )
 
 // SystemPrompt is what every back session is told: only what no file can.
+// It names only post_message, the tool the wake offers every back session;
+// a harness adds a sentence naming its own question tool (see
+// acp.QuestionPrompt), so that a prompt names no tool that is not offered.
 // The bot's own rules are its AGENTS.md.
 const SystemPrompt = "A person is waiting in the main chat for your reply. " +
-	"post_message is what answers them: call it with the text they should read, as often as you need. " +
-	"Ask them a question with your question tool. " +
-	"send_message starts a turn somewhere else and is not a reply."
+	"post_message is what answers them: call it with the text they should read, as often as you need."
 
 // PostMessageTool is post_message as it is offered to a back session.
 func PostMessageTool() ahp.ToolDefinition {
