@@ -268,7 +268,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	fail := func(step Step, method string, err error) (*child, error) {
-		return nil, a.failStart(ctx, c, step, method, err)
+		return nil, a.failStart(ctx, sctx, c, step, method, err)
 	}
 	init, err := c.conn.Initialize(sctx, sdk.InitializeRequest{
 		ProtocolVersion:    sdk.ProtocolVersionNumber,
@@ -336,8 +336,9 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 
 // failStart ends a child whose start failed at step, waiting on method,
 // and returns the failure: ctx's error when ctx ended (the turn that
-// waited was stopped), else a *StepError saying how, logged at Warn.
-func (a *agent) failStart(ctx context.Context, c *child, step Step, method string, err error) error {
+// waited was stopped), else a *StepError saying how, logged at Warn. sctx
+// is ctx bounded by Config.StartTimeout.
+func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method string, err error) error {
 	cfg := a.h.cfg
 	if ctx.Err() != nil {
 		c.kill()
@@ -345,7 +346,7 @@ func (a *agent) failStart(ctx context.Context, c *child, step Step, method strin
 	}
 	e := &StepError{Step: step, Err: err}
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) && c.alive():
+	case sctx.Err() != nil && c.alive():
 		c.stopFor(fmt.Sprintf("after its startTimeout (%s)", cfg.StartTimeout))
 		e.Cause = fmt.Sprintf("it did not answer %s within %s (the agent's startTimeout), so it was stopped", method, cfg.StartTimeout)
 		e.Hint = fmt.Sprintf("Check that %s can reach its service and is signed in, or raise startTimeout for it in the agents file.", cfg.Provider)

@@ -279,6 +279,7 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if os.Getenv(IgnoreCancelEnv) == "1" {
 		f.prompting.Lock()
 		defer f.prompting.Unlock()
+		ctx = context.WithoutCancel(ctx) // the SDK cancels a prompt's context on session/cancel
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
