@@ -1,0 +1,74 @@
+package acp
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp/acpfake"
+)
+
+// subagentText is the text content of the main turn's subagent call.
+func subagentText(c ahp.ChatState) []string {
+	var out []string
+	if c.ActiveTurn == nil {
+		return nil
+	}
+	for _, p := range c.ActiveTurn.ResponseParts {
+		if tc := p.ToolCall; tc != nil && tc.ToolName == wake.SubagentTool {
+			for _, ct := range tc.Content {
+				if ct.Type == ahp.ContentText {
+					out = append(out, ct.Text)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// turnError is the message of a failed turn's error part.
+func turnError(turn ahp.Turn) string {
+	for _, p := range turn.ResponseParts {
+		if p.Error != nil {
+			return p.Error.Error.Message
+		}
+	}
+	return ""
+}
+
+func TestMainTurnShowsTheStartAndEachWaitingMessageGetsItsOwnFailure(t *testing.T) {
+	e := newWakeEnvWith(t, func(c *Config) {
+		withFakeEnv(acpfake.HangInitEnv, "1")(c)
+		c.StartTimeout = 300 * time.Millisecond
+	})
+	const want = "Motion's agent fake failed while starting: it did not answer initialize within 300ms (the agent's startTimeout), so it was stopped. " +
+		"Check that fake can reach its service and is signed in, or raise startTimeout for it in the agents file."
+	m1, _ := e.say("post one")
+	m1.wait(t, "the start shown in the main turn", func(c ahp.ChatState) bool {
+		return slices.Contains(subagentText(c), "Starting fake…")
+	})
+	m2, _ := e.say("post two") // waits on the first message's start
+	for i, m := range []*mainChat{m1, m2} {
+		turn := m.ended(t)
+		if got := turnError(turn); turn.State != ahp.TurnStateError || got != want {
+			t.Errorf("message %d: the main turn ended %s with %q; want the failure %q", i+1, turn.State, got, want)
+		}
+	}
+}
+
+func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
+	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 300 * time.Millisecond })
+	m, _ := e.say("silent")
+	turn := m.ended(t)
+	const want = "Motion's agent fake failed during the turn: it sent nothing for 300ms (the agent's turnIdle), so the turn was stopped. " +
+		"Send the message again, or raise turnIdle for fake in the agents file if it needs longer."
+	if got := turnError(turn); turn.State != ahp.TurnStateError || got != want {
+		t.Errorf("the main turn ended %s with %q; want %q", turn.State, got, want)
+	}
+	m, _ = e.say("post after")
+	if got := markdown(m.ended(t)); !slices.Equal(got, []string{"after"}) {
+		t.Errorf("the next message: %q", got)
+	}
+}
