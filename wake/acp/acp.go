@@ -17,12 +17,23 @@
 //     Record saying whether the session was continued or started fresh,
 //     and why (the agent cannot load, the load failed, or there was no
 //     earlier session);
-//   - sends one session/prompt per turn, streams session/update into the
-//     turn (text as the turn's reply, thoughts and tool calls to a Work
-//     that implements wake.Reasoner or wake.ToolReporter), relays
-//     session/request_permission through Work.Approve, and sends
-//     session/cancel when the turn is stopped, killing a child that does
-//     not end the turn within Config.CancelGrace;
+//   - bounds the start by Config.StartTimeout and reports its steps to the
+//     wake.Progress of Open's context;
+//   - sends one session/prompt per turn, one turn at a time, streams
+//     session/update into the turn (text as the turn's reply, thoughts and
+//     tool calls to a Work that implements wake.Reasoner or
+//     wake.ToolReporter), relays session/request_permission through
+//     Work.Approve, and sends session/cancel when the turn is stopped or
+//     passes Config.TurnIdle or Config.TurnTimeout, killing a child that
+//     does not end the turn within Config.CancelGrace;
+//   - gives the system prompt (the session's, then QuestionPrompt) in the
+//     first message of a new session, or as session/new's
+//     _meta.systemPrompt.append to Claude Code's adapter;
+//   - fails a start or a turn with a *StepError, a sentence naming the
+//     bot, the agent and the step with the cause in words, telling how a
+//     child ended (exit status, signal, or killed by the server and why)
+//     as it is seen before the child is killed; start failures are logged
+//     at Warn;
 //   - answers fs/read_text_file and fs/write_text_file inside the bot's
 //     folder only (an absolute path outside it, a ".." element or a
 //     symbolic link out of it is refused), and runs terminal/create's
