@@ -119,7 +119,8 @@ type Waker struct {
 	now         func() time.Time
 	loc         *time.Location
 
-	keys keyed
+	keys   keyed
+	starts startFailures
 
 	mu       sync.Mutex
 	sessions map[string]*followed
@@ -275,8 +276,13 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 			w.log.Warn("wake: AGENTS.md could not be written at the wake", "bot", b.ID, "folder", b.Workspace, "err", err)
 		}
 	}
-	unlock := w.keys.lock(b.ID + "\x00" + m.Person + "\x00" + name)
+	key := b.ID + "\x00" + m.Person + "\x00" + name
+	seen := w.starts.last(key)
+	unlock := w.keys.lock(key)
 	defer unlock()
+	if f := w.starts.last(key); f != nil && f != seen {
+		return "", f // the start this message waited on failed: it is told at once
+	}
 	row, ok, err := w.rows.Get(ctx, b.ID, m.Person, name)
 	if err != nil {
 		w.log.Warn("wake: a session row could not be read; a new session is started", "bot", b.ID, "name", name, "err", err)
@@ -297,11 +303,14 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		f := failf("The host would not start a back session for %s: %s", botName(b), reason(err))
 		if sentence, ok := explained(err); ok {
-			return "", &failure{sentence}
+			f = &failure{sentence}
 		}
-		return "", failf("The host would not start a back session for %s: %s", botName(b), reason(err))
+		w.starts.set(key, f)
+		return "", f
 	}
+	w.starts.set(key, nil)
 	row = Row{Bot: b.ID, Person: m.Person, Name: name, Session: uri, Provider: spec.Provider, Preset: spec.Preset, UpdatedAt: w.now().UTC()}
 	if err := w.rows.Put(ctx, row); err != nil {
 		w.log.Warn("wake: a session row could not be written", "bot", b.ID, "name", name, "session", uri, "err", err)

@@ -1,7 +1,9 @@
 package acp
 
 import (
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,12 +40,14 @@ func turnError(turn ahp.Turn) string {
 	return ""
 }
 
-func TestMainTurnShowsTheStartAndEachWaitingMessageGetsItsOwnFailure(t *testing.T) {
+func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *testing.T) {
+	logs := &logBuffer{}
 	e := newWakeEnvWith(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
-		c.StartTimeout = 300 * time.Millisecond
+		c.StartTimeout = 500 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
-	const want = "Motion's agent fake failed while starting: it did not answer initialize within 300ms (the agent's startTimeout), so it was stopped. " +
+	const want = "Motion's agent fake failed while starting: it did not answer initialize within 500ms (the agent's startTimeout), so it was stopped. " +
 		"Check that fake can reach its service and is signed in, or raise startTimeout for it in the agents file."
 	m1, _ := e.say("post one")
 	m1.wait(t, "the start shown in the main turn", func(c ahp.ChatState) bool {
@@ -55,6 +59,14 @@ func TestMainTurnShowsTheStartAndEachWaitingMessageGetsItsOwnFailure(t *testing.
 		if got := turnError(turn); turn.State != ahp.TurnStateError || got != want {
 			t.Errorf("message %d: the main turn ended %s with %q; want the failure %q", i+1, turn.State, got, want)
 		}
+	}
+	if n := strings.Count(logs.String(), "acp: the agent did not start"); n != 1 {
+		t.Errorf("%d starts failed; want one, the second message told of the start it waited on", n)
+	}
+	m3, _ := e.say("post three") // a message after the failure starts again
+	m3.wait(t, "a new start", func(c ahp.ChatState) bool { return slices.Contains(subagentText(c), "Starting fake…") })
+	if turn := m3.ended(t); turn.State != ahp.TurnStateError || turnError(turn) != want {
+		t.Errorf("a later message ended %s with %q", turn.State, turnError(turn))
 	}
 }
 
