@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agenthost/bots/transport/ahp"
@@ -222,7 +223,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	}
 	a, err := newAgent(h, s)
 	if err != nil {
-		return nil, err
+		return nil, h.startFailed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
 	}
 	a.syncConnectors(ctx)
 	if _, err := a.ensure(ctx); err != nil {

@@ -365,8 +365,13 @@ func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method
 
 // startFailed fills in e's bot and agent and logs it at Warn.
 func (a *agent) startFailed(e *StepError) error {
-	e.Bot, e.Agent = a.bot, a.h.cfg.Provider
-	a.log.Warn("acp: the agent did not start", "bot", a.bot, "step", string(e.Step), "cause", e.Cause)
+	return a.h.startFailed(a.log, a.bot, e)
+}
+
+// startFailed fills in e's bot and agent and logs it at Warn on log.
+func (h *Harness) startFailed(log *slog.Logger, bot string, e *StepError) error {
+	e.Bot, e.Agent = bot, h.cfg.Provider
+	log.Warn("acp: the agent did not start", "bot", bot, "step", string(e.Step), "cause", e.Cause)
 	return e
 }
 
