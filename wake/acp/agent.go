@@ -118,7 +118,7 @@ func (a *agent) Close() error {
 	a.child = nil
 	a.mu.Unlock()
 	if c != nil {
-		c.kill()
+		c.stopFor("as its session closed")
 	}
 	a.closeTerminals()
 	err := a.tools.close()
@@ -355,6 +355,7 @@ func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method
 		if !disconnected(err) {
 			e.Cause = agentWords(err) + "; " + e.Cause
 		}
+		e.Hint = fmt.Sprintf("Its stderr is in the server's log at -log-level debug; running the command of %s by hand may say more.", cfg.Provider)
 		c.kill()
 	default:
 		e.Cause = agentWords(err)
