@@ -153,6 +153,18 @@ func backInfo(t *testing.T) wake.SessionInfo {
 		Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}}
 }
 
+// openBack opens an agent of h for a back session of bot Motion.
+func openBack(t *testing.T, h *Harness) *agent {
+	t.Helper()
+	ag, err := h.Open(testCtx(t), backInfo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ag.(*agent)
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 // stepError asserts err is a *StepError at step whose sentence holds each
 // of want.
 func stepError(t *testing.T, err error, step Step, want ...string) {
@@ -218,13 +230,8 @@ func TestTurnEndsAreToldAsTheyHappened(t *testing.T) {
 		"exit 4": "Motion's agent fake failed during the turn: it exited with status 4.",
 		"signal": "Motion's agent fake failed during the turn: it was killed by signal 9 (killed).",
 	} {
-		ag, err := newHarness(t, nil).Open(testCtx(t), backInfo(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := ag.(*agent)
-		t.Cleanup(func() { a.Close() })
-		_, err = runTurn(t, a, word)
+		a := openBack(t, newHarness(t, nil))
+		_, err := runTurn(t, a, word)
 		stepError(t, err, StepTurn, want)
 		mustTurn(t, a, "say still here")
 	}
@@ -232,14 +239,9 @@ func TestTurnEndsAreToldAsTheyHappened(t *testing.T) {
 
 func TestTurnIdleStopsASilentTurnAndSaysSo(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.TurnIdle = 300 * time.Millisecond })
-	ag, err := h.Open(testCtx(t), backInfo(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ag.(*agent)
-	t.Cleanup(func() { a.Close() })
+	a := openBack(t, h)
 	pid := pidOf(t, a)
-	_, err = runTurn(t, a, "silent")
+	_, err := runTurn(t, a, "silent")
 	stepError(t, err, StepTurn, "Motion's agent fake failed during the turn: it sent nothing for 300ms (the agent's turnIdle), so the turn was stopped.",
 		"raise turnIdle for fake in the agents file")
 	if again := pidOf(t, a); again != pid {
@@ -249,12 +251,7 @@ func TestTurnIdleStopsASilentTurnAndSaysSo(t *testing.T) {
 
 func TestTurnTimeoutStopsATurnThatKeepsTalking(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.TurnIdle, c.TurnTimeout = 5*time.Second, 500*time.Millisecond })
-	ag, err := h.Open(testCtx(t), backInfo(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ag.(*agent)
-	t.Cleanup(func() { a.Close() })
+	a := openBack(t, h)
 	w, err := runTurn(t, a, "tick")
 	stepError(t, err, StepTurn, "Motion's agent fake failed during the turn: the turn ran for 500ms (the agent's turnTimeout), so it was stopped.")
 	if !strings.Contains(w.replied(), "tick") {
@@ -264,12 +261,7 @@ func TestTurnTimeoutStopsATurnThatKeepsTalking(t *testing.T) {
 
 func TestIgnoredStopIsKilledAndTheNextMessageContinuesTheSessionOnANewChild(t *testing.T) {
 	h := newHarness(t, withFakeEnv(acpfake.IgnoreCancelEnv, "1"))
-	ag, err := h.Open(testCtx(t), backInfo(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ag.(*agent)
-	t.Cleanup(func() { a.Close() })
+	a := openBack(t, h)
 	first := mustTurn(t, a, "session").replied()
 	id, _, _ := strings.Cut(first, " loaded=")
 	pid := pidOf(t, a)
@@ -298,13 +290,8 @@ func TestIgnoredLimitStopSaysTheChildWasKilled(t *testing.T) {
 		withFakeEnv(acpfake.IgnoreCancelEnv, "1")(c)
 		c.TurnIdle = 200 * time.Millisecond
 	})
-	ag, err := h.Open(testCtx(t), backInfo(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ag.(*agent)
-	t.Cleanup(func() { a.Close() })
-	_, err = runTurn(t, a, "silent")
+	a := openBack(t, h)
+	_, err := runTurn(t, a, "silent")
 	stepError(t, err, StepTurn, "it sent nothing for 200ms (the agent's turnIdle), so the turn was stopped; it did not stop within 300ms and was killed")
 	if got := mustTurn(t, a, "session").replied(); !strings.HasSuffix(got, "loaded=true") {
 		t.Errorf("after the kill the next message found %q, want the session loaded", got)
