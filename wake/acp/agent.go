@@ -555,7 +555,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	}
 	cause := hit.words()
 	if killed {
-		cause += fmt.Sprintf("; it did not stop within %s and was killed, and the next message continues the session on a new one", grace)
+		cause += fmt.Sprintf("; it did not stop within %s, so it was killed, and the next message continues the session in a new process", grace)
 	}
 	return a.turnFailed(cause, hit.hint(cfg.Provider), context.DeadlineExceeded)
 }

@@ -292,7 +292,7 @@ func TestIgnoredLimitStopSaysTheChildWasKilled(t *testing.T) {
 	})
 	a := openBack(t, h)
 	_, err := runTurn(t, a, "silent")
-	stepError(t, err, StepTurn, "it sent nothing for 200ms (the agent's turnIdle), so the turn was stopped; it did not stop within 300ms and was killed")
+	stepError(t, err, StepTurn, "it sent nothing for 200ms (the agent's turnIdle), so the turn was stopped; it did not stop within 300ms, so it was killed, and the next message continues the session in a new process.")
 	if got := mustTurn(t, a, "session").replied(); !strings.HasSuffix(got, "loaded=true") {
 		t.Errorf("after the kill the next message found %q, want the session loaded", got)
 	}
