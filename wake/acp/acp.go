@@ -130,8 +130,9 @@ type Config struct {
 	// before the turn is stopped and fails, saying so; zero means
 	// DefaultTurnIdle.
 	TurnIdle time.Duration
-	// TurnTimeout is the longest a turn may run before it is stopped and
-	// fails, saying so; zero means DefaultTurnTimeout.
+	// TurnTimeout is the longest a turn may run, time waiting on the
+	// person included, before it is stopped and fails, saying so; zero
+	// means DefaultTurnTimeout.
 	TurnTimeout time.Duration
 	// CancelGrace is how long a stopped turn waits for the agent before
 	// the child is killed; zero means DefaultCancelGrace.
