@@ -224,7 +224,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	}
 	a, err := newAgent(h, s)
 	if err != nil {
-		return nil, h.startFailed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
+		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
 	}
 	a.syncConnectors(ctx)
 	if _, err := a.ensure(ctx); err != nil {

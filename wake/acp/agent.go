@@ -366,20 +366,24 @@ func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method
 
 // startFailed fills in e's bot and agent and logs it at Warn.
 func (a *agent) startFailed(e *StepError) error {
-	return a.h.startFailed(a.log, a.bot, e)
-}
-
-// startFailed fills in e's bot and agent and logs it at Warn on log.
-func (h *Harness) startFailed(log *slog.Logger, bot string, e *StepError) error {
-	e.Bot, e.Agent = bot, h.cfg.Provider
-	log.Warn("acp: the agent did not start", "bot", bot, "step", string(e.Step), "cause", e.Cause)
-	return e
+	return a.h.failed(a.log, a.bot, e)
 }
 
 // turnFailed is a *StepError of the turn step, logged at Warn.
 func (a *agent) turnFailed(cause, hint string, err error) error {
-	a.log.Warn("acp: the agent failed a turn", "bot", a.bot, "cause", cause)
-	return &StepError{Bot: a.bot, Agent: a.h.cfg.Provider, Step: StepTurn, Cause: cause, Hint: hint, Err: err}
+	return a.h.failed(a.log, a.bot, &StepError{Step: StepTurn, Cause: cause, Hint: hint, Err: err})
+}
+
+// failed fills in e's bot and agent, logs it at Warn on log and returns
+// it: every failure of a start or a turn passes here.
+func (h *Harness) failed(log *slog.Logger, bot string, e *StepError) error {
+	e.Bot, e.Agent = bot, h.cfg.Provider
+	msg := "acp: the agent did not start"
+	if e.Step == StepTurn {
+		msg = "acp: the agent failed a turn"
+	}
+	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause)
+	return e
 }
 
 // disconnected reports whether err is the connection's own error for a
