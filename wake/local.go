@@ -584,6 +584,9 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	if err != nil {
 		s.h.log.Info("wake: a back turn failed", "session", s.uri, "turn", t.id, "err", err)
 		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+		if errors.Is(err, ErrNotStarted) {
+			s.failWaitingLocked(err)
+		}
 	} else {
 		s.emitChatLocked(ahp.TurnComplete(t.id, d), nil)
 	}

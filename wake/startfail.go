@@ -1,6 +1,11 @@
 package wake
 
-import "sync"
+import (
+	"errors"
+	"sync"
+
+	"github.com/agenthost/bots/transport/ahp"
+)
 
 // startFailures keeps, per (bot, person, name), the failure of the last
 // back session start that failed, so that the messages that waited on that
@@ -31,4 +36,30 @@ func (s *startFailures) set(key string, f *failure) {
 		s.m = map[string]*failure{}
 	}
 	s.m[key] = f
+}
+
+// ErrNotStarted is matched (errors.Is) by an Agent.Turn error when the
+// agent could not be started for the turn: the messages waiting behind the
+// turn then fail with the same error at once, rather than each waiting out
+// a start of its own.
+var ErrNotStarted = errors.New("the agent could not be started")
+
+// failWaitingLocked fails, with err, each message waiting in the chat
+// behind a turn whose agent could not be started: each becomes a turn that
+// fails at once. Called with s.mu held.
+func (s *localSession) failWaitingLocked(err error) {
+	for n := len(s.chatState.QueuedMessages) + 1; n > 0 && !s.gone; n-- {
+		var next *ahp.PendingMessage
+		switch {
+		case s.chatState.SteeringMessage != nil:
+			next = s.chatState.SteeringMessage
+		case len(s.chatState.QueuedMessages) > 0:
+			next = &s.chatState.QueuedMessages[0]
+		default:
+			return
+		}
+		id := newID()
+		s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
+		s.emitChatLocked(ahp.TurnFailed(id, 0, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+	}
 }

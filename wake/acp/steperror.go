@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agenthost/bots/wake"
 )
 
 // Step is what a back session's agent was doing when it failed.
@@ -69,6 +71,9 @@ func (e *StepError) Error() string {
 
 // Unwrap returns the error underneath.
 func (e *StepError) Unwrap() error { return e.Err }
+
+// Is reports a failure of any step but the turn as wake.ErrNotStarted.
+func (e *StepError) Is(target error) bool { return target == wake.ErrNotStarted && e.Step != StepTurn }
 
 // Explain returns the sentence, so that the wake shows it as it is: it
 // already names the bot, the agent and the step.

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,5 +83,70 @@ func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
 	m, _ = e.say("post after")
 	if got := markdown(m.ended(t)); !slices.Equal(got, []string{"after"}) {
 		t.Errorf("the next message: %q", got)
+	}
+}
+
+func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
+	logs := &logBuffer{}
+	var hang atomic.Bool
+	h := newHarness(t, func(c *Config) {
+		c.Agent.Env = append(c.Agent.Env, acpfake.HangInitEnv)
+		environ := c.Environ
+		c.Environ = func() []string {
+			if hang.Load() { // every child after the first hangs in initialize
+				return append(environ(), acpfake.HangInitEnv+"=1")
+			}
+			return environ()
+		}
+		c.StartTimeout = 500 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	info := backInfo(t)
+	session, err := host.Start(testCtx(t), wake.Spec{Provider: "fake", Dir: info.Dir, Title: info.Title, Owner: "user:soft", Meta: info.Meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang.Store(true)
+	if turn := backTurn(t, host, session, "m1", "crash"); turn.State != ahp.TurnStateError {
+		t.Fatalf("the crash ended %s", turn.State)
+	}
+	ctx := testCtx(t)
+	state, actions, err := host.Follow(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"m2", "m3", "m4"} { // m2 restarts the agent; m3 and m4 wait behind it
+		if err := host.Send(ctx, session, wake.Pending{Kind: ahp.PendingQueued, ID: id, Message: ahp.Message{Text: "say " + id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "Motion's agent fake failed while starting: it did not answer initialize within 500ms (the agent's startTimeout), so it was stopped. " +
+		"Check that fake can reach its service and is signed in, or raise startTimeout for it in the agents file."
+	failed := map[string]string{}
+	for len(failed) < 3 {
+		select {
+		case a := <-actions:
+			state = ahp.ApplyChat(state, a)
+		case <-ctx.Done():
+			t.Fatalf("the waiting messages did not all fail: %v", failed)
+		}
+		for _, turn := range state.Turns {
+			if turn.State == ahp.TurnStateError && turn.Message.Text != "crash" {
+				failed[turn.Message.Text] = turnError(turn)
+			}
+		}
+	}
+	for text, got := range failed {
+		if got != want {
+			t.Errorf("%q failed with %q, want %q", text, got, want)
+		}
+	}
+	if n := strings.Count(logs.String(), "acp: the agent did not start"); n != 1 {
+		t.Errorf("%d starts failed; want one, the messages behind it told at once", n)
 	}
 }
