@@ -45,10 +45,10 @@ func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *te
 	logs := &logBuffer{}
 	e := newWakeEnvWith(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
-		c.StartTimeout = 500 * time.Millisecond
+		c.StartTimeout = time.Second
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
-	const want = "Motion's agent fake failed while starting: it did not answer initialize within 500ms (the agent's startTimeout), so it was stopped. " +
+	const want = "Motion's agent fake failed while starting: it did not answer initialize within 1s (the agent's startTimeout), so it was stopped. " +
 		"Check that fake can reach its service and is signed in, or raise startTimeout for it in the agents file."
 	m1, _ := e.say("post one")
 	m1.wait(t, "the start shown in the main turn", func(c ahp.ChatState) bool {
