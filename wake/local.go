@@ -550,6 +550,15 @@ func (s *localSession) nextLocked() {
 	if s.turn != nil || s.gone || s.chatState.ActiveTurn != nil {
 		return
 	}
+	if id, msg, ok := s.startWaitingLocked(); ok {
+		s.runLocked(id, msg)
+	}
+}
+
+// startWaitingLocked starts the turn of the next waiting message, the
+// steering message first, then the queue, and returns its id and message;
+// ok is false when none waits.
+func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool) {
 	var next *ahp.PendingMessage
 	switch {
 	case s.chatState.SteeringMessage != nil:
@@ -557,11 +566,11 @@ func (s *localSession) nextLocked() {
 	case len(s.chatState.QueuedMessages) > 0:
 		next = &s.chatState.QueuedMessages[0]
 	default:
-		return
+		return "", ahp.Message{}, false
 	}
-	id := newID()
+	id = newID()
 	s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
-	s.runLocked(id, next.Message)
+	return id, next.Message, true
 }
 
 // runLocked runs the agent's turn id in a goroutine of its own.

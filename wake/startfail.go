@@ -49,17 +49,10 @@ var ErrNotStarted = errors.New("the agent could not be started")
 // fails at once. Called with s.mu held.
 func (s *localSession) failWaitingLocked(err error) {
 	for n := len(s.chatState.QueuedMessages) + 1; n > 0 && !s.gone; n-- {
-		var next *ahp.PendingMessage
-		switch {
-		case s.chatState.SteeringMessage != nil:
-			next = s.chatState.SteeringMessage
-		case len(s.chatState.QueuedMessages) > 0:
-			next = &s.chatState.QueuedMessages[0]
-		default:
+		id, _, ok := s.startWaitingLocked()
+		if !ok {
 			return
 		}
-		id := newID()
-		s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
 		s.emitChatLocked(ahp.TurnFailed(id, 0, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
 	}
 }
