@@ -153,7 +153,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	}
 	agent, err := hr.Open(ctx, info)
 	if err != nil {
-		return "", fmt.Errorf("%v: %w", err, ErrRefused)
+		return "", fmt.Errorf("%w: %w", err, ErrRefused)
 	}
 	now := h.now()
 	chat := ahp.DefaultChatURI(uri)
@@ -557,6 +557,15 @@ func (s *localSession) nextLocked() {
 	if s.turn != nil || s.gone || s.chatState.ActiveTurn != nil {
 		return
 	}
+	if id, msg, ok := s.startWaitingLocked(); ok {
+		s.runLocked(id, msg)
+	}
+}
+
+// startWaitingLocked starts the turn of the next waiting message, the
+// steering message first, then the queue, and returns its id and message;
+// ok is false when none waits.
+func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool) {
 	var next *ahp.PendingMessage
 	switch {
 	case s.chatState.SteeringMessage != nil:
@@ -564,11 +573,11 @@ func (s *localSession) nextLocked() {
 	case len(s.chatState.QueuedMessages) > 0:
 		next = &s.chatState.QueuedMessages[0]
 	default:
-		return
+		return "", ahp.Message{}, false
 	}
-	id := newID()
+	id = newID()
 	s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
-	s.runLocked(id, next.Message)
+	return id, next.Message, true
 }
 
 // runLocked runs the agent's turn id in a goroutine of its own.
@@ -591,6 +600,9 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	if err != nil {
 		s.h.log.Info("wake: a back turn failed", "session", s.uri, "turn", t.id, "err", err)
 		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+		if errors.Is(err, ErrNotStarted) {
+			s.failWaitingLocked(err)
+		}
 	} else {
 		s.emitChatLocked(ahp.TurnComplete(t.id, d), nil)
 	}

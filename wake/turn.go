@@ -101,7 +101,7 @@ func (t *Turn) run() {
 		t.fail(failf("The message cannot wake a back session: %v.", err))
 		return
 	}
-	uri, err := t.w.session(t.ctx, t.m, name)
+	uri, err := t.w.session(WithProgress(t.ctx, t.progress), t.m, name)
 	if err != nil {
 		t.fail(err)
 		return
@@ -137,6 +137,17 @@ func (t *Turn) run() {
 	if stopped {
 		t.withdraw(uri, id)
 	}
+}
+
+// progress shows what the back session's start is doing as the content
+// of the subagent call, until the back session is known.
+func (t *Turn) progress(text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended || t.session != "" {
+		return
+	}
+	t.main.Chat(ahp.ToolCallContentChanged(t.m.TurnID, t.callID, []ahp.ToolResultContent{ahp.TextContent(text)}))
 }
 
 // subagent is the content of the subagent call: it opens the back chat.

@@ -48,11 +48,12 @@ const (
 )
 
 // SystemPrompt is what every back session is told: only what no file can.
+// It names only post_message, the tool the wake offers every back session;
+// a harness adds a sentence naming its own question tool (see
+// acp.QuestionPrompt), so that a prompt names no tool that is not offered.
 // The bot's own rules are its AGENTS.md.
 const SystemPrompt = "A person is waiting in the main chat for your reply. " +
-	"post_message is what answers them: call it with the text they should read, as often as you need. " +
-	"Ask them a question with your question tool. " +
-	"send_message starts a turn somewhere else and is not a reply."
+	"post_message is what answers them: call it with the text they should read, as often as you need."
 
 // PostMessageTool is post_message as it is offered to a back session.
 func PostMessageTool() ahp.ToolDefinition {
@@ -124,7 +125,8 @@ type Waker struct {
 	now         func() time.Time
 	loc         *time.Location
 
-	keys keyed
+	keys   keyed
+	starts startFailures
 
 	mu       sync.Mutex
 	sessions map[string]*followed
@@ -283,8 +285,13 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 			w.log.Warn("wake: AGENTS.md could not be written at the wake", "bot", b.ID, "folder", b.Workspace, "err", err)
 		}
 	}
-	unlock := w.keys.lock(b.ID + "\x00" + m.Person + "\x00" + name)
+	key := b.ID + "\x00" + m.Person + "\x00" + name
+	seen := w.starts.last(key)
+	unlock := w.keys.lock(key)
 	defer unlock()
+	if f := w.starts.last(key); f != nil && f != seen {
+		return "", f // the start this message waited on failed: it is told at once
+	}
 	row, ok, err := w.rows.Get(ctx, b.ID, m.Person, name)
 	if err != nil {
 		w.log.Warn("wake: a session row could not be read; a new session is started", "bot", b.ID, "name", name, "err", err)
@@ -305,8 +312,14 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", failf("The host would not start a back session for %s: %s", botName(b), reason(err))
+		f := failf("The host would not start a back session for %s: %s", botName(b), reason(err))
+		if sentence, ok := explained(err); ok {
+			f = &failure{sentence}
+		}
+		w.starts.set(key, f)
+		return "", f
 	}
+	w.starts.set(key, nil)
 	row = Row{Bot: b.ID, Person: m.Person, Name: name, Session: uri, Provider: spec.Provider, Preset: spec.Preset, UpdatedAt: w.now().UTC()}
 	if err := w.rows.Put(ctx, row); err != nil {
 		w.log.Warn("wake: a session row could not be written", "bot", b.ID, "name", name, "session", uri, "err", err)

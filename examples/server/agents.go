@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
@@ -27,8 +28,49 @@ import (
 // /usr/local/bin:/usr/bin:/bin unless env names PATH, and HOME
 // <config>/agents/<name>/home, a folder of its own (log the agent in there,
 // or give it its key through env).
+//
+// startTimeout, turnIdle and turnTimeout bound the agent (Go durations such
+// as "90s"; see agentLimits).
 type agentsFile struct {
-	Agents map[string]acp.Command `json:"agents"`
+	Agents map[string]agentEntry `json:"agents"`
+}
+
+// agentEntry is one agent of the agents file: how it starts, and its
+// limits.
+type agentEntry struct {
+	acp.Command
+	agentLimits
+}
+
+// agentLimits are an agent's limits in the agents file, as Go durations
+// ("90s", "2m"); "" is the default.
+type agentLimits struct {
+	// StartTimeout bounds initialize to a session ready (default 60s).
+	StartTimeout string `json:"startTimeout,omitempty"`
+	// TurnIdle is the longest a turn may go with no word from the agent
+	// before it is stopped and fails, saying so (default 2m).
+	TurnIdle string `json:"turnIdle,omitempty"`
+	// TurnTimeout is the longest a turn may run (default 30m).
+	TurnTimeout string `json:"turnTimeout,omitempty"`
+}
+
+// apply parses the limits into cfg.
+func (l agentLimits) apply(cfg *acp.Config) error {
+	for _, f := range []struct {
+		name, value string
+		to          *time.Duration
+	}{
+		{acp.StartTimeoutField, l.StartTimeout, &cfg.StartTimeout},
+		{acp.TurnIdleField, l.TurnIdle, &cfg.TurnIdle},
+		{acp.TurnTimeoutField, l.TurnTimeout, &cfg.TurnTimeout},
+	} {
+		d, err := acp.ParseLimit(f.name, f.value)
+		if err != nil {
+			return err
+		}
+		*f.to = d
+	}
+	return nil
 }
 
 // loadAgents reads the agents file at path and adds a harness per agent to
@@ -62,14 +104,18 @@ func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns
 			return nil, fmt.Errorf("agents file %s: agent %q is named twice", path, name)
 		}
 		dir := filepath.Join(configDir, "agents", name)
-		h, err := acp.New(acp.Config{
+		cfg := acp.Config{
 			Provider:   name,
-			Agent:      f.Agents[name],
+			Agent:      f.Agents[name].Command,
 			Home:       filepath.Join(dir, "home"),
 			Store:      acp.FileStore{Dir: filepath.Join(dir, "sessions")},
 			Connectors: conns,
 			Logger:     log,
-		})
+		}
+		if err := f.Agents[name].apply(&cfg); err != nil {
+			return nil, fmt.Errorf("agents file %s: agent %q: %w", path, name, err)
+		}
+		h, err := acp.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("agents file %s: %w", path, err)
 		}

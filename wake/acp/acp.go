@@ -17,12 +17,23 @@
 //     Record saying whether the session was continued or started fresh,
 //     and why (the agent cannot load, the load failed, or there was no
 //     earlier session);
-//   - sends one session/prompt per turn, streams session/update into the
-//     turn (text as the turn's reply, thoughts and tool calls to a Work
-//     that implements wake.Reasoner or wake.ToolReporter), relays
-//     session/request_permission through Work.Approve, and sends
-//     session/cancel when the turn is stopped, killing a child that does
-//     not end the turn within Config.CancelGrace;
+//   - bounds the start by Config.StartTimeout and reports its steps to the
+//     wake.Progress of Open's context;
+//   - sends one session/prompt per turn, one turn at a time, streams
+//     session/update into the turn (text as the turn's reply, thoughts and
+//     tool calls to a Work that implements wake.Reasoner or
+//     wake.ToolReporter), relays session/request_permission through
+//     Work.Approve, and sends session/cancel when the turn is stopped or
+//     passes Config.TurnIdle or Config.TurnTimeout, killing a child that
+//     does not end the turn within Config.CancelGrace;
+//   - gives the system prompt (the session's, then QuestionPrompt) in the
+//     first message of a new session, or as session/new's
+//     _meta.systemPrompt.append to Claude Code's adapter;
+//   - fails a start or a turn with a *StepError, a sentence naming the
+//     bot, the agent and the step with the cause in words, telling how a
+//     child ended (exit status, signal, or killed by the server and why)
+//     as it is seen before the child is killed; start failures are logged
+//     at Warn;
 //   - answers fs/read_text_file and fs/write_text_file inside the bot's
 //     folder only (an absolute path outside it, a ".." element or a
 //     symbolic link out of it is refused), and runs terminal/create's
@@ -38,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agenthost/bots/connector"
@@ -111,8 +123,18 @@ type Config struct {
 	// MCP server, read again at the session's open and at every turn; nil
 	// offers none.
 	Connectors Connectors
-	// StartTimeout bounds a child's start; zero means DefaultStartTimeout.
+	// StartTimeout bounds a child's start, initialize to a session ready;
+	// zero means DefaultStartTimeout.
 	StartTimeout time.Duration
+	// TurnIdle is the longest a turn may go with no word from the agent
+	// (the time it waits on the person or on a terminal does not count)
+	// before the turn is stopped and fails, saying so; zero means
+	// DefaultTurnIdle.
+	TurnIdle time.Duration
+	// TurnTimeout is the longest a turn may run, time waiting on the
+	// person included, before it is stopped and fails, saying so; zero
+	// means DefaultTurnTimeout.
+	TurnTimeout time.Duration
 	// CancelGrace is how long a stopped turn waits for the agent before
 	// the child is killed; zero means DefaultCancelGrace.
 	CancelGrace time.Duration
@@ -161,6 +183,12 @@ func New(cfg Config) (*Harness, error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
+	if cfg.TurnIdle <= 0 {
+		cfg.TurnIdle = DefaultTurnIdle
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
 	if cfg.CancelGrace <= 0 {
 		cfg.CancelGrace = DefaultCancelGrace
 	}
@@ -205,7 +233,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	}
 	a, err := newAgent(h, s)
 	if err != nil {
-		return nil, err
+		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
 	}
 	a.syncConnectors(ctx)
 	if _, err := a.ensure(ctx); err != nil {

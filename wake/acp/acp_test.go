@@ -323,7 +323,7 @@ func TestCrashFailsTheTurnAndLeavesNoZombie(t *testing.T) {
 	a := open(t, newHarness(t, nil), "")
 	pid := pidOf(t, a)
 	_, err := runTurn(t, a, "crash")
-	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
+	if err == nil || !strings.Contains(err.Error(), "it exited with status 3") {
 		t.Fatalf("crash: err = %v, want the exit status", err)
 	}
 	if !gone(pid) {
@@ -394,7 +394,7 @@ func TestSessionLoadContinuesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &fakeWork{text: "prompt"}
-	if err := first.Turn(testCtx(t), w); err != nil || !strings.HasPrefix(w.replied(), "SYSTEM\n\n") {
+	if err := first.Turn(testCtx(t), w); err != nil || !strings.HasPrefix(w.replied(), "SYSTEM "+QuestionPrompt+"\n\n") {
 		t.Fatalf("a new session's first prompt = %q, %v; want the system prompt first", w.replied(), err)
 	}
 	w = &fakeWork{text: "session"}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,11 +25,12 @@ const killWait = 5 * time.Second
 // errClosed is the error of a turn on a closed agent.
 var errClosed = errors.New("acp: the agent is closed")
 
-// turn is the turn an agent runs: the Work it answers through, and the
-// context that ends when it is stopped.
+// turn is the turn an agent runs: the Work it answers through, the
+// context that ends when it is stopped, and the watch on its limits.
 type turn struct {
-	ctx context.Context
-	w   wake.Work
+	ctx   context.Context
+	w     wake.Work
+	watch *watch
 }
 
 // agent is one back session's agent: its tool server, and its child while
@@ -36,14 +39,16 @@ type agent struct {
 	h     *Harness
 	info  wake.SessionInfo
 	key   string
+	bot   string // the bot's name, for failure sentences
 	dir   folder
 	tools *toolServer
 	home  string
 	temp  bool // home is a temporary folder of this agent's
 	log   *slog.Logger
 
-	startMu sync.Mutex // serialises starts of a child
-	terms   terminals  // the agent's terminals, killed on Close
+	startMu sync.Mutex    // serialises starts of a child
+	turns   chan struct{} // holds the running turn until its child has ended it
+	terms   terminals     // the agent's terminals, killed on Close
 
 	mu     sync.Mutex
 	cur    *turn
@@ -60,6 +65,9 @@ type child struct {
 	exited chan struct{} // closed once the process is reaped
 	err    error         // Wait's error, set before exited closes
 
+	stopMu    sync.Mutex
+	stoppedBy string // why the server killed it, when it did
+
 	session sdk.SessionId
 	// fresh is true until the first prompt of a new (not loaded) session,
 	// which carries the system prompt.
@@ -71,7 +79,8 @@ func newAgent(h *Harness, s wake.SessionInfo) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{h: h, info: s, key: h.cfg.Key(s), dir: dir, home: h.cfg.Home, log: h.log.With("session", s.URI)}
+	a := &agent{h: h, info: s, key: h.cfg.Key(s), bot: botName(s), dir: dir, home: h.cfg.Home, log: h.log.With("session", s.URI),
+		turns: make(chan struct{}, 1)}
 	if a.home == "" {
 		home, err := os.MkdirTemp("", "acp-home-")
 		if err != nil {
@@ -109,7 +118,7 @@ func (a *agent) Close() error {
 	a.child = nil
 	a.mu.Unlock()
 	if c != nil {
-		c.kill()
+		c.stopFor("as its session closed")
 	}
 	a.closeTerminals()
 	err := a.tools.close()
@@ -134,7 +143,17 @@ func (a *agent) during(ctx context.Context) (*turn, context.Context, context.Can
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(t.ctx, cancel)
-	return t, ctx, func() { stop(); cancel() }, nil
+	release := t.watch.hold() // the agent waits on us, not the other way round
+	return t, ctx, func() { release(); stop(); cancel() }, nil
+}
+
+// hold stops the running turn's idle clock while the agent waits on us;
+// the function returned starts it again.
+func (a *agent) hold() func() {
+	if t := a.current(); t != nil {
+		return t.watch.hold()
+	}
+	return func() {}
 }
 
 // alive reports whether the child still runs and talks.
@@ -162,17 +181,34 @@ func (c *child) kill() {
 	c.stdout.Close()
 }
 
-// exitText says how the child ended.
-func (c *child) exitText() string {
+// stopFor kills the child, saying why: how then tells it.
+func (c *child) stopFor(why string) {
+	c.stopMu.Lock()
+	if c.stoppedBy == "" {
+		c.stoppedBy = why
+	}
+	c.stopMu.Unlock()
+	c.kill()
+}
+
+// how says how the child ended, looking before it is killed: it waits up
+// to wait for a child that closed its connection to exit by itself, then
+// says its exit status or signal, or why the server killed it.
+func (c *child) how(wait time.Duration) string {
+	t := time.NewTimer(wait)
+	defer t.Stop()
 	select {
 	case <-c.exited:
-		if c.err == nil {
-			return "exited"
-		}
-		return "exited: " + c.err.Error()
-	default:
-		return "closed its connection"
+	case <-t.C:
+		return "it closed its connection and did not exit"
 	}
+	c.stopMu.Lock()
+	why := c.stoppedBy
+	c.stopMu.Unlock()
+	if why != "" {
+		return "the server stopped it " + why
+	}
+	return exitWords(c.err)
 }
 
 // drop kills c and forgets it, so that the next turn starts a new child.
@@ -217,31 +253,36 @@ func (a *agent) ensure(ctx context.Context) (*child, error) {
 }
 
 // start starts a child and opens its session: initialize, then
-// session/load or session/new.
+// session/load or session/new, within Config.StartTimeout. It reports its
+// steps to ctx's wake.Progress. A failure is a *StepError, logged at Warn,
+// or ctx's error when ctx ended.
 func (a *agent) start(ctx context.Context) (*child, error) {
 	cfg := a.h.cfg
+	wake.ReportProgress(ctx, "Starting "+cfg.DisplayName+"…")
 	c, err := a.spawn()
 	if err != nil {
-		return nil, err
+		return nil, a.startFailed(&StepError{Step: StepStart, Cause: spawnWords(cfg.Agent.Command, err),
+			Hint: fmt.Sprintf("Check the command of %s in the agents file.", cfg.Provider), Err: err})
 	}
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	fail := func(step string, err error) (*child, error) {
-		c.kill()
-		if !c.aliveAfterKill() {
-			return nil, fmt.Errorf("acp: agent %s %s during %s: %w", cfg.Provider, c.exitText(), step, err)
-		}
-		return nil, fmt.Errorf("acp: agent %s: %s: %w", cfg.Provider, step, err)
+	fail := func(step Step, method string, err error) (*child, error) {
+		return nil, a.failStart(ctx, sctx, c, step, method, err)
 	}
-	init, err := c.conn.Initialize(ctx, sdk.InitializeRequest{
+	init, err := c.conn.Initialize(sctx, sdk.InitializeRequest{
 		ProtocolVersion:    sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
 		ClientInfo:         &sdk.Implementation{Name: "agenthost-bots", Version: "1"},
 	})
 	if err != nil {
-		return fail("initialize", err)
+		return fail(StepStart, "initialize", err)
 	}
+	name := cfg.DisplayName
+	if ai := init.AgentInfo; ai != nil && ai.Title != nil && *ai.Title != "" {
+		name = clean(*ai.Title)
+	}
+	wake.ReportProgress(ctx, "Opening a session on "+name+"…")
 	servers := []sdk.McpServer{}
 	if init.AgentCapabilities.McpCapabilities.Http {
 		servers = append(servers, sdk.McpServer{Http: &sdk.McpServerHttpInline{
@@ -250,52 +291,125 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	} else {
 		a.log.Warn("acp: the agent takes no HTTP MCP servers, so it is not given post_message")
 	}
+	prompt := a.systemPrompt()
+	var meta map[string]any
+	if prompt != "" && promptInMeta(init.AgentInfo) {
+		meta = map[string]any{"systemPrompt": map[string]any{"append": prompt}}
+	}
 	reason := ReasonNoLoad
 	if init.AgentCapabilities.LoadSession {
 		reason = ReasonNoEarlier
-		rec, ok, err := cfg.Store.Load(ctx, a.key)
+		rec, ok, err := cfg.Store.Load(sctx, a.key)
 		if err != nil {
 			a.log.Warn("acp: reading the agent session record failed", "err", err)
 		}
 		if ok {
-			_, err := c.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(rec.ID)})
+			_, err := c.conn.LoadSession(sctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(rec.ID), Meta: meta})
 			if err == nil {
 				c.session = sdk.SessionId(rec.ID)
 				rec.LoadedAt, rec.Fresh, rec.Reason = time.Now().UTC(), false, ""
-				if err := cfg.Store.Save(ctx, a.key, rec); err != nil {
+				if err := cfg.Store.Save(sctx, a.key, rec); err != nil {
 					a.log.Warn("acp: keeping the agent session record failed", "err", err)
 				}
 				a.log.Info("acp: continued the agent session", "id", rec.ID, "ready", time.Since(began))
 				return c, nil
 			}
-			if !c.alive() {
-				return fail("session/load", err)
+			if !c.alive() || sctx.Err() != nil {
+				return fail(StepOpen, "session/load", err)
 			}
 			reason = ReasonLoadFailed + err.Error()
 			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "err", err)
 		}
 	}
-	resp, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers})
+	resp, err := c.conn.NewSession(sctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: meta})
 	if err != nil {
-		return fail("session/new", err)
+		return fail(StepOpen, "session/new", err)
 	}
-	c.session, c.fresh = resp.SessionId, true
+	c.session, c.fresh = resp.SessionId, meta == nil
 	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
-	if err := cfg.Store.Save(ctx, a.key, rec); err != nil {
+	if err := cfg.Store.Save(sctx, a.key, rec); err != nil {
 		a.log.Warn("acp: keeping the agent session record failed; a restart starts a new session", "err", err)
 	}
 	a.log.Info("acp: started a fresh agent session", "id", rec.ID, "why", reason, "ready", time.Since(began))
 	return c, nil
 }
 
-// aliveAfterKill reports whether the process outlived kill's wait.
-func (c *child) aliveAfterKill() bool {
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
+// failStart ends a child whose start failed at step, waiting on method,
+// and returns the failure: ctx's error when ctx ended (the turn that
+// waited was stopped), else a *StepError saying how, logged at Warn. sctx
+// is ctx bounded by Config.StartTimeout.
+func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method string, err error) error {
+	cfg := a.h.cfg
+	if ctx.Err() != nil {
+		c.kill()
+		return ctx.Err()
 	}
+	e := &StepError{Step: step, Err: err}
+	switch {
+	case sctx.Err() != nil && c.alive():
+		c.stopFor(fmt.Sprintf("after its startTimeout (%s)", cfg.StartTimeout))
+		e.Cause = fmt.Sprintf("it did not answer %s within %s (the agent's startTimeout), so it was stopped", method, cfg.StartTimeout)
+		e.Hint = fmt.Sprintf("Check that %s can reach its service and is signed in, or raise startTimeout for it in the agents file.", cfg.Provider)
+	case !c.alive():
+		e.Cause = c.how(killWait)
+		if !disconnected(err) {
+			e.Cause = agentWords(err) + "; " + e.Cause
+		}
+		e.Hint = fmt.Sprintf("Its stderr is in the server's log at -log-level debug; running the command of %s by hand may say more.", cfg.Provider)
+		c.kill()
+	default:
+		e.Cause = agentWords(err)
+		c.kill()
+	}
+	return a.startFailed(e)
+}
+
+// startFailed fills in e's bot and agent and logs it at Warn.
+func (a *agent) startFailed(e *StepError) error {
+	return a.h.failed(a.log, a.bot, e)
+}
+
+// turnFailed is a *StepError of the turn step, logged at Warn.
+func (a *agent) turnFailed(cause, hint string, err error) error {
+	return a.h.failed(a.log, a.bot, &StepError{Step: StepTurn, Cause: cause, Hint: hint, Err: err})
+}
+
+// failed fills in e's bot and agent, logs it at Warn on log and returns
+// it: every failure of a start or a turn passes here.
+func (h *Harness) failed(log *slog.Logger, bot string, e *StepError) error {
+	e.Bot, e.Agent = bot, h.cfg.Provider
+	msg := "acp: the agent did not start"
+	if e.Step == StepTurn {
+		msg = "acp: the agent failed a turn"
+	}
+	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause)
+	return e
+}
+
+// disconnected reports whether err is the connection's own error for a
+// peer that went away, which says nothing of the agent's.
+func disconnected(err error) bool {
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		return errors.Is(err, io.EOF)
+	}
+	d, _ := re.Data.(map[string]any)
+	s, _ := d["error"].(string)
+	return re.Code == -32603 && strings.HasPrefix(s, "peer ")
+}
+
+// spawnWords says why a command did not start, without the Go words.
+func spawnWords(command string, err error) string {
+	inner := err
+	var ee *exec.Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ee):
+		inner = ee.Err
+	case errors.As(err, &pe):
+		inner = pe.Err
+	}
+	return fmt.Sprintf("its command %q could not be run (%s)", command, clean(inner.Error()))
 }
 
 // spawn starts the agent command in the bot's folder, in a process group
@@ -355,17 +469,35 @@ func (a *agent) spawn() (*child, error) {
 }
 
 // Turn sends the turn's message as one session/prompt and streams the
-// agent's updates into w until the agent ends the turn. A stopped turn
-// sends session/cancel, and the child is killed when it does not end the
-// turn within Config.CancelGrace. A child that exits fails the turn; the
-// next turn starts a new one.
+// agent's updates into w until the agent ends the turn. Turns run one at a
+// time: a turn waits until the one before has ended on the child. A turn
+// stopped, or one the agent leaves silent for Config.TurnIdle or running
+// for Config.TurnTimeout, sends session/cancel, and the child is killed
+// when it does not end the turn within Config.CancelGrace; the next turn
+// then starts a new child, which continues the session. A child that
+// exits fails the turn; the next turn starts a new one. A failure is a
+// *StepError.
 func (a *agent) Turn(ctx context.Context, w wake.Work) error {
+	select {
+	case a.turns <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-a.turns }()
+	a.syncConnectors(ctx)
+	c, err := a.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := a.h.cfg
+	wt := newWatch(cfg.TurnIdle, cfg.TurnTimeout)
+	defer wt.stop()
+	t := &turn{ctx: ctx, w: w, watch: wt}
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
 		return errClosed
 	}
-	t := &turn{ctx: ctx, w: w}
 	a.cur = t
 	a.mu.Unlock()
 	defer func() {
@@ -375,14 +507,9 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		}
 		a.mu.Unlock()
 	}()
-	a.syncConnectors(ctx)
-	c, err := a.ensure(ctx)
-	if err != nil {
-		return err
-	}
 	text := w.Message().Text
-	if c.fresh && a.info.SystemPrompt != "" {
-		text = a.info.SystemPrompt + "\n\n" + text
+	if c.fresh && a.systemPrompt() != "" {
+		text = a.systemPrompt() + "\n\n" + text
 	}
 	c.fresh = false
 
@@ -397,12 +524,15 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		resp, err := c.conn.Prompt(pctx, sdk.PromptRequest{SessionId: c.session, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 		done <- result{resp, err}
 	}()
+	var hit *limit
 	select {
 	case r := <-done:
 		return a.ended(c, r.resp, r.err)
 	case <-ctx.Done():
+	case l := <-wt.hit:
+		hit = &l
 	}
-	grace := a.h.cfg.CancelGrace
+	grace := cfg.CancelGrace
 	cctx, ccancel := context.WithTimeout(context.Background(), grace)
 	defer ccancel()
 	if err := c.conn.Cancel(cctx, sdk.CancelNotification{SessionId: c.session}); err != nil {
@@ -410,37 +540,54 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	}
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
+	killed := false
 	select {
 	case r := <-done:
 		if r.err != nil && !c.alive() {
 			a.drop(c)
 		}
 	case <-timer.C:
-		a.log.Warn("acp: the agent did not end a stopped turn; killing it", "grace", grace)
+		a.log.Warn("acp: the agent did not end a stopped turn; killing it", "bot", a.bot, "grace", grace)
+		c.stopFor(fmt.Sprintf("when it did not end a stopped turn within %s", grace))
 		a.drop(c)
 		pcancel()
 		<-done
+		killed = true
 	}
-	return ctx.Err()
+	if hit == nil {
+		return ctx.Err()
+	}
+	cause := hit.words()
+	if killed {
+		cause += fmt.Sprintf("; it did not stop within %s, so it was killed, and the next message continues the session in a new process", grace)
+	}
+	return a.turnFailed(cause, hit.hint(cfg.Provider), context.DeadlineExceeded)
 }
 
 // ended is how a turn whose prompt returned ends.
 func (a *agent) ended(c *child, resp sdk.PromptResponse, err error) error {
 	if err != nil {
 		if !c.alive() {
+			how := c.how(killWait)
 			a.drop(c)
-			a.log.Warn("acp: the agent ended during a turn", "how", c.exitText())
-			return fmt.Errorf("acp: the agent %s", c.exitText())
+			if !disconnected(err) {
+				how = agentWords(err) + "; " + how
+			}
+			return a.turnFailed(how, "", err)
 		}
-		return fmt.Errorf("acp: session/prompt: %w", err)
+		return a.turnFailed(agentWords(err), "", err)
 	}
 	switch resp.StopReason {
 	case sdk.StopReasonEndTurn:
 		return nil
 	case sdk.StopReasonCancelled:
-		return errors.New("acp: the agent cancelled the turn")
+		return a.turnFailed("it cancelled the turn", "", nil)
 	case sdk.StopReasonRefusal:
-		return errors.New("acp: the agent refused to go on")
+		return a.turnFailed("it refused to go on", "", nil)
+	case sdk.StopReasonMaxTokens:
+		return a.turnFailed("it reached its limit of tokens (max_tokens)", "", nil)
+	case sdk.StopReasonMaxTurnRequests:
+		return a.turnFailed("it reached its limit of model requests in a turn (max_turn_requests)", "", nil)
 	}
-	return fmt.Errorf("acp: the agent stopped: %s", resp.StopReason)
+	return a.turnFailed("it stopped: "+clean(string(resp.StopReason)), "", nil)
 }

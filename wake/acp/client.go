@@ -44,6 +44,7 @@ func (cs *clientSide) SessionUpdate(ctx context.Context, n sdk.SessionNotificati
 	if t == nil {
 		return nil
 	}
+	t.watch.touch()
 	u := n.Update
 	switch {
 	case u.AgentMessageChunk != nil:
@@ -222,6 +223,7 @@ func (cs *clientSide) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerm
 	if !cs.ours(p.SessionId) {
 		return sdk.WaitForTerminalExitResponse{}, sdk.NewInvalidParams("unknown session")
 	}
+	defer cs.a.hold()() // the agent waits on its command, not idle
 	st, err := cs.a.waitTerminal(ctx, p.TerminalId)
 	if err != nil {
 		return sdk.WaitForTerminalExitResponse{}, cs.termError("terminal/wait_for_exit", err)

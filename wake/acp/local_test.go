@@ -98,7 +98,13 @@ type wakeEnv struct {
 
 func newWakeEnv(t *testing.T) *wakeEnv {
 	t.Helper()
-	h := newHarness(t, nil)
+	return newWakeEnvWith(t, nil)
+}
+
+// newWakeEnvWith is newWakeEnv with the harness's Config changed by mod.
+func newWakeEnvWith(t *testing.T, mod func(*Config)) *wakeEnv {
+	t.Helper()
+	h := newHarness(t, mod)
 	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +26,25 @@ const Env = "ACP_FAKE_AGENT"
 
 // NoLoadEnv set to "1" makes the fake agent advertise no session/load.
 const NoLoadEnv = "FAKE_NO_LOAD"
+
+// Switches of the fake agent for the harness's limits and failures.
+const (
+	// IgnoreCancelEnv set to "1" makes the fake ignore session/cancel and
+	// run one prompt at a time, as an agent that is stuck does: a prompt
+	// sent while one runs waits for it.
+	IgnoreCancelEnv = "FAKE_IGNORE_CANCEL"
+	// HangInitEnv set to "1" makes the fake never answer initialize.
+	HangInitEnv = "FAKE_HANG_INIT"
+	// NewFailEnv set to a message makes session/new fail with it, as
+	// JSON-RPC error -32000.
+	NewFailEnv = "FAKE_NEW_FAIL"
+	// NewExitEnv set to a number makes the fake exit with that status
+	// when asked for session/new, without answering.
+	NewExitEnv = "FAKE_NEW_EXIT"
+	// NameEnv set names the fake in initialize's agentInfo (the harness
+	// gives a system prompt in _meta to some agents by their name).
+	NameEnv = "FAKE_AGENT_NAME"
+)
 
 // The bot's tools the fake agent calls by name.
 const (
@@ -60,6 +81,11 @@ func Serve(in io.Reader, out io.Writer) {
 //	write <path> <s>   writes s to a file through the client: says "wrote" or "refused: <why>"
 //	sleep              says "sleeping" and waits for session/cancel
 //	hang               says "hanging" and never ends the turn, ignoring session/cancel
+//	silent             says nothing and ends the turn (cancelled) when cancelled
+//	tick               says "tick" every 10ms until cancelled
+//	exit <n>           exits with status n
+//	signal             kills itself with SIGKILL
+//	system             says "system: <text>" of the system prompt it was given in _meta, or "system: none"
 //	crash              exits with status 3
 //	pid                says "pid <pid>"
 //	env                says its environment, one variable a line, sorted
@@ -75,12 +101,15 @@ type fake struct {
 	mu       sync.Mutex
 	n        int
 	sessions map[sdk.SessionId]*fakeSession
+
+	prompting sync.Mutex // held by a prompt when IgnoreCancelEnv is set
 }
 
 type fakeSession struct {
 	id     sdk.SessionId
 	url    string
 	loaded bool
+	system string // _meta.systemPrompt.append
 	cancel context.CancelFunc
 }
 
@@ -89,7 +118,15 @@ func (f *fake) Authenticate(ctx context.Context, _ sdk.AuthenticateRequest) (sdk
 }
 
 func (f *fake) Initialize(ctx context.Context, _ sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	if os.Getenv(HangInitEnv) == "1" {
+		<-make(chan struct{})
+	}
+	var info *sdk.Implementation
+	if name := os.Getenv(NameEnv); name != "" {
+		info = &sdk.Implementation{Name: name, Title: sdk.Ptr("Fake Agent"), Version: "1"}
+	}
 	return sdk.InitializeResponse{
+		AgentInfo:       info,
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:     os.Getenv(NoLoadEnv) != "1",
@@ -114,12 +151,26 @@ func mcpURL(servers []sdk.McpServer) string {
 	return ""
 }
 
+// systemPrompt is the system prompt given in a request's _meta.
+func systemPrompt(meta map[string]any) string {
+	sp, _ := meta["systemPrompt"].(map[string]any)
+	s, _ := sp["append"].(string)
+	return s
+}
+
 func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if msg := os.Getenv(NewFailEnv); msg != "" {
+		return sdk.NewSessionResponse{}, &sdk.RequestError{Code: -32000, Message: msg}
+	}
+	if code := os.Getenv(NewExitEnv); code != "" {
+		n, _ := strconv.Atoi(code)
+		os.Exit(n)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
 	id := sdk.SessionId(fmt.Sprintf("fake-%d-%d", os.Getpid(), f.n))
-	f.sessions[id] = &fakeSession{id: id, url: mcpURL(p.McpServers)}
+	f.sessions[id] = &fakeSession{id: id, url: mcpURL(p.McpServers), system: systemPrompt(p.Meta)}
 	return sdk.NewSessionResponse{SessionId: id}, nil
 }
 
@@ -128,7 +179,7 @@ func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("no such session")
 	}
 	f.mu.Lock()
-	f.sessions[p.SessionId] = &fakeSession{id: p.SessionId, url: mcpURL(p.McpServers), loaded: true}
+	f.sessions[p.SessionId] = &fakeSession{id: p.SessionId, url: mcpURL(p.McpServers), loaded: true, system: systemPrompt(p.Meta)}
 	f.mu.Unlock()
 	// The history is replayed; the client must not take it for a turn.
 	f.say(ctx, p.SessionId, "history")
@@ -136,6 +187,9 @@ func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 }
 
 func (f *fake) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	if os.Getenv(IgnoreCancelEnv) == "1" {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if s := f.sessions[p.SessionId]; s != nil && s.cancel != nil {
@@ -222,6 +276,11 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	s := f.session(p.SessionId)
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams("no such session")
+	}
+	if os.Getenv(IgnoreCancelEnv) == "1" {
+		f.prompting.Lock()
+		defer f.prompting.Unlock()
+		ctx = context.WithoutCancel(ctx) // the SDK cancels a prompt's context on session/cancel
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -312,6 +371,35 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	case "hang":
 		say("hanging")
 		<-make(chan struct{})
+	case "silent":
+		<-ctx.Done()
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case "tick":
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			case <-t.C:
+				say("tick")
+			}
+		}
+	case "exit":
+		n, _ := strconv.Atoi(rest)
+		os.Exit(n)
+	case "signal":
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Kill()
+		}
+		<-make(chan struct{})
+	case "system":
+		if s.system == "" {
+			say("system: none")
+		} else {
+			say("system: " + s.system)
+		}
+		return end, nil
 	case "crash":
 		os.Exit(3)
 	case "pid":

@@ -1,0 +1,48 @@
+package acp
+
+import (
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agenthost/bots/wake"
+)
+
+// QuestionPrompt is what the system prompt of a session this harness runs
+// says of its question tool, after the session's own system prompt.
+const QuestionPrompt = "Ask them a question with " + AskTool + ": it waits for their answer and returns it."
+
+// systemPrompt is what the agent is told before any message: the
+// session's system prompt, then QuestionPrompt; "" when the session has
+// none.
+func (a *agent) systemPrompt() string {
+	if a.info.SystemPrompt == "" {
+		return ""
+	}
+	return a.info.SystemPrompt + " " + QuestionPrompt
+}
+
+// promptInMeta reports whether the agent takes the system prompt out of
+// band, as session/new's (and session/load's) _meta.systemPrompt.append:
+// Claude Code's ACP adapter does, appending it to its own system prompt,
+// and names itself so in initialize's agentInfo.
+func promptInMeta(ai *sdk.Implementation) bool {
+	if ai == nil {
+		return false
+	}
+	return strings.HasSuffix(ai.Name, "claude-code-acp") || strings.HasSuffix(ai.Name, "claude-agent-acp")
+}
+
+// botName is the name of the bot a back session is of, for failure
+// sentences: its title (the bot's name), else the bot's id; "" for a
+// session that is no bot's.
+func botName(s wake.SessionInfo) string {
+	bot, _, _, ok := wake.BackSession(s.Meta)
+	switch {
+	case !ok:
+		return ""
+	case s.Title != "":
+		return clean(s.Title)
+	}
+	return bot
+}

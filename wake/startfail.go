@@ -1,0 +1,58 @@
+package wake
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// startFailures keeps, per (bot, person, name), the failure of the last
+// back session start that failed, so that the messages that waited on that
+// start fail at once with its failure rather than each waiting out a start
+// of its own.
+type startFailures struct {
+	mu sync.Mutex
+	m  map[string]*failure
+}
+
+// last is the key's last start failure, or nil.
+func (s *startFailures) last(key string) *failure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key]
+}
+
+// set keeps f as the key's last start failure; nil forgets it (a start
+// succeeded).
+func (s *startFailures) set(key string, f *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.m, key)
+		return
+	}
+	if s.m == nil {
+		s.m = map[string]*failure{}
+	}
+	s.m[key] = f
+}
+
+// ErrNotStarted is matched (errors.Is) by an Agent.Turn error when the
+// agent could not be started for the turn: the messages waiting behind the
+// turn then fail with the same error at once, rather than each waiting out
+// a start of its own.
+var ErrNotStarted = errors.New("the agent could not be started")
+
+// failWaitingLocked fails, with err, each message waiting in the chat
+// behind a turn whose agent could not be started: each becomes a turn that
+// fails at once. Called with s.mu held.
+func (s *localSession) failWaitingLocked(err error) {
+	for n := len(s.chatState.QueuedMessages) + 1; n > 0 && !s.gone; n-- {
+		id, _, ok := s.startWaitingLocked()
+		if !ok {
+			return
+		}
+		s.emitChatLocked(ahp.TurnFailed(id, 0, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+	}
+}
