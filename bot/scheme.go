@@ -131,20 +131,31 @@ func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (
 	if r.Computer != "" {
 		return dir, nil
 	}
-	if err := s.confine(dir); err != nil {
-		return "", err
-	}
-	if err := s.checkFolderFree(ctx, r.ID, dir); err != nil {
-		return "", err
-	}
-	if err := ensureFolder(dir); err != nil {
-		return "", fmt.Errorf("make %s: %w", uri(r.ID), err)
-	}
-	// The folder may have been swapped for a link while it was made.
-	if err := s.confine(dir); err != nil {
+	if err := s.claimFolder(ctx, r.ID, dir); err != nil {
 		return "", err
 	}
 	return dir, nil
+}
+
+// claimFolder makes dir the work folder of bot id on this host, as a make
+// does and as every edit that brings a bot to this host must: it must be
+// absolute, strictly under root with no symbolic link on the way, and no
+// other bot's; it is then made. The caller holds makeMu.
+func (s *Service) claimFolder(ctx context.Context, id, dir string) error {
+	if !filepath.IsAbs(dir) {
+		return errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
+	}
+	if err := s.confine(dir); err != nil {
+		return err
+	}
+	if err := s.checkFolderFree(ctx, id, dir); err != nil {
+		return err
+	}
+	if err := ensureFolder(dir); err != nil {
+		return fmt.Errorf("%s: %w", uri(id), err)
+	}
+	// The folder may have been swapped for a link while it was made.
+	return s.confine(dir)
 }
 
 // confine refuses a folder that is not strictly inside root, before or
@@ -291,6 +302,18 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, err
 	}
 	r.UpdatedAt = s.stamp()
+	if cur.Record.Computer != "" && r.Computer == "" {
+		// The bot comes to this host: its folder must pass what a make's
+		// does, or it would take another bot's folder or one outside root.
+		s.makeMu.Lock()
+		defer s.makeMu.Unlock()
+		if r.Workspace == "" {
+			r.Workspace = filepath.Join(s.root, id)
+		}
+		if err := s.claimFolder(ctx, id, filepath.Clean(r.Workspace)); err != nil {
+			return Bot{}, err
+		}
+	}
 	stored := r
 	if s.personaInFile(r) {
 		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}
