@@ -158,27 +158,127 @@ func (s *Service) claimFolder(ctx context.Context, id, dir string) error {
 	return s.confine(dir)
 }
 
-// confine refuses a folder that is not strictly inside root, before or
-// after following the symbolic links of the part of it that exists.
+// confine refuses a folder that is not strictly inside root, or that a
+// symbolic link on the way from root leads elsewhere (out of root, or into
+// another folder under it), with "Permission denied: <folder>".
 func (s *Service) confine(dir string) error {
-	refuse := errcode.New(errcode.PermissionDenied, "Permission denied: %s", dir)
-	if dir == s.root || !within(dir, s.root) {
-		return refuse
+	reason, err := s.folderEscape(dir)
+	if err != nil {
+		return err
 	}
-	realRoot, err := filepath.EvalSymlinks(s.root)
+	if reason != "" {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", dir)
+	}
+	return nil
+}
+
+// folderEscape says why dir, an absolute path, is no bot's work folder on
+// this host, "" when it may be one: it must be strictly under root, and the
+// part of it that exists must be the folder its path names, with no symbolic
+// link from root down (a link would lead it out of root, or into another
+// bot's folder). It follows the links of the path as it is now, so it is
+// called on every use of a folder, not once.
+func (s *Service) folderEscape(dir string) (string, error) {
+	dir = filepath.Clean(dir)
+	if !filepath.IsAbs(dir) {
+		return "is not an absolute path", nil
+	}
+	if dir == s.root || !within(dir, s.root) {
+		return "is not under root " + s.root, nil
+	}
+	realRoot, err := s.realRoot()
 	if errors.Is(err, os.ErrNotExist) {
-		return nil // nothing under root exists yet, so no link can lead out of it
+		return "", nil // nothing under root exists yet, so no link can lead out of it
 	} else if err != nil {
-		return fmt.Errorf("resolve root %s: %w", s.root, err)
+		return "", err
 	}
 	real, err := evalExisting(dir)
 	if err != nil {
-		return fmt.Errorf("resolve folder %s: %w", dir, err)
+		return "", fmt.Errorf("resolve folder %s: %w", dir, err)
 	}
-	if real == realRoot || !within(real, realRoot) {
-		return refuse
+	rel, err := filepath.Rel(s.root, dir)
+	if err != nil {
+		return "", fmt.Errorf("resolve folder %s: %w", dir, err)
 	}
-	return nil
+	switch {
+	case real == filepath.Join(realRoot, rel):
+		return "", nil
+	case real == realRoot || !within(real, realRoot):
+		return "leads out of root through a symbolic link", nil
+	}
+	return "is reached through a symbolic link", nil
+}
+
+// realRoot is root with its symbolic links followed, an error matching
+// os.ErrNotExist while root does not exist. Root is the operator's, so it
+// is resolved once it exists and kept.
+func (s *Service) realRoot() (string, error) {
+	if p := s.rootReal.Load(); p != nil {
+		return *p, nil
+	}
+	real, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		return "", fmt.Errorf("resolve root %s: %w", s.root, err)
+	}
+	s.rootReal.Store(&real)
+	return real, nil
+}
+
+// checkFolder refuses the use of a bot's work folder on this host - a read
+// of its persona, an edit, a wake - when the folder has left root, or is
+// reached through a symbolic link, as it is now: a folder swapped for a link
+// would have the bot read, write and run its agent wherever the link leads.
+// The refusal is reported as a problem of the bot until the folder is
+// good again. A bot on a computer, or with no folder, has nothing here to
+// check.
+func (s *Service) checkFolder(r record.Record) error {
+	if r.Computer != "" || r.Workspace == "" {
+		return nil
+	}
+	reason, err := s.folderEscape(r.Workspace)
+	if err != nil {
+		return fmt.Errorf("check the folder of %s: %w", uri(r.ID), err)
+	}
+	if reason == "" {
+		s.folderGood(r.ID)
+		return nil
+	}
+	s.folderBad(r.ID, r.Workspace, "the work folder "+reason+": its persona is not read and no back session is woken there")
+	return errcode.New(errcode.PermissionDenied, "Permission denied: the folder %s of %s %s", r.Workspace, uri(r.ID), reason)
+}
+
+// folderBad reports a problem with bot id's work folder once, at Warn and,
+// when the store keeps problems, as one of the bot's.
+func (s *Service) folderBad(id, dir, reason string) {
+	s.folderMu.Lock()
+	old, known := s.badFolders[id]
+	s.badFolders[id] = badFolder{dir: dir, reason: reason}
+	s.folderMu.Unlock()
+	if known && old.dir == dir && old.reason == reason {
+		return
+	}
+	if keeper, ok := s.store.(problemKeeper); ok {
+		keeper.ReportProblem(id, dir, reason)
+	} else {
+		s.log.Warn("bot: work folder refused", "bot", id, "path", dir, "reason", reason)
+	}
+}
+
+// folderGood clears the problem folderBad reported for bot id, if any.
+func (s *Service) folderGood(id string) {
+	s.folderMu.Lock()
+	old, known := s.badFolders[id]
+	delete(s.badFolders, id)
+	s.folderMu.Unlock()
+	if !known {
+		return
+	}
+	if keeper, ok := s.store.(problemKeeper); ok {
+		keeper.ClearProblem(old.dir)
+	}
 }
 
 // evalExisting follows the symbolic links of the longest part of path that

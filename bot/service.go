@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/bots/bot/access"
@@ -104,8 +105,14 @@ type Service struct {
 	chats      *chats // the bot-chat provider; nil without a session host
 	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
-	agents     []ahp.AgentInfo // Config.Agents
+	agents     []ahp.AgentInfo        // Config.Agents
+	rootReal   atomic.Pointer[string] // root with its links followed, once it exists
+	folderMu   sync.Mutex
+	badFolders map[string]badFolder // id → the problem checkFolder reported
 }
+
+// badFolder is a work folder checkFolder refused, and why.
+type badFolder struct{ dir, reason string }
 
 // New checks cfg, fills its defaults, writes the default persona template
 // when it is absent, and returns the service.
@@ -176,6 +183,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		now:        now,
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
+		badFolders: make(map[string]badFolder),
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
@@ -334,6 +342,11 @@ func storeError(id string, err error) error {
 // last seen are used where known.
 func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
 	r := e.Record
+	if fresh {
+		if err := s.checkFolder(r); err != nil {
+			return Bot{}, err
+		}
+	}
 	if s.personaInFile(r) && !s.unmigrated(r) {
 		parts, err := s.parts(ctx, r, fresh)
 		if err != nil {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agenthost/bots/transport/ahp"
 )
 
 // readAgents returns the AGENTS.md in dir.
@@ -59,5 +63,75 @@ func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
 	}
 	if a := readAgents(t, filepath.Join(d.root, "comer")); !strings.Contains(a, "Come home.") {
 		t.Fatalf("comer's AGENTS.md:\n%s", a)
+	}
+}
+
+// turnError is the message of the error part of a turn, "" when it has none.
+func turnError(t ahp.Turn) string {
+	for _, p := range t.ResponseParts {
+		if p.Error != nil {
+			return p.Error.Error.Message
+		}
+	}
+	return ""
+}
+
+func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "bots")
+	s := startChatServer(t, filepath.Join(base, "config"), root)
+	c := dialChat(t, s.addr, "swap")
+	c.makeBot("motion", `{"name":"Motion","instructions":"Stay home."}`)
+	chat := c.openChat("ahp-session:/swap", "motion")
+
+	outside := filepath.Join(base, "outside")
+	const theirs = "---\nname: Elsewhere\n---\n## Instructions\nNot the bot's.\n"
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "AGENTS.md"), []byte(theirs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(root, "motion")
+	if err := os.RemoveAll(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, folder); err != nil {
+		t.Fatal(err)
+	}
+
+	read := map[string]any{"channel": ahp.RootURI, "uri": "bot://motion"}
+	if err := c.call("resourceRead", read, nil, nil); err == nil || err.Code != codeDenied || !strings.Contains(err.Message, folder) {
+		t.Fatalf("a read through the link answered %+v, want %d naming %s", err, codeDenied, folder)
+	}
+	edit := map[string]any{"channel": ahp.RootURI, "uri": "bot://motion", "data": `{"instructions":"Go."}`, "encoding": "utf-8"}
+	if err := c.call("resourceWrite", edit, nil, nil); err == nil || err.Code != codeDenied || !strings.Contains(err.Message, folder) {
+		t.Fatalf("an edit through the link answered %+v, want %d naming %s", err, codeDenied, folder)
+	}
+	c.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("hello")))
+	got := c.turn(chat, "t")
+	if got.State != ahp.TurnStateError || !strings.Contains(turnError(got), folder) {
+		b, _ := json.Marshal(got)
+		t.Fatalf("a wake through the link: %s, want a failed turn naming %s", b, folder)
+	}
+	ents, err := os.ReadDir(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || readAgents(t, outside) != theirs {
+		t.Fatalf("the folder outside root was written: %v", ents)
+	}
+
+	// Put back, the folder is the bot's again.
+	if err := os.Remove(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.dispatch(chat, ahp.TurnStarted("t2", time.Now(), ahp.UserMessage("hello")))
+	if got := c.turn(chat, "t2"); got.State != ahp.TurnStateComplete {
+		b, _ := json.Marshal(got)
+		t.Fatalf("a wake in the folder put back: %s", b)
 	}
 }
