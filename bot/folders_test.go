@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/errcode"
@@ -14,16 +15,17 @@ import (
 
 // fileEnv is a service over a file store, as the reference server runs it.
 type fileEnv struct {
+	watch           bool // the store follows hand edits
 	svc             *bot.Service
 	store           *filerecord.Store
 	configDir, root string
 	log             *syncBuffer
 }
 
-func newFileEnv(t *testing.T) *fileEnv {
+func newFileEnv(t *testing.T, watch bool) *fileEnv {
 	t.Helper()
 	base := t.TempDir()
-	e := &fileEnv{configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &syncBuffer{}}
+	e := &fileEnv{watch: watch, configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &syncBuffer{}}
 	e.start(t)
 	return e
 }
@@ -36,7 +38,7 @@ func (e *fileEnv) start(t *testing.T) {
 		e.store.Close()
 	}
 	l := &legacyEnv{configDir: e.configDir, root: e.root, log: e.log}
-	e.svc, e.store = l.start(t, false)
+	e.svc, e.store = l.start(t, e.watch)
 }
 
 // problemAt returns the reason of the problem standing at path, "" when
@@ -51,7 +53,7 @@ func problemAt(ps []record.Problem, path string) string {
 }
 
 func TestAFolderSwappedForALinkIsRefusedAndReportedUntilPutBack(t *testing.T) {
-	e := newFileEnv(t)
+	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +97,88 @@ func TestAFolderSwappedForALinkIsRefusedAndReportedUntilPutBack(t *testing.T) {
 	}
 	if r := problemAt(e.store.Problems(), folder); r != "" {
 		t.Fatalf("the problem stands once the folder is back: %s", r)
+	}
+}
+
+// botFile is the bot.md of bot id.
+func (e *fileEnv) botFile(id string) string { return filepath.Join(e.configDir, "bots", id, "bot.md") }
+
+// waitProblem polls the store's problems until one stands at path, and
+// returns its reason.
+func (e *fileEnv) waitProblem(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if r := problemAt(e.store.Problems(), path); r != "" {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no problem at %s: %+v", path, e.store.Problems())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+}
+
+func TestAHandEditCannotBringABotIntoAnothersFolder(t *testing.T) {
+	e := newFileEnv(t, true)
+	alice := filepath.Join(e.root, "alice-bot")
+	if _, err := e.svc.Make(ctx(t), soft, "alice-bot", []byte(`{"name":"Alice","instructions":"Keep the ledger."}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, filepath.Join(alice, "AGENTS.md"))
+	if _, err := e.svc.Make(ctx(t), soft, "flip", []byte(`{"name":"Flip","computer":"box1","workspace":"`+alice+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	file := readFile(t, e.botFile("flip"))
+	local := strings.Replace(file, "computer: box1\n", "", 1)
+	if local == file {
+		t.Fatalf("flip's bot.md names no computer:\n%s", file)
+	}
+	writeFile(t, e.botFile("flip"), local)
+
+	// While the store is open, the edit is refused and the bot keeps its
+	// last good record.
+	if r := e.waitProblem(t, e.botFile("flip")); !strings.Contains(r, alice) || !strings.Contains(r, "taken") {
+		t.Fatalf("problem %q names neither the folder nor that it is taken", r)
+	}
+	if b, err := e.svc.Read(ctx(t), soft, "flip"); err != nil || b.Record.Computer != "box1" {
+		t.Fatalf("flip reads %+v, %v; want its last good record, on box1", b.Record, err)
+	}
+
+	// At the next start the file is read as it is: the bot is left out.
+	e.start(t)
+	if _, err := e.svc.Read(ctx(t), soft, "flip"); errcode.Of(err) != errcode.NotFound {
+		t.Fatalf("flip after a restart: %v, want it left out", err)
+	}
+	if r := problemAt(e.store.Problems(), e.botFile("flip")); !strings.Contains(r, alice) || !strings.Contains(r, "left out") {
+		t.Fatalf("problems after a restart %+v", e.store.Problems())
+	}
+	if got := readFile(t, filepath.Join(alice, "AGENTS.md")); got != before {
+		t.Fatalf("Alice's AGENTS.md was rewritten:\n%s", got)
+	}
+	if b, err := e.svc.Read(ctx(t), soft, "alice-bot"); err != nil || b.Record.Name != "Alice" || b.Record.Instructions != "Keep the ledger." {
+		t.Fatalf("alice-bot reads %+v, %v", b.Record, err)
+	}
+}
+
+func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
+	e := newFileEnv(t, false)
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "AGENTS.md"), "---\nname: Outside\n---\n")
+	writeFile(t, e.botFile("away"), "---\nid: away\nbody: robot\ncolor: teal\nworkspace: "+outside+
+		"\nowner: user:soft\ncreatedAt: 2026-01-02T03:04:05.000Z\nupdatedAt: 2026-01-02T03:04:05.000Z\n---\n")
+	writeFile(t, e.botFile("nowhere"), "---\nid: nowhere\nname: Nowhere\nowner: user:soft\n"+
+		"createdAt: 2026-01-02T03:04:05.000Z\nupdatedAt: 2026-01-02T03:04:05.000Z\n---\n")
+	e.start(t)
+	for id, want := range map[string]string{"away": outside, "nowhere": "no workspace"} {
+		if _, err := e.svc.Read(ctx(t), soft, id); errcode.Of(err) != errcode.NotFound {
+			t.Errorf("%s: %v, want it left out", id, err)
+		}
+		if r := problemAt(e.store.Problems(), e.botFile(id)); !strings.Contains(r, want) {
+			t.Errorf("%s: problems %+v, want one naming %q", id, e.store.Problems(), want)
+		}
+	}
+	if !strings.Contains(e.log.String(), e.botFile("away")) {
+		t.Errorf("no Warn line names %s:\n%s", e.botFile("away"), e.log)
 	}
 }

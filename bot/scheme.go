@@ -232,11 +232,14 @@ func (s *Service) realRoot() (string, error) {
 // reached through a symbolic link, as it is now: a folder swapped for a link
 // would have the bot read, write and run its agent wherever the link leads.
 // The refusal is reported as a problem of the bot until the folder is
-// good again. A bot on a computer, or with no folder, has nothing here to
-// check.
+// good again. A bot on a computer has nothing here to check; one on this
+// host that names no folder is refused.
 func (s *Service) checkFolder(r record.Record) error {
-	if r.Computer != "" || r.Workspace == "" {
+	if r.Computer != "" {
 		return nil
+	}
+	if r.Workspace == "" {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s names no folder on this host to work in", uri(r.ID))
 	}
 	reason, err := s.folderEscape(r.Workspace)
 	if err != nil {
@@ -310,15 +313,54 @@ func (s *Service) checkFolderFree(ctx context.Context, id, dir string) error {
 	if err != nil {
 		return storeError(id, err)
 	}
-	for _, e := range list {
-		other := e.Record
+	others := make([]record.Record, len(list))
+	for i, e := range list {
+		others[i] = e.Record
+	}
+	if other, ok := takenBy(id, dir, others); ok {
+		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+	}
+	return nil
+}
+
+// takenBy returns the bot among others, bot id left out, whose folder on
+// this host is dir, holds it or lies inside it.
+func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
+	for _, other := range others {
 		if other.ID == id || other.Workspace == "" || other.Computer != "" {
 			continue
 		}
 		ws := filepath.Clean(other.Workspace)
 		if within(dir, ws) || within(ws, dir) {
-			return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, ws)
+			other.Workspace = ws
+			return other, true
 		}
+	}
+	return record.Record{}, false
+}
+
+// guard holds a record a store took in outside the service - found at
+// load, made or edited by hand in bot.md, moved by a migration - to the
+// folder rules of a make: a bot on this host works in a folder of its own,
+// strictly under root, reached through no symbolic link. It is the
+// record.Guard the service gives a record.Guarded store.
+func (s *Service) guard(r record.Record, others []record.Record) error {
+	if r.Computer != "" {
+		return nil
+	}
+	if r.Workspace == "" {
+		return errors.New("the bot names no workspace: a bot on this host works in a folder of its own under root")
+	}
+	dir := filepath.Clean(r.Workspace)
+	reason, err := s.folderEscape(dir)
+	if err != nil {
+		return fmt.Errorf("the folder %s cannot be checked: %w", dir, err)
+	}
+	if reason != "" {
+		return fmt.Errorf("the folder %s %s", dir, reason)
+	}
+	if other, ok := takenBy(r.ID, dir, others); ok {
+		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
 	}
 	return nil
 }

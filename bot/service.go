@@ -188,6 +188,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
+	if g, ok := cfg.Store.(record.Guarded); ok {
+		g.SetGuard(s.guard)
+	}
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
