@@ -433,6 +433,11 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, storeError(id, record.ErrConflict)
 	}
 	cur, err := s.withPersona(ctx, e, true)
+	if errors.Is(err, persona.ErrBadFile) && patch.Name.Has() {
+		// An AGENTS.md that cannot hold a persona (a link, a FIFO, a file
+		// too large) is replaced by the edit: the parts are the body's.
+		cur, err = Bot{Record: e.Record, ETag: e.ETag}, nil
+	}
 	if err != nil {
 		return Bot{}, err
 	}

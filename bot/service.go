@@ -371,10 +371,24 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (perso
 	}
 	p, err := s.personas.Read(ctx, r.Workspace)
 	if err != nil {
-		return persona.Parts{}, fmt.Errorf("read persona of %s: %w", uri(r.ID), err)
+		return persona.Parts{}, personaError(r.ID, err)
 	}
 	s.remember(r.ID, p)
 	return p, nil
+}
+
+// personaError gives an error reading bot id's AGENTS.md its code: a file
+// that cannot hold a persona, or whose text holds none, is a Conflict - the
+// bot's state on disk stands in the way - named with the file and why, and
+// what mends it.
+func personaError(id string, err error) error {
+	switch {
+	case errors.Is(err, persona.ErrBadFile):
+		return errcode.Wrap(errcode.Conflict, err, "the persona of %s cannot be read: %v; an edit that names the bot's name writes a new AGENTS.md in its place", uri(id), err)
+	case errors.Is(err, persona.ErrBadText):
+		return errcode.Wrap(errcode.Conflict, err, "the persona of %s cannot be read: %v; mend the file by hand", uri(id), err)
+	}
+	return fmt.Errorf("read persona of %s: %w", uri(id), err)
 }
 
 func (s *Service) remember(id string, p persona.Parts) {

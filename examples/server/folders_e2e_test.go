@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/transport/ahp"
 )
 
@@ -133,5 +135,52 @@ func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
 	if got := c.turn(chat, "t2"); got.State != ahp.TurnStateComplete {
 		b, _ := json.Marshal(got)
 		t.Fatalf("a wake in the folder put back: %s", b)
+	}
+}
+
+func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDirs(t)
+	srv := startServer(t, d.args())
+	soft := dial(ctx, t, srv, softToken, byQuery)
+	soft.initialize(t, "soft")
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	const secret = "---\nname: Secret\n---\n"
+	if err := os.WriteFile(outside, []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]struct {
+		plant func(path string) error
+		why   string
+	}{
+		"linked": {func(p string) error { return os.Symlink(outside, p) }, "symlink"},
+		"piped":  {func(p string) error { return syscall.Mkfifo(p, 0o644) }, "named pipe"},
+		"huge": {func(p string) error {
+			return os.WriteFile(p, []byte(strings.Repeat("x", frontmatter.MaxSize+1)), 0o644)
+		}, "larger than"},
+	}
+	for slug, b := range bad {
+		t.Run(slug, func(t *testing.T) {
+			soft.makeBot(t, slug, `{"name":"Before"}`)
+			path := filepath.Join(d.root, slug, "AGENTS.md")
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.plant(path); err != nil {
+				t.Fatal(err)
+			}
+			soft.fail(t, "resourceRead", res("bot://"+slug), codeConflict, path, b.why)
+			soft.fail(t, "resourceWrite", write("bot://"+slug, `{"description":"Only this."}`), codeConflict, path)
+			soft.editBot(t, slug, `{"name":"After","instructions":"Mended."}`, "")
+			if r := soft.readBot(t, slug); r["name"] != "After" || r["instructions"] != "Mended." {
+				t.Fatalf("read after the mending edit = %v", r)
+			}
+			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("AGENTS.md after the edit: %v, %v", fi, err)
+			}
+		})
+	}
+	if got, err := os.ReadFile(outside); err != nil || string(got) != secret {
+		t.Fatalf("the link's target was written: %q, %v", got, err)
 	}
 }
