@@ -182,3 +182,34 @@ func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
 		t.Errorf("no Warn line names %s:\n%s", e.botFile("away"), e.log)
 	}
 }
+
+func TestAStartRemovesThePersonaTempFilesACrashLeftAndKeepsTheBots(t *testing.T) {
+	e := newFileEnv(t, false)
+	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(e.root, "motion")
+	old := time.Now().Add(-time.Hour)
+	plant := func(name string) string {
+		path := filepath.Join(folder, name)
+		writeFile(t, path, "half a write")
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stale := []string{plant(".tmp-AGENTS.md-123"), plant(".tmp-CLAUDE.md-456")}
+	own := plant(".tmp-notes-789") // the bot's own
+	e.start(t)
+	for _, p := range stale {
+		if exists(p) {
+			t.Errorf("%s survived the restart", p)
+		}
+	}
+	if !exists(own) {
+		t.Errorf("the bot's own temp file %s was removed", own)
+	}
+	if b, err := e.svc.Read(ctx(t), soft, "motion"); err != nil || b.Record.Name != "Motion" {
+		t.Fatalf("read after the restart: %+v, %v", b.Record, err)
+	}
+}

@@ -191,6 +191,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		g.SetGuard(s.guard)
 	}
+	if err := s.clearPersonaTemps(ctx); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}

@@ -371,6 +371,14 @@ func (f *Files) replace(ctx context.Context, dir string, p Parts, template strin
 	return f.writeClaude(dir)
 }
 
+// RemoveStaleTemps removes from dir the temp files of AGENTS.md and
+// CLAUDE.md writes that a crash left (older than atomicfile.StaleAfter),
+// and returns their paths. Every other temp file in the folder is the
+// bot's, and stays.
+func (f *Files) RemoveStaleTemps(dir string) ([]string, error) {
+	return atomicfile.RemoveStale(dir, time.Now().Add(-atomicfile.StaleAfter), AgentsFile, ClaudeFile)
+}
+
 // make writes a new AGENTS.md in dir from the template, unless one appeared
 // meanwhile; it reports whether it wrote.
 func (f *Files) make(ctx context.Context, dir string, p Parts, template string) (bool, error) {

@@ -3,6 +3,9 @@ package filerecord_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -77,4 +80,41 @@ func TestAGuardRefusingAHandEditKeepsTheLastGoodRecord(t *testing.T) {
 		t.Fatalf("change %v %+v", c.Kind, c.Entry.Record)
 	}
 	w.noProblem(path)
+}
+
+func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, nil)
+	if _, err := s.Create(context.Background(), handBot("motion")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	old := time.Now().Add(-time.Hour)
+	stale := []string{
+		filepath.Join(dir, "bots", "motion", ".tmp-bot.md-123"),
+		filepath.Join(dir, "bots", "motion", "sessions", ".tmp-row.json-456"),
+		filepath.Join(dir, "bots", ".tmp-x-789"),
+		filepath.Join(dir, "bots-gone", ".tmp-gone-1"),
+	}
+	fresh := filepath.Join(dir, "bots", "motion", ".tmp-bot.md-999") // a write that may be in progress
+	for _, p := range append(stale, fresh) {
+		writeFile(t, p, "half a write")
+		if p != fresh {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s = open(t, dir, nil)
+	for _, p := range stale {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s survived the restart: %v", p, err)
+		}
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("a fresh temp file was removed: %v", err)
+	}
+	if _, err := s.Get(context.Background(), "motion"); err != nil {
+		t.Fatal(err)
+	}
 }
