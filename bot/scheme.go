@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/bot/errcode"
@@ -173,58 +174,60 @@ func (s *Service) confine(dir string) error {
 }
 
 // folderEscape says why dir, an absolute path, is no bot's work folder on
-// this host, "" when it may be one: it must be strictly under root, and the
-// part of it that exists must be the folder its path names, with no symbolic
-// link from root down (a link would lead it out of root, or into another
-// bot's folder). It follows the links of the path as it is now, so it is
-// called on every use of a folder, not once.
+// this host, "" when it may be one: it must be strictly under root, and no
+// part of it below root that exists may be a symbolic link (a link would
+// lead it out of root, or into another bot's folder). Root itself is the
+// operator's, and may be a link. It looks at the path as it is now - one
+// Lstat per part below root, so one for <root>/<slug> - and is called on
+// every use of a folder, not once.
 func (s *Service) folderEscape(dir string) (string, error) {
 	dir = filepath.Clean(dir)
 	if !filepath.IsAbs(dir) {
 		return "is not an absolute path", nil
 	}
-	if dir == s.root || !within(dir, s.root) {
+	// Both are clean and absolute, so dir is strictly under root when it
+	// starts with root and a separator.
+	prefix := s.root
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if len(dir) <= len(prefix) || !strings.HasPrefix(dir, prefix) {
 		return "is not under root " + s.root, nil
 	}
-	realRoot, err := s.realRoot()
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil // nothing under root exists yet, so no link can lead out of it
-	} else if err != nil {
-		return "", err
+	for i := len(prefix); ; {
+		end := len(dir)
+		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
+			end = i + j
+		}
+		fi, err := os.Lstat(dir[:end])
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return "", nil // nothing from here down exists, so no link can lead away
+		}
+		if err != nil {
+			return "", fmt.Errorf("look at folder %s: %w", dir[:end], err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return s.linkEscape(dir), nil
+		}
+		if end == len(dir) {
+			return "", nil
+		}
+		i = end + 1
 	}
-	real, err := evalExisting(dir)
-	if err != nil {
-		return "", fmt.Errorf("resolve folder %s: %w", dir, err)
-	}
-	rel, err := filepath.Rel(s.root, dir)
-	if err != nil {
-		return "", fmt.Errorf("resolve folder %s: %w", dir, err)
-	}
-	switch {
-	case real == filepath.Join(realRoot, rel):
-		return "", nil
-	case real == realRoot || !within(real, realRoot):
-		return "leads out of root through a symbolic link", nil
-	}
-	return "is reached through a symbolic link", nil
 }
 
-// realRoot is root with its symbolic links followed, an error matching
-// os.ErrNotExist while root does not exist. Root is the operator's, so it
-// is resolved once it exists and kept.
-func (s *Service) realRoot() (string, error) {
-	if p := s.rootReal.Load(); p != nil {
-		return *p, nil
-	}
-	real, err := filepath.EvalSymlinks(s.root)
+// linkEscape says where a symbolic link under root leads dir: out of root,
+// or elsewhere under it.
+func (s *Service) linkEscape(dir string) string {
+	realRoot, err := filepath.EvalSymlinks(s.root)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-		return "", fmt.Errorf("resolve root %s: %w", s.root, err)
+		return "is reached through a symbolic link"
 	}
-	s.rootReal.Store(&real)
-	return real, nil
+	real, err := evalExisting(dir)
+	if err != nil || real == realRoot || !within(real, realRoot) {
+		return "leads out of root through a symbolic link"
+	}
+	return "is reached through a symbolic link"
 }
 
 // checkFolder refuses the use of a bot's work folder on this host - a read

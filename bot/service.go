@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/bots/bot/access"
@@ -105,8 +104,7 @@ type Service struct {
 	chats      *chats // the bot-chat provider; nil without a session host
 	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
-	agents     []ahp.AgentInfo        // Config.Agents
-	rootReal   atomic.Pointer[string] // root with its links followed, once it exists
+	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
 	badFolders map[string]badFolder // id → the problem checkFolder reported
 }
