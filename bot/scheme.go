@@ -261,9 +261,12 @@ func (s *Service) checkFolder(r record.Record) error {
 func (s *Service) folderBad(id, dir, reason string) {
 	s.folderMu.Lock()
 	old, known := s.badFolders[id]
-	s.badFolders[id] = badFolder{dir: dir, reason: reason}
+	same := known && old.dir == dir && old.reason == reason
+	if !same {
+		s.badFolders[id] = badFolder{dir: dir, reason: reason, since: s.now()}
+	}
 	s.folderMu.Unlock()
-	if known && old.dir == dir && old.reason == reason {
+	if same {
 		return
 	}
 	if keeper, ok := s.store.(problemKeeper); ok {

@@ -110,7 +110,10 @@ type Service struct {
 }
 
 // badFolder is a work folder checkFolder refused, and why.
-type badFolder struct{ dir, reason string }
+type badFolder struct {
+	dir, reason string
+	since       time.Time
+}
 
 // New checks cfg, fills its defaults, writes the default persona template
 // when it is absent, and returns the service.

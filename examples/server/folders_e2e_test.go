@@ -184,3 +184,38 @@ func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *tes
 		t.Fatalf("the link's target was written: %q, %v", got, err)
 	}
 }
+
+func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDirs(t)
+	srv := startServer(t, d.args())
+	soft := dial(ctx, t, srv, softToken, byQuery)
+	soft.initialize(t, "soft")
+	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	folder := filepath.Join(d.root, "motion")
+	if err := os.RemoveAll(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), folder); err != nil {
+		t.Fatal(err)
+	}
+	soft.fail(t, "resourceRead", res("bot://motion"), codeDenied, folder)
+
+	problems := func(token string) []map[string]any {
+		c := dial(ctx, t, srv, token, byQuery)
+		r := c.initialize(t, token)
+		raw, _ := json.Marshal(r.Meta["ahpd.problems"])
+		var out []map[string]any
+		json.Unmarshal(raw, &out)
+		return out
+	}
+	if ps := problems(rootToken); len(ps) != 1 || ps[0]["bot"] != "motion" || ps[0]["path"] != folder || !strings.Contains(ps[0]["reason"].(string), "out of root") {
+		t.Fatalf("root sees problems %v", ps)
+	}
+	if ps := problems(softToken); len(ps) != 1 || ps[0]["bot"] != "motion" || ps[0]["path"] != nil {
+		t.Fatalf("the owner sees problems %v, want motion's without its path", ps)
+	}
+	if ps := problems(nemoToken); len(ps) != 0 {
+		t.Fatalf("nemo, who may read no bot, sees problems %v", ps)
+	}
+}
