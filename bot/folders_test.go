@@ -213,3 +213,23 @@ func TestAStartRemovesThePersonaTempFilesACrashLeftAndKeepsTheBots(t *testing.T)
 		t.Fatalf("read after the restart: %+v, %v", b.Record, err)
 	}
 }
+
+func TestABotFileOfTheOlderLayoutNamingATakenFolderIsLeftOutWhenMoved(t *testing.T) {
+	e := newFileEnv(t, false)
+	if _, err := e.svc.Make(ctx(t), soft, "alice-bot", []byte(`{"name":"Alice"}`)); err != nil {
+		t.Fatal(err)
+	}
+	alice := filepath.Join(e.root, "alice-bot")
+	writeFile(t, filepath.Join(e.configDir, "bots", "flip.md"), "---\nid: flip\nname: Flip\nworkspace: "+alice+
+		"\nowner: user:soft\ncreatedAt: 2027-01-02T03:04:05.000Z\nupdatedAt: 2027-01-02T03:04:05.000Z\n---\n")
+	e.start(t)
+	if _, err := e.svc.Read(ctx(t), soft, "flip"); errcode.Of(err) != errcode.NotFound {
+		t.Fatalf("flip: %v, want it left out", err)
+	}
+	if r := problemAt(e.store.Problems(), e.botFile("flip")); !strings.Contains(r, "taken") {
+		t.Fatalf("problems %+v", e.store.Problems())
+	}
+	if b, err := e.svc.Read(ctx(t), soft, "alice-bot"); err != nil || b.Record.Name != "Alice" {
+		t.Fatalf("alice-bot: %+v, %v", b.Record, err)
+	}
+}
