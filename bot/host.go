@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/agenthost/bots/bot/access"
@@ -127,12 +126,7 @@ func (s *Service) Problems() []record.Problem {
 			out = append(out, record.Problem{ID: id, Path: b.dir, Reason: b.reason, Since: b.since})
 		}
 		s.folderMu.Unlock()
-		slices.SortFunc(out, func(a, b record.Problem) int {
-			if c := strings.Compare(a.ID, b.ID); c != 0 {
-				return c
-			}
-			return strings.Compare(a.Path, b.Path)
-		})
+		record.SortProblems(out)
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package record
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -95,6 +97,16 @@ type Problem struct {
 	Path   string    // the file at fault, when there is one
 	Reason string    // one sentence
 	Since  time.Time // when it was first seen
+}
+
+// SortProblems orders problems by id, then path, as Problems answers them.
+func SortProblems(ps []Problem) {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
 }
 
 // ProblemReporter is implemented by stores that can hold problems, such as

@@ -23,14 +23,24 @@ func readAgents(t *testing.T, dir string) string {
 	return string(b)
 }
 
-func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
+// serve starts a server on fresh folders and returns them, the server and
+// an initialized connection for each token.
+func serve(t *testing.T, tokens ...string) (dirs, *testServer, []*client) {
+	t.Helper()
 	ctx := testCtx(t)
 	d := newDirs(t)
 	srv := startServer(t, d.args())
-	root := dial(ctx, t, srv, rootToken, byQuery)
-	root.initialize(t, "root")
-	soft := dial(ctx, t, srv, softToken, byQuery)
-	soft.initialize(t, "soft")
+	cs := make([]*client, len(tokens))
+	for i, token := range tokens {
+		cs[i] = dial(ctx, t, srv, token, byQuery)
+		cs[i].initialize(t, token)
+	}
+	return d, srv, cs
+}
+
+func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
+	d, _, cs := serve(t, rootToken, softToken)
+	root, soft := cs[0], cs[1]
 
 	root.makeBot(t, "alice-bot", `{"name":"Alice","owner":"user:kim","instructions":"Keep the ledger."}`)
 	alice := filepath.Join(d.root, "alice-bot")
@@ -139,11 +149,8 @@ func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
 }
 
 func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *testing.T) {
-	ctx := testCtx(t)
-	d := newDirs(t)
-	srv := startServer(t, d.args())
-	soft := dial(ctx, t, srv, softToken, byQuery)
-	soft.initialize(t, "soft")
+	d, _, cs := serve(t, softToken)
+	soft := cs[0]
 	outside := filepath.Join(t.TempDir(), "secret.md")
 	const secret = "---\nname: Secret\n---\n"
 	if err := os.WriteFile(outside, []byte(secret), 0o644); err != nil {
@@ -187,10 +194,8 @@ func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *tes
 
 func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
 	ctx := testCtx(t)
-	d := newDirs(t)
-	srv := startServer(t, d.args())
-	soft := dial(ctx, t, srv, softToken, byQuery)
-	soft.initialize(t, "soft")
+	d, srv, cs := serve(t, softToken)
+	soft := cs[0]
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
 	folder := filepath.Join(d.root, "motion")
 	if err := os.RemoveAll(folder); err != nil {

@@ -203,12 +203,7 @@ func (s *Store) Problems() []record.Problem {
 		out = append(out, p)
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b record.Problem) int {
-		if c := strings.Compare(a.ID, b.ID); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
+	record.SortProblems(out)
 	return out
 }
 
