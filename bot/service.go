@@ -345,8 +345,9 @@ func storeError(id string, err error) error {
 
 // withPersona returns e's record with its persona parts, read from AGENTS.md
 // when the bot keeps them there (a record a load has not moved its persona
-// out of yet answers from itself). fresh reads the file; otherwise the parts
-// last seen are used where known.
+// out of yet answers from itself). fresh - a read, an edit, a wake - checks
+// the bot's folder as it is now (checkFolder) and reads the file; otherwise
+// (a listing) the parts last seen are used where known.
 func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
 	r := e.Record
 	if fresh {
