@@ -40,9 +40,19 @@ type option func(*bot.Config)
 
 func withPersonaIn(p bot.PersonaIn) option { return func(c *bot.Config) { c.PersonaIn = p } }
 func withStore(s record.Store) option      { return func(c *bot.Config) { c.Store = s } }
-func withOptions(o bot.Options) option     { return func(c *bot.Config) { c.Options = o } }
-func withConfigDir(dir string) option      { return func(c *bot.Config) { c.ConfigDir = dir } }
-func withNow(now func() time.Time) option  { return func(c *bot.Config) { c.Now = now } }
+
+// withOptions sets the plugin options. Options that name no root keep the
+// test's temporary one: an empty root would be ~/.bots, the user's own.
+func withOptions(o bot.Options) option {
+	return func(c *bot.Config) {
+		if o.Root == "" {
+			o.Root = c.Options.Root
+		}
+		c.Options = o
+	}
+}
+func withConfigDir(dir string) option     { return func(c *bot.Config) { c.ConfigDir = dir } }
+func withNow(now func() time.Time) option { return func(c *bot.Config) { c.Now = now } }
 
 // newEnv returns a service over memrecord that keeps personas in AGENTS.md
 // files, in temp folders.
@@ -64,6 +74,9 @@ func newEnv(t *testing.T, opts ...option) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cfg.Store.Close() })
+	if rel, err := filepath.Rel(os.TempDir(), svc.Root()); err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("the service works under %s, outside the temporary folders: a test must never write into the user's own", svc.Root())
+	}
 	return &env{svc: svc, store: cfg.Store, root: svc.Root(), configDir: cfg.ConfigDir}
 }
 

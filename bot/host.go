@@ -62,7 +62,9 @@ func (s *Service) Resources(scheme string) transport.ResourceProvider {
 // Meta is the _meta of the initialize result and the root state: the bot:
 // scheme and the catalogue channel, and who the caller is.
 func (s *Service) Meta(ctx context.Context, c transport.Caller) (map[string]any, error) {
-	return s.meta(c.Principal), nil
+	m := s.meta(c.Principal)
+	s.addProblems(ctx, m, s.current(c.Principal))
+	return m, nil
 }
 
 func (s *Service) meta(p access.Principal) map[string]any {
@@ -71,6 +73,62 @@ func (s *Service) meta(p access.Principal) map[string]any {
 		"ahpd.channels":          []any{catalog.Info()},
 		"ahpd.principal":         p.Owner(s.hostName),
 	}
+}
+
+// ProblemsMeta is the _meta key of the initialize result and the root
+// state that lists the problems of the bots the caller may read, when
+// there are any: [{bot, reason, since}], with path for root and *:*, who
+// also see the problems of bots that are left out and of no bot.
+const ProblemsMeta = "ahpd.problems"
+
+// addProblems puts the problems p may see into m under ProblemsMeta.
+func (s *Service) addProblems(ctx context.Context, m map[string]any, p access.Principal) {
+	var out []any
+	for _, pr := range s.Problems() {
+		item := map[string]any{"reason": pr.Reason, "since": record.FormatTime(pr.Since)}
+		if pr.ID != "" {
+			item["bot"] = pr.ID
+		}
+		if p.Any() {
+			item["path"] = pr.Path
+		} else if !s.mayRead(ctx, p, pr.ID) {
+			continue
+		}
+		out = append(out, item)
+	}
+	if len(out) > 0 {
+		m[ProblemsMeta] = out
+	}
+}
+
+// mayRead reports whether p may read the bot id the service serves.
+func (s *Service) mayRead(ctx context.Context, p access.Principal, id string) bool {
+	if id == "" {
+		return false
+	}
+	e, err := s.store.Get(ctx, id)
+	return err == nil && CanRead(p, e.Record)
+}
+
+// Problems returns what is wrong with the bots now, ordered by bot then
+// path: the store's, when it keeps problems (a bot.md that is not a bot
+// record, a refused hand edit, a bot left out at load), and the service's
+// own (a work folder that has left root). Each was logged at Warn when it
+// was found.
+func (s *Service) Problems() []record.Problem {
+	var out []record.Problem
+	if r, ok := s.store.(record.ProblemReporter); ok {
+		out = r.Problems()
+	}
+	if _, kept := s.store.(problemKeeper); !kept {
+		s.folderMu.Lock()
+		for id, b := range s.badFolders {
+			out = append(out, record.Problem{ID: id, Path: b.dir, Reason: b.reason, Since: b.since})
+		}
+		s.folderMu.Unlock()
+		record.SortProblems(out)
+	}
+	return out
 }
 
 // providerInfo advertises the bot: scheme: its title, root, operations and
@@ -126,9 +184,11 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (
 		agents = append(agents, ChatAgent())
 	}
 	agents = append(agents, r.s.agents...)
+	meta := r.s.meta(sub.Principal)
+	r.s.addProblems(ctx, meta, r.s.current(sub.Principal))
 	return transport.Snapshot{State: ahp.RootState{
 		Agents: agents,
-		Meta:   r.s.meta(sub.Principal),
+		Meta:   meta,
 	}}, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
@@ -119,3 +121,44 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 	s.forget(r.ID)
 	return nil
 }
+
+// clearPersonaTemps removes, from the work folder of every bot on this
+// host, the temp files of AGENTS.md and CLAUDE.md writes that a crash left
+// (persona.Files.RemoveStaleTemps); the bot's own temp files stay. A folder
+// that has left root is not looked into. Only ctx ending is an error.
+func (s *Service) clearPersonaTemps(ctx context.Context) error {
+	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
+		return r.Computer == "" && r.Workspace != ""
+	})
+	if err != nil {
+		return fmt.Errorf("list the bots to clear temp files of: %w", err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(maxClearers, len(list)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(list) {
+					return
+				}
+				dir := list[i].Record.Workspace
+				if reason, err := s.folderEscape(dir); err != nil || reason != "" {
+					continue
+				}
+				removed, err := s.personas.RemoveStaleTemps(dir)
+				if len(removed) > 0 {
+					s.log.Info("bot: removed temp files a crash left", "bot", list[i].Record.ID, "files", removed)
+				}
+				if err != nil {
+					s.log.Warn("bot: cannot remove temp files a crash left", "bot", list[i].Record.ID, "path", dir, "reason", err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// maxClearers bounds the work folders clearPersonaTemps lists at once.
+const maxClearers = 8

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/bot/errcode"
@@ -131,43 +132,162 @@ func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (
 	if r.Computer != "" {
 		return dir, nil
 	}
-	if err := s.confine(dir); err != nil {
-		return "", err
-	}
-	if err := s.checkFolderFree(ctx, r.ID, dir); err != nil {
-		return "", err
-	}
-	if err := ensureFolder(dir); err != nil {
-		return "", fmt.Errorf("make %s: %w", uri(r.ID), err)
-	}
-	// The folder may have been swapped for a link while it was made.
-	if err := s.confine(dir); err != nil {
+	if err := s.claimFolder(ctx, r.ID, dir); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-// confine refuses a folder that is not strictly inside root, before or
-// after following the symbolic links of the part of it that exists.
+// claimFolder makes dir the work folder of bot id on this host, as a make
+// does and as every edit that brings a bot to this host must: it must be
+// absolute, strictly under root with no symbolic link on the way, and no
+// other bot's; it is then made. The caller holds makeMu.
+func (s *Service) claimFolder(ctx context.Context, id, dir string) error {
+	if !filepath.IsAbs(dir) {
+		return errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
+	}
+	if err := s.confine(dir); err != nil {
+		return err
+	}
+	if err := s.checkFolderFree(ctx, id, dir); err != nil {
+		return err
+	}
+	if err := ensureFolder(dir); err != nil {
+		return fmt.Errorf("%s: %w", uri(id), err)
+	}
+	// The folder may have been swapped for a link while it was made.
+	return s.confine(dir)
+}
+
+// confine refuses a folder that is not strictly inside root, or that a
+// symbolic link on the way from root leads elsewhere (out of root, or into
+// another folder under it), with "Permission denied: <folder>".
 func (s *Service) confine(dir string) error {
-	refuse := errcode.New(errcode.PermissionDenied, "Permission denied: %s", dir)
-	if dir == s.root || !within(dir, s.root) {
-		return refuse
-	}
-	realRoot, err := filepath.EvalSymlinks(s.root)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // nothing under root exists yet, so no link can lead out of it
-	} else if err != nil {
-		return fmt.Errorf("resolve root %s: %w", s.root, err)
-	}
-	real, err := evalExisting(dir)
+	reason, err := s.folderEscape(dir)
 	if err != nil {
-		return fmt.Errorf("resolve folder %s: %w", dir, err)
+		return err
 	}
-	if real == realRoot || !within(real, realRoot) {
-		return refuse
+	if reason != "" {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", dir)
 	}
 	return nil
+}
+
+// folderEscape says why dir, an absolute path, is no bot's work folder on
+// this host, "" when it may be one: it must be strictly under root, and no
+// part of it below root that exists may be a symbolic link (a link would
+// lead it out of root, or into another bot's folder). Root itself is the
+// operator's, and may be a link. It looks at the path as it is now - one
+// Lstat per part below root, so one for <root>/<slug> - and is called on
+// every use of a folder, not once.
+func (s *Service) folderEscape(dir string) (string, error) {
+	dir = filepath.Clean(dir)
+	if !filepath.IsAbs(dir) {
+		return "is not an absolute path", nil
+	}
+	// Both are clean and absolute, so dir is strictly under root when it
+	// starts with root and a separator.
+	prefix := s.root
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if len(dir) <= len(prefix) || !strings.HasPrefix(dir, prefix) {
+		return "is not under root " + s.root, nil
+	}
+	for i := len(prefix); ; {
+		end := len(dir)
+		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
+			end = i + j
+		}
+		fi, err := os.Lstat(dir[:end])
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return "", nil // nothing from here down exists, so no link can lead away
+		}
+		if err != nil {
+			return "", fmt.Errorf("look at folder %s: %w", dir[:end], err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return s.linkEscape(dir), nil
+		}
+		if end == len(dir) {
+			return "", nil
+		}
+		i = end + 1
+	}
+}
+
+// linkEscape says where a symbolic link under root leads dir: out of root,
+// or elsewhere under it.
+func (s *Service) linkEscape(dir string) string {
+	realRoot, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		return "is reached through a symbolic link"
+	}
+	real, err := evalExisting(dir)
+	if err != nil || real == realRoot || !within(real, realRoot) {
+		return "leads out of root through a symbolic link"
+	}
+	return "is reached through a symbolic link"
+}
+
+// checkFolder refuses the use of a bot's work folder on this host - a read
+// of its persona, an edit, a wake - when the folder has left root, or is
+// reached through a symbolic link, as it is now: a folder swapped for a link
+// would have the bot read, write and run its agent wherever the link leads.
+// The refusal is reported as a problem of the bot until the folder is
+// good again. A bot on a computer has nothing here to check; one on this
+// host that names no folder is refused.
+func (s *Service) checkFolder(r record.Record) error {
+	if r.Computer != "" {
+		return nil
+	}
+	if r.Workspace == "" {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: %s names no folder on this host to work in", uri(r.ID))
+	}
+	reason, err := s.folderEscape(r.Workspace)
+	if err != nil {
+		return fmt.Errorf("check the folder of %s: %w", uri(r.ID), err)
+	}
+	if reason == "" {
+		s.folderGood(r.ID)
+		return nil
+	}
+	s.folderBad(r.ID, r.Workspace, "the work folder "+reason+": its persona is not read and no back session is woken there")
+	return errcode.New(errcode.PermissionDenied, "Permission denied: the folder %s of %s %s", r.Workspace, uri(r.ID), reason)
+}
+
+// folderBad reports a problem with bot id's work folder once, at Warn and,
+// when the store keeps problems, as one of the bot's.
+func (s *Service) folderBad(id, dir, reason string) {
+	s.folderMu.Lock()
+	old, known := s.badFolders[id]
+	same := known && old.dir == dir && old.reason == reason
+	if !same {
+		s.badFolders[id] = badFolder{dir: dir, reason: reason, since: s.now()}
+	}
+	s.folderMu.Unlock()
+	if same {
+		return
+	}
+	if keeper, ok := s.store.(problemKeeper); ok {
+		keeper.ReportProblem(id, dir, reason)
+	} else {
+		s.log.Warn("bot: work folder refused", "bot", id, "path", dir, "reason", reason)
+	}
+}
+
+// folderGood clears the problem folderBad reported for bot id, if any.
+func (s *Service) folderGood(id string) {
+	s.folderMu.Lock()
+	old, known := s.badFolders[id]
+	delete(s.badFolders, id)
+	s.folderMu.Unlock()
+	if !known {
+		return
+	}
+	if keeper, ok := s.store.(problemKeeper); ok {
+		keeper.ClearProblem(old.dir)
+	}
 }
 
 // evalExisting follows the symbolic links of the longest part of path that
@@ -199,15 +319,54 @@ func (s *Service) checkFolderFree(ctx context.Context, id, dir string) error {
 	if err != nil {
 		return storeError(id, err)
 	}
-	for _, e := range list {
-		other := e.Record
+	others := make([]record.Record, len(list))
+	for i, e := range list {
+		others[i] = e.Record
+	}
+	if other, ok := takenBy(id, dir, others); ok {
+		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+	}
+	return nil
+}
+
+// takenBy returns the bot among others, bot id left out, whose folder on
+// this host is dir, holds it or lies inside it.
+func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
+	for _, other := range others {
 		if other.ID == id || other.Workspace == "" || other.Computer != "" {
 			continue
 		}
 		ws := filepath.Clean(other.Workspace)
 		if within(dir, ws) || within(ws, dir) {
-			return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, ws)
+			other.Workspace = ws
+			return other, true
 		}
+	}
+	return record.Record{}, false
+}
+
+// guard holds a record a store took in outside the service - found at
+// load, made or edited by hand in bot.md, moved by a migration - to the
+// folder rules of a make: a bot on this host works in a folder of its own,
+// strictly under root, reached through no symbolic link. It is the
+// record.Guard the service gives a record.Guarded store.
+func (s *Service) guard(r record.Record, others []record.Record) error {
+	if r.Computer != "" {
+		return nil
+	}
+	if r.Workspace == "" {
+		return errors.New("the bot names no workspace: a bot on this host works in a folder of its own under root")
+	}
+	dir := filepath.Clean(r.Workspace)
+	reason, err := s.folderEscape(dir)
+	if err != nil {
+		return fmt.Errorf("the folder %s cannot be checked: %w", dir, err)
+	}
+	if reason != "" {
+		return fmt.Errorf("the folder %s %s", dir, reason)
+	}
+	if other, ok := takenBy(r.ID, dir, others); ok {
+		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
 	}
 	return nil
 }
@@ -280,6 +439,11 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, storeError(id, record.ErrConflict)
 	}
 	cur, err := s.withPersona(ctx, e, true)
+	if errors.Is(err, persona.ErrBadFile) && patch.Name.Has() {
+		// An AGENTS.md that cannot hold a persona (a link, a FIFO, a file
+		// too large) is replaced by the edit: the parts are the body's.
+		cur, err = Bot{Record: e.Record, ETag: e.ETag}, nil
+	}
 	if err != nil {
 		return Bot{}, err
 	}
@@ -291,6 +455,18 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, err
 	}
 	r.UpdatedAt = s.stamp()
+	if cur.Record.Computer != "" && r.Computer == "" {
+		// The bot comes to this host: its folder must pass what a make's
+		// does, or it would take another bot's folder or one outside root.
+		s.makeMu.Lock()
+		defer s.makeMu.Unlock()
+		if r.Workspace == "" {
+			r.Workspace = filepath.Join(s.root, id)
+		}
+		if err := s.claimFolder(ctx, id, filepath.Clean(r.Workspace)); err != nil {
+			return Bot{}, err
+		}
+	}
 	stored := r
 	if s.personaInFile(r) {
 		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}

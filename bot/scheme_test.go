@@ -574,6 +574,7 @@ func TestDeleteByWhomTheTableAllows(t *testing.T) {
 }
 
 func TestRootUnderTheConfigFolderFallsBackToTheDefault(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // the default root is ~/.bots: never the user's own
 	base := t.TempDir()
 	cfg := filepath.Join(base, "config")
 	for _, r := range []string{cfg, filepath.Join(cfg, "bots")} {

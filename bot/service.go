@@ -105,6 +105,14 @@ type Service struct {
 	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
 	agents     []ahp.AgentInfo // Config.Agents
+	folderMu   sync.Mutex
+	badFolders map[string]badFolder // id → the problem checkFolder reported
+}
+
+// badFolder is a work folder checkFolder refused, and why.
+type badFolder struct {
+	dir, reason string
+	since       time.Time
 }
 
 // New checks cfg, fills its defaults, writes the default persona template
@@ -176,9 +184,16 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		now:        now,
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
+		badFolders: make(map[string]badFolder),
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
+	}
+	if g, ok := cfg.Store.(record.Guarded); ok {
+		g.SetGuard(s.guard)
+	}
+	if err := s.clearPersonaTemps(ctx); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
 	}
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
@@ -330,10 +345,16 @@ func storeError(id string, err error) error {
 
 // withPersona returns e's record with its persona parts, read from AGENTS.md
 // when the bot keeps them there (a record a load has not moved its persona
-// out of yet answers from itself). fresh reads the file; otherwise the parts
-// last seen are used where known.
+// out of yet answers from itself). fresh - a read, an edit, a wake - checks
+// the bot's folder as it is now (checkFolder) and reads the file; otherwise
+// (a listing) the parts last seen are used where known.
 func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
 	r := e.Record
+	if fresh {
+		if err := s.checkFolder(r); err != nil {
+			return Bot{}, err
+		}
+	}
 	if s.personaInFile(r) && !s.unmigrated(r) {
 		parts, err := s.parts(ctx, r, fresh)
 		if err != nil {
@@ -355,10 +376,24 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (perso
 	}
 	p, err := s.personas.Read(ctx, r.Workspace)
 	if err != nil {
-		return persona.Parts{}, fmt.Errorf("read persona of %s: %w", uri(r.ID), err)
+		return persona.Parts{}, personaError(r.ID, err)
 	}
 	s.remember(r.ID, p)
 	return p, nil
+}
+
+// personaError gives an error reading bot id's AGENTS.md its code: a file
+// that cannot hold a persona, or whose text holds none, is a Conflict - the
+// bot's state on disk stands in the way - named with the file and why, and
+// what mends it.
+func personaError(id string, err error) error {
+	switch {
+	case errors.Is(err, persona.ErrBadFile):
+		return errcode.Wrap(errcode.Conflict, err, "the persona of %s cannot be read: %v; an edit that names the bot's name writes a new AGENTS.md in its place", uri(id), err)
+	case errors.Is(err, persona.ErrBadText):
+		return errcode.Wrap(errcode.Conflict, err, "the persona of %s cannot be read: %v; mend the file by hand", uri(id), err)
+	}
+	return fmt.Errorf("read persona of %s: %w", uri(id), err)
 }
 
 func (s *Service) remember(id string, p persona.Parts) {

@@ -231,7 +231,9 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 
 // Read returns the parts in <dir>/AGENTS.md. A missing file (or folder)
 // reads as empty parts. A symlink is refused, and so is anything that is not
-// a regular file or is larger than frontmatter.MaxSize.
+// a regular file or is larger than frontmatter.MaxSize (ErrBadFile), and a
+// file whose text holds no persona (ErrBadText); each error names the file
+// and why.
 //
 // Every read answers what the file holds now. A file whose identity (device,
 // inode, size, modification and change times) is the one an earlier read saw,
@@ -259,7 +261,7 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 	}
 	p, err := Read(b, f.mode)
 	if err != nil {
-		return Parts{}, fmt.Errorf("read %s: %w", path, err)
+		return Parts{}, &fileError{path: path, why: "does not hold a persona: " + err.Error(), kind: ErrBadText, cause: err}
 	}
 	if known {
 		f.cache.store(path, id, readAt, p)
@@ -272,8 +274,13 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 // are exactly present); when present, only our parts are written (Edit) and
 // a file that already says them is not touched. CLAUDE.md holding
 // "@AGENTS.md" is written beside it when absent, never over an existing one.
-// The folder is made when missing. Writes are crash-safe; an AGENTS.md that
-// is a symlink is refused and never written through.
+// The folder is made when missing. Writes are crash-safe.
+//
+// An AGENTS.md that cannot hold a persona (ErrBadFile: a symlink, a FIFO,
+// a file too large) is replaced by one made from the template, as if it
+// were absent: the rename replaces the name itself and never writes where
+// a link leads. It is reported at Warn. A folder by that name is not
+// replaced, and neither is a file whose text holds no persona (ErrBadText).
 //
 // template names the template ("" is the default); it is read only when the
 // file is made. A named template that no longer exists gives the default,
@@ -292,6 +299,9 @@ func (f *Files) Write(ctx context.Context, dir string, p Parts, template string)
 	path := filepath.Join(dir, AgentsFile)
 	for range 2 {
 		src, perm, err := readFile(path, false)
+		if errors.Is(err, ErrBadFile) {
+			return f.replace(ctx, dir, p, template, err)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			wrote, err := f.make(ctx, dir, p, template)
 			if err != nil {
@@ -342,27 +352,39 @@ func (f *Files) Ensure(ctx context.Context, dir string, p Parts, template string
 	return wrote, f.writeClaude(dir)
 }
 
+// replace writes a new AGENTS.md from the template over one that cannot
+// hold a persona, bad saying why; a folder by that name is left alone.
+func (f *Files) replace(ctx context.Context, dir string, p Parts, template string, bad error) error {
+	path := filepath.Join(dir, AgentsFile)
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return bad
+	}
+	out, err := f.fill(ctx, dir, p, template)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, out, 0o644); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	f.cache.forget(path)
+	f.log.Warn("persona file replaced: it could not hold a persona", "path", path, "reason", bad.Error())
+	return f.writeClaude(dir)
+}
+
+// RemoveStaleTemps removes from dir the temp files of AGENTS.md and
+// CLAUDE.md writes that a crash left (older than atomicfile.StaleAfter),
+// and returns their paths. Every other temp file in the folder is the
+// bot's, and stays.
+func (f *Files) RemoveStaleTemps(dir string) ([]string, error) {
+	return atomicfile.RemoveStale(dir, time.Now().Add(-atomicfile.StaleAfter), AgentsFile, ClaudeFile)
+}
+
 // make writes a new AGENTS.md in dir from the template, unless one appeared
 // meanwhile; it reports whether it wrote.
 func (f *Files) make(ctx context.Context, dir string, p Parts, template string) (bool, error) {
-	text, err := f.Template(ctx, template)
-	if errors.Is(err, ErrNoTemplate) {
-		// A bot whose template was removed gets the default.
-		f.log.Warn("persona template missing, the default is used", "template", template, "folder", dir)
-		text, err = f.Template(ctx, "")
-	}
+	out, err := f.fill(ctx, dir, p, template)
 	if err != nil {
 		return false, err
-	}
-	out, err := Make(text, p, f.mode)
-	if err != nil {
-		name := template
-		if name == "" {
-			name = "the default"
-		} else {
-			name = fmt.Sprintf("%q", name)
-		}
-		return false, fmt.Errorf("make AGENTS.md from template %s: %w", name, err)
 	}
 	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("make the bot's folder: %w", err)
@@ -373,6 +395,31 @@ func (f *Files) make(ctx context.Context, dir string, p Parts, template string) 
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return wrote, nil
+}
+
+// fill is the text of a new AGENTS.md for dir: the template filled with
+// the parts. A named template that no longer exists gives the default.
+func (f *Files) fill(ctx context.Context, dir string, p Parts, template string) ([]byte, error) {
+	text, err := f.Template(ctx, template)
+	if errors.Is(err, ErrNoTemplate) {
+		// A bot whose template was removed gets the default.
+		f.log.Warn("persona template missing, the default is used", "template", template, "folder", dir)
+		text, err = f.Template(ctx, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := Make(text, p, f.mode)
+	if err != nil {
+		name := template
+		if name == "" {
+			name = "the default"
+		} else {
+			name = fmt.Sprintf("%q", name)
+		}
+		return nil, fmt.Errorf("make AGENTS.md from template %s: %w", name, err)
+	}
+	return out, nil
 }
 
 // writeClaude writes CLAUDE.md in dir when nothing has that name: a file, a

@@ -299,20 +299,26 @@ func TestCLAUDEIsWrittenOnceAndNeverOverwritten(t *testing.T) {
 	}
 }
 
-func TestASymlinkedAGENTSIsRefusedAndNotWrittenThrough(t *testing.T) {
+func TestASymlinkedAGENTSIsRefusedAndReplacedNeverWrittenThrough(t *testing.T) {
 	f, _ := newFiles(t, InSection)
 	dir, outside := t.TempDir(), t.TempDir()
 	target := filepath.Join(outside, "elsewhere.md")
 	writeText(t, target, "---\nname: Elsewhere\n---\n")
-	if err := os.Symlink(target, filepath.Join(dir, "AGENTS.md")); err != nil {
+	link := filepath.Join(dir, "AGENTS.md")
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	err := f.Write(t.Context(), dir, motion, "")
-	if err == nil || !strings.Contains(err.Error(), "symlink") {
-		t.Fatalf("Write through a symlink = %v", err)
-	}
-	if _, err := f.Read(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "symlink") {
+	if _, err := f.Read(t.Context(), dir); !errors.Is(err, ErrBadFile) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("Read through a symlink = %v", err)
+	}
+	if err := f.Write(t.Context(), dir, motion, ""); err != nil {
+		t.Fatalf("Write over a symlink = %v", err)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("AGENTS.md after the write: %v, %v; want a regular file in place of the link", fi, err)
+	}
+	if p, err := f.Read(t.Context(), dir); err != nil || p != motion {
+		t.Fatalf("Read after the write = %#v, %v", p, err)
 	}
 	if got := readText(t, target); got != "---\nname: Elsewhere\n---\n" {
 		t.Fatalf("the symlink's target changed: %q", got)
@@ -323,11 +329,11 @@ func TestASymlinkedAGENTSIsRefusedAndNotWrittenThrough(t *testing.T) {
 	if err := os.Symlink(dangling, filepath.Join(dir2, "AGENTS.md")); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Write(t.Context(), dir2, motion, ""); err == nil {
-		t.Fatal("Write through a dangling symlink worked")
-	}
 	if ok, err := f.Ensure(t.Context(), dir2, motion, ""); err != nil || ok {
 		t.Fatalf("Ensure over a dangling symlink = %v, %v", ok, err)
+	}
+	if err := f.Write(t.Context(), dir2, motion, ""); err != nil {
+		t.Fatalf("Write over a dangling symlink = %v", err)
 	}
 	if _, err := os.Lstat(dangling); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal("a file was made through a dangling symlink")
@@ -361,15 +367,35 @@ func TestReadOfAFolderWithoutAGENTSIsEmptyParts(t *testing.T) {
 	}
 }
 
-func TestAnAGENTSLargerThanMaxSizeIsRefused(t *testing.T) {
+func TestAnAGENTSLargerThanMaxSizeIsRefusedAndReplacedByAWrite(t *testing.T) {
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	writeText(t, filepath.Join(dir, "AGENTS.md"), strings.Repeat("x", frontmatter.MaxSize+1))
-	if _, err := f.Read(t.Context(), dir); !errors.Is(err, frontmatter.ErrTooLarge) {
+	if _, err := f.Read(t.Context(), dir); !errors.Is(err, frontmatter.ErrTooLarge) || !errors.Is(err, ErrBadFile) {
 		t.Fatalf("Read = %v", err)
 	}
-	if err := f.Write(t.Context(), dir, motion, ""); !errors.Is(err, frontmatter.ErrTooLarge) {
+	if err := f.Write(t.Context(), dir, motion, ""); err != nil {
 		t.Fatalf("Write = %v", err)
+	}
+	if p, err := f.Read(t.Context(), dir); err != nil || p != motion {
+		t.Fatalf("Read after the write = %#v, %v", p, err)
+	}
+}
+
+func TestAnAGENTSWithNoPersonaInItsTextIsRefusedAndKept(t *testing.T) {
+	f, _ := newFiles(t, InSection)
+	dir := t.TempDir()
+	const broken = "---\nname: [unclosed\n---\nThe bot's own words.\n"
+	path := filepath.Join(dir, "AGENTS.md")
+	writeText(t, path, broken)
+	if _, err := f.Read(t.Context(), dir); !errors.Is(err, ErrBadText) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Read = %v", err)
+	}
+	if err := f.Write(t.Context(), dir, motion, ""); err == nil {
+		t.Fatal("Write over a file whose text holds no persona worked")
+	}
+	if got := readText(t, path); got != broken {
+		t.Fatalf("the bot's file was written over: %q", got)
 	}
 }
 

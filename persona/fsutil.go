@@ -16,11 +16,67 @@ import (
 // that atomicfile.IsTemp knows them.
 const tempPrefix = ".tmp-"
 
+// ErrBadFile is matched (errors.Is) by the error for a persona file that
+// cannot hold a persona whatever it says: a symbolic link, anything but a
+// regular file, or a file larger than frontmatter.MaxSize. The error names
+// the file and why. Files.Write replaces such an AGENTS.md - the name,
+// never what a link leads to - with one made from the template.
+var ErrBadFile = errors.New("cannot hold a bot's persona")
+
+// ErrBadText is matched by the error for an AGENTS.md whose text holds no
+// persona a read can answer: a frontmatter never closed or not valid YAML,
+// a name or description that is a list or a map. Files.Write refuses such
+// a file too: it is the bot's writing, for a person to mend.
+var ErrBadText = errors.New("does not hold a persona")
+
+// fileError is a persona file that cannot be used: its path, why, and the
+// kind (ErrBadFile or ErrBadText) and cause errors.Is matches.
+type fileError struct {
+	path, why string
+	kind      error
+	cause     error // may be nil
+}
+
+func (e *fileError) Error() string { return e.path + " " + e.why }
+
+func (e *fileError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// badFile is the ErrBadFile error for path.
+func badFile(path, why string, cause error) error {
+	return &fileError{path: path, why: why, kind: ErrBadFile, cause: cause}
+}
+
+// whyNotRegular says what a file of mode m is, for a file that had to be a
+// regular one.
+func whyNotRegular(m fs.FileMode) string {
+	what := "something other than a file"
+	switch {
+	case m.IsDir():
+		what = "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return "is not a regular file but " + what + ", which a bot's persona file may not be"
+}
+
+// whyTooLarge says why a file over frontmatter.MaxSize is refused.
+var whyTooLarge = fmt.Sprintf("is larger than %d bytes, which a bot's persona file may not be", frontmatter.MaxSize)
+
 // readFile reads a regular file of at most frontmatter.MaxSize bytes and
 // answers its permission bits. With follow false, a symlink is refused
 // rather than followed (so a bot's AGENTS.md never leads out of its folder),
-// and a FIFO or device is refused without blocking on it. A missing file is
-// an error that matches fs.ErrNotExist.
+// and a FIFO or device is refused without blocking on it. A file that is
+// not a regular one, or is too large, is an error matching ErrBadFile. A
+// missing file is an error that matches fs.ErrNotExist.
 func readFile(path string, follow bool) ([]byte, fs.FileMode, error) {
 	f, err := openFile(path, follow)
 	if err != nil {
@@ -32,17 +88,17 @@ func readFile(path string, follow bool) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("look at %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file", path)
+		return nil, 0, badFile(path, whyNotRegular(fi.Mode()), nil)
 	}
 	if fi.Size() > frontmatter.MaxSize {
-		return nil, 0, fmt.Errorf("%s is %w", path, frontmatter.ErrTooLarge)
+		return nil, 0, badFile(path, whyTooLarge, frontmatter.ErrTooLarge)
 	}
 	b := make([]byte, 0, fi.Size()+512)
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if len(b) > frontmatter.MaxSize {
-			return nil, 0, fmt.Errorf("%s is %w", path, frontmatter.ErrTooLarge)
+			return nil, 0, badFile(path, whyTooLarge, frontmatter.ErrTooLarge)
 		}
 		if err == io.EOF {
 			return b, fi.Mode().Perm(), nil
@@ -56,8 +112,8 @@ func readFile(path string, follow bool) ([]byte, fs.FileMode, error) {
 	}
 }
 
-// errSymlink is wrapped by the error for a persona file that is a symlink.
-var errSymlink = errors.New("is a symlink, which a bot's persona files may not be: it is neither read nor written through")
+// whySymlink says why a persona file that is a symlink is refused.
+const whySymlink = "is a symlink, which a bot's persona files may not be: it is neither read nor written through"
 
 // writeNew writes path durably only when nothing has that name, never over
 // an existing file or through a symlink, and reports whether it wrote: a

@@ -2,10 +2,7 @@
 
 package persona
 
-import (
-	"fmt"
-	"os"
-)
+import "os"
 
 // openFile opens path for reading. With follow false it refuses a symlink
 // (checked just before the open).
@@ -16,7 +13,7 @@ func openFile(path string, follow bool) (*os.File, error) {
 			return nil, err
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s %w", path, errSymlink)
+			return nil, badFile(path, whySymlink, nil)
 		}
 	}
 	return os.Open(path)

@@ -4,7 +4,6 @@ package persona
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"syscall"
 )
@@ -16,8 +15,11 @@ func openFile(path string, follow bool) (*os.File, error) {
 		return os.Open(path)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s %w", path, errSymlink)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return nil, badFile(path, whySymlink, nil)
+	case errors.Is(err, syscall.ENXIO):
+		return nil, badFile(path, whyNotRegular(os.ModeSocket), err)
 	}
 	return f, err
 }

@@ -3,6 +3,8 @@ package record
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -97,11 +99,41 @@ type Problem struct {
 	Since  time.Time // when it was first seen
 }
 
+// SortProblems orders problems by id, then path, as Problems answers them.
+func SortProblems(ps []Problem) {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+}
+
 // ProblemReporter is implemented by stores that can hold problems, such as
 // a file store whose files people edit by hand.
 type ProblemReporter interface {
 	// Problems returns the problems standing now, ordered by id then path.
 	Problems() []Problem
+}
+
+// Guard decides whether a store may serve a record it took in from outside
+// its own writes: one found at load, made or edited by hand, or moved by a
+// migration. others are the other records the store serves, r's own left
+// out. A non-nil error refuses r; its message is one sentence saying why.
+// A Guard must not call the store.
+type Guard func(r Record, others []Record) error
+
+// Guarded is implemented by stores whose records can change outside their
+// own writes, as files a person edits do, so that the service can hold
+// every record it serves to the rules a make or an edit through it passes.
+type Guarded interface {
+	// SetGuard installs g. The store first checks the records it serves
+	// now, oldest first (so that of two bots claiming one folder the older
+	// keeps it), and leaves out each one g refuses; from then on it checks
+	// every record it takes in outside its own writes, keeps the last good
+	// record of a bot whose edit g refuses, and leaves out a new one g
+	// refuses. Each refusal is a Problem at the bot's file, logged at Warn.
+	SetGuard(g Guard)
 }
 
 // FileBacked is implemented by stores that keep records in files on this

@@ -4,10 +4,13 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // tempPrefix starts the name of every temp file Write makes, so that readers
@@ -18,6 +21,65 @@ const tempPrefix = ".tmp-"
 // IsTemp reports whether a file name is one of Write's temp files.
 func IsTemp(name string) bool {
 	return len(name) > len(tempPrefix) && name[:len(tempPrefix)] == tempPrefix
+}
+
+// StaleAfter is how old a temp file must be for RemoveStale to take it for
+// the leftover of a crash: a write in progress takes milliseconds, so an
+// older one is no write anybody is still making.
+const StaleAfter = time.Minute
+
+// RemoveStale removes from dir the temp files that writes killed before
+// their rename left behind (Write's, and those of writers using its prefix),
+// when they were last modified before cutoff. With targets, only the temp
+// files of writes to those names (.tmp-<target>-*) are removed, so a folder
+// that is somebody else's keeps its own .tmp- files. It returns the paths
+// it removed; a missing folder has none.
+func RemoveStale(dir string, cutoff time.Time, targets ...string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s for stale temp files: %w", dir, err)
+	}
+	var removed []string
+	var errs []error
+	for _, e := range ents {
+		name := e.Name()
+		if !IsTemp(name) || !e.Type().IsRegular() || !ofTargets(name, targets) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	if len(removed) > 0 {
+		if err := SyncDir(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// ofTargets reports whether the temp file name is one of a write to one of
+// targets, or targets is empty.
+func ofTargets(name string, targets []string) bool {
+	if len(targets) == 0 {
+		return true
+	}
+	for _, t := range targets {
+		if strings.HasPrefix(name, tempPrefix+t+"-") {
+			return true
+		}
+	}
+	return false
 }
 
 // Write replaces path with data durably. The folder must exist.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesTheFileAndLeavesNoTempFile(t *testing.T) {
@@ -60,5 +61,44 @@ func TestMkdirAllMakesParentsAndRefusesAFile(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	if err := MkdirAll(file, 0o755); err == nil {
 		t.Fatal("MkdirAll over a file succeeded")
+	}
+}
+
+// plant writes a file at path last modified at mod.
+func plant(t *testing.T, path string, mod time.Time) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRemoveStaleTakesOnlyOldTempFilesOfTheTargetsNamed(t *testing.T) {
+	dir := t.TempDir()
+	old, now := time.Now().Add(-time.Hour), time.Now()
+	plant(t, filepath.Join(dir, ".tmp-AGENTS.md-123"), old) // a write killed long ago
+	plant(t, filepath.Join(dir, ".tmp-AGENTS.md-456"), now) // a write that may be in progress
+	plant(t, filepath.Join(dir, ".tmp-notes.txt-789"), old) // the folder's owner's own
+	plant(t, filepath.Join(dir, "AGENTS.md"), old)          // no temp file
+	if err := os.Mkdir(filepath.Join(dir, ".tmp-AGENTS.md-dir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := RemoveStale(dir, now.Add(-StaleAfter), "AGENTS.md", "CLAUDE.md")
+	if err != nil || len(removed) != 1 || removed[0] != filepath.Join(dir, ".tmp-AGENTS.md-123") {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	for _, kept := range []string{".tmp-AGENTS.md-456", ".tmp-notes.txt-789", "AGENTS.md", ".tmp-AGENTS.md-dir"} {
+		if _, err := os.Lstat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	// With no targets every old temp file goes.
+	if removed, err := RemoveStale(dir, now.Add(-StaleAfter)); err != nil || len(removed) != 1 {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	if removed, err := RemoveStale(filepath.Join(dir, "missing"), now); err != nil || removed != nil {
+		t.Fatalf("a missing folder: %v, %v", removed, err)
 	}
 }

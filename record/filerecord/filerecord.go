@@ -90,6 +90,7 @@ type Store struct {
 	bots     map[string]record.Entry
 	gone     map[string]struct{}
 	problems map[string]record.Problem // by path
+	guard    record.Guard              // checks what the store takes in by hand; nil takes all
 	closed   bool
 	writes   sync.WaitGroup // writes in flight; Close waits for them
 
@@ -109,6 +110,7 @@ var (
 	_ record.Store           = (*Store)(nil)
 	_ record.ProblemReporter = (*Store)(nil)
 	_ record.FileBacked      = (*Store)(nil)
+	_ record.Guarded         = (*Store)(nil)
 )
 
 // slugLock serialises the writes to one slug; refs counts its holders and
@@ -201,12 +203,7 @@ func (s *Store) Problems() []record.Problem {
 		out = append(out, p)
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b record.Problem) int {
-		if c := strings.Compare(a.ID, b.ID); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
+	record.SortProblems(out)
 	return out
 }
 
@@ -238,6 +235,53 @@ func (s *Store) report(id, path, reason string) {
 		p.Since = old.Since
 	}
 	s.problems[path] = p
+}
+
+// SetGuard installs g and checks every bot the store serves with it,
+// oldest first: a bot it refuses is left out, and reported at its file
+// until the file is good again. Every later hand edit, and every bot made
+// by hand, is checked with it too (see reconcile).
+func (s *Store) SetGuard(g record.Guard) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guard = g
+	if g == nil {
+		return
+	}
+	all := make([]record.Record, 0, len(s.bots))
+	for _, e := range s.bots {
+		all = append(all, e.Record)
+	}
+	slices.SortFunc(all, func(a, b record.Record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	kept := make([]record.Record, 0, len(all))
+	for _, r := range all {
+		if err := g(r, kept); err != nil {
+			delete(s.bots, r.ID)
+			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
+			continue
+		}
+		kept = append(kept, r)
+	}
+}
+
+// guardLocked checks r, a record taken in by hand, with the guard against
+// every other bot the store serves. The caller holds s.mu.
+func (s *Store) guardLocked(r record.Record) error {
+	if s.guard == nil {
+		return nil
+	}
+	others := make([]record.Record, 0, len(s.bots))
+	for id, e := range s.bots {
+		if id != r.ID {
+			others = append(others, e.Record)
+		}
+	}
+	return s.guard(r, others)
 }
 
 func clone(e record.Entry) record.Entry {

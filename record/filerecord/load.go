@@ -33,6 +33,10 @@ type loaded struct {
 // since it may be a person's own copy.
 func (s *Store) load(ctx context.Context) error {
 	start := time.Now()
+	// A temp file older than this is what a write killed before its rename
+	// left: a crash, or a kill -9.
+	cutoff := start.Add(-atomicfile.StaleAfter)
+	s.clearTemps(cutoff, s.botsDir, s.goneDir)
 	gone, err := s.readTombstones()
 	if err != nil {
 		return err
@@ -74,6 +78,7 @@ func (s *Store) load(ctx context.Context) error {
 					return
 				}
 				found[i].entry, found[i].stat, found[i].err = readBot(s.file(ids[i]), ids[i])
+				s.clearTemps(cutoff, s.dir(ids[i]), filepath.Join(s.dir(ids[i]), "sessions"), filepath.Join(s.dir(ids[i]), "logs"))
 			}
 		})
 	}
@@ -120,5 +125,20 @@ func (s *Store) clearAside(name string) {
 	path := filepath.Join(s.botsDir, name)
 	if err := os.RemoveAll(path); err != nil {
 		s.log.Warn("cannot remove the folder of a deleted bot", "path", path, "reason", err.Error())
+	}
+}
+
+// clearTemps removes the temp files older than cutoff that writes killed
+// before their rename left in dirs, logging what it removed and what it
+// could not.
+func (s *Store) clearTemps(cutoff time.Time, dirs ...string) {
+	for _, dir := range dirs {
+		removed, err := atomicfile.RemoveStale(dir, cutoff)
+		if len(removed) > 0 {
+			s.log.Info("removed temp files a crash left", "folder", dir, "files", removed)
+		}
+		if err != nil {
+			s.log.Warn("cannot remove temp files a crash left", "folder", dir, "reason", err.Error())
+		}
 	}
 }

@@ -107,6 +107,11 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			return true
 		case !known:
 			s.mu.Lock()
+			if err := s.guardLocked(l.entry.Record); err != nil {
+				s.report(id, path, err.Error()+"; the bot is left out")
+				s.mu.Unlock()
+				return true
+			}
 			s.bots[id] = l.entry
 			delete(s.problems, path)
 			delete(s.problems, s.dir(id))
@@ -126,6 +131,12 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			e.Record.Workspace = old.Record.Workspace
 		}
 		s.mu.Lock()
+		if err := s.guardLocked(e.Record); err != nil {
+			refused = append(refused, err.Error()+"; the bot reads as it did before the edit")
+			s.report(id, path, strings.Join(refused, "; "))
+			s.mu.Unlock()
+			return true
+		}
 		s.bots[id] = e
 		if len(refused) > 0 {
 			s.report(id, path, strings.Join(refused, "; "))
