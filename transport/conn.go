@@ -47,7 +47,9 @@ type conn struct {
 	id        uint64
 	w         wire
 	principal access.Principal
+	token     string // what it presented at the upgrade, asked again by Reauthenticate
 	log       *slog.Logger
+	revoked   bool // guarded by Bus.mu: its token no longer holds; keep nothing for a reconnect
 
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// closedWithin waits up to d for the server to close c and returns how it
+// closed it.
+func closedWithin(t *testing.T, c *client, name string, d time.Duration) websocket.CloseError {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-c.ended:
+	case <-timer.C:
+		t.Fatalf("%s: the connection was still open %v after the users file changed", name, d)
+	}
+	c.mu.Lock()
+	err := c.readErr
+	c.mu.Unlock()
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) {
+		t.Fatalf("%s: the connection ended with %v, want a close frame", name, err)
+	}
+	return ce
+}
+
+func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGroup(ctx, t)
+	kim := g.connect(t, kimToken, "kim")    // taken out of the file
+	soft := g.connect(t, softToken, "soft") // given a new token
+	nemo := g.connect(t, nemoToken, "nemo") // made a member of backend: stays
+	root := g.connect(t, rootToken, "root")
+	soft.makeBot(t, "teams", `{"name":"Team's","owner":"team:backend"}`)
+	for _, c := range []*client{kim, soft, nemo} {
+		c.subscribeCatalogue(t)
+	}
+
+	const newSoftToken = "soft-token-2"
+	changed := time.Now()
+	writeAtomic(t, g.dirs.users, `{"root":{"token":"`+rootToken+`"},"users":[
+		{"id":"soft","token":"`+newSoftToken+`","grants":["bot:put","session:create"],"memberships":[]},
+		{"id":"nemo","token":"`+nemoToken+`","grants":[],"memberships":["backend"]}]}`)
+
+	for name, c := range map[string]*client{"kim": kim, "soft": soft} {
+		ce := closedWithin(t, c, name, time.Second)
+		if ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "token") {
+			t.Errorf("%s: closed with %d %q, want 1008 and a reason about the token", name, ce.Code, ce.Reason)
+		}
+	}
+	if d := time.Since(changed); d > time.Second {
+		t.Errorf("the revoked connections closed %v after the users file changed, want within one second", d)
+	}
+
+	t.Run("a membership change keeps the connection and applies at once", func(t *testing.T) {
+		nemo.waitFor(t, "bots: added teams")
+		wantList(t, "nemo lists", nemo.list(t), []string{"teams"})
+		root.result(t, "ping", map[string]any{"channel": "ahp-root://"}, nil)
+	})
+	t.Run("the old tokens are refused, the new one is served", func(t *testing.T) {
+		for _, tok := range []string{kimToken, softToken} {
+			c, resp, err := dialErr(ctx, g.srv, tok, byQuery)
+			if err == nil {
+				c.close()
+				t.Fatalf("token %s: the upgrade succeeded", tok)
+			}
+			if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("token %s: %v, response %v; want 401", tok, err, resp)
+			}
+		}
+		c := dial(ctx, t, g.srv, newSoftToken, byQuery)
+		c.initialize(t, "soft")
+		wantList(t, "soft lists", c.list(t), []string{})
+	})
+}
