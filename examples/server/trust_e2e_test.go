@@ -19,7 +19,7 @@ func closedWithin(t *testing.T, c *client, name string, d time.Duration) websock
 	select {
 	case <-c.ended:
 	case <-timer.C:
-		t.Fatalf("%s: the connection was still open %v after the users file changed", name, d)
+		t.Fatalf("%s: the connection was still open after %v", name, d)
 	}
 	c.mu.Lock()
 	err := c.readErr
@@ -79,4 +79,19 @@ func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *test
 		c.initialize(t, "soft")
 		wantList(t, "soft lists", c.list(t), []string{})
 	})
+}
+
+func TestEndToEndTextFrameWithInvalidUTF8IsClosedWith1007(t *testing.T) {
+	ctx := testCtx(t)
+	srv := startServer(t, newDirs(t).args())
+	c := dial(ctx, t, srv, rootToken, byQuery)
+	c.initialize(t, "bad-utf8")
+	frame := []byte(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"channel":"ahp-root://","x":"` + "\xff\xfe" + `"}}`)
+	if err := c.ws.Write(ctx, websocket.MessageText, frame); err != nil {
+		t.Fatal(err)
+	}
+	ce := closedWithin(t, c, "the client", 10*time.Second)
+	if ce.Code != websocket.StatusInvalidFramePayloadData || !strings.Contains(ce.Reason, "UTF-8") {
+		t.Errorf("closed with %d %q, want 1007 naming UTF-8", ce.Code, ce.Reason)
+	}
 }
