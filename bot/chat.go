@@ -405,7 +405,9 @@ func (c *chats) replay() error {
 		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
 			created: o.CreatedAt, path: path, mark: mark}
 		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
-		last := o.At
+		// began is when the active turn began by the server's clock: the
+		// time of the line that began it, not the client's startedAt.
+		last, began := o.At, ""
 		for _, l := range lines[1:] {
 			if m, ok := l.Meta[BotMeta].(map[string]any); ok {
 				ch.mark = m
@@ -416,7 +418,11 @@ func (c *chats) replay() error {
 			}
 			switch l.Kind {
 			case lineChat:
+				idle := ch.cstate.ActiveTurn == nil
 				ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
+				if idle && ch.cstate.ActiveTurn != nil {
+					began = l.At
+				}
 				ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 			case lineSession:
 				ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
@@ -425,7 +431,7 @@ func (c *chats) replay() error {
 		ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
 		if at := ch.cstate.ActiveTurn; at != nil {
 			d := time.Duration(0)
-			if t0, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
+			if t0, err := time.Parse(time.RFC3339Nano, began); err == nil {
 				if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
 					d = t1.Sub(t0)
 				}
