@@ -16,8 +16,17 @@ import (
 
 func invalid(err error) error { return errcode.New(errcode.Invalid, "%v", err) }
 
-// Make makes the bot id from a make's JSON body, as p.
+// Make makes the bot id from a make's JSON body, as p. It returns once
+// the catalogue holds the new bot, so a subscribe after it sees it.
 func (s *Service) Make(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
+	b, err := s.makeBot(ctx, p, id, body)
+	if err == nil {
+		s.awaitCatalogue(ctx, id, b.ETag)
+	}
+	return b, err
+}
+
+func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
 	if err := record.CheckSlug(id); err != nil {
 		return Bot{}, invalid(err)
 	}
@@ -258,8 +267,17 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 }
 
 // Edit merges an edit's JSON body onto the bot, as p. With ifMatch, the edit
-// applies only to the revision of that etag.
+// applies only to the revision of that etag. It returns once the catalogue
+// holds the edit, so a subscribe after it sees it.
 func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
+	b, err := s.edit(ctx, p, id, body, ifMatch)
+	if err == nil {
+		s.awaitCatalogue(ctx, id, b.ETag)
+	}
+	return b, err
+}
+
+func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)
@@ -324,7 +342,16 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 
 // Delete deletes the bot and leaves its tombstone. The store removes its own
 // data for the bot; the work folder and its AGENTS.md stay where they are.
+// It returns once the catalogue no longer holds the bot.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
+	err := s.remove(ctx, p, id, ifMatch)
+	if err == nil {
+		s.awaitCatalogue(ctx, id, "")
+	}
+	return err
+}
+
+func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifMatch string) error {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)

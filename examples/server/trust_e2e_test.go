@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,5 +95,46 @@ func TestEndToEndTextFrameWithInvalidUTF8IsClosedWith1007(t *testing.T) {
 	ce := closedWithin(t, c, "the client", 10*time.Second)
 	if ce.Code != websocket.StatusInvalidFramePayloadData || !strings.Contains(ce.Reason, "UTF-8") {
 		t.Errorf("closed with %d %q, want 1007 naming UTF-8", ce.Code, ce.Reason)
+	}
+}
+
+// catalogue subscribes to x-ahpd-bots:// afresh and returns its bots by
+// id.
+func (c *client) catalogue(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	snap := c.subscribe(t, "x-ahpd-bots://", "bots")
+	var st struct {
+		Bots []map[string]any `json:"bots"`
+	}
+	if err := json.Unmarshal(snap.State, &st); err != nil {
+		t.Fatalf("catalogue snapshot %s: %v", snap.State, err)
+	}
+	out := map[string]map[string]any{}
+	for _, b := range st.Bots {
+		out[b["id"].(string)] = b
+	}
+	return out
+}
+
+func TestEndToEndASubscribeAfterAnAcknowledgedWriteSeesIt(t *testing.T) {
+	ctx := testCtx(t)
+	srv := startServer(t, newDirs(t).args())
+	c := dial(ctx, t, srv, rootToken, byQuery)
+	c.initialize(t, "ryw")
+	for i := range 60 {
+		slug := fmt.Sprintf("ryw-%d", i)
+		c.makeBot(t, slug, `{"name":"R"}`)
+		if _, ok := c.catalogue(t)[slug]; !ok {
+			t.Fatalf("iteration %d: the catalogue after the make lacks %s", i, slug)
+		}
+		desc := fmt.Sprintf("edited %d", i)
+		c.editBot(t, slug, `{"description":"`+desc+`"}`, "")
+		if got := c.catalogue(t)[slug]["description"]; got != desc {
+			t.Fatalf("iteration %d: the catalogue after the edit has description %v, want %q", i, got, desc)
+		}
+		c.deleteBot(t, slug)
+		if _, ok := c.catalogue(t)[slug]; ok {
+			t.Fatalf("iteration %d: the catalogue after the delete still has %s", i, slug)
+		}
 	}
 }
