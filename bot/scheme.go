@@ -20,10 +20,11 @@ func invalid(err error) error { return errcode.New(errcode.Invalid, "%v", err) }
 // the catalogue holds the new bot, so a subscribe after it sees it.
 func (s *Service) Make(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
 	b, err := s.makeBot(ctx, p, id, body)
-	if err == nil {
-		s.awaitCatalogue(ctx, id, b.ETag)
+	if err != nil {
+		return Bot{}, unsaved(uri(id), err)
 	}
-	return b, err
+	s.awaitCatalogue(ctx, id, b.ETag)
+	return b, nil
 }
 
 func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
@@ -271,10 +272,11 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 // holds the edit, so a subscribe after it sees it.
 func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
 	b, err := s.edit(ctx, p, id, body, ifMatch)
-	if err == nil {
-		s.awaitCatalogue(ctx, id, b.ETag)
+	if err != nil {
+		return Bot{}, unsaved(uri(id), err)
 	}
-	return b, err
+	s.awaitCatalogue(ctx, id, b.ETag)
+	return b, nil
 }
 
 func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
@@ -319,6 +321,13 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	}
 	ne, err := s.store.Update(ctx, stored, e.ETag)
 	if err != nil {
+		if s.personaInFile(r) {
+			// the edit is refused: its persona half goes too.
+			old := persona.Parts{Name: cur.Record.Name, Description: cur.Record.Description, Instructions: cur.Record.Instructions}
+			if rerr := s.writePersona(ctx, cur.Record, old); rerr != nil {
+				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", rerr)
+			}
+		}
 		return Bot{}, storeError(id, err)
 	}
 	return s.withPersona(ctx, ne, true)
@@ -344,11 +353,11 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 // data for the bot; the work folder and its AGENTS.md stay where they are.
 // It returns once the catalogue no longer holds the bot.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
-	err := s.remove(ctx, p, id, ifMatch)
-	if err == nil {
-		s.awaitCatalogue(ctx, id, "")
+	if err := s.remove(ctx, p, id, ifMatch); err != nil {
+		return unsaved("the deletion of "+uri(id), err)
 	}
-	return err
+	s.awaitCatalogue(ctx, id, "")
+	return nil
 }
 
 func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifMatch string) error {
