@@ -33,12 +33,26 @@ func (s *Server) Reauthenticate() {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		p, ok := s.host.Authenticate(c.token)
-		if ok && p.Root == c.principal.Root && p.User == c.principal.User {
-			continue
+		if !s.holds(c) {
+			c.revoke()
 		}
-		c.revoke()
 	}
+}
+
+// holds reports whether c's token still authenticates it as the principal
+// it was given at the upgrade. ServeHTTP and Pipe ask once more after
+// registering a connection: a change between the upgrade's Authenticate
+// and the registration would otherwise escape Reauthenticate.
+func (s *Server) holds(c *conn) bool {
+	p, ok := s.host.Authenticate(c.token)
+	return ok && p.Root == c.principal.Root && p.User == c.principal.User
+}
+
+// unregister undoes newConn for a connection never served.
+func (s *Server) unregister(c *conn) {
+	s.forget(c)
+	c.cancel()
+	s.wg.Done()
 }
 
 // revoke ends c's subscriptions and closes it with revokedReason once what

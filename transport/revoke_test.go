@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
 )
 
 func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubscriptions(t *testing.T) {
@@ -80,3 +83,38 @@ func (h *watchingHost) WatchAuth(fn func()) func() {
 }
 
 func (h *watchingHost) changed() { h.fn() }
+
+// racedHost takes a token away right after its first Authenticate, as a
+// users file changing during an upgrade does.
+type racedHost struct {
+	*fakeHost
+	calls int
+}
+
+func (h *racedHost) Authenticate(token string) (access.Principal, bool) {
+	p, ok := h.fakeHost.Authenticate(token)
+	h.calls++
+	if h.calls == 1 {
+		h.refuse(token)
+	}
+	return p, ok
+}
+
+func TestATokenTakenAwayDuringTheUpgradeIsNotServed(t *testing.T) {
+	bus := NewBus(nil)
+	host := &racedHost{fakeHost: newFakeHost(bus)}
+	srv, err := New(Config{Host: host, Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if _, err := srv.Pipe(testContext(t), "soft-token"); errcode.Of(err) != errcode.Unauthenticated {
+		t.Fatalf("Pipe answered %v, want Unauthenticated", err)
+	}
+	srv.mu.Lock()
+	n := len(srv.conns)
+	srv.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d connections left registered", n)
+	}
+}

@@ -198,6 +198,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
+	if !s.holds(c) {
+		s.unregister(c)
+		_ = ws.Close(websocket.StatusPolicyViolation, revokedReason)
+		return
+	}
 	// the end of the connection's context ends a blocked read or write.
 	context.AfterFunc(c.ctx, func() { _ = ws.CloseNow() })
 	defer s.wg.Done()
@@ -218,6 +223,10 @@ func (s *Server) Pipe(ctx context.Context, token string) (*Conn, error) {
 	c, err := s.newConn(p, token, w, "pipe")
 	if err != nil {
 		return nil, err
+	}
+	if !s.holds(c) {
+		s.unregister(c)
+		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
 	}
 	stop := context.AfterFunc(ctx, func() { w.closeWith(websocket.StatusGoingAway, "context done") })
 	go func() {
