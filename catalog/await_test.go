@@ -7,22 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/agenthost/bots/record"
 )
-
-// putTagged makes or edits a bot in the source with the etag its change
-// carries.
-func (s *fakeSource) putTagged(r record.Record, etag string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kind := record.Updated
-	if _, ok := s.bots[r.ID]; !ok {
-		kind = record.Created
-	}
-	s.bots[r.ID] = r
-	s.sendLocked(record.Change{Kind: kind, ID: r.ID, Entry: record.Entry{Record: r, ETag: etag}})
-}
 
 func TestAwaitReturnsOnceTheCatalogueHoldsTheChangeSoASubscribeSeesIt(t *testing.T) {
 	e := newEnv(t, Config{})
