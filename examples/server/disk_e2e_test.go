@@ -87,6 +87,7 @@ func TestEndToEndAFullDiskRefusesWritesAsUnavailableAndFailsTheTurnItCannotLog(t
 	}{
 		{"a make", "resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://lost", "data": `{"name":"Lost"}`, "encoding": "utf-8", "createOnly": true}, "bot://lost"},
 		{"an edit", "resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://keep", "data": `{"description":"` + strings.Repeat("d", 2000) + `"}`, "encoding": "utf-8"}, "bot://keep"},
+		{"a new chat", "createSession", map[string]any{"channel": "ahp-session:/full", "provider": "bot-chat", "config": map[string]any{"bot": "keep"}}, "ahp-session:/full"},
 	} {
 		err := c.call(tc.method, tc.params, nil, nil)
 		if err == nil {
