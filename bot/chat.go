@@ -41,6 +41,12 @@ const (
 	InterruptedMessage = "The agent was interrupted before this request finished."
 )
 
+// UnsavedType is the errorType of a turn that ended while a line of it
+// could not be written to the chat's log: shown as complete, it would read
+// back after a restart without its reply, so it ends in chat/error saying
+// why instead.
+const UnsavedType = "turnNotSaved"
+
 // ChatAgent is the bot-chat provider's entry in the root state's agents.
 func ChatAgent() ahp.AgentInfo {
 	return ahp.AgentInfo{
@@ -134,7 +140,8 @@ type chat struct {
 	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
 	turn     *wake.Turn
 	gone     bool
-	logError bool // an append failed and was reported
+	logError bool   // an append failed and was reported
+	unsaved  string // why a line of the active turn is not in the log; "" when none failed
 }
 
 func (c *chats) get(uri string) *chat {
@@ -228,7 +235,7 @@ func (c *chats) create(ctx context.Context, call transport.Call) error {
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
 		c.mu.Unlock()
-		return fmt.Errorf("open a chat with %s: %w", uri(r.ID), err)
+		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
 	}
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
@@ -327,26 +334,65 @@ func (c *chats) notify(owner, method string, params any) {
 }
 
 // logLocked appends an action's line to the chat's log. A failed append is
-// reported once per chat; the chat goes on in memory.
-func (ch *chat) logLocked(kind string, a ahp.Action) {
+// reported once per chat and returned; the chat goes on in memory.
+func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
 	if err := appendLine(ch.path, l); err != nil {
 		if !ch.logError {
 			ch.logError = true
 			ch.c.s.log.Warn("bot: a chat log line could not be written", "path", ch.path, "bot", ch.bot, "err", err)
 		}
-		return
+		return err
 	}
 	ch.logError = false
+	return nil
+}
+
+// unsavedReason is the sentence a turn ends with when its log line could
+// not be written.
+func unsavedReason(err error) string {
+	if reason, ok := diskRefusal(err); ok {
+		return "This turn could not be saved: " + reason + ", so its reply would be lost after a restart."
+	}
+	return "This turn could not be saved: the chat's log could not be written, so its reply would be lost after a restart."
+}
+
+// logChatLocked logs a chat action, and answers the action to apply in
+// its place: a turn some line of which is not in the log does not end as
+// complete, which after a restart would read back without its reply, but
+// in chat/error saying why. Called with ch.mu held.
+func (ch *chat) logChatLocked(a ahp.Action) ahp.Action {
+	if a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
+		return a
+	}
+	if a.Type == ahp.ActionChatTurnStarted {
+		ch.unsaved = ""
+	}
+	unsaved := func(b *ahp.ChatTurnCompleteAction) ahp.Action {
+		return ahp.TurnFailed(b.TurnID, time.Duration(b.Duration)*time.Millisecond,
+			ahp.ErrorInfo{ErrorType: UnsavedType, Message: ch.unsaved}, false)
+	}
+	complete, _ := a.Body.(*ahp.ChatTurnCompleteAction)
+	if complete != nil && ch.unsaved != "" {
+		a, complete = unsaved(complete), nil
+	}
+	if err := ch.logLocked(lineChat, a); err != nil {
+		if ch.unsaved == "" {
+			ch.unsaved = unsavedReason(err)
+		}
+		if complete != nil {
+			a = unsaved(complete)
+			_ = ch.logLocked(lineChat, a) // a restart reads the turn as interrupted when this fails too
+		}
+	}
+	return a
 }
 
 // emitChatLocked logs, applies and publishes a chat action; the session's
 // catalogue follows the chat's status. Called with ch.mu held.
 func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 	prev := ch.cstate
-	if a.Type != ahp.ActionChatDraftChanged { // a draft is no turn event
-		ch.logLocked(lineChat, a)
-	}
+	a = ch.logChatLocked(a)
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
 	seq, err := ch.c.s.bus.Publish(ch.uri, transport.Event{Action: a, Origin: origin})
@@ -368,7 +414,7 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 // when log is set. Called with ch.mu held.
 func (ch *chat) emitSessionLocked(a ahp.Action, origin *transport.Origin, log bool) {
 	if log {
-		ch.logLocked(lineSession, a)
+		_ = ch.logLocked(lineSession, a) // reported; the chat goes on in memory
 	}
 	ch.sstate = ahp.ApplySession(ch.sstate, a)
 	seq, err := ch.c.s.bus.Publish(ch.session, transport.Event{Action: a, Origin: origin})
@@ -405,7 +451,9 @@ func (c *chats) replay() error {
 		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
 			created: o.CreatedAt, path: path, mark: mark}
 		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
-		last := o.At
+		// began is when the active turn began by the server's clock: the
+		// time of the line that began it, not the client's startedAt.
+		last, began := o.At, ""
 		for _, l := range lines[1:] {
 			if m, ok := l.Meta[BotMeta].(map[string]any); ok {
 				ch.mark = m
@@ -416,7 +464,11 @@ func (c *chats) replay() error {
 			}
 			switch l.Kind {
 			case lineChat:
+				idle := ch.cstate.ActiveTurn == nil
 				ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
+				if idle && ch.cstate.ActiveTurn != nil {
+					began = l.At
+				}
 				ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 			case lineSession:
 				ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
@@ -425,7 +477,7 @@ func (c *chats) replay() error {
 		ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
 		if at := ch.cstate.ActiveTurn; at != nil {
 			d := time.Duration(0)
-			if t0, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
+			if t0, err := time.Parse(time.RFC3339Nano, began); err == nil {
 				if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
 					d = t1.Sub(t0)
 				}
@@ -433,7 +485,7 @@ func (c *chats) replay() error {
 			// Resumable: chat/turnResume wakes the back session again
 			// with the turn's message (VS Code's Keep Going).
 			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
-			ch.logLocked(lineChat, a)
+			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
 			ch.cstate = ahp.ApplyChat(ch.cstate, a)
 			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 		}

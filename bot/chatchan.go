@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/agenthost/bots/bot/errcode"
 	"github.com/agenthost/bots/record"
@@ -271,10 +270,9 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		meta := map[string]any{BotMeta: mark}
 		ch.emitSessionLocked(ahp.SessionMetaChanged(meta), nil, true)
 	}
-	started, err := time.Parse(time.RFC3339Nano, b.StartedAt)
-	if err != nil {
-		started = s.now()
-	}
+	// The turn is measured by the server's clock: a client's startedAt
+	// says when its clock thinks the turn began, which may be a day off.
+	started := s.now()
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 	}

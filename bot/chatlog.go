@@ -68,8 +68,10 @@ func logPath(botsDir, bot, session string) string {
 }
 
 // appendLine appends one line to the log at path, durably: write, fsync,
-// and fsync the folder when the file is new. It never makes the folder, so
-// a bot whose folder was removed (deleted) gets no new one.
+// and fsync the folder when the file is new. A write that fails leaves
+// none of the line behind. It never makes the folder, so a bot whose
+// folder was removed (deleted) gets no new one. Appends to one log are
+// serialised by its caller.
 func appendLine(path string, line logLine) error {
 	data, err := json.Marshal(line)
 	if err != nil {
@@ -85,7 +87,17 @@ func appendLine(path string, line logLine) error {
 	if err != nil {
 		return fmt.Errorf("open chat log: %w", err)
 	}
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("append to chat log %s: %w", path, err)
+	}
 	if _, err := f.Write(data); err != nil {
+		// A full disk may take part of the line: cut it off, or the next
+		// line would be glued to it and both lost when the log is read.
+		if terr := f.Truncate(end); terr != nil {
+			err = errors.Join(err, fmt.Errorf("cut off the part written: %w", terr))
+		}
 		f.Close()
 		return fmt.Errorf("append to chat log %s: %w", path, err)
 	}

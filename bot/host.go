@@ -33,6 +33,18 @@ func (s *Service) Authenticate(token string) (access.Principal, bool) {
 	return s.users.Authenticate(token)
 }
 
+var _ transport.AuthWatcher = (*Service)(nil)
+
+// WatchAuth calls fn after each change of the users directory, when it
+// tells of its changes as access.Directory does, so that the transport
+// closes the connections whose token no longer holds.
+func (s *Service) WatchAuth(fn func()) (stop func()) {
+	if d, ok := s.users.(membershipSource); ok {
+		return d.Subscribe(func(_, _ *access.Users) { fn() })
+	}
+	return func() {}
+}
+
 // principalNow is who a subscriber is now: its user's current memberships
 // and grants, where the users directory knows them.
 func (s *Service) principalNow(sub *transport.Subscriber) access.Principal {

@@ -17,8 +17,18 @@ import (
 
 func invalid(err error) error { return errcode.New(errcode.Invalid, "%v", err) }
 
-// Make makes the bot id from a make's JSON body, as p.
+// Make makes the bot id from a make's JSON body, as p. It returns once
+// the catalogue holds the new bot, so a subscribe after it sees it.
 func (s *Service) Make(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
+	b, err := s.makeBot(ctx, p, id, body)
+	if err != nil {
+		return Bot{}, unsaved(uri(id), err)
+	}
+	s.awaitCatalogue(ctx, id, b.ETag)
+	return b, nil
+}
+
+func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
 	if err := record.CheckSlug(id); err != nil {
 		return Bot{}, invalid(err)
 	}
@@ -417,8 +427,18 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 }
 
 // Edit merges an edit's JSON body onto the bot, as p. With ifMatch, the edit
-// applies only to the revision of that etag.
+// applies only to the revision of that etag. It returns once the catalogue
+// holds the edit, so a subscribe after it sees it.
 func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
+	b, err := s.edit(ctx, p, id, body, ifMatch)
+	if err != nil {
+		return Bot{}, unsaved(uri(id), err)
+	}
+	s.awaitCatalogue(ctx, id, b.ETag)
+	return b, nil
+}
+
+func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)
@@ -477,6 +497,13 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 	}
 	ne, err := s.store.Update(ctx, stored, e.ETag)
 	if err != nil {
+		if s.personaInFile(r) {
+			// the edit is refused: its persona half goes too.
+			old := persona.Parts{Name: cur.Record.Name, Description: cur.Record.Description, Instructions: cur.Record.Instructions}
+			if rerr := s.writePersona(ctx, cur.Record, old); rerr != nil {
+				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", rerr)
+			}
+		}
 		return Bot{}, storeError(id, err)
 	}
 	return s.withPersona(ctx, ne, true)
@@ -500,7 +527,16 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 
 // Delete deletes the bot and leaves its tombstone. The store removes its own
 // data for the bot; the work folder and its AGENTS.md stay where they are.
+// It returns once the catalogue no longer holds the bot.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
+	if err := s.remove(ctx, p, id, ifMatch); err != nil {
+		return unsaved("the deletion of "+uri(id), err)
+	}
+	s.awaitCatalogue(ctx, id, "")
+	return nil
+}
+
+func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifMatch string) error {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)

@@ -408,6 +408,22 @@ func (s *Service) forget(id string) {
 	s.partsMu.Unlock()
 }
 
+// catalogueWait bounds how long an acknowledged write waits for the
+// catalogue to hold it; past it the write is acknowledged anyway, and the
+// wait is logged.
+const catalogueWait = 10 * time.Second
+
+// awaitCatalogue waits until the catalogue has applied the store's change
+// that gave bot id the etag ("" for its deletion): read-your-writes for
+// whoever subscribes after the write is acknowledged.
+func (s *Service) awaitCatalogue(ctx context.Context, id, etag string) {
+	ctx, cancel := context.WithTimeout(ctx, catalogueWait)
+	defer cancel()
+	if err := s.catalog.Await(ctx, id, etag); errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("bot: the catalogue did not take a write in time; acknowledged anyway", "bot", id, "waited", catalogueWait)
+	}
+}
+
 // stamp is the time a write records, at the millisecond a record keeps.
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 

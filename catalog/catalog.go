@@ -80,17 +80,22 @@ type Catalog struct {
 	order   []string // ids of bots, sorted
 	catSeq  int64    // serverSeq of the last catalogue action published
 	watches map[string]*watch
-	applied int64 // changes of the Source taken, for tests to wait on
+	applied int64                         // changes of the Source taken, for tests to wait on
+	recent  map[changeKey]struct{}        // the latest changes applied, for Await
+	recentQ []changeKey                   // recent, oldest first
+	waiters map[changeKey][]chan struct{} // Await calls, closed when their change is applied
 
 	smu     sync.Mutex // guards readers, early and every watch's watchers
 	readers map[*transport.Subscriber]*reader
 	early   map[*transport.Subscriber]time.Time // unsubscribed before their Subscribe ran
 }
 
-// entry is a bot as the catalogue holds it: the record and its JSON.
+// entry is a bot as the catalogue holds it: the record, its JSON and the
+// etag of the change that gave it (empty for the first listing).
 type entry struct {
-	rec record.Record
-	raw json.RawMessage
+	rec  record.Record
+	raw  json.RawMessage
+	etag string
 }
 
 // New starts following cfg.Source: it watches the Source first and then
@@ -126,6 +131,8 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		done:      make(chan struct{}),
 		bots:      map[string]entry{},
 		watches:   map[string]*watch{},
+		recent:    map[changeKey]struct{}{},
+		waiters:   map[changeKey][]chan struct{}{},
 		readers:   map[*transport.Subscriber]*reader{},
 		early:     map[*transport.Subscriber]time.Time{},
 	}
@@ -217,12 +224,15 @@ func (c *Catalog) apply(ch record.Change) {
 	if c.closed {
 		return
 	}
+	defer c.appliedChangeLocked(keyOfChange(id, ch))
 	old, had := c.bots[id]
 	switch ch.Kind {
 	case record.Created, record.Updated:
 		r := ch.Entry.Record
 		r.ID = id
 		if had && old.rec.Equal(r) {
+			old.etag = ch.Entry.ETag
+			c.bots[id] = old
 			return // the change was already in the first listing
 		}
 		e, err := newEntry(r)
@@ -230,6 +240,7 @@ func (c *Catalog) apply(ch record.Change) {
 			c.log.Error("catalog: a bot's record did not marshal", "bot", id, "err", err)
 			return
 		}
+		e.etag = ch.Entry.ETag
 		c.bots[id] = e
 		if !had {
 			i, _ := slices.BinarySearch(c.order, id)

@@ -93,7 +93,10 @@ func (s *fakeSource) sendLocked(c record.Change) {
 }
 
 // put makes or edits a bot.
-func (s *fakeSource) put(r record.Record) {
+func (s *fakeSource) put(r record.Record) { s.putTagged(r, "") }
+
+// putTagged makes or edits a bot with the etag its change carries.
+func (s *fakeSource) putTagged(r record.Record, etag string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kind := record.Updated
@@ -101,7 +104,7 @@ func (s *fakeSource) put(r record.Record) {
 		kind = record.Created
 	}
 	s.bots[r.ID] = r
-	s.sendLocked(record.Change{Kind: kind, ID: r.ID, Entry: record.Entry{Record: r}})
+	s.sendLocked(record.Change{Kind: kind, ID: r.ID, Entry: record.Entry{Record: r, ETag: etag}})
 }
 
 // del deletes a bot.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -31,7 +32,10 @@ type wire interface {
 	abort(code websocket.StatusCode, reason string)
 }
 
-var errBinary = errors.New("binary frame")
+var (
+	errBinary      = errors.New("binary frame")
+	errInvalidUTF8 = errors.New("text frame not valid UTF-8")
+)
 
 // outItem is one queued outgoing message, or the instruction to close once
 // what was queued before it is sent.
@@ -47,7 +51,9 @@ type conn struct {
 	id        uint64
 	w         wire
 	principal access.Principal
+	token     string // what it presented at the upgrade, asked again by Reauthenticate
 	log       *slog.Logger
+	revoked   bool // guarded by Bus.mu: its token no longer holds; keep nothing for a reconnect
 
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
@@ -136,6 +142,12 @@ func (c *conn) readLoop() (moved bool, err error) {
 		}
 		if err != nil {
 			return false, err
+		}
+		if !utf8.Valid(data) {
+			// RFC 6455 §8.1: a text frame that is not UTF-8 fails the
+			// connection with 1007.
+			c.closeAfterQueue(websocket.StatusInvalidFramePayloadData, "a text frame must be valid UTF-8")
+			return false, errInvalidUTF8
 		}
 		c.handleFrame(data)
 		if c.direct != nil && c.writeDirect() {

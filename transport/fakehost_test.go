@@ -34,7 +34,8 @@ type fakeHost struct {
 
 	mu       sync.Mutex
 	channels map[string]*fakeChannel
-	unsubs   []string // "uri#subscriberID", in order
+	unsubs   []string        // "uri#subscriberID", in order
+	refused  map[string]bool // tokens taken away since
 }
 
 func newFakeHost(bus *Bus) *fakeHost {
@@ -55,8 +56,21 @@ func (h *fakeHost) Authenticate(token string) (access.Principal, bool) {
 	if h.open {
 		return access.RootPrincipal(), true
 	}
+	h.mu.Lock()
+	refused := h.refused[token]
+	h.mu.Unlock()
 	p, ok := fakeTokens[token]
-	return p, ok
+	return p, ok && !refused
+}
+
+// refuse takes a token away: Authenticate refuses it from now on.
+func (h *fakeHost) refuse(token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refused == nil {
+		h.refused = map[string]bool{}
+	}
+	h.refused[token] = true
 }
 
 func (h *fakeHost) Meta(_ context.Context, c Caller) (map[string]any, error) {

@@ -661,7 +661,7 @@ func errorFor(method string, err error) (e *wireError, internal bool) {
 		// AHP has no "try again" code and -32000..-32099 are its to
 		// assign, so Unavailable is an InternalError that keeps its
 		// message: the requester learns it may try again.
-		if msg == internalMessage {
+		if msg == internalMessage || msg == "" {
 			msg = unavailableMessageDefault
 		}
 		return &wireError{Code: CodeInternalError, Message: msg}, false

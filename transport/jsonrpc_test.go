@@ -69,6 +69,8 @@ func TestErrorForMapsEveryCode(t *testing.T) {
 		{"resourceRead", errcode.New(errcode.Unauthenticated, "sign in"), CodeAuthRequired, "sign in", false},
 		{"resourceRead", errcode.New(errcode.Unsupported, "no"), CodeMethodNotFound, "no", false},
 		{"resourceRead", errcode.New(errcode.Unavailable, "shutting down"), CodeInternalError, "shutting down", false},
+		{"resourceWrite", fmt.Errorf("make: %w", errcode.Wrap(errcode.Unavailable, errors.New("/secret/path: no space"), "the server's disk is full: bot://x was not saved")), CodeInternalError, "the server's disk is full: bot://x was not saved", false},
+		{"resourceWrite", errcode.Wrap(errcode.Unavailable, errors.New("/secret/path: busy"), ""), CodeInternalError, unavailableMessageDefault, false},
 		{"resourceRead", errcode.New(errcode.Internal, "secret detail"), CodeInternalError, "internal error", true},
 		{"resourceRead", errors.New("secret detail"), CodeInternalError, "internal error", true},
 		{"resourceRead", fmt.Errorf("wrapped: %w", errcode.New(errcode.NotFound, "deep")), CodeNotFound, "deep", false},

@@ -88,6 +88,8 @@ type Server struct {
 	base   context.Context // parent of every connection; cancelled by Close
 	cancel context.CancelFunc
 
+	stopAuth func() // stops the host's AuthWatcher calls; idempotent
+
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	closed  bool
@@ -132,15 +134,20 @@ func New(cfg Config) (*Server, error) {
 		cfg.Bus = NewBus(cfg.Logger)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Server{
-		cfg:    cfg,
-		host:   cfg.Host,
-		bus:    cfg.Bus,
-		log:    cfg.Logger,
-		base:   base,
-		cancel: cancel,
-		conns:  map[*conn]struct{}{},
-	}, nil
+	s := &Server{
+		cfg:      cfg,
+		host:     cfg.Host,
+		bus:      cfg.Bus,
+		log:      cfg.Logger,
+		base:     base,
+		cancel:   cancel,
+		conns:    map[*conn]struct{}{},
+		stopAuth: func() {},
+	}
+	if aw, ok := cfg.Host.(AuthWatcher); ok {
+		s.stopAuth = sync.OnceFunc(aw.WatchAuth(s.Reauthenticate))
+	}
+	return s, nil
 }
 
 // Bus returns the Bus the server delivers from.
@@ -173,7 +180,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	p, ok := s.host.Authenticate(tokenOf(r))
+	token := tokenOf(r)
+	p, ok := s.host.Authenticate(token)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agent host"`)
 		http.Error(w, "invalid or missing token", http.StatusUnauthorized)
@@ -185,9 +193,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	ws.SetReadLimit(s.cfg.ReadLimit)
-	c, err := s.newConn(p, &wsWire{ws: ws}, r.RemoteAddr)
+	c, err := s.newConn(p, token, &wsWire{ws: ws}, r.RemoteAddr)
 	if err != nil {
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	if !s.holds(c) {
+		s.unregister(c)
+		_ = ws.Close(websocket.StatusPolicyViolation, revokedReason)
 		return
 	}
 	// the end of the connection's context ends a blocked read or write.
@@ -207,9 +220,13 @@ func (s *Server) Pipe(ctx context.Context, token string) (*Conn, error) {
 		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
 	}
 	w := newPipeWire(s.cfg.ReadLimit)
-	c, err := s.newConn(p, w, "pipe")
+	c, err := s.newConn(p, token, w, "pipe")
 	if err != nil {
 		return nil, err
+	}
+	if !s.holds(c) {
+		s.unregister(c)
+		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
 	}
 	stop := context.AfterFunc(ctx, func() { w.closeWith(websocket.StatusGoingAway, "context done") })
 	go func() {
@@ -222,7 +239,7 @@ func (s *Server) Pipe(ctx context.Context, token string) (*Conn, error) {
 
 // newConn registers a connection; the caller must call s.wg.Done when it
 // has served it.
-func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, error) {
+func (s *Server) newConn(p access.Principal, token string, w wire, remote string) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -236,6 +253,7 @@ func (s *Server) newConn(p access.Principal, w wire, remote string) (*conn, erro
 		id:        id,
 		w:         w,
 		principal: p,
+		token:     token,
 		ctx:       ctx,
 		cancel:    cancel,
 		out:       newSendQueue(s.cfg.SendQueue),
@@ -293,6 +311,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) stop() []*conn {
+	s.stopAuth()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -345,7 +364,7 @@ func (s *Server) detach(c *conn) {
 	}
 	rec.conn = nil
 	var subs []*subscription
-	if s.cfg.ReplayRetention < 0 || rec.lost {
+	if s.cfg.ReplayRetention < 0 || rec.lost || c.revoked {
 		subs = b.releaseLocked(rec)
 	} else {
 		rec.timer = time.AfterFunc(s.cfg.ReplayRetention, func() { s.expire(rec) })

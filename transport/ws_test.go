@@ -128,7 +128,7 @@ func TestWebSocketInvalidJSONIsAnsweredAndServingGoesOn(t *testing.T) {
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, `{"jsonrpc":"2.0","id":1,"method":`, CodeParseError)
-	wsCall(t, c, "\x00\xff", CodeParseError)
+	wsCall(t, c, "\x00not json", CodeParseError)
 	wsCall(t, c, wsPing, 0)
 }
 
