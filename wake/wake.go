@@ -264,8 +264,8 @@ func (f *failure) Error() string { return f.msg }
 func failf(format string, args ...any) *failure { return &failure{fmt.Sprintf(format, args...)} }
 
 // session returns the back session the message's name is on: the row's,
-// when the host still holds it, else a new one whose row is written over
-// the old. One (bot, person, name) starts one session at a time.
+// when the host still holds it or can restore it (Restorer), else a new
+// one whose row is written over the old. One (bot, person, name) starts one session at a time.
 func (w *Waker) session(ctx context.Context, m Message, name string) (string, error) {
 	b := m.Bot
 	if w.persona != nil && b.Computer == "" && b.Workspace != "" {
@@ -291,6 +291,16 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 		}
 	}
 	spec := w.spec(m, name)
+	if r, can := w.host.(Restorer); ok && can {
+		err := r.Restore(ctx, row.Session, spec)
+		if err == nil {
+			return row.Session, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		w.log.Info("wake: the back session of a row could not be restored; a new one is started", "bot", b.ID, "name", name, "session", row.Session, "reason", reason(err))
+	}
 	uri, err := w.host.Start(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
