@@ -80,6 +80,8 @@ type LocalHost struct {
 	sessions map[string]*localSession // by session URI
 	chats    map[string]*localSession // by chat URI
 	closed   bool
+
+	turns sync.WaitGroup // the turns' goroutines, which Close waits for
 }
 
 var _ SessionHost = (*LocalHost)(nil)
@@ -288,8 +290,9 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	return nil
 }
 
-// Close ends every session and refuses new ones; the sessions' logs stay,
-// so a LocalHost started again holds them. It is idempotent.
+// Close ends every session and refuses new ones, and returns once every
+// turn it ran has returned; the sessions' logs stay, so a LocalHost
+// started again holds them. It is idempotent.
 func (h *LocalHost) Close() error {
 	h.mu.Lock()
 	h.closed = true
@@ -303,6 +306,7 @@ func (h *LocalHost) Close() error {
 	for _, s := range all {
 		s.dispose()
 	}
+	h.turns.Wait()
 	return nil
 }
 
@@ -665,12 +669,18 @@ func (s *localSession) nextLocked() {
 	s.runLocked(id, next.Message)
 }
 
-// runLocked runs the agent's turn id in a goroutine of its own.
+// runLocked runs the agent's turn id in a goroutine of its own, which the
+// host's Close waits for. A session not gone is held by the host, so no
+// turn starts once Close has disposed every session.
 func (s *localSession) runLocked(id string, msg ahp.Message) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &localTurn{id: id, started: s.h.now(), cancel: cancel}
 	s.turn = t
-	go s.run(ctx, t, msg)
+	s.h.turns.Add(1)
+	go func() {
+		defer s.h.turns.Done()
+		s.run(ctx, t, msg)
+	}()
 }
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {

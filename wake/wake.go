@@ -122,9 +122,14 @@ type Waker struct {
 
 	mu       sync.Mutex
 	sessions map[string]*followed
+	turns    map[*Turn]struct{} // the main turns not ended
 	closed   bool
 	base     context.Context
 	cancel   context.CancelFunc
+
+	// goroutines are the turns' and the follows' goroutines, which Close
+	// waits for; one is added only under mu while not closed.
+	goroutines sync.WaitGroup
 }
 
 // New checks cfg and returns a Waker. An option with an unknown value is
@@ -140,7 +145,7 @@ func New(cfg Config) (*Waker, error) {
 	w := &Waker{
 		host: cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
 		deny: cfg.Deny, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
-		sessions: map[string]*followed{},
+		sessions: map[string]*followed{}, turns: map[*Turn]struct{}{},
 	}
 	if w.rows == nil {
 		w.rows = &MemRows{}
@@ -182,14 +187,39 @@ func option(log *slog.Logger, name, v, def string, others ...string) string {
 func (w *Waker) Options() (absent, contextIn, askIn string) { return w.absent, w.contextIn, w.askIn }
 
 // Close stops following back sessions and ends every main turn still
-// waiting, without ending it in its chat (the process is going away). It
-// is idempotent.
+// waiting, without ending it in its chat (the process is going away), and
+// returns once every goroutine the Waker started has returned. It is
+// idempotent.
 func (w *Waker) Close() error {
 	w.mu.Lock()
 	w.closed = true
+	turns := make([]*Turn, 0, len(w.turns))
+	for t := range w.turns {
+		turns = append(turns, t)
+	}
 	w.mu.Unlock()
 	w.cancel()
+	for _, t := range turns {
+		t.mu.Lock()
+		t.endLocked()
+		t.mu.Unlock()
+	}
+	w.goroutines.Wait()
 	return nil
+}
+
+// goLocked runs f in a goroutine Close waits for; it reports false, running
+// nothing, once the Waker is closed. Called with w.mu held.
+func (w *Waker) goLocked(f func()) bool {
+	if w.closed {
+		return false
+	}
+	w.goroutines.Add(1)
+	go func() {
+		defer w.goroutines.Done()
+		f()
+	}()
+	return true
 }
 
 // Message is one message said in a main chat, for the wake.
