@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
@@ -173,15 +176,17 @@ func TestLocalHostRestoreRefusesAURIItWouldNotMake(t *testing.T) {
 	}
 }
 
-func TestDisposedBackSessionLeavesNoLogAndIsNotRestored(t *testing.T) {
+func TestBackLogIsPrivateAndADisposedSessionLeavesNoneAndIsNotRestored(t *testing.T) {
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	session, err := h1.Start(ctx(t), e.spec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(e.logPath(session)); err != nil {
+	if fi, err := os.Stat(e.logPath(session)); err != nil {
 		t.Fatalf("the back session keeps no log: %v", err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the log's mode is %v, want 0600", fi.Mode().Perm())
 	}
 	if err := h1.Dispose(ctx(t), session); err != nil {
 		t.Fatal(err)
@@ -217,5 +222,25 @@ func TestBackLogWithATornLastLineIsRestored(t *testing.T) {
 	data, _ := os.ReadFile(e.logPath(session))
 	if !strings.HasSuffix(string(data), "}\n") {
 		t.Errorf("the torn line was not cut off: %q", data[max(0, len(data)-40):])
+	}
+}
+
+func TestRestoredBackChatOpensOnlyToItsOwner(t *testing.T) {
+	e := newRestartEnv(t)
+	h1 := e.host(t)
+	_, session := e.say(t, e.waker(t, h1), "t1", "hello")
+	h1.Close()
+	h2 := e.host(t)
+	chat := ahp.DefaultChatURI(session)
+	for _, who := range []access.Principal{{User: "soft"}, {Root: true}} {
+		if _, err := h2.Channel(ctx(t), transport.Caller{Principal: who}, chat); err != nil {
+			t.Errorf("%+v may not open the restored back chat: %v", who, err)
+		}
+	}
+	for _, uri := range []string{chat, session} {
+		_, err := h2.Channel(ctx(t), transport.Caller{Principal: access.Principal{User: "mate", Grants: []string{"bot:*", "session:create"}}}, uri)
+		if errcode.Of(err) != errcode.PermissionDenied {
+			t.Errorf("another person opens %s: %v, want PermissionDenied", uri, err)
+		}
 	}
 }
