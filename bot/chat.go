@@ -37,8 +37,8 @@ const BotMeta = "ahpd.bot"
 // Interrupted is the errorType and message of a turn a chat's log shows
 // begun and never ended, as VS Code reads such a turn back.
 const (
-	InterruptedType    = "executionInterrupted"
-	InterruptedMessage = "The agent was interrupted before this request finished."
+	InterruptedType    = wake.InterruptedType
+	InterruptedMessage = wake.InterruptedMessage
 )
 
 // UnsavedType is the errorType of a turn that ended while a line of it
@@ -112,6 +112,10 @@ func newChats(s *Service, host wake.SessionHost, defaultAgent string, deny []str
 	if err := c.replay(); err != nil {
 		w.Close()
 		return nil, err
+	}
+	// A message that waited behind a turn the process lost starts now.
+	for _, ch := range c.bySession {
+		ch.next(context.Background())
 	}
 	return c, nil
 }
@@ -427,7 +431,8 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *transport.Origin, log bo
 
 // replay lists, opens and replays every chat the logs hold. A turn a log
 // shows begun and never ended is ended as interrupted, in the log too, with
-// an error chat/turnResume may resume.
+// an error chat/turnResume may resume; newChats then starts the messages
+// that waited behind it.
 func (c *chats) replay() error {
 	files, err := logFiles(c.botsDir)
 	if err != nil {

@@ -74,6 +74,18 @@ type SessionHost interface {
 	Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error)
 }
 
+// Restorer is an optional interface of a SessionHost that can hold a
+// session again under the URI it had, after a restart lost it. The Waker
+// restores the session a row names, rather than start a new one, so the
+// person's next message continues the same back session and the chat the
+// main chat links to opens again.
+type Restorer interface {
+	// Restore holds the session at uri again, started from spec; a
+	// session the host holds is left as it is. A URI or spec the host
+	// would not take is ErrRefused, wrapped with the reason.
+	Restore(ctx context.Context, session string, spec Spec) error
+}
+
 // Pending is a message for a session's chat queue.
 type Pending struct {
 	// Kind is ahp.PendingQueued or ahp.PendingSteering.

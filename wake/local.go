@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/bots/bot/errcode"
 	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/internal/jsonl"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/transport/ahp"
 )
@@ -41,13 +42,18 @@ type LocalConfig struct {
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 	// KeepTurns is how many ended turns a session's chat holds; 0 means
-	// BackTurns. The older ones are forgotten: a back session has no
-	// log, and the wake needs only its running turn.
+	// BackTurns. The older ones are forgotten in memory: the wake needs
+	// only the running turn.
 	KeepTurns int
 	// Scrub, when set, takes every secret value it knows out of all the
 	// sessions' agents hand out, and out of every action of their chats
 	// before it is applied, published or followed (see scrub.go).
 	Scrub Scrubber
+	// ConfigDir, when set, is where back sessions' logs are kept (beside
+	// their rows, see FileRows), so that a LocalHost started again holds
+	// every back session it held before: same URI, same chat, its latest
+	// turns. "" keeps sessions in memory only.
+	ConfigDir string
 }
 
 // BackTurns is how many ended turns a LocalHost session's chat holds by
@@ -60,20 +66,27 @@ const BackTurns = 4
 // for their URIs. A session's owner (or a root principal) may subscribe to
 // its channels and dispatch to its chat.
 //
-// Sessions live in memory: a LocalHost that starts again holds none.
+// With LocalConfig.ConfigDir, each back session (one whose _meta names
+// BackSessionMeta) keeps a log, and a LocalHost that starts again holds
+// every back session it held: a restored session opens its agent at its
+// next turn, which the harness continues (acp loads the agent's session).
+// Other sessions live in memory only.
 type LocalHost struct {
 	bus       *transport.Bus
 	harnesses map[string]Harness
 	presets   map[string]Preset
 	log       *slog.Logger
 	now       func() time.Time
-	keep      int // ended turns a chat holds, at least 1
+	keep      int    // ended turns a chat holds, at least 1
 	scrub     Scrubber
+	configDir string // where back sessions' logs are, "" for none
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
 	chats    map[string]*localSession // by chat URI
 	closed   bool
+
+	turns sync.WaitGroup // the turns' goroutines, which Close waits for
 }
 
 var _ SessionHost = (*LocalHost)(nil)
@@ -98,7 +111,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	}
 	h := &LocalHost{
 		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
-		sessions: map[string]*localSession{}, chats: map[string]*localSession{},
+		configDir: cfg.ConfigDir, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 	}
 	for name, hr := range cfg.Harnesses {
 		if name == "" || hr == nil {
@@ -111,6 +124,9 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 			return nil, fmt.Errorf("wake: local host: preset %q names provider %q, which has no harness", name, p.Provider)
 		}
 		h.presets[name] = p
+	}
+	if h.configDir != "" {
+		h.replay()
 	}
 	return h, nil
 }
@@ -130,34 +146,73 @@ func (h *LocalHost) Providers() []string {
 
 // Start starts a session of spec on its provider's harness.
 func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
+	hr, provider, model, err := h.harness(spec)
+	if err != nil {
+		return "", err
+	}
+	uri := "ahp-session:/" + newID()
+	s := h.newSession(uri, spec, hr, provider, model, h.now())
+	agent, err := hr.Open(ctx, s.info)
+	if err != nil {
+		return "", fmt.Errorf("%v: %w", err, ErrRefused)
+	}
+	s.agent = agent
+	if err := h.add(s, provider, model); err != nil {
+		agent.Close()
+		return "", err
+	}
+	return uri, nil
+}
+
+// Restore holds the session at uri again, started from spec, when the host
+// lost it (a log that could not be read back, a row older than the logs):
+// its chat starts empty and its agent opens at its first turn, which the
+// harness continues where it keeps the agent's session. A session the host
+// holds is left as it is. A URI the host would not make, or a spec it
+// cannot honour, is ErrRefused.
+func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
+	if !localURI(uri) {
+		return fmt.Errorf("%q is not a session URI of this host: %w", uri, ErrRefused)
+	}
+	if _, ok := h.session(uri); ok {
+		return nil
+	}
+	hr, provider, model, err := h.harness(spec)
+	if err != nil {
+		return err
+	}
+	return h.add(h.newSession(uri, spec, hr, provider, model, h.now()), provider, model)
+}
+
+// harness returns the harness, provider and model spec starts on.
+func (h *LocalHost) harness(spec Spec) (Harness, string, string, error) {
 	provider, model := spec.Provider, spec.Model
 	if spec.Preset != "" {
 		p, ok := h.presets[spec.Preset]
 		if !ok {
-			return "", fmt.Errorf("no preset %q: %w", spec.Preset, ErrRefused)
+			return nil, "", "", fmt.Errorf("no preset %q: %w", spec.Preset, ErrRefused)
 		}
 		provider, model = p.Provider, p.Model
 	}
 	hr, ok := h.harnesses[provider]
 	if !ok {
-		return "", fmt.Errorf("no agent for provider %q: %w", provider, ErrRefused)
+		return nil, "", "", fmt.Errorf("no agent for provider %q: %w", provider, ErrRefused)
 	}
 	if spec.Dir == "" {
-		return "", fmt.Errorf("a session needs a folder to work in: %w", ErrRefused)
+		return nil, "", "", fmt.Errorf("a session needs a folder to work in: %w", ErrRefused)
 	}
-	uri := "ahp-session:/" + newID()
+	return hr, provider, model, nil
+}
+
+// newSession is the session uri of spec as it begins, with no agent yet.
+func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, model string, now time.Time) *localSession {
 	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt,
 		Owner: spec.Owner, Meta: maps.Clone(spec.Meta)}
 	if spec.Client != nil {
 		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
 	}
-	agent, err := hr.Open(ctx, info)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", err, ErrRefused)
-	}
-	now := h.now()
 	chat := ahp.DefaultChatURI(uri)
-	s := &localSession{h: h, uri: uri, chat: chat, spec: spec, agent: agent, feed: feed.New[ahp.Action](),
+	s := &localSession{h: h, uri: uri, chat: chat, spec: spec, hr: hr, info: info, feed: feed.New[ahp.Action](),
 		createdAt: ahp.FormatTime(now), waits: map[string]chan ahp.Action{}}
 	s.state = ahp.SessionState{
 		SessionMetadata: ahp.SessionMetadata{
@@ -172,18 +227,37 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	if spec.Client != nil {
 		s.state.ActiveClients = append(s.state.ActiveClients, *spec.Client)
 	}
-	summary := ahp.ChatSummary{Resource: chat, Title: spec.Title, Status: ahp.StatusIdle, ModifiedAt: ahp.FormatTime(now)}
+	summary := ahp.ChatSummary{Resource: chat, Title: spec.Title, Status: ahp.StatusIdle, ModifiedAt: s.createdAt}
 	s.state.Chats = ahp.List[ahp.ChatSummary]{summary}
 	s.chatState = ahp.ChatState{ChatSummary: summary, Turns: ahp.List[ahp.Turn]{}}
+	return s
+}
+
+// add writes a new session's log, when it keeps one, and holds it. A log
+// that cannot be written is reported; the session then lives in memory
+// only.
+func (h *LocalHost) add(s *localSession, provider, model string) error {
+	if path := backLogPath(h.configDir, s.uri, s.spec.Meta); path != "" {
+		if err := createLog(path, s, provider, model); err != nil {
+			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "path", path, "session", s.uri, "err", err)
+		} else {
+			s.path = path
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		agent.Close()
-		return "", fmt.Errorf("the host is closed: %w", ErrRefused)
+	if h.closed || h.sessions[s.uri] != nil {
+		if s.path != "" {
+			jsonl.Remove(s.path)
+		}
+		if h.closed {
+			return fmt.Errorf("the host is closed: %w", ErrRefused)
+		}
+		return fmt.Errorf("the host holds %s already: %w", s.uri, ErrRefused)
 	}
-	h.sessions[uri] = s
-	h.chats[chat] = s
-	return uri, nil
+	h.sessions[s.uri] = s
+	h.chats[s.chat] = s
+	return nil
 }
 
 // Has reports whether the host holds the session.
@@ -213,10 +287,17 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 		return ErrNoSession
 	}
 	s.dispose()
+	if s.path != "" {
+		if err := jsonl.Remove(s.path); err != nil {
+			h.log.Warn("wake: a disposed back session's log could not be removed", "path", s.path, "err", err)
+		}
+	}
 	return nil
 }
 
-// Close disposes every session and refuses new ones. It is idempotent.
+// Close ends every session and refuses new ones, and returns once every
+// turn it ran has returned; the sessions' logs stay, so a LocalHost
+// started again holds them. It is idempotent.
 func (h *LocalHost) Close() error {
 	h.mu.Lock()
 	h.closed = true
@@ -230,6 +311,7 @@ func (h *LocalHost) Close() error {
 	for _, s := range all {
 		s.dispose()
 	}
+	h.turns.Wait()
 	return nil
 }
 
@@ -324,14 +406,17 @@ func (h *LocalHost) Summaries(owner string) []ahp.SessionSummary {
 
 // localSession is one session LocalHost runs.
 type localSession struct {
-	h     *LocalHost
-	uri   string
-	chat  string
-	spec  Spec
-	agent Agent
-	feed  *feed.Feed[ahp.Action]
+	h    *LocalHost
+	uri  string
+	chat string
+	spec Spec
+	hr   Harness
+	info SessionInfo // what the agent is opened with
+	feed *feed.Feed[ahp.Action]
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
+	// path is the session's log, "" when it keeps none.
+	path string
 
 	mu         sync.Mutex
 	state      ahp.SessionState
@@ -341,6 +426,10 @@ type localSession struct {
 	turn       *localTurn
 	waits      map[string]chan ahp.Action // tool call or request id → its answer
 	gone       bool
+	// agent is the session's agent, nil until a restored session's first
+	// turn opens it.
+	agent    Agent
+	logError bool // an append failed and was reported
 }
 
 // localTurn is the turn a session's agent runs.
@@ -373,11 +462,15 @@ func (s *localSession) dispose() {
 		t.stopped = true
 		t.cancel()
 	}
+	agent := s.agent
 	s.mu.Unlock()
 	s.feed.Close()
 	s.h.bus.End(s.uri)
 	s.h.bus.End(s.chat)
-	if err := s.agent.Close(); err != nil {
+	if agent == nil {
+		return
+	}
+	if err := agent.Close(); err != nil {
 		s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
 	}
 }
@@ -389,10 +482,8 @@ func (s *localSession) dispose() {
 func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 	a = scrubAction(s.h.scrub, a)
 	prev := s.chatState
-	s.chatState = ahp.ApplyChat(s.chatState, a)
-	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
-		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
-	}
+	s.logLocked(backChat, a)
+	s.applyChatLocked(a)
 	seq, err := s.h.bus.Publish(s.chat, transport.Event{Action: a, Origin: origin})
 	if err != nil {
 		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
@@ -406,8 +497,22 @@ func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 	}
 }
 
+// applyChatLocked applies a to the chat's state, keeping its latest ended
+// turns. Called with s.mu held.
+func (s *localSession) applyChatLocked(a ahp.Action) {
+	s.chatState = ahp.ApplyChat(s.chatState, a)
+	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
+		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
+	}
+}
+
+// emitSessionLocked applies a to the session and publishes it; a client's
+// action (origin set) is logged. Called with s.mu held.
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *transport.Origin) {
 	a = scrubAction(s.h.scrub, a)
+	if origin != nil {
+		s.logLocked(backSession, a)
+	}
 	s.state = ahp.ApplySession(s.state, a)
 	seq, err := s.h.bus.Publish(s.uri, transport.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -580,16 +685,25 @@ func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool
 	return id, next.Message, true
 }
 
-// runLocked runs the agent's turn id in a goroutine of its own.
+// runLocked runs the agent's turn id in a goroutine of its own, which the
+// host's Close waits for. A session not gone is held by the host, so no
+// turn starts once Close has disposed every session.
 func (s *localSession) runLocked(id string, msg ahp.Message) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &localTurn{id: id, started: s.h.now(), cancel: cancel}
 	s.turn = t
-	go s.run(ctx, t, msg)
+	s.h.turns.Add(1)
+	go func() {
+		defer s.h.turns.Done()
+		s.run(ctx, t, msg)
+	}()
 }
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
-	err := runScrubbed(ctx, s.agent, &work{s: s, t: t, msg: msg}, s.h.scrub)
+	agent, err := s.open(ctx)
+	if err == nil {
+		err = runScrubbed(ctx, agent, &work{s: s, t: t, msg: msg}, s.h.scrub)
+	}
 	t.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -608,6 +722,33 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	}
 	s.turn = nil
 	s.nextLocked()
+}
+
+// open returns the session's agent, opening it on the first turn of a
+// restored session. A session disposed meanwhile closes the agent it
+// opened.
+func (s *localSession) open(ctx context.Context) (Agent, error) {
+	s.mu.Lock()
+	agent := s.agent
+	s.mu.Unlock()
+	if agent != nil {
+		return agent, nil
+	}
+	agent, err := s.hr.Open(ctx, s.info)
+	if err != nil {
+		return nil, fmt.Errorf("the agent did not start: %w", err)
+	}
+	s.mu.Lock()
+	gone := s.gone
+	if !gone {
+		s.agent = agent
+	}
+	s.mu.Unlock()
+	if gone {
+		agent.Close()
+		return nil, ErrNoSession
+	}
+	return agent, nil
 }
 
 // runAgent runs one turn, turning a panic of the agent into an error.

@@ -64,19 +64,18 @@ func (w *Waker) Wake(m Message, main Main) *Turn {
 		w: w, m: m, main: scrubbing(main, w.scrub), ctx: ctx, cancel: cancel, done: make(chan struct{}), sent: make(chan struct{}), callID: "subagent-" + newID(),
 		backTurns: map[string]string{}, ends: map[string]backEnd{}, posted: map[string]bool{}, relays: map[string]*relay{},
 	}
-	if w.base.Err() != nil { // closed: the turn ends before it begins
+	// A Waker closing ends the turns it answers, without a word in their
+	// chats; a closed one ends the turn before it begins.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
 		t.ended = true
 		cancel()
 		close(t.done)
 		return t
 	}
-	// A Waker closing ends the turns it answers, without a word in their chats.
-	context.AfterFunc(ctx, func() {
-		t.mu.Lock()
-		t.endLocked()
-		t.mu.Unlock()
-	})
-	go t.run()
+	w.turns[t] = struct{}{} // before run can end the turn
+	w.goLocked(t.run)
 	return t
 }
 
@@ -191,6 +190,9 @@ func (t *Turn) endLocked() {
 	}
 	t.cancel()
 	close(t.done)
+	t.w.mu.Lock()
+	delete(t.w.turns, t)
+	t.w.mu.Unlock()
 }
 
 // forgetLocked drops a pending id that was never sent.
@@ -273,7 +275,6 @@ func (t *Turn) Steer(ctx context.Context, text string) error {
 	t.mu.Unlock()
 	err := t.w.send(ctx, session, t.w.pending(m, id))
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err != nil {
 		t.forgetLocked(id)
 		if t.last == id {
@@ -282,10 +283,13 @@ func (t *Turn) Steer(ctx context.Context, text string) error {
 				t.finishLocked(end)
 			}
 		}
+		t.mu.Unlock()
 		return err
 	}
-	if t.ended {
-		go t.withdraw(session, id)
+	stopped := t.ended
+	t.mu.Unlock()
+	if stopped {
+		t.withdraw(session, id)
 	}
 	return nil
 }
@@ -674,9 +678,11 @@ func (w *Waker) follow(uri string) (*followed, error) {
 	}
 	fs = &followed{w: w, uri: uri, chat: ahp.DefaultChatURI(uri), state: state, byPending: map[string]*Turn{}, byTurn: map[string]*Turn{}, stopped: map[string]bool{}}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.goLocked(func() { fs.loop(ch) }) {
+		return nil, context.Canceled // ch ends with the Waker's context
+	}
 	w.sessions[uri] = fs
-	w.mu.Unlock()
-	go fs.loop(ch)
 	return fs, nil
 }
 

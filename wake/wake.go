@@ -130,9 +130,14 @@ type Waker struct {
 
 	mu       sync.Mutex
 	sessions map[string]*followed
+	turns    map[*Turn]struct{} // the main turns not ended
 	closed   bool
 	base     context.Context
 	cancel   context.CancelFunc
+
+	// goroutines are the turns' and the follows' goroutines, which Close
+	// waits for; one is added only under mu while not closed.
+	goroutines sync.WaitGroup
 }
 
 // New checks cfg and returns a Waker. An option with an unknown value is
@@ -148,7 +153,7 @@ func New(cfg Config) (*Waker, error) {
 	w := &Waker{
 		host: cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
 		deny: cfg.Deny, scrub: cfg.Scrub, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
-		sessions: map[string]*followed{},
+		sessions: map[string]*followed{}, turns: map[*Turn]struct{}{},
 	}
 	if w.rows == nil {
 		w.rows = &MemRows{}
@@ -193,14 +198,39 @@ func option(log *slog.Logger, name, v, def string, others ...string) string {
 func (w *Waker) Options() (absent, contextIn, askIn string) { return w.absent, w.contextIn, w.askIn }
 
 // Close stops following back sessions and ends every main turn still
-// waiting, without ending it in its chat (the process is going away). It
-// is idempotent.
+// waiting, without ending it in its chat (the process is going away), and
+// returns once every goroutine the Waker started has returned. It is
+// idempotent.
 func (w *Waker) Close() error {
 	w.mu.Lock()
 	w.closed = true
+	turns := make([]*Turn, 0, len(w.turns))
+	for t := range w.turns {
+		turns = append(turns, t)
+	}
 	w.mu.Unlock()
 	w.cancel()
+	for _, t := range turns {
+		t.mu.Lock()
+		t.endLocked()
+		t.mu.Unlock()
+	}
+	w.goroutines.Wait()
 	return nil
+}
+
+// goLocked runs f in a goroutine Close waits for; it reports false, running
+// nothing, once the Waker is closed. Called with w.mu held.
+func (w *Waker) goLocked(f func()) bool {
+	if w.closed {
+		return false
+	}
+	w.goroutines.Add(1)
+	go func() {
+		defer w.goroutines.Done()
+		f()
+	}()
+	return true
 }
 
 // Message is one message said in a main chat, for the wake.
@@ -275,8 +305,8 @@ func (f *failure) Error() string { return f.msg }
 func failf(format string, args ...any) *failure { return &failure{fmt.Sprintf(format, args...)} }
 
 // session returns the back session the message's name is on: the row's,
-// when the host still holds it, else a new one whose row is written over
-// the old. One (bot, person, name) starts one session at a time.
+// when the host still holds it or can restore it (Restorer), else a new
+// one whose row is written over the old. One (bot, person, name) starts one session at a time.
 func (w *Waker) session(ctx context.Context, m Message, name string) (string, error) {
 	b := m.Bot
 	if w.persona != nil && b.Computer == "" && b.Workspace != "" {
@@ -307,6 +337,16 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 		}
 	}
 	spec := w.spec(m, name)
+	if r, can := w.host.(Restorer); ok && can {
+		err := r.Restore(ctx, row.Session, spec)
+		if err == nil {
+			return row.Session, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		w.log.Info("wake: the back session of a row could not be restored; a new one is started", "bot", b.ID, "name", name, "session", row.Session, "reason", reason(err))
+	}
 	uri, err := w.host.Start(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {

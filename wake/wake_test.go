@@ -406,7 +406,7 @@ func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
 	}
 }
 
-func TestSessionTheHostNoLongerHasIsStartedAgainAndTheRowWrittenOver(t *testing.T) {
+func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t *testing.T) {
 	var forget atomic.Bool
 	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
 		return &fakeHost{LocalHost: h, has: func(ctx context.Context, s string) (bool, error) {
@@ -414,7 +414,7 @@ func TestSessionTheHostNoLongerHasIsStartedAgainAndTheRowWrittenOver(t *testing.
 				return false, nil
 			}
 			return h.Has(ctx, s)
-		}}
+		}, restore: func(context.Context, string, wake.Spec) error { return fmt.Errorf("lost: %w", wake.ErrRefused) }}
 	})
 	m1, t1, _ := e.say("one")
 	m1.ended(t)
@@ -637,6 +637,15 @@ type fakeHost struct {
 	start func(context.Context, wake.Spec) (string, error)
 	has   func(context.Context, string) (bool, error)
 	send  func(context.Context, string, wake.Pending) error
+	// restore replaces Restore; nil keeps LocalHost's.
+	restore func(context.Context, string, wake.Spec) error
+}
+
+func (f *fakeHost) Restore(ctx context.Context, s string, spec wake.Spec) error {
+	if f.restore != nil {
+		return f.restore(ctx, s, spec)
+	}
+	return f.LocalHost.Restore(ctx, s, spec)
 }
 
 func (f *fakeHost) Start(ctx context.Context, s wake.Spec) (string, error) {

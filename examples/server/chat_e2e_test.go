@@ -618,6 +618,8 @@ func TestEndToEndRestartAfterSIGKILLMidTurn(t *testing.T) {
 		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
 	})
 	firstBack := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	c.subscribe(firstBack)
+	c.waitChat(firstBack, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -652,33 +654,20 @@ func TestEndToEndRestartAfterSIGKILLMidTurn(t *testing.T) {
 	if !slices.Equal(texts(got), []string{"Motion heard: after"}) {
 		t.Errorf("after the restart the bot says %q", texts(got))
 	}
-	// The host lost the back session: it was started again and the row
-	// written over, and the message went once.
-	var back string
-	for _, p := range got.ResponseParts {
-		if p.ToolCall != nil && len(p.ToolCall.Content) > 0 {
-			back = p.ToolCall.Content[0].Resource
-		}
+	// The back session outlived the process: the message went to it, once,
+	// after its killed turn, which reads interrupted.
+	if back := backOf(got); back != firstBack {
+		t.Errorf("back chat %q after the restart, want the same one %q", back, firstBack)
 	}
-	if back == "" || back == firstBack {
-		t.Errorf("back chat %q after the restart, want a new one (was %q)", back, firstBack)
-	}
-	c2.subscribe(back)
+	c2.subscribe(firstBack)
 	c2.mu.Lock()
-	bs := c2.chats[back]
+	bs := c2.chats[firstBack]
 	c2.mu.Unlock()
-	if len(bs.Turns) != 1 || !strings.HasSuffix(bs.Turns[0].Message.Text, "\nafter") {
-		t.Errorf("the new back session holds %d turns, want the one message once", len(bs.Turns))
+	if len(bs.Turns) != 2 || bs.Turns[0].State != ahp.TurnStateError || !strings.HasSuffix(bs.Turns[1].Message.Text, "\nafter") {
+		t.Errorf("the back session holds %s, want the killed turn interrupted, then the message once", mustJSON(bs.Turns))
 	}
-	rows, _ := filepath.Glob(filepath.Join(config, "bots", "motion", "sessions", "*.json"))
-	if len(rows) != 1 {
-		t.Fatalf("%d session rows, want 1", len(rows))
-	}
-	data, _ := os.ReadFile(rows[0])
-	var row struct{ Session string }
-	json.Unmarshal(data, &row)
-	if ahp.DefaultChatURI(row.Session) != back {
-		t.Errorf("the row names %s, want the new session", row.Session)
+	if row := rowSession(t, config, "motion"); ahp.DefaultChatURI(row) != firstBack {
+		t.Errorf("the row names %s, want the same session", row)
 	}
 	c2.sameAsSnapshot(addr)
 }

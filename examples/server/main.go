@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, ok := harnesses[c.agent]; !ok {
 		return fmt.Errorf("-agent %q: no such agent (this server runs %s and the agents of -agents)", c.agent, echo.Provider)
 	}
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log, Scrub: scrub})
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: log, Scrub: scrub, ConfigDir: c.configDir})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,252 @@
+package wake
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/jsonl"
+	"github.com/agenthost/bots/transport/ahp"
+)
+
+// A back session's log is <configDir>/bots/<bot>/sessions/<id>.jsonl,
+// beside the rows, where id is the base64url of the session's URI. Its
+// first line opens the session (its URI, when it began, its provider and
+// model and the Spec it was started from); each other line is one action
+// applied to its chat, or a client's action applied to its session. A
+// LocalHost that starts reads every log back, so a back session outlives
+// the process: same URI, same chat, its latest turns.
+//
+// Every line is written with one write, so a killed process loses none;
+// the lines that begin or end a turn or change the queue are fsynced too,
+// so a power loss costs at most the streamed parts of a running turn.
+
+// Back-session log line kinds.
+const (
+	backOpen    = "open"
+	backChat    = "chat"
+	backSession = "session"
+)
+
+// Interrupted is the errorType and message of a turn a log shows begun and
+// never ended: the process went away while it ran.
+const (
+	InterruptedType    = "executionInterrupted"
+	InterruptedMessage = "The agent was interrupted before this request finished."
+)
+
+// backLine is one line of a back session's log.
+type backLine struct {
+	Kind string `json:"kind"`
+	At   string `json:"at"`
+	// Session, CreatedAt, Provider, Model and Spec are the open line's.
+	Session   string   `json:"session,omitempty"`
+	CreatedAt string   `json:"createdAt,omitempty"`
+	Provider  string   `json:"provider,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Spec      *logSpec `json:"spec,omitempty"`
+	// Action is a chat or session line's action.
+	Action *ahp.Action `json:"action,omitempty"`
+}
+
+// logSpec is a Spec as a log keeps it.
+type logSpec struct {
+	Preset       string                   `json:"preset,omitempty"`
+	Provider     string                   `json:"provider,omitempty"`
+	Model        string                   `json:"model,omitempty"`
+	Dir          string                   `json:"dir"`
+	Owner        string                   `json:"owner"`
+	Title        string                   `json:"title,omitempty"`
+	SystemPrompt string                   `json:"systemPrompt,omitempty"`
+	Client       *ahp.SessionActiveClient `json:"client,omitempty"`
+	Deny         []string                 `json:"deny,omitempty"`
+	Meta         map[string]any           `json:"_meta,omitempty"`
+}
+
+func toLogSpec(s Spec) *logSpec {
+	return &logSpec{Preset: s.Preset, Provider: s.Provider, Model: s.Model, Dir: s.Dir, Owner: s.Owner, Title: s.Title,
+		SystemPrompt: s.SystemPrompt, Client: s.Client, Deny: s.Deny, Meta: s.Meta}
+}
+
+func (l *logSpec) spec() Spec {
+	return Spec{Preset: l.Preset, Provider: l.Provider, Model: l.Model, Dir: l.Dir, Owner: l.Owner, Title: l.Title,
+		SystemPrompt: l.SystemPrompt, Client: l.Client, Deny: l.Deny, Meta: l.Meta}
+}
+
+// backLogPath is the log of the back session uri whose _meta is meta
+// under configDir, or "" when the session is not a back session (its
+// _meta names no bot that can name a folder) or configDir is "".
+func backLogPath(configDir, uri string, meta map[string]any) string {
+	bot, _, _, ok := BackSession(meta)
+	if configDir == "" || !ok || checkRowKey(bot, "x") != nil {
+		return ""
+	}
+	return filepath.Join(configDir, "bots", bot, "sessions", base64.RawURLEncoding.EncodeToString([]byte(uri))+".jsonl")
+}
+
+// syncs reports whether a's line is fsynced: it begins or ends a turn or
+// changes what waits.
+func syncs(a ahp.Action) bool {
+	switch a.Type {
+	case ahp.ActionChatTurnStarted, ahp.ActionChatTurnComplete, ahp.ActionChatTurnCancelled, ahp.ActionChatError,
+		ahp.ActionChatPendingMessageSet, ahp.ActionChatPendingMessageRemoved, ahp.ActionChatQueuedMessagesReordered:
+		return true
+	}
+	return false
+}
+
+// logLocked appends a line of a's kind to the session's log. A failed
+// append is reported once until one succeeds again; the session goes on in
+// memory. Called with s.mu held.
+func (s *localSession) logLocked(kind string, a ahp.Action) {
+	if s.path == "" || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
+		return
+	}
+	err := jsonl.Append(s.path, backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a}, kind == backSession || syncs(a))
+	if err != nil {
+		if !s.logError {
+			s.logError = true
+			s.h.log.Warn("wake: a back session's log line could not be written", "path", s.path, "session", s.uri, "err", err)
+		}
+		return
+	}
+	s.logError = false
+}
+
+// createLog writes the open line of a session's log, making the sessions
+// folder when missing.
+func createLog(path string, s *localSession, provider, model string) error {
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("make the sessions folder: %w", err)
+	}
+	return jsonl.Create(path, backLine{Kind: backOpen, At: s.createdAt, Session: s.uri, CreatedAt: s.createdAt,
+		Provider: provider, Model: model, Spec: toLogSpec(s.spec)})
+}
+
+// replay reads back every back session's log under the host's config
+// folder. A log that does not open a session, or whose provider the host
+// no longer runs, is reported and left out.
+func (h *LocalHost) replay() {
+	paths, err := filepath.Glob(filepath.Join(h.configDir, "bots", "*", "sessions", "*.jsonl"))
+	if err != nil {
+		h.log.Warn("wake: back session logs could not be listed", "err", err)
+		return
+	}
+	for _, path := range paths {
+		if atomicfile.IsTemp(filepath.Base(path)) {
+			continue
+		}
+		if err := h.replayLog(path); err != nil {
+			h.log.Warn("wake: a back session's log is left out", "path", path, "reason", err)
+		}
+	}
+}
+
+// replayLog restores the session of one log. A turn it shows begun and
+// never ended is ended as interrupted, and the messages that waited are
+// taken back (the main turns that sent them ended with the process), in
+// the log too. The agent is opened at the session's next turn.
+func (h *LocalHost) replayLog(path string) error {
+	var lines []backLine
+	bad, err := jsonl.Read(path, func(raw []byte) error {
+		var l backLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return err
+		}
+		lines = append(lines, l)
+		return nil
+	})
+	for _, b := range bad {
+		h.log.Warn("wake: back session log", "path", path, "problem", b)
+	}
+	if err != nil {
+		return err
+	}
+	if len(lines) == 0 || lines[0].Kind != backOpen || lines[0].Spec == nil || lines[0].Session == "" {
+		return errors.New("it does not open a session")
+	}
+	o := lines[0]
+	spec := o.Spec.spec()
+	if backLogPath(h.configDir, o.Session, spec.Meta) != path {
+		return errors.New("its name is not its session's")
+	}
+	hr, ok := h.harnesses[o.Provider]
+	if !ok {
+		return fmt.Errorf("no agent for provider %q runs here", o.Provider)
+	}
+	created, err := time.Parse(time.RFC3339Nano, o.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("its createdAt: %w", err)
+	}
+	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
+	s.path = path
+	last := o.At
+	for _, l := range lines[1:] {
+		if l.Action == nil {
+			continue
+		}
+		last = l.At
+		switch l.Kind {
+		case backChat:
+			s.applyChatLocked(*l.Action)
+		case backSession:
+			s.state = ahp.ApplySession(s.state, *l.Action)
+		}
+	}
+	if at := s.chatState.ActiveTurn; at != nil {
+		d := time.Duration(0)
+		t0, err0 := time.Parse(time.RFC3339Nano, at.StartedAt)
+		t1, err1 := time.Parse(time.RFC3339Nano, last)
+		if err0 == nil && err1 == nil && t1.After(t0) {
+			d = t1.Sub(t0)
+		}
+		s.endLocked(ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false))
+	}
+	if m := s.chatState.SteeringMessage; m != nil {
+		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
+	}
+	for _, m := range s.chatState.QueuedMessages {
+		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+	}
+	for i := range s.state.Chats {
+		if s.state.Chats[i].Resource == s.chat {
+			chats := append(ahp.List[ahp.ChatSummary](nil), s.state.Chats...)
+			chats[i].Status, chats[i].ModifiedAt = s.chatState.Status, s.chatState.ModifiedAt
+			s.state.Chats = chats
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions[s.uri] != nil {
+		return errors.New("another log holds its session")
+	}
+	h.sessions[s.uri] = s
+	h.chats[s.chat] = s
+	return nil
+}
+
+// endLocked logs and applies an action a replay adds to a log.
+func (s *localSession) endLocked(a ahp.Action) {
+	s.logLocked(backChat, a)
+	s.applyChatLocked(a)
+}
+
+// localURI reports whether uri is a session URI LocalHost makes:
+// ahp-session:/ and an id of lower-case letters and digits.
+func localURI(uri string) bool {
+	id, ok := strings.CutPrefix(uri, "ahp-session:/")
+	if !ok || id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
