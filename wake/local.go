@@ -77,7 +77,7 @@ type LocalHost struct {
 	presets   map[string]Preset
 	log       *slog.Logger
 	now       func() time.Time
-	keep      int    // ended turns a chat holds, at least 1
+	keep      int // ended turns a chat holds, at least 1
 	scrub     Scrubber
 	configDir string // where back sessions' logs are, "" for none
 
