@@ -26,7 +26,8 @@ import (
 // the child gets no other variable of the server's, PATH
 // /usr/local/bin:/usr/bin:/bin unless env names PATH, and HOME
 // <config>/agents/<name>/home, a folder of its own (log the agent in there,
-// or give it its key through env).
+// or give it its key through env). "read" names more files or folders the
+// agent may read inside its sandbox.
 type agentsFile struct {
 	Agents map[string]acp.Command `json:"agents"`
 }
@@ -34,7 +35,7 @@ type agentsFile struct {
 // loadAgents reads the agents file at path and adds a harness per agent to
 // harnesses; it returns their entries for the root state, sorted by name.
 // Each agent's sessions get conns's tools; an empty path adds none.
-func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns acp.Connectors, log *slog.Logger) ([]ahp.AgentInfo, error) {
+func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns acp.Connectors, sb agentSandbox, log *slog.Logger) ([]ahp.AgentInfo, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -69,6 +70,9 @@ func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns
 			Store:      acp.FileStore{Dir: filepath.Join(dir, "sessions")},
 			Connectors: conns,
 			Logger:     log,
+
+			AllowUnsandboxed: sb.allowUnsandboxed,
+			Protect:          sb.protect,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("agents file %s: %w", path, err)

@@ -22,7 +22,7 @@ func TestLoadAgents(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
 	infos, err := loadAgents(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
-		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, log)
+		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, agentSandbox{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func TestLoadAgents(t *testing.T) {
 		`{"agents": {"x": {"command": "x", "secret": "y"}}}`,
 		`not json`,
 	} {
-		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, log); err == nil {
+		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, agentSandbox{}, log); err == nil {
 			t.Errorf("%s was taken", bad)
 		}
 	}
-	if infos, err := loadAgents("", dir, harnesses, nil, log); err != nil || infos != nil {
+	if infos, err := loadAgents("", dir, harnesses, nil, agentSandbox{}, log); err != nil || infos != nil {
 		t.Errorf("no file: %v, %v", infos, err)
 	}
 }
