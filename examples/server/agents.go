@@ -27,7 +27,8 @@ import (
 // the child gets no other variable of the server's, PATH
 // /usr/local/bin:/usr/bin:/bin unless env names PATH, and HOME
 // <config>/agents/<name>/home, a folder of its own (log the agent in there,
-// or give it its key through env).
+// or give it its key through env). "read" names more files or folders the
+// agent may read inside its sandbox.
 //
 // startTimeout, turnIdle and turnTimeout bound the agent (Go durations such
 // as "90s"; see agentLimits).
@@ -76,7 +77,7 @@ func (l agentLimits) apply(cfg *acp.Config) error {
 // loadAgents reads the agents file at path and adds a harness per agent to
 // harnesses; it returns their entries for the root state, sorted by name.
 // Each agent's sessions get conns's tools; an empty path adds none.
-func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns acp.Connectors, log *slog.Logger) ([]ahp.AgentInfo, error) {
+func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns acp.Connectors, sb agentSandbox, log *slog.Logger) ([]ahp.AgentInfo, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -105,12 +106,14 @@ func loadAgents(path, configDir string, harnesses map[string]wake.Harness, conns
 		}
 		dir := filepath.Join(configDir, "agents", name)
 		cfg := acp.Config{
-			Provider:   name,
-			Agent:      f.Agents[name].Command,
-			Home:       filepath.Join(dir, "home"),
-			Store:      acp.FileStore{Dir: filepath.Join(dir, "sessions")},
-			Connectors: conns,
-			Logger:     log,
+			Provider:         name,
+			Agent:            f.Agents[name].Command,
+			Home:             filepath.Join(dir, "home"),
+			Store:            acp.FileStore{Dir: filepath.Join(dir, "sessions")},
+			Connectors:       conns,
+			Logger:           log,
+			AllowUnsandboxed: sb.allowUnsandboxed,
+			Protect:          sb.protect,
 		}
 		if err := f.Agents[name].apply(&cfg); err != nil {
 			return nil, fmt.Errorf("agents file %s: agent %q: %w", path, name, err)

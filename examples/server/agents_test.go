@@ -25,7 +25,7 @@ func TestLoadAgents(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
 	infos, err := loadAgents(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
-		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, log)
+		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, agentSandbox{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func TestLoadAgents(t *testing.T) {
 		`{"agents": {"x": {"command": "x", "secret": "y"}}}`,
 		`not json`,
 	} {
-		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, log); err == nil {
+		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, agentSandbox{}, log); err == nil {
 			t.Errorf("%s was taken", bad)
 		}
 	}
-	if infos, err := loadAgents("", dir, harnesses, nil, log); err != nil || infos != nil {
+	if infos, err := loadAgents("", dir, harnesses, nil, agentSandbox{}, log); err != nil || infos != nil {
 		t.Errorf("no file: %v, %v", infos, err)
 	}
 }
@@ -60,7 +60,7 @@ func TestAgentsFileLimitsAreReadAndBadOnesRefusedNamingTheAgentAndField(t *testi
 			t.Fatal(err)
 		}
 		hs := map[string]wake.Harness{}
-		_, err := loadAgents(p, dir, hs, nil, slog.New(slog.DiscardHandler))
+		_, err := loadAgents(p, dir, hs, nil, agentSandbox{}, slog.New(slog.DiscardHandler))
 		return hs, err
 	}
 	hs, err := load(`{"agents": {"claude": {"command": "claude-code-acp", "startTimeout": "90s", "turnIdle": "3m", "turnTimeout": "1h"},

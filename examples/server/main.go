@@ -30,6 +30,7 @@ import (
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
 )
 
@@ -51,6 +52,7 @@ type config struct {
 	configDir, root, addr, users, hostName, agent, agents, vault string
 	options                                                      bot.Options
 	logLevel                                                     slog.Level
+	agentsUnsandboxed                                            bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -64,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.hostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&c.agent, "agent", "echo", "the agent a back session runs on when a bot names none")
 	fs.StringVar(&c.agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
+	fs.BoolVar(&c.agentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&c.vault, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
 	fs.StringVar(&c.options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&c.options.InstructionsIn, "instructions-in", "section", "section or body")
@@ -166,8 +169,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	conns := &botConnectors{store: store, users: users, registry: registry, vault: vault, scrub: scrub, log: log}
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	agents, err := loadAgents(c.agents, c.configDir, harnesses, conns, log)
+	sb := agentSandbox{allowUnsandboxed: c.agentsUnsandboxed, protect: protected(c.configDir, root, c.vault, c.users)}
+	agents, err := loadAgents(c.agents, c.configDir, harnesses, conns, sb, log)
 	if err != nil {
+		return err
+	}
+	if err := checkSandbox(len(agents), c.agentsUnsandboxed, sandbox.Available, log); err != nil {
 		return err
 	}
 	if _, ok := harnesses[c.agent]; !ok {

@@ -6,7 +6,10 @@
 // Per session the harness:
 //
 //   - starts the child in the bot's folder, in a process group of its own,
-//     with a minimal environment (see Command.Env and Config.Home);
+//     with a minimal environment (see Command.Env and Config.Home), inside
+//     an OS sandbox (package sandbox) that lets it and its terminals read
+//     the system, its command's location and Command.Read, and read and
+//     write the bot's folder and its HOME, and nothing else;
 //   - serves the bot's tools (post_message, ask_question and one tool per
 //     alias of the bot's connectors map, see Config.Connectors) on a
 //     loopback MCP server whose URL path holds an unguessable token, and
@@ -93,6 +96,10 @@ type Command struct {
 	Env []string `json:"env,omitempty"`
 	// Models are the models the agent offers, listed in the root state.
 	Models []string `json:"models,omitempty"`
+	// Read are more files or folders the agent and its terminals may read
+	// and execute inside the sandbox, besides the system, the command's
+	// own location, the bot's folder and HOME (see package sandbox).
+	Read []string `json:"read,omitempty"`
 }
 
 // Config configures a Harness.
@@ -138,6 +145,15 @@ type Config struct {
 	// CancelGrace is how long a stopped turn waits for the agent before
 	// the child is killed; zero means DefaultCancelGrace.
 	CancelGrace time.Duration
+	// AllowUnsandboxed starts children and their terminals without a
+	// sandbox where the kernel offers none, logged at Warn at each start;
+	// otherwise such a start fails. Where the kernel offers one it is
+	// always used.
+	AllowUnsandboxed bool
+	// Protect are paths no grant of the sandbox may reach (the server's
+	// configuration folder, the bots' root, the vault, the users file): a
+	// start whose grants would reach one fails.
+	Protect []string
 	// Logger hears about children, their stderr (at Debug) and refusals;
 	// nil discards.
 	Logger *slog.Logger

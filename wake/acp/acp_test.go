@@ -264,7 +264,7 @@ func TestMinimalEnvironment(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	a := open(t, newHarness(t, func(c *Config) { c.Home = home }), "")
 	env := strings.Split(mustTurn(t, a, "env").replied(), "\n")
-	want := map[string]bool{fakeEnv + "=1": true, "PATH=" + DefaultPath: true, "HOME=" + home: true}
+	want := map[string]bool{fakeEnv + "=1": true, "PATH=" + DefaultPath: true, "HOME=" + home: true, "TMPDIR=" + filepath.Join(home, "tmp"): true}
 	for _, kv := range env {
 		if !want[kv] {
 			t.Errorf("the child has %q", kv)

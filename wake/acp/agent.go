@@ -413,8 +413,9 @@ func spawnWords(command string, err error) string {
 }
 
 // spawn starts the agent command in the bot's folder, in a process group
-// of its own, with the minimal environment, on pipes of our own (so that
-// reaping the process never races reading its output).
+// of its own, inside the sandbox (see startChild), with the minimal
+// environment, on pipes of our own (so that reaping the process never
+// races reading its output).
 func (a *agent) spawn() (*child, error) {
 	cfg := a.h.cfg
 	cmd := exec.Command(cfg.Agent.Command, cfg.Agent.Args...)
@@ -442,7 +443,7 @@ func (a *agent) spawn() (*child, error) {
 		return nil, fmt.Errorf("acp: pipes for the agent: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := a.startChild(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("acp: starting agent %s: %w", cfg.Provider, err)
 	}

@@ -122,7 +122,8 @@ func lookPath(name string, env []string) (string, error) {
 
 // createTerminal starts the request's command in the bot's folder (or a
 // folder inside it), with the agent's minimal environment and the
-// request's variables, in a process group of its own.
+// request's variables, in a process group of its own, inside the agent's
+// sandbox (see startChild).
 func (a *agent) createTerminal(p sdk.CreateTerminalRequest) (string, error) {
 	dir, err := a.dir.terminalDir(p.Cwd)
 	if err != nil {
@@ -158,7 +159,7 @@ func (a *agent) createTerminal(p sdk.CreateTerminalRequest) (string, error) {
 	if ts.closed {
 		return "", errClosed
 	}
-	if err := cmd.Start(); err != nil {
+	if err := a.startChild(cmd); err != nil {
 		return "", fmt.Errorf("starting %q: %w", p.Command, err)
 	}
 	t := &terminal{cmd: cmd, out: out, exited: make(chan struct{})}

@@ -95,6 +95,9 @@ func Serve(in io.Reader, out io.Writer) {
 //	tools              says the names of the MCP tools offered, sorted, comma-separated
 //	terminal <cwd> <cmd> [args…]  runs cmd in a client terminal in cwd ("-" for none), waits, releases it, and says "exit <code>: <output>" or "refused: <why>"
 //	background <cmd> [args…]      starts cmd in a client terminal and says "started <terminal id>", leaving it running
+//	shell <script>     runs sh -c script in a client terminal in the bot's folder and posts "exit <code>: <output>" or "refused: <why>"
+//	probe <path>       reads the file (or lists the folder) at path itself and posts "read <n> bytes" or "refused: <why>"
+//	probe-write <path> writes "probe" to the file at path itself and posts "wrote" or "refused: <why>"
 type fake struct {
 	conn *sdk.AgentSideConnection
 
@@ -474,6 +477,36 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		}
 		say(fmt.Sprintf("exit %d: %s", code, out.Output))
 		return end, nil
+	case "shell":
+		tr, err := f.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: p.SessionId, Command: "sh", Args: []string{"-c", rest}})
+		if err != nil {
+			return post("refused: " + err.Error())
+		}
+		ex, err := f.conn.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId})
+		if err != nil {
+			return post("wait failed: " + err.Error())
+		}
+		out, err := f.conn.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId})
+		if err != nil {
+			return post("output failed: " + err.Error())
+		}
+		f.conn.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: p.SessionId, TerminalId: tr.TerminalId})
+		code := -1
+		if ex.ExitCode != nil {
+			code = *ex.ExitCode
+		}
+		return post(fmt.Sprintf("exit %d: %s", code, out.Output))
+	case "probe":
+		n, err := probe(rest)
+		if err != nil {
+			return post("refused: " + err.Error())
+		}
+		return post(fmt.Sprintf("read %d bytes", n))
+	case "probe-write":
+		if err := os.WriteFile(rest, []byte("probe"), 0o644); err != nil {
+			return post("refused: " + err.Error())
+		}
+		return post("wrote")
 	case "tools":
 		names, err := f.listTools(ctx, s)
 		if err != nil {
@@ -485,4 +518,19 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	}
 	say("unknown: " + words)
 	return end, nil
+}
+
+// probe reads the file at path, or lists the folder, and returns how many
+// bytes (or entries) it got.
+func probe(path string) (int, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if st.IsDir() {
+		entries, err := os.ReadDir(path)
+		return len(entries), err
+	}
+	data, err := os.ReadFile(path)
+	return len(data), err
 }

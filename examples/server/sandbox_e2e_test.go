@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/bots/wake/acp/sandbox"
+	"github.com/agenthost/bots/wake/acp/sandbox/sandboxtest"
+)
+
+// findFile returns the path of the file named name under dir whose path
+// holds part.
+func findFile(t *testing.T, dir, part, name string) string {
+	t.Helper()
+	var found string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name && strings.Contains(path, part) {
+			found = path
+		}
+		return nil
+	})
+	if found == "" {
+		t.Fatalf("no %s of %s under %s", name, part, dir)
+	}
+	return found
+}
+
+func TestEndToEndAnAgentReadsNothingOfTheHostButItsOwnFolder(t *testing.T) {
+	sandboxtest.Require(t)
+	raw := make([]byte, 16)
+	rand.Read(raw)
+	secret := "tok-sandbox-" + hex.EncodeToString(raw)
+	t.Setenv("BOTS_CONNECTOR_HTTP_PROBE", secret)
+	secrets := t.TempDir()
+	vault := filepath.Join(secrets, "vault.json")
+	if err := os.WriteFile(vault, []byte(`{"connectors": {"http/crm": {"value": "`+secret+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(secrets, "users.json")
+	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token"}, "users": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup := newACPSetup(t, "-vault", vault, "-users", users)
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr+"/?tkn=root-token", "sandbox")
+	c.makeBot("other", `{"name": "Other", "provider": "fake", "instructions": "other's notes"}`)
+	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
+	chat := c.openChat("ahp-session:/sandbox", "motion")
+	n := 0
+	ask := func(words string) string {
+		n++
+		got := say(t, c, chat, fmt.Sprint("t", n), words)
+		if len(got) != 1 {
+			t.Fatalf("%q: the agent says %q", words, got)
+		}
+		return got[0]
+	}
+	// The agent's own folder stays readable and writable, to it and its
+	// terminals.
+	if got := ask("probe-write notes.md"); got != "wrote" {
+		t.Fatalf("writing its own folder: %q", got)
+	}
+	if got := ask("probe notes.md"); got != "read 5 bytes" {
+		t.Errorf("reading its own folder: %q", got)
+	}
+	if got := ask("shell cat notes.md && echo ok > more.md && cat more.md"); got != "exit 0: probeok\n" {
+		t.Errorf("a terminal in its own folder: %q", got)
+	}
+	for name, path := range map[string]string{
+		"the vault":                       vault,
+		"the users file":                  users,
+		"another bot's bot.md":            findFile(t, setup.config, "other", "bot.md"),
+		"another bot's AGENTS.md":         filepath.Join(setup.root, "other", "AGENTS.md"),
+		"the server's environment":        "/proc/" + strconv.Itoa(srv.cmd.Process.Pid) + "/environ",
+		"the configuration folder":        setup.config,
+		"the agent's own session records": filepath.Join(setup.config, "agents", "fake", "sessions"),
+	} {
+		if got := ask("probe " + path); !strings.HasPrefix(got, "refused: ") {
+			t.Errorf("the agent read %s (%s): %q", name, path, got)
+		}
+		if got := ask("shell cat '" + path + "' || ls '" + path + "/'"); strings.HasPrefix(got, "exit 0:") || strings.Contains(got, secret) {
+			t.Errorf("a terminal read %s (%s): %q", name, path, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(setup.root, "other", "AGENTS.md")); err != nil {
+		t.Errorf("the other bot's AGENTS.md the agent was refused is not there: %v", err)
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		got := ask("shell node -e \"require('fs').writeFileSync('n.txt', require('os').cpus().length + ' ' + require('fs').readdirSync('/usr').length)\" && cat n.txt")
+		if !strings.HasPrefix(got, "exit 0: ") {
+			t.Errorf("%s in a terminal: %q", node, got)
+		}
+	} else {
+		t.Log("node is not on PATH: the terminal's node run is left out")
+	}
+	srv.stop(t)
+}
+
+func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
+	none := func() (int, error) { return 0, fmt.Errorf("%w: the kernel has no Landlock", sandbox.ErrUnavailable) }
+	some := func() (int, error) { return 7, nil }
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	err := checkSandbox(1, false, none, log)
+	if err == nil || !strings.Contains(err.Error(), "-agents-unsandboxed") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("agents without a sandbox: %v, want one line naming -agents-unsandboxed", err)
+	}
+	if !errors.Is(err, sandbox.ErrUnavailable) && !strings.Contains(err.Error(), "no Landlock") {
+		t.Errorf("the refusal does not say why: %v", err)
+	}
+	if err := checkSandbox(0, false, none, log); err != nil {
+		t.Errorf("echo alone without a sandbox: %v", err)
+	}
+	if err := checkSandbox(1, false, some, log); err != nil {
+		t.Errorf("agents with a sandbox: %v", err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged without the flag: %s", logs.Bytes())
+	}
+	for _, available := range []func() (int, error){none, some} {
+		logs.Reset()
+		if err := checkSandbox(1, true, available, log); err != nil {
+			t.Errorf("with -agents-unsandboxed: %v", err)
+		}
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "-agents-unsandboxed") {
+			t.Errorf("-agents-unsandboxed is not logged at Warn: %q", logs.String())
+		}
+	}
+}
+
+func TestEndToEndTheUnsandboxedFlagIsLoggedAtWarnOnEveryStart(t *testing.T) {
+	setup := newACPSetup(t, "-agents-unsandboxed")
+	for range 2 {
+		before := len(setup.logs.Bytes())
+		srv := setup.start(t)
+		srv.stop(t)
+		logs := string(setup.logs.Bytes()[before:])
+		if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "-agents-unsandboxed") {
+			t.Fatalf("a start with -agents-unsandboxed logs no warning: %s", logs)
+		}
+	}
+}
