@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests: the web page served by the real server, driven in
+// headless Chromium as a person would use it. One browser serves every
+// test, each in tabs of its own. They skip when no Chromium is installed,
+// unless BOTS_REQUIRE_CHROMIUM=1 (CI) makes that a failure.
+// BOTS_SCREENSHOTS=<dir> writes screenshots of the main screens there.
+
+// chromium returns the path of a Chromium or Chrome, or "".
+func chromium() string {
+	if p := os.Getenv("BOTS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browser starts one headless Chromium for t and returns its context; a
+// tab is a chromedp.NewContext of it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	exe := chromium()
+	if exe == "" {
+		if os.Getenv("BOTS_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("no Chromium found and BOTS_REQUIRE_CHROMIUM=1: run scripts/ci-deps.sh")
+		}
+		t.Skip("no Chromium installed (apt-get install chromium, or scripts/ci-deps.sh): the browser tests are skipped")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true), chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	// Start the browser now, so a browser that cannot start fails here. The
+	// first run on a context owns what it starts: it gets no deadline of
+	// its own, or the browser would end with it.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", exe, err)
+	}
+	return bctx
+}
+
+// tab is one browser tab on the page, with the test's deadline.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string // http://host:port
+}
+
+func newTab(t *testing.T, b context.Context, base string) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b)
+	t.Cleanup(cancel)
+	// Open the tab on its own context (see browser).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	return &tab{t: t, ctx: ctx, base: base}
+}
+
+// step is how long one thing a person waits for may take.
+const step = 20 * time.Second
+
+// do runs actions within step.
+func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v\npage: %s", what, err, b.bodyText())
+	}
+}
+
+// eval returns the value of a JavaScript expression.
+func eval[T any](b *tab, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAsValue))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// until waits for a JavaScript expression to be truthy.
+func (b *tab) until(what, expr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(step), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
+		b.t.Fatalf("waiting for %s: %v\npage: %s", what, err, b.bodyText())
+	}
+}
+
+func (b *tab) bodyText() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
+	defer cancel()
+	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 2000) : ""`))
+	return s
+}
+
+// textOf is the expression "the element sel holds want in its text".
+func textOf(sel, want string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll(%q)].some(e => e.textContent.includes(%q))`, sel, want)
+}
+
+// fill types value into the element sel, replacing what it held.
+func (b *tab) fill(sel, value string) {
+	b.t.Helper()
+	b.do("find "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	eval[bool](b, fmt.Sprintf(`(e => (e.value = "", e.focus(), true))(document.querySelector(%q))`, sel))
+	b.do("fill "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))
+}
+
+func (b *tab) click(sel string) {
+	b.t.Helper()
+	b.do("click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+}
+
+// shot writes a screenshot named name when BOTS_SCREENSHOTS names a folder.
+func (b *tab) shot(name string) {
+	b.t.Helper()
+	dir := os.Getenv("BOTS_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// signIn opens the page and signs in with token.
+func (b *tab) signIn(token string) {
+	b.t.Helper()
+	b.do("open the page", chromedp.Navigate(b.base+"/"))
+	b.fill("#token", token)
+	b.click(".signin button[type=submit]")
+	b.until("the bot list", `document.querySelector("#bots") && document.querySelector("#conn").dataset.state === "open"`)
+}
+
+// say sends a chat message and waits for the reply that holds want.
+func (b *tab) say(msg string) {
+	b.t.Helper()
+	b.until("the composer", `!document.querySelector("#send").disabled`)
+	b.fill("#message", msg)
+	b.click("#send")
+	b.until("the message "+msg, textOf(".msg.user", msg))
+}
+
+// TestWebPage drives the page as a person does: signs in, makes a bot
+// through the form, sees it in a second tab, chats with it on the echo
+// agent, edits and deletes it; with an XSS attempt that runs nothing.
+func TestWebPage(t *testing.T) {
+	b := browser(t)
+	d := newDirs(t)
+	s := startServer(t, d.args())
+	base := "http://" + s.addr
+
+	t.Run("ServedWithAPolicyBesideTheSocket", func(t *testing.T) {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET / answered %d %s, want the page", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		for _, want := range []string{"script-src 'self'", "default-src 'none'", "connect-src 'self' ws://" + s.addr} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("policy %q lacks %q", csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("policy %q allows inline or eval", csp)
+		}
+		h, err := http.Get(base + "/healthz")
+		if err != nil || h.StatusCode != 200 {
+			t.Errorf("/healthz: %v %v", h, err)
+		}
+		h.Body.Close()
+		// The WebSocket is still at "/".
+		c := dial(testCtx(t), t, s, softToken, byQuery)
+		c.initialize(t, "beside-the-page")
+	})
+
+	one := newTab(t, b, base)
+	two := newTab(t, b, base)
+	t.Run("AWrongTokenIsShownPlainly", func(t *testing.T) {
+		one.t = t
+		one.do("open the page", chromedp.Navigate(base+"/"))
+		one.until("the sign-in form", `document.querySelector("#token")`)
+		one.fill("#token", "not-a-token")
+		one.click(".signin button[type=submit]")
+		one.until("the refusal", textOf("#signin-error", "refused this token (HTTP 401)"))
+		if u := eval[string](one, "location.href"); strings.Contains(u, "not-a-token") {
+			t.Errorf("the token is in the page's URL %s", u)
+		}
+	})
+	t.Run("SignInShowsTheBots", func(t *testing.T) {
+		one.t, two.t = t, t
+		one.signIn(softToken)
+		two.signIn(softToken)
+		if u := eval[string](one, "location.href"); strings.Contains(u, softToken) {
+			t.Errorf("the token is in the page's URL %s", u)
+		}
+		one.shot("bots-empty")
+	})
+	t.Run("MakeThroughTheFormShowsRefusalsBesideTheirFields", func(t *testing.T) {
+		one.t, two.t = t, t
+		one.click("#make")
+		one.fill("#f-slug", "Bad Slug")
+		one.fill("#f-name", "Motion")
+		one.click("#save")
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.fill("#f-slug", "motion")
+		one.fill("#f-color", "#12")
+		one.click("#save")
+		// The server's refusal, beside the colour.
+		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, "neither one of"))
+		one.shot("make-error")
+		one.fill("#f-color", "teal")
+		one.fill("#f-description", "Reviews pull requests")
+		one.click("#save")
+		one.until("the bot's page", textOf("#bot-name", "Motion"))
+		// The second tab hears it without a reload.
+		two.until("the bot in the second tab", `document.querySelector('#bots li[data-id="motion"]')`)
+		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
+		two.shot("bots")
+	})
+	t.Run("ChatWithTheEchoAgent", func(t *testing.T) {
+		one.t = t
+		one.click("#new-chat")
+		one.until("the chat", `document.querySelector("#message")`)
+		one.say("hello")
+		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
+		one.until("the back session as a step", `document.querySelector("details.step")`)
+	})
+}
