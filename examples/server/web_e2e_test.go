@@ -113,7 +113,7 @@ func (b *tab) until(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, step)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(step), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch { return false } })()", chromedp.WithPollingTimeout(step), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
 		b.t.Fatalf("waiting for %s: %v\npage: %s", what, err, b.bodyText())
 	}
 }
@@ -159,6 +159,12 @@ func (b *tab) shot(name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
+}
+
+// visit goes to a place in the page, as a link does.
+func (b *tab) visit(hash string) {
+	b.t.Helper()
+	eval[string](b, fmt.Sprintf(`location.hash = %q`, hash))
 }
 
 // signIn opens the page and signs in with token.
@@ -267,5 +273,100 @@ func TestWebPage(t *testing.T) {
 		one.say("hello")
 		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
 		one.until("the back session as a step", `document.querySelector("details.step")`)
+	})
+	t.Run("AQuestionIsAnsweredInThePage", func(t *testing.T) {
+		one.t = t
+		one.say("ask your name?")
+		one.until("the question", textOf("form.ask", "your name?"))
+		one.fill("form.ask input", "Ada")
+		one.shot("question")
+		one.click("form.ask .answer")
+		one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
+	})
+	t.Run("AnApprovalIsGivenInThePage", func(t *testing.T) {
+		one.t = t
+		one.say("approve")
+		one.click(".ask .approve")
+		one.until("the approved reply", textOf(".msg.bot", "approved"))
+	})
+	t.Run("ARunningTurnIsStopped", func(t *testing.T) {
+		one.t = t
+		one.say("sleep 5")
+		one.until("the stop button", `!document.querySelector("#stop").hidden`)
+		one.until("the back session working", textOf("details.step summary", "working"))
+		one.shot("chat-mid-turn")
+		one.click("#stop")
+		one.until("the turn stopped", `[...document.querySelectorAll('article[data-state="cancelled"]')].some(a => a.textContent.includes("sleep 5"))`)
+		one.until("the composer back", `document.querySelector("#stop").hidden && !document.querySelector("#send").disabled`)
+	})
+	t.Run("AReloadShowsTheChatAgain", func(t *testing.T) {
+		one.t = t
+		one.do("reload", chromedp.Reload())
+		one.until("the chat after a reload", textOf(".msg.bot", "Motion heard: hello"))
+		one.until("the stopped turn after a reload", `document.querySelector('article[data-state="cancelled"]')`)
+		// And the bot's page lists it.
+		one.click(".chat-head a.button")
+		one.until("the chat in the bot's list", `document.querySelectorAll("#chats a").length === 1`)
+	})
+	t.Run("EditingInstructionsChangesTheRead", func(t *testing.T) {
+		one.t = t
+		one.click("#edit")
+		one.fill("#f-instructions", "Answer in haiku.")
+		one.click("#save")
+		one.until("the new instructions", textOf("#bot-instructions", "Answer in haiku."))
+	})
+	t.Run("AStaleEditIsShownAndResolved", func(t *testing.T) {
+		one.t = t
+		one.click("#edit")
+		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in haiku."`)
+		// Someone else saves first.
+		c := dial(testCtx(t), t, s, rootToken, byQuery)
+		c.initialize(t, "someone-else")
+		c.editBot(t, "motion", `{"description":"Edited elsewhere"}`, "")
+		one.fill("#f-instructions", "Answer in limericks.")
+		one.click("#save")
+		one.until("the conflict", textOf("#conflict", "Edited elsewhere"))
+		one.click("#keep-mine")
+		one.until("the saved instructions", textOf("#bot-instructions", "Answer in limericks."))
+		if got := c.readBot(t, "motion")["instructions"]; got != "Answer in limericks." {
+			t.Errorf("the bot's instructions read %q", got)
+		}
+	})
+	t.Run("WhatABotOrAPersonWritesRunsNothing", func(t *testing.T) {
+		one.t, two.t = t, t
+		const evil = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`
+		one.visit("#/")
+		one.click("#make")
+		one.fill("#f-slug", "xss")
+		one.fill("#f-name", evil)
+		one.click("#save")
+		one.until("the bot's page", `document.querySelector("#new-chat")`)
+		two.until("the name, as text, in the second tab", textOf(`#bots li[data-id="xss"] .name`, evil))
+		one.click("#new-chat")
+		one.say(evil + " **bold**")
+		one.until("the reply", `document.querySelector(".msg.bot strong")`)
+		for _, tb := range []*tab{one, two} {
+			if n := eval[int](tb, `document.querySelectorAll("img[onerror], script:not([src])").length`); n != 0 {
+				t.Errorf("%d elements with handlers or inline scripts on the page", n)
+			}
+			if v := eval[bool](tb, `window.__xss !== undefined`); v {
+				t.Error("the injected script ran")
+			}
+		}
+		one.click(".chat-head a.button")
+		one.click("#delete")
+		one.click("#confirm-ok")
+		one.until("the list", `location.hash === "#/"`)
+		two.until("the bot gone from the second tab", `!document.querySelector('#bots li[data-id="xss"]')`)
+	})
+	t.Run("PhoneWidth", func(t *testing.T) {
+		one.t = t
+		one.do("a phone-sized window", chromedp.EmulateViewport(390, 844))
+		one.visit("#/")
+		one.until("the list", `document.querySelector('#bots li[data-id="motion"]')`)
+		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the page is %dpx wide in a 390px window", w)
+		}
+		one.shot("phone")
 	})
 }
