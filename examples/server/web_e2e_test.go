@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The browser tests: the web page served by the real server, driven in
@@ -224,6 +228,11 @@ func TestWebPage(t *testing.T) {
 
 	one := newTab(t, b, base)
 	two := newTab(t, b, base)
+	t.Run("TheChatReducerAgreesWithGo", func(t *testing.T) {
+		one.t = t
+		one.do("open the page", chromedp.Navigate(base+"/"))
+		reducersAgree(t, one)
+	})
 	t.Run("AWrongTokenIsShownPlainly", func(t *testing.T) {
 		one.t = t
 		one.do("open the page", chromedp.Navigate(base+"/"))
@@ -369,4 +378,110 @@ func TestWebPage(t *testing.T) {
 		}
 		one.shot("phone")
 	})
+}
+
+// reducersAgree runs the page's chat reducer (reduce.js) over every chat
+// fixture of transport/ahp's reducer tests, and checks it comes to the
+// state Go's ahp.ApplyChat comes to, without changing its input.
+func reducersAgree(t *testing.T, b *tab) {
+	t.Helper()
+	files, err := filepath.Glob("../../transport/ahp/testdata/reducers/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no reducer fixtures: %v", err)
+	}
+	type fixture struct {
+		Name    string            `json:"name"`
+		Reducer string            `json:"reducer"`
+		Initial json.RawMessage   `json:"initial"`
+		Actions []json.RawMessage `json:"actions"`
+	}
+	var chats []fixture
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx fixture
+		if err := json.Unmarshal(data, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if fx.Reducer == "chat" {
+			fx.Name = strings.TrimSuffix(filepath.Base(f), ".json")
+			chats = append(chats, fx)
+		}
+	}
+	in, err := json.Marshal(chats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		State   string `json:"state"`
+		Mutated bool   `json:"mutated"`
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]result](`import("/assets/reduce.js").then(m => `+string(in)+`.map(fx => {
+		const before = JSON.stringify(fx.initial);
+		let s = fx.initial;
+		for (const a of fx.actions) s = m.applyChat(s, a);
+		return { state: JSON.stringify(s), mutated: JSON.stringify(fx.initial) !== before };
+	}))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if err != nil {
+		t.Fatalf("run the page's reducer: %v", err)
+	}
+	if len(got) != len(chats) {
+		t.Fatalf("%d results for %d fixtures", len(got), len(chats))
+	}
+	for i, fx := range chats {
+		var s ahp.ChatState
+		if err := json.Unmarshal(fx.Initial, &s); err != nil {
+			t.Fatalf("%s: %v", fx.Name, err)
+		}
+		for _, raw := range fx.Actions {
+			var a ahp.Action
+			if err := json.Unmarshal(raw, &a); err != nil {
+				t.Fatalf("%s: %v", fx.Name, err)
+			}
+			s = ahp.ApplyChat(s, a)
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i].Mutated {
+			t.Errorf("%s: the page's reducer changed its input", fx.Name)
+		}
+		if diff := cmp.Diff(withoutNulls(t, want), withoutNulls(t, []byte(got[i].State))); diff != "" {
+			t.Errorf("%s: the page's reducer disagrees with ahp.ApplyChat (-Go +page):\n%s", fx.Name, diff)
+		}
+	}
+	t.Logf("ran %d chat fixtures", len(chats))
+}
+
+// withoutNulls parses JSON, leaving out members that are null, as absent.
+func withoutNulls(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("parse %s: %v", data, err)
+	}
+	var drop func(any) any
+	drop = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if e == nil {
+					delete(x, k)
+				} else {
+					x[k] = drop(e)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = drop(e)
+			}
+		}
+		return v
+	}
+	return drop(v)
 }

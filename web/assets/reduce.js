@@ -99,7 +99,7 @@ function endTurn(s, a, state, term, errPart) {
     const tc = p.toolCall;
     const n = base(tc);
     n.status = "cancelled"; n.reason = "skipped";
-    setIf(n, "invocationMessage", tc.invocationMessage);
+    n.invocationMessage = tc.invocationMessage === undefined ? "" : tc.invocationMessage;
     if (tc.status !== "streaming") setIf(n, "toolInput", tc.toolInput);
     return { kind: "toolCall", toolCall: n };
   });
@@ -152,7 +152,7 @@ export function applyChat(s, a) {
       return { ...s, activeTurn: { ...s.activeTurn, usage: a.usage } };
     case "chat/turnComplete": return endTurn(s, a, "complete", 0);
     case "chat/turnCancelled": return endTurn(s, a, "cancelled", 0);
-    case "chat/error": return endTurn(s, a, "error", Status.Error, a.part);
+    case "chat/error": return endTurn(s, a, "error", Status.Error, a.part || { error: { errorType: "", message: "" } });
     case "chat/turnResume": {
       const turns = s.turns || [];
       if (s.activeTurn || !turns.length) return s;
@@ -228,6 +228,39 @@ export function applyChat(s, a) {
         if (a._meta) n._meta = a._meta;
         return n;
       });
+    case "chat/toolCallAuthRequired":
+      return updateToolCall(s, a.turnId, a.toolCallId, true, (tc) => {
+        if (tc.status !== "running" || !tc.contributor || tc.contributor.kind !== "mcp") return null;
+        const n = base(tc, a._meta);
+        n.status = "auth-required";
+        for (const k of ["invocationMessage", "toolInput", "confirmed", "selectedOption", "content"]) setIf(n, k, tc[k]);
+        n.auth = a.auth;
+        return n;
+      });
+    case "chat/toolCallAuthResolved":
+      return updateToolCall(s, a.turnId, a.toolCallId, true, (tc) => {
+        if (tc.status !== "auth-required") return null;
+        const n = base(tc, a._meta);
+        n.status = "running";
+        for (const k of ["invocationMessage", "toolInput", "confirmed", "selectedOption", "content"]) setIf(n, k, tc[k]);
+        return n;
+      });
+    case "chat/workingDirectorySet":
+      if ((s.workingDirectories || []).includes(a.directory)) return s;
+      return { ...s, workingDirectories: [...(s.workingDirectories || []), a.directory] };
+    case "chat/workingDirectoryRemoved":
+      if (!(s.workingDirectories || []).includes(a.directory)) return s;
+      return { ...s, workingDirectories: s.workingDirectories.filter((d) => d !== a.directory) };
+    case "chat/backgroundWorkSet": {
+      const w = (s.backgroundWork || []).slice();
+      const i = w.findIndex((x) => x.id === a.work.id);
+      if (i < 0) w.push(a.work); else w[i] = a.work;
+      return { ...s, backgroundWork: w };
+    }
+    case "chat/backgroundWorkRemoved": {
+      if (!(s.backgroundWork || []).some((x) => x.id === a.id)) return s;
+      return { ...s, backgroundWork: s.backgroundWork.filter((x) => x.id !== a.id) };
+    }
     case "chat/truncated": {
       const n = { ...s };
       if (!a.turnId) { n.turns = []; delete n.turnsNextCursor; } else {
