@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/transport/ahp"
 )
 
@@ -484,4 +486,74 @@ func withoutNulls(t *testing.T, data []byte) any {
 		return v
 	}
 	return drop(v)
+}
+
+// TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
+// users file (no sign-in), a chat longer than a snapshot holds, and a turn
+// a restart interrupts: older turns load as the person scrolls up, the
+// chat is reopened from the bot's list, the page reconnects by itself and
+// offers to keep the interrupted turn going.
+func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
+	b := browser(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	d := newDirs(t)
+	d.users = ""
+	s := startServer(t, d.args("-addr", addr))
+	base := "http://" + addr
+
+	c := dialChat(t, addr, "setup")
+	c.makeBot("motion", `{"name": "Motion", "color": "teal"}`)
+	session := "ahp-session:/long"
+	chat := c.openChat(session, "motion")
+	const turns = bot.KeepTurns + 4
+	for i := range turns {
+		id := fmt.Sprint("t", i)
+		c.dispatch(chat, ahp.TurnStarted(id, time.Now(), ahp.UserMessage(fmt.Sprint("m", i))))
+		c.turn(chat, id)
+	}
+
+	one := newTab(t, b, base)
+	t.Run("NoTokenIsNeededWithoutAUsersFile", func(t *testing.T) {
+		one.t = t
+		one.do("open the page", chromedp.Navigate(base+"/"))
+		one.until("the bot list", `document.querySelector('#bots li[data-id="motion"]')`)
+		one.until("no sign-in", `!document.querySelector("#token") && document.querySelector("#signout").hidden`)
+	})
+	t.Run("AnEarlierChatIsReopened", func(t *testing.T) {
+		one.t = t
+		one.click(`#bots li[data-id="motion"] a`)
+		one.until("the chat in the list", `document.querySelector("#chats a")`)
+		one.click("#chats a")
+		one.until("its latest turn", textOf(".msg.bot", fmt.Sprint("Motion heard: m", turns-1)))
+	})
+	t.Run("OlderTurnsLoadOnScrollingUp", func(t *testing.T) {
+		one.t = t
+		if eval[bool](one, textOf(".msg.user", "m0")) {
+			t.Fatal("the first turn is shown before scrolling up; the chat is too short to test this")
+		}
+		one.until("the older-messages button", `document.querySelector("#older")`)
+		eval[int](one, `document.querySelector("#transcript").scrollTop = 0`)
+		one.until("the first turn", textOf(".msg.bot", "Motion heard: m0"))
+		one.until("no more older turns", `!document.querySelector("#older")`)
+	})
+	t.Run("ARestartIsReconnectedAndTheTurnKeptGoing", func(t *testing.T) {
+		one.t = t
+		one.say("sleep 60")
+		one.until("the turn running", `!document.querySelector("#stop").hidden`)
+		s.stop(t)
+		one.until("the connection state", `["reconnecting", "closed"].includes(document.querySelector("#conn").dataset.state)`)
+		startServer(t, d.args("-addr", addr))
+		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
+		one.until("the interrupted turn", `document.querySelector('article[data-state="error"]')`)
+		one.shot("keep-going")
+		one.click("#keep-going")
+		one.until("the turn running again", `document.querySelector('article[data-state="active"]') && !document.querySelector("#stop").hidden`)
+		one.click("#stop")
+		one.until("the turn stopped", `document.querySelector("#stop").hidden`)
+	})
 }
