@@ -305,6 +305,9 @@ func TestWebPage(t *testing.T) {
 		one.say("sleep 5")
 		one.until("the stop button", `!document.querySelector("#stop").hidden`)
 		one.until("the back session working", textOf("details.step summary", "working"))
+		// The step opens onto the back session's own chat.
+		one.click(`article[data-state="active"] details.step summary`)
+		one.until("the back session's turn", textOf(`article[data-state="active"] details.step`, "sleep 5"))
 		one.shot("chat-mid-turn")
 		one.click("#stop")
 		one.until("the turn stopped", `[...document.querySelectorAll('article[data-state="cancelled"]')].some(a => a.textContent.includes("sleep 5"))`)
@@ -379,6 +382,13 @@ func TestWebPage(t *testing.T) {
 			t.Errorf("the page is %dpx wide in a 390px window", w)
 		}
 		one.shot("phone")
+		one.click(`#bots li[data-id="motion"] a`)
+		one.click("#chats a")
+		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
+		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the chat is %dpx wide in a 390px window", w)
+		}
+		one.shot("phone-chat")
 	})
 }
 
@@ -520,8 +530,21 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 	one := newTab(t, b, base)
 	t.Run("NoTokenIsNeededWithoutAUsersFile", func(t *testing.T) {
 		one.t = t
+		// The first load, on an empty cache: its weight and the time from
+		// navigation to the bot list (docs/PERFORMANCE.md).
+		start := time.Now()
 		one.do("open the page", chromedp.Navigate(base+"/"))
 		one.until("the bot list", `document.querySelector('#bots li[data-id="motion"]')`)
+		took := time.Since(start)
+		type weight struct{ Transferred, Decoded, Files int }
+		w := eval[weight](one, `(() => {
+			const es = [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")];
+			return { transferred: es.reduce((n, e) => n + e.transferSize, 0), decoded: es.reduce((n, e) => n + e.decodedBodySize, 0), files: es.length };
+		})()`)
+		t.Logf("first load: %d files, %d bytes transferred (%d decoded); %v from navigation to the bot list", w.Files, w.Transferred, w.Decoded, took.Round(time.Millisecond))
+		if w.Decoded > 300<<10 || w.Decoded == 0 {
+			t.Errorf("the first load decodes %d bytes, want at most 300 KB", w.Decoded)
+		}
 		one.until("no sign-in", `!document.querySelector("#token") && document.querySelector("#signout").hidden`)
 	})
 	t.Run("AnEarlierChatIsReopened", func(t *testing.T) {
@@ -550,6 +573,7 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		startServer(t, d.args("-addr", addr))
 		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
 		one.until("the interrupted turn", `document.querySelector('article[data-state="error"]')`)
+		eval[bool](one, `(document.querySelector("#keep-going").scrollIntoView({block: "center"}), true)`)
 		one.shot("keep-going")
 		one.click("#keep-going")
 		one.until("the turn running again", `document.querySelector('article[data-state="active"]') && !document.querySelector("#stop").hidden`)

@@ -18,7 +18,7 @@ export function chatView(app, main, session, chat) {
   const older = h("div", { class: "older" });
   const list = h("div", { id: "turns" });
   const transcript = h("div", { class: "transcript", id: "transcript", tabindex: "0", "aria-label": "Messages" }, older, list);
-  const text = h("textarea", { id: "message", "aria-label": "Message", placeholder: "Write a message (Enter sends, Shift+Enter for a new line)" });
+  const text = h("textarea", { id: "message", "aria-label": "Message", placeholder: "Write a message", title: "Enter sends; Shift+Enter starts a new line" });
   const send = h("button", { type: "submit", id: "send" }, "Send");
   const stop = h("button", { type: "button", class: "danger", id: "stop", hidden: true }, "Stop");
   const form = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); submit(); } }, text, send, stop);
@@ -141,7 +141,7 @@ export function chatView(app, main, session, chat) {
       cancelled: tc.reason === "denied" ? "denied" : "stopped", "pending-confirmation": "waiting for approval" }[tc.status] || tc.status;
     const inner = h("div", {});
     const det = h("details", { class: "step", dataset: { tool: tc.toolCallId } },
-      h("summary", {}, `${label}: ${status}`),
+      h("summary", {}, sub || tc.toolName === "subagent" ? `Back session of ${label}: ${status}` : `${label}: ${status}`),
       tc.invocationMessage ? h("p", { class: "state" }, rich(tc.invocationMessage)) : null,
       tc.pastTenseMessage ? h("p", { class: "state" }, rich(tc.pastTenseMessage)) : null, inner);
     if (sub) {
@@ -159,10 +159,17 @@ export function chatView(app, main, session, chat) {
 
   function rich(v) { return typeof v === "string" ? v : v && v.markdown !== undefined ? markdown(v.markdown) : ""; }
 
+  // withoutContext leaves out the context block a back session's message
+  // starts with: the person wrote only what follows it.
+  function withoutContext(s) {
+    const end = s.startsWith("<context>") ? s.indexOf("</context>\n") : -1;
+    return end < 0 ? s : s.slice(end + "</context>\n".length);
+  }
+
   function backTranscript(st) {
     const turns = [...(st.turns || []), ...(st.activeTurn ? [st.activeTurn] : [])];
     return turns.map((t) => h("div", { class: "turn" },
-      h("p", { class: "state pre" }, "→ " + ((t.message && t.message.text) || "")),
+      h("p", { class: "state pre" }, "→ " + withoutContext((t.message && t.message.text) || "")),
       (t.responseParts || []).map((p) => p.kind === "markdown" ? h("div", { class: "msg bot" }, markdown(p.content))
         : p.kind === "toolCall" ? h("p", { class: "state" }, "• " + (p.toolCall.displayName || p.toolCall.toolName) + " (" + p.toolCall.status + ")")
           : null)));

@@ -6,12 +6,13 @@ import { h } from "./dom.js";
 
 const notice = document.getElementById("notice");
 
+// say shows a sentence in the notice line.
 export function say(text) {
   notice.textContent = text;
   notice.hidden = false;
 }
 
-
+// clearNotice hides the notice line.
 export function clearNotice() { notice.hidden = true; notice.textContent = ""; }
 
 // plain turns an error into a sentence a person can act on.
@@ -25,12 +26,15 @@ export function plain(e) {
   return e.message;
 }
 
+// swatch is a bot's colour with the first letter of its name.
 export function swatch(bot) {
-  const el = h("span", { class: "swatch", "aria-hidden": "true" }, (bot.body || "bot").slice(0, 3));
+  const initial = Array.from((bot.name || bot.id || "?").trim())[0] || "?";
+  const el = h("span", { class: "swatch", "aria-hidden": "true", title: bot.body || "" }, initial.toUpperCase());
   if (bot.color) el.style.background = bot.color;
   return el;
 }
 
+// when is a protocol timestamp in the person's own words.
 export function when(ts) {
   const t = Date.parse(ts);
   return Number.isNaN(t) ? "" : new Date(t).toLocaleString();
