@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -572,6 +574,11 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		one.until("the connection state", `["reconnecting", "closed"].includes(document.querySelector("#conn").dataset.state)`)
 		startServer(t, d.args("-addr", addr))
 		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
+		// A new server has no replay for the page: it resumed from fresh
+		// snapshots.
+		if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "snapshot" {
+			t.Errorf("the page resumed from a %q, want fresh snapshots", how)
+		}
 		one.until("the interrupted turn", `document.querySelector('article[data-state="error"]')`)
 		eval[bool](one, `(document.querySelector("#keep-going").scrollIntoView({block: "center"}), true)`)
 		one.shot("keep-going")
@@ -580,4 +587,80 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		one.click("#stop")
 		one.until("the turn stopped", `document.querySelector("#stop").hidden`)
 	})
+}
+
+// dropper is a TCP proxy in front of the server that can drop every
+// connection through it at once, as a network that goes away does.
+type dropper struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newDropper(t *testing.T, target string) *dropper {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dropper{ln: ln}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); d.drop(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			d.mu.Lock()
+			d.conns = append(d.conns, c, s)
+			d.mu.Unlock()
+			wg.Go(func() { io.Copy(s, c); s.Close() })
+			wg.Go(func() { io.Copy(c, s); c.Close() })
+		}
+	})
+	return d
+}
+
+// drop closes every connection through the proxy.
+func (d *dropper) drop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+}
+
+// TestWebPageReplaysWhatItMissedAfterADroppedConnection drops the page's
+// connection while another person makes and edits bots: the page
+// reconnects by itself and, from the replay, shows what changed.
+func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
+	b := browser(t)
+	d := newDirs(t)
+	s := startServer(t, d.args())
+	proxy := newDropper(t, s.addr)
+	one := newTab(t, b, "http://"+proxy.ln.Addr().String())
+	one.signIn(rootToken)
+	other := dial(testCtx(t), t, s, rootToken, byQuery)
+	other.initialize(t, "other")
+	other.makeBot(t, "before", `{"name": "Before"}`)
+	one.until("the first bot", `document.querySelector('#bots li[data-id="before"]')`)
+	// The WebSocket is the only connection left open: the page's files
+	// came over connections the browser has closed or keeps idle.
+	proxy.drop()
+	one.until("the dropped connection shown", `document.querySelector("#conn").dataset.state !== "open"`)
+	other.makeBot(t, "during", `{"name": "During"}`)
+	other.editBot(t, "before", `{"name": "Before, edited"}`, "")
+	one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
+	one.until("the bot made while away", `document.querySelector('#bots li[data-id="during"]')`)
+	one.until("the edit made while away", textOf(`#bots li[data-id="before"]`, "Before, edited"))
+	if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "replay" {
+		t.Errorf("the page resumed from a %q, want a replay", how)
+	}
 }

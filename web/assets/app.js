@@ -23,6 +23,7 @@ function setStatus(state, detail) {
   conn.dataset.state = state;
   conn.textContent = statusText[state] || state;
   conn.title = detail || "";
+  conn.dataset.resumed = (app.client && app.client.resumed) || "";
   if (state === "refused") { signIn(detail); return; }
   if (state === "open") clearNotice();
   else if (detail) say(detail);

@@ -131,6 +131,7 @@ export class Client {
   async resume() {
     const uris = [...this.subs.keys()];
     const r = await this.call("reconnect", { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeen, subscriptions: uris });
+    this.resumed = r.type; // "replay" or "snapshot"
     if (r.type === "replay") {
       for (const env of r.actions || []) this.apply(env);
       for (const uri of r.missing || []) this.resubscribe(uri);
