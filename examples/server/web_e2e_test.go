@@ -333,12 +333,17 @@ func TestWebPage(t *testing.T) {
 	})
 	t.Run("AStaleEditIsShownAndResolved", func(t *testing.T) {
 		one.t = t
+		two.t = t
+		two.visit("#/bots/motion")
+		two.until("the bot's page in the other tab", textOf("#bot-name", "Motion"))
 		one.click("#edit")
 		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in haiku."`)
 		// Someone else saves first.
 		c := dial(testCtx(t), t, s, rootToken, byQuery)
 		c.initialize(t, "someone-else")
 		c.editBot(t, "motion", `{"description":"Edited elsewhere"}`, "")
+		// A bot's page follows an edit made elsewhere.
+		two.until("the edit in the other tab", textOf("#bot-description", "Edited elsewhere"))
 		one.fill("#f-instructions", "Answer in limericks.")
 		one.click("#save")
 		one.until("the conflict", textOf("#conflict", "Edited elsewhere"))
@@ -352,6 +357,7 @@ func TestWebPage(t *testing.T) {
 		one.t, two.t = t, t
 		const evil = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`
 		one.visit("#/")
+		two.visit("#/")
 		one.click("#make")
 		one.fill("#f-slug", "xss")
 		one.fill("#f-name", evil)
@@ -359,8 +365,11 @@ func TestWebPage(t *testing.T) {
 		one.until("the bot's page", `document.querySelector("#new-chat")`)
 		two.until("the name, as text, in the second tab", textOf(`#bots li[data-id="xss"] .name`, evil))
 		one.click("#new-chat")
-		one.say(evil + " **bold**")
+		one.say(evil + " **bold** [link](javascript:window.__xss=3)")
 		one.until("the reply", `document.querySelector(".msg.bot strong")`)
+		if n := eval[int](one, `document.querySelectorAll('a[href^="javascript:"]').length`); n != 0 {
+			t.Errorf("%d javascript: links on the page", n)
+		}
 		for _, tb := range []*tab{one, two} {
 			if n := eval[int](tb, `document.querySelectorAll("img[onerror], script:not([src])").length`); n != 0 {
 				t.Errorf("%d elements with handlers or inline scripts on the page", n)

@@ -158,10 +158,14 @@ function botView(slug) {
   };
   draw();
   // Redraw when someone else edits or deletes it.
-  let first = true;
+  let seen;
   const stop = app.client.watch("x-ahpd-bots://", (state) => {
-    if (first) { first = false; return; }
-    if (state && !(state.bots || []).some((b) => b.id === slug)) {
+    if (!state) return;
+    const entry = (state.bots || []).find((b) => b.id === slug);
+    if (seen === undefined) { seen = entry; return; }
+    if (entry === seen) return;
+    seen = entry;
+    if (!entry) {
       replace(box, h("p", { class: "error", id: "bot-gone" }, "This bot was deleted, or you may no longer see it."));
       return;
     }

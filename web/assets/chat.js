@@ -4,7 +4,7 @@
 // turns loaded as the person scrolls up. A part or turn whose state did
 // not change keeps its element, so typing in an answer survives a stream.
 
-import { h, replace, markdown } from "./dom.js";
+import { h, replace, reconcile, markdown } from "./dom.js";
 import { randomId } from "./client.js";
 import { say, plain, swatch } from "./ui.js";
 
@@ -29,6 +29,7 @@ export function chatView(app, main, session, chat) {
   const turnEls = new Map(); // turn id -> {turn, el}
   const partEls = new Map(); // turn id/index -> {part, el}
   let loading = false;
+  const hello = h("p", { class: "muted" }, "Say hello.");
 
   text.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); submit(); }
@@ -175,9 +176,16 @@ export function chatView(app, main, session, chat) {
           : null)));
   }
 
+  // turnEl is the turn's element, kept across redraws: only its parts
+  // that changed are drawn again.
   function turnEl(turn, active) {
-    const had = turnEls.get(turn.id);
-    if (had && had.turn === turn) return had.el;
+    let had = turnEls.get(turn.id);
+    if (had && had.turn === turn && had.active === active) return had.el;
+    if (!had) {
+      had = { el: h("article", { class: "turn" }), user: h("div", { class: "msg user" }) };
+      turnEls.set(turn.id, had);
+    }
+    had.turn = turn; had.active = active;
     const parts = (turn.responseParts || []).map((p, i) => partEl(turn, i, p, active));
     const last = (turn.responseParts || [])[turn.responseParts.length - 1];
     const foot = [];
@@ -187,10 +195,10 @@ export function chatView(app, main, session, chat) {
         last.error.errorType === "executionInterrupted" ? "Keep going" : "Try again"));
     }
     if (active) foot.push(h("p", { class: "state working" }, "Working…"));
-    const el = h("article", { class: "turn", dataset: { turn: turn.id, state: active ? "active" : turn.state } },
-      h("div", { class: "msg user" }, (turn.message && turn.message.text) || ""), parts, foot);
-    turnEls.set(turn.id, { turn, el });
-    return el;
+    had.el.dataset.turn = turn.id;
+    had.el.dataset.state = active ? "active" : turn.state;
+    had.user.textContent = (turn.message && turn.message.text) || "";
+    return reconcile(had.el, [had.user, ...parts, ...foot]);
   }
 
   function draw(st, sub) {
@@ -205,11 +213,10 @@ export function chatView(app, main, session, chat) {
     const turns = st.turns || [];
     // The last ended turn is redrawn when it stops being the last, so a
     // "Keep going" button does not outlive it.
-    if (prevLast && turns[turns.length - 1] !== prevLast) turnEls.delete(prevLast.id);
+    if (prevLast && turns[turns.length - 1] !== prevLast) { const e = turnEls.get(prevLast.id); if (e) e.turn = null; }
     const els = turns.map((t) => turnEl(t, false));
     if (st.activeTurn) els.push(turnEl(st.activeTurn, true));
-    replace(list, els);
-    if (!turns.length && !st.activeTurn) list.append(h("p", { class: "muted" }, "Say hello."));
+    reconcile(list, els.length ? els : [hello]);
     stop.hidden = !st.activeTurn;
     send.disabled = !!st.activeTurn;
     state.textContent = st.activeTurn ? "replying…" : "";

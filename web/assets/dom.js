@@ -34,6 +34,15 @@ export function replace(el, ...children) {
   return el;
 }
 
+// reconcile makes el's children exactly nodes, moving only those out of
+// place, so an element that stays (and the focus or typing in it) is kept.
+export function reconcile(el, nodes) {
+  const want = nodes.filter((n) => n instanceof Node);
+  want.forEach((n, i) => { if (el.childNodes[i] !== n) el.insertBefore(n, el.childNodes[i] || null); });
+  while (el.childNodes.length > want.length) el.lastChild.remove();
+  return el;
+}
+
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     node.setAttribute("target", "_blank");
