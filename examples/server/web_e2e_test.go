@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,7 +292,22 @@ func TestWebPage(t *testing.T) {
 		one.t = t
 		one.say("ask your name?")
 		one.until("the question", textOf("form.ask", "your name?"))
-		one.fill("form.ask input", "Ada")
+		one.fill("form.ask input", "Ad")
+		// An action that arrives while the person types redraws the chat
+		// and leaves the answer, and the focus, where they were.
+		session, err := url.PathUnescape(strings.TrimPrefix(eval[string](one, "location.hash"), "#/chats/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := dial(testCtx(t), t, s, rootToken, byQuery)
+		c.initialize(t, "reader")
+		c.notify(t, "dispatchAction", map[string]any{"channel": ahp.DefaultChatURI(session), "clientSeq": 1,
+			"action": map[string]any{"type": "chat/isReadChanged", "isRead": true}})
+		one.until("the action applied", `document.querySelector("#transcript").dataset.status & 32`)
+		if !eval[bool](one, `document.activeElement === document.querySelector("form.ask input") && document.activeElement.value === "Ad"`) {
+			t.Error("the answer being typed lost its focus or its text when the chat was redrawn")
+		}
+		one.do("type on", chromedp.SendKeys(chromedp.CSS("form.ask input"), "a"))
 		one.shot("question")
 		one.click("form.ask .answer")
 		one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))

@@ -206,6 +206,7 @@ export function chatView(app, main, session, chat) {
     if (!st) return;
     const prevLast = cur && cur.turns && cur.turns[cur.turns.length - 1];
     cur = st;
+    transcript.dataset.status = String(st.status || 0);
     const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
     const bot = st._meta && st._meta["ahpd.bot"];
     if (bot) { name.textContent = bot.name || bot.id; replace(face, swatch(bot)); back.href = "#/bots/" + encodeURIComponent(bot.id); }
