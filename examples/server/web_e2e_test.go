@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/bots/bot"
@@ -399,6 +400,19 @@ func TestWebPage(t *testing.T) {
 		one.click("#confirm-ok")
 		one.until("the list", `location.hash === "#/"`)
 		two.until("the bot gone from the second tab", `!document.querySelector('#bots li[data-id="xss"]')`)
+	})
+	t.Run("ByKeyboardARefusalIsSaidPlainly", func(t *testing.T) {
+		two.t = t
+		// nemo may make nothing: the refusal says so, at the form's top.
+		two.click("#signout")
+		two.fill("#token", nemoToken)
+		two.do("sign in with Enter", chromedp.KeyEvent(kb.Enter))
+		two.until("the bot list", `document.querySelector("#make") && document.querySelector("#conn").dataset.state === "open"`)
+		two.visit("#/make")
+		// The slug has the focus; Tab goes to the name; Enter makes.
+		two.until("the focus in the slug", `document.activeElement && document.activeElement.id === "f-slug"`)
+		two.do("type a slug, Tab, a name, Enter", chromedp.KeyEvent("nemos"+kb.Tab+"Nemo's"+kb.Enter))
+		two.until("the refusal", textOf("#form-error", "You may not do that"))
 	})
 	t.Run("PhoneWidth", func(t *testing.T) {
 		one.t = t

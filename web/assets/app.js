@@ -87,7 +87,8 @@ function route() {
   else if (parts[0] === "chats" && parts[1]) cleanup = chatView(app, main, parts[1], defaultChatURI(parts[1]));
   else cleanup = botsView();
   app.cleanup = cleanup || null;
-  main.focus({ preventScroll: true });
+  // Keyboard users start in the new view, where the view put the focus.
+  if (!main.contains(document.activeElement)) main.focus({ preventScroll: true });
 }
 window.addEventListener("hashchange", route);
 
