@@ -103,7 +103,8 @@ function botsView() {
     const bots = [...(state.bots || [])].sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
     replace(list, bots.map((b) => h("li", { class: "bot", dataset: { id: b.id } },
       h("a", { href: "#/bots/" + encodeURIComponent(b.id) }, swatch(b),
-        h("span", {}, h("span", { class: "name" }, b.name || b.id), h("span", { class: "desc" }, b.description || ""))))));
+        h("span", {}, h("span", { class: "name" }, b.name || b.id), h("span", { class: "desc" }, b.description || ""),
+          h("span", { class: "kind" }, [b.body, b.color].filter(Boolean).join(" · ")))))));
     empty.hidden = bots.length > 0;
   });
 }

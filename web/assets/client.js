@@ -118,6 +118,7 @@ export class Client {
         this.lastSeen = Math.max(this.lastSeen, this.init.serverSeq || 0);
       }
     } catch (e) {
+      if (e.code === -32000) return; // the connection closed: onclose tries again
       this.onStatus("closed", "The server did not accept this client: " + e.message);
       for (const w of this.readyWaiters.splice(0)) w.reject(e);
       return;
@@ -130,7 +131,17 @@ export class Client {
   // resume asks for what was missed since lastSeen on every subscription.
   async resume() {
     const uris = [...this.subs.keys()];
-    const r = await this.call("reconnect", { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeen, subscriptions: uris });
+    let r;
+    try {
+      r = await this.call("reconnect", { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeen, subscriptions: uris });
+    } catch (e) {
+      if (e.code === -32000) throw e; // the connection went again
+      // A server that will not resume this client: start afresh.
+      this.init = await this.call("initialize", { channel: ROOT, protocolVersions: ["1.1.0", "1.0.0"], clientId: this.clientId });
+      this.resumed = "snapshot";
+      for (const uri of uris) this.resubscribe(uri);
+      return;
+    }
     this.resumed = r.type; // "replay" or "snapshot"
     if (r.type === "replay") {
       for (const env of r.actions || []) this.apply(env);

@@ -26,10 +26,15 @@ export function plain(e) {
   return e.message;
 }
 
-// swatch is a bot's colour with the first letter of its name.
+// The bodies the page draws; any other is drawn as the default shape.
+const BODIES = ["robot", "humanoid", "alien", "gumbo", "circle", "semicircle", "smash", "square",
+  "triangle", "pentagon", "hexagon", "drop", "bean", "cloud", "ghost"];
+
+// swatch is a bot drawn in its body and colour, with its initial.
 export function swatch(bot) {
   const initial = Array.from((bot.name || bot.id || "?").trim())[0] || "?";
-  const el = h("span", { class: "swatch", "aria-hidden": "true", title: bot.body || "" }, initial.toUpperCase());
+  const body = BODIES.includes(bot.body) ? " b-" + bot.body : "";
+  const el = h("span", { class: "swatch" + body, "aria-hidden": "true", title: bot.body || "" }, initial.toUpperCase());
   if (bot.color) el.style.background = bot.color;
   return el;
 }
