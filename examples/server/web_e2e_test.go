@@ -257,7 +257,6 @@ func TestWebPage(t *testing.T) {
 		if u := eval[string](one, "location.href"); strings.Contains(u, softToken) {
 			t.Errorf("the token is in the page's URL %s", u)
 		}
-		one.shot("bots-empty")
 	})
 	t.Run("MakeThroughTheFormShowsRefusalsBesideTheirFields", func(t *testing.T) {
 		one.t, two.t = t, t
