@@ -278,7 +278,7 @@ func TestWebPage(t *testing.T) {
 		// The second tab hears it without a reload.
 		two.until("the bot in the second tab", `document.querySelector('#bots li[data-id="motion"]')`)
 		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
-		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal") +
+		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal")+
 			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
 		two.shot("bots")
 	})
