@@ -25,8 +25,8 @@ import (
 )
 
 // The browser tests: the web page served by the real server, driven in
-// headless Chromium as a person would use it. One browser serves every
-// test, each in tabs of its own. They skip when no Chromium is installed,
+// headless Chromium as a person would use it. Each test starts one
+// browser, which its subtests share in tabs. They skip when no Chromium is installed,
 // unless BOTS_REQUIRE_CHROMIUM=1 (CI) makes that a failure.
 // BOTS_SCREENSHOTS=<dir> writes screenshots of the main screens there.
 
