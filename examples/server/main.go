@@ -32,6 +32,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/web"
 )
 
 func main() {
@@ -61,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.configDir, "config", defaultConfigDir(), "configuration folder")
 	fs.StringVar(&c.root, "root", "", "the folder bots work under (default ~/.bots)")
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, GET /healthz answers 200 when ready")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
 	fs.StringVar(&c.users, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
 	fs.StringVar(&c.hostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&c.agent, "agent", "echo", "the agent a back session runs on when a bot names none")
@@ -204,7 +205,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	mux.Handle("/", srv)
+	// GET / without an upgrade answers the web page; the WebSocket stays at /.
+	mux.Handle("/", web.Split(srv, web.Handler(web.Config{})))
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err

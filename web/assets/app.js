@@ -1,0 +1,245 @@
+// The page: sign in, the bots a person may see (live), a bot's page with
+// its chats, the make and edit forms built from the schema the server
+// advertises, and chats. Views are drawn from the states the client keeps;
+// every string from the server is set as text, or rendered as sanitized
+// markdown.
+
+import { Client, defaultChatURI, randomId } from "./client.js";
+import { say, clearNotice, plain, swatch, when } from "./ui.js";
+import { h, replace } from "./dom.js";
+import { botForm, fieldOf } from "./form.js";
+import { chatView } from "./chat.js";
+
+const TOKEN = "bots.token";
+const main = document.getElementById("main");
+const conn = document.getElementById("conn");
+const signout = document.getElementById("signout");
+
+const app = { client: null, init: null, cleanup: null };
+
+const statusText = { connecting: "Connecting…", open: "Connected", reconnecting: "Reconnecting…", refused: "Not signed in", closed: "Offline" };
+
+function setStatus(state, detail) {
+  conn.dataset.state = state;
+  conn.textContent = statusText[state] || state;
+  conn.title = detail || "";
+  conn.dataset.resumed = (app.client && app.client.resumed) || "";
+  if (state === "refused") { signIn(detail); return; }
+  if (state === "open") clearNotice();
+  else if (detail) say(detail);
+}
+
+
+
+function connect() {
+  if (app.client) app.client.close();
+  const socket = document.querySelector('meta[name="ahp-socket"]').content || "/";
+  const token = sessionStorage.getItem(TOKEN) || "";
+  signout.hidden = !token;
+  app.client = new Client({
+    url: socket, token,
+    onStatus: setStatus,
+    onRejected: (reason) => say("The server refused that: " + reason),
+  });
+  app.client.start().then((init) => { app.init = init; route(); }, () => { /* onStatus says why */ });
+}
+
+function signIn(message) {
+  if (app.cleanup) { app.cleanup(); app.cleanup = null; }
+  clearNotice();
+  const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password", required: true });
+  const form = h("form", { class: "card signin", onsubmit: (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN, input.value.trim());
+    connect();
+  } },
+  h("h1", {}, "Sign in"),
+  message ? h("p", { class: "error", id: "signin-error", role: "alert" }, message) : null,
+  h("div", { class: "field" }, h("label", { for: "token" }, "Your token"), input,
+    h("p", { class: "hint" }, "It is kept in this tab only, and sent to this server alone.")),
+  h("button", { type: "submit" }, "Sign in"));
+  replace(main, form);
+  input.focus();
+}
+
+signout.addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN);
+  if (app.client) app.client.close();
+  app.client = null;
+  signout.hidden = true;
+  signIn("");
+});
+
+// manifest is the make schema the server advertises.
+function manifest() {
+  const p = app.init && app.init._meta && app.init._meta["ahpd.resourceProviders"];
+  return (p && p.bot && p.bot.manifest) || { properties: { name: { type: "string" } }, required: ["name"] };
+}
+
+function route() {
+  if (!app.client || !app.init) return;
+  if (app.cleanup) { app.cleanup(); app.cleanup = null; }
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  let cleanup;
+  if (parts[0] === "make") cleanup = makeView();
+  else if (parts[0] === "bots" && parts[1] && parts[2] === "edit") cleanup = editView(parts[1]);
+  else if (parts[0] === "bots" && parts[1]) cleanup = botView(parts[1]);
+  else if (parts[0] === "chats" && parts[1]) cleanup = chatView(app, main, parts[1], defaultChatURI(parts[1]));
+  else cleanup = botsView();
+  app.cleanup = cleanup || null;
+  // Keyboard users start in the new view, where the view put the focus.
+  if (!main.contains(document.activeElement)) main.focus({ preventScroll: true });
+}
+window.addEventListener("hashchange", route);
+
+
+function botsView() {
+  const list = h("ul", { class: "bots", id: "bots", "aria-live": "polite" });
+  const empty = h("p", { class: "muted", id: "no-bots" }, "No bots yet.");
+  replace(main, h("div", { class: "row" }, h("h1", {}, "Your bots"), h("a", { class: "button", href: "#/make", id: "make" }, "Make a bot")),
+    list, empty);
+  return app.client.watch("x-ahpd-bots://", (state, sub) => {
+    if (sub.error) { say("The list of bots cannot be shown: " + sub.error); return; }
+    const bots = [...(state.bots || [])].sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
+    replace(list, bots.map((b) => h("li", { class: "bot", dataset: { id: b.id } },
+      h("a", { href: "#/bots/" + encodeURIComponent(b.id) }, swatch(b),
+        h("span", {}, h("span", { class: "name" }, b.name || b.id), h("span", { class: "desc" }, b.description || ""),
+          h("span", { class: "kind" }, [b.body, b.color].filter(Boolean).join(" · ")))))));
+    empty.hidden = bots.length > 0;
+  });
+}
+
+async function readBot(slug) {
+  const [r, res] = await Promise.all([
+    app.client.request("resourceRead", { channel: "ahp-root://", uri: "bot://" + slug }),
+    app.client.request("resourceResolve", { channel: "ahp-root://", uri: "bot://" + slug }),
+  ]);
+  return { bot: JSON.parse(r.data), etag: res.etag };
+}
+
+function field(label, value, id) {
+  if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return null;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return [h("dt", {}, label), h("dd", { class: "pre", id }, text)];
+}
+
+function botView(slug) {
+  const box = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  replace(main, box);
+  let gone = false;
+  const draw = async () => {
+    let bot;
+    try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e))); return; }
+    if (gone) return;
+    const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
+    const problems = Array.isArray(bot.problems) && bot.problems.length
+      ? h("div", { class: "card problems", id: "problems", role: "note" }, h("h2", {}, "Problems"),
+        h("ul", {}, bot.problems.map((p) => h("li", {}, typeof p === "string" ? p : (p.reason || JSON.stringify(p))))))
+      : null;
+    replace(box,
+      h("div", { class: "row" }, swatch(bot), h("h1", { id: "bot-name" }, bot.name || slug)),
+      bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "new-chat", onclick: () => newChat(slug) }, "Chat"),
+        h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit"),
+        h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete")),
+      problems,
+      h("div", { class: "card" }, h("dl", {},
+        field("Instructions", bot.instructions, "bot-instructions"),
+        field("Body", bot.body), field("Colour", bot.color), field("Labels", bot.labels),
+        field("Provider", bot.provider), field("Model", bot.model), field("Owner", bot.owner),
+        field("Works in", bot.workspace), field("Session", bot.session))),
+      h("h2", {}, "Chats"), chats);
+    try {
+      const r = await app.client.request("listSessions", { channel: "ahp-root://" });
+      const mine = (r.items || []).filter((s) => s.provider === "bot-chat" && s._meta && s._meta["ahpd.bot"] && s._meta["ahpd.bot"].id === slug);
+      replace(chats, mine.length ? mine.map((s) => h("li", {},
+        h("a", { href: "#/chats/" + encodeURIComponent(s.resource) }, s.title || "Chat"), " ",
+        h("span", { class: "muted" }, when(s.modifiedAt)))) : h("li", { class: "muted" }, "No chats yet."));
+    } catch (e) { replace(chats, h("li", { class: "error" }, plain(e))); }
+  };
+  draw();
+  // Redraw when someone else edits or deletes it.
+  let seen;
+  const stop = app.client.watch("x-ahpd-bots://", (state) => {
+    if (!state) return;
+    const entry = (state.bots || []).find((b) => b.id === slug);
+    if (seen === undefined) { seen = entry; return; }
+    if (entry === seen) return;
+    seen = entry;
+    if (!entry) {
+      replace(box, h("p", { class: "error", id: "bot-gone" }, "This bot was deleted, or you may no longer see it."));
+      return;
+    }
+    draw();
+  });
+  return () => { gone = true; stop(); };
+}
+
+
+async function newChat(slug) {
+  const session = "ahp-session:/" + randomId("web-");
+  try {
+    await app.client.request("createSession", { channel: session, provider: "bot-chat", config: { bot: slug } });
+    location.hash = "#/chats/" + encodeURIComponent(session);
+  } catch (e) { say("The chat could not be opened: " + plain(e)); }
+}
+
+function deleteBot(slug, name) {
+  const dlg = document.getElementById("confirm");
+  document.getElementById("confirm-text").textContent = `Delete ${name}? Its slug "${slug}" can never be used again.`;
+  dlg.returnValue = "";
+  dlg.onclose = async () => {
+    if (dlg.returnValue !== "ok") return;
+    try {
+      await app.client.request("resourceDelete", { channel: "ahp-root://", uri: "bot://" + slug });
+      location.hash = "#/";
+    } catch (e) { say("The bot was not deleted: " + plain(e)); }
+  };
+  dlg.showModal();
+}
+
+function makeView() {
+  const form = botForm(manifest(), { make: true, onsubmit: async (body, slug, f) => {
+    try {
+      await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(body), encoding: "utf-8", createOnly: true });
+      location.hash = "#/bots/" + encodeURIComponent(slug);
+    } catch (e) {
+      if (e.code === -32010) f.refuse("slug", e.message + ": that slug is taken, or was used by a deleted bot; choose another.");
+      else f.refuse(fieldOf(e.message, f.keys, true), plain(e));
+    }
+  } });
+  replace(main, h("h1", {}, "Make a bot"), form.el);
+  form.focus();
+}
+
+function editView(slug) {
+  const box = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  replace(main, box);
+  let gone = false;
+  (async () => {
+    let cur;
+    try { cur = await readBot(slug); } catch (e) { replace(box, h("p", { class: "error" }, plain(e))); return; }
+    if (gone) return;
+    const form = botForm(manifest(), { make: false, values: cur.bot, onsubmit: async (patch, _slug, f) => {
+      try {
+        await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(patch), encoding: "utf-8", ifMatch: cur.etag });
+        location.hash = "#/bots/" + encodeURIComponent(slug);
+      } catch (e) {
+        if (e.code !== -32011) { f.refuse(fieldOf(e.message, f.keys, false), plain(e)); return; }
+        // Someone saved first: show theirs, and let the person choose.
+        let theirs;
+        try { theirs = await readBot(slug); } catch (e2) { f.refuse("", plain(e2)); return; }
+        f.conflict(theirs.bot, {
+          keepMine: () => { cur = { bot: theirs.bot, etag: theirs.etag }; f.rebase(theirs.bot); f.submit(); },
+          takeTheirs: () => { cur = theirs; f.reset(theirs.bot); },
+        });
+      }
+    } });
+    replace(box, h("h1", {}, "Edit ", h("span", {}, cur.bot.name || slug)), form.el);
+    form.focus();
+  })();
+  return () => { gone = true; };
+}
+
+connect();
