@@ -154,7 +154,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	s := h.newSession(uri, spec, hr, provider, model, h.now())
 	agent, err := hr.Open(ctx, s.info)
 	if err != nil {
-		return "", fmt.Errorf("%v: %w", err, ErrRefused)
+		return "", fmt.Errorf("%w: %w", err, ErrRefused)
 	}
 	s.agent = agent
 	if err := h.add(s, provider, model); err != nil {
