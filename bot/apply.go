@@ -53,7 +53,7 @@ func Apply(ctx context.Context, h Host, opts Options) (*Service, error) {
 		svc.Close()
 		return nil, fmt.Errorf("bot: apply: register %s: %w", Scheme, err)
 	}
-	for _, prefix := range []string{catalog.URI, catalog.WatchPrefix} {
+	for _, prefix := range []string{catalog.URI, catalog.WatchPrefix, ProblemsURI} {
 		if err := h.RegisterChannel(prefix, svc.Channel); err != nil {
 			svc.Close()
 			return nil, fmt.Errorf("bot: apply: register %s: %w", prefix, err)

@@ -107,6 +107,13 @@ type Service struct {
 	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
 	badFolders map[string]badFolder // id → the problem checkFolder reported
+
+	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
+	shown    []standing // the problems last published on ProblemsURI
+	probSeq  int64      // the serverSeq of the last problems action
+	probKick chan struct{}
+	probStop context.CancelFunc
+	probDone chan struct{}
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -185,6 +192,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
 		badFolders: make(map[string]badFolder),
+		probKick:   make(chan struct{}, 1),
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
@@ -208,15 +216,22 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
+	if err := s.startProblems(ctx); err != nil {
+		s.catalog.Close()
+		return nil, fmt.Errorf("bot: problems: %w", err)
+	}
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
 		s.stop = d.Subscribe(func(prev, next *access.Users) {
-			s.catalog.MembershipsChanged(access.ChangedUsers(prev, next))
+			changed := access.ChangedUsers(prev, next)
+			s.catalog.MembershipsChanged(changed)
+			s.problemsMembershipsChanged(changed)
 		})
 	}
 	return s, nil
@@ -228,7 +243,7 @@ type membershipSource interface {
 	Subscribe(fn func(prev, next *access.Users)) (cancel func())
 }
 
-// Close stops the catalogue and watches. It closes the store only when
+// Close stops the catalogue, watches and problems channel. It closes the store only when
 // Apply opened it; a store given in Config is the caller's. It is
 // idempotent.
 func (s *Service) Close() error {
@@ -238,6 +253,7 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
+		s.stopProblems()
 		if s.closeStore {
 			s.store.Close()
 		}
