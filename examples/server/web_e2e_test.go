@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -261,6 +263,11 @@ func TestWebPage(t *testing.T) {
 		if u := eval[string](one, "location.href"); strings.Contains(u, softToken) {
 			t.Errorf("the token is in the page's URL %s", u)
 		}
+		// Remembered in the tab alone: not for other tabs, not in a cookie.
+		if !eval[bool](one, `sessionStorage.getItem("bots.token") === `+strconv.Quote(softToken)+` && localStorage.length === 0 && document.cookie === ""`) {
+			t.Error("the token is not in the tab's sessionStorage alone")
+		}
+		one.readable("the bot list")
 	})
 	t.Run("MakeThroughTheFormShowsRefusalsBesideTheirFields", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -275,6 +282,7 @@ func TestWebPage(t *testing.T) {
 		// The server's refusal, beside the colour.
 		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, "neither one of"))
 		one.shot("make-error")
+		one.readable("the make form with a refusal")
 		one.fill("#f-color", "teal")
 		one.fill("#f-description", "Reviews pull requests")
 		one.click("#save")
@@ -286,6 +294,26 @@ func TestWebPage(t *testing.T) {
 			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
 		two.shot("bots")
 	})
+	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
+		one.t, two.t = t, t
+		// one is on Motion's page, two on the list, when a person edits
+		// bot.md by hand to change its owner, which a hand edit may not.
+		file := filepath.Join(d.config, "bots", "motion", "bot.md")
+		good, err := os.ReadFile(file)
+		if err != nil || !strings.Contains(string(good), "owner: user:soft") {
+			t.Fatalf("bot.md: %v\n%s", err, good)
+		}
+		one.until("the bot's page", textOf("#bot-name", "Motion"))
+		writeAtomic(t, file, strings.Replace(string(good), "owner: user:soft", "owner: user:kim", 1))
+		one.until("the problem on the bot's page", textOf("#problems", "the owner may not be changed by hand"))
+		two.until("the problem flagged in the list", textOf(`#bots li[data-id="motion"] .flag`, "problem"))
+		one.shot("problem")
+		one.readable("a bot's page with a problem")
+		two.readable("the list with a problem flagged")
+		writeAtomic(t, file, string(good))
+		one.until("the problem cleared", `!document.querySelector("#problems") && document.querySelector("#bot-name")`)
+		two.until("the flag cleared", `document.querySelector('#bots li[data-id="motion"]') && !document.querySelector('#bots li[data-id="motion"] .flag')`)
+	})
 	t.Run("ChatWithTheEchoAgent", func(t *testing.T) {
 		one.t = t
 		one.click("#new-chat")
@@ -293,6 +321,28 @@ func TestWebPage(t *testing.T) {
 		one.say("hello")
 		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
 		one.until("the back session as a step", `document.querySelector("details.step")`)
+	})
+	t.Run("TheReplyStreamsInAsItComes", func(t *testing.T) {
+		one.t = t
+		// The back session replies a word at a time (echo's stream); its
+		// step, open, shows the reply growing while the turn runs, and the
+		// post reaches the chat before the turn ends. Sent by keyboard.
+		const words = "one two three four five six seven eight"
+		eval[bool](one, recordJS("__back", `article[data-state="active"] details.step[open] .msg.bot`))
+		eval[bool](one, recordJS("__post", `article[data-state="active"] > .msg.bot`))
+		one.until("the composer", `!document.querySelector("#send").disabled`)
+		one.fill("#message", "stream "+words)
+		one.do("send with Enter", chromedp.KeyEvent(kb.Enter))
+		one.until("the back session's step", `document.querySelector('article[data-state="active"] details.step summary')`)
+		one.click(`article[data-state="active"] details.step summary`)
+		one.until("the whole reply", textOf(".msg.bot", words)+` && !document.querySelector('article[data-state="active"]')`)
+		back := eval[[]string](one, `window.__back`)
+		if len(back) < 3 || !prefixes(back) || back[len(back)-1] != words {
+			t.Errorf("the back session's reply was drawn as %q, want it growing a word at a time to %q", back, words)
+		}
+		if post := eval[[]string](one, `window.__post`); !slices.Contains(post, words) {
+			t.Errorf("the reply was drawn in the running turn as %q, want %q before the turn ended", post, words)
+		}
 	})
 	t.Run("AQuestionIsAnsweredInThePage", func(t *testing.T) {
 		one.t = t
@@ -315,6 +365,7 @@ func TestWebPage(t *testing.T) {
 		}
 		one.do("type on", chromedp.SendKeys(chromedp.CSS("form.ask input"), "a"))
 		one.shot("question")
+		one.readable("a question in the chat")
 		one.click("form.ask .answer")
 		one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
 	})
@@ -333,6 +384,7 @@ func TestWebPage(t *testing.T) {
 		one.click(`article[data-state="active"] details.step summary`)
 		one.until("the back session's turn", textOf(`article[data-state="active"] details.step`, "sleep 5"))
 		one.shot("chat-mid-turn")
+		one.readable("a chat mid-turn")
 		one.click("#stop")
 		one.until("the turn stopped", `[...document.querySelectorAll('article[data-state="cancelled"]')].some(a => a.textContent.includes("sleep 5"))`)
 		one.until("the composer back", `document.querySelector("#stop").hidden && !document.querySelector("#send").disabled`)
@@ -401,6 +453,15 @@ func TestWebPage(t *testing.T) {
 			}
 		}
 		one.click(".chat-head a.button")
+		// A delete asks first; Cancel keeps the bot.
+		one.click("#delete")
+		one.until("the question", `document.querySelector("#confirm").open && document.querySelector("#confirm-text").textContent.includes("can never be used again")`)
+		one.readable("the delete confirmation")
+		one.click(`#confirm button[value="cancel"]`)
+		one.until("the dialog closed", `!document.querySelector("#confirm").open`)
+		if !eval[bool](one, `!!document.querySelector("#new-chat")`) || !eval[bool](two, `!!document.querySelector('#bots li[data-id="xss"]')`) {
+			t.Fatal("a cancelled delete deleted the bot")
+		}
 		one.click("#delete")
 		one.click("#confirm-ok")
 		one.until("the list", `location.hash === "#/"`)
@@ -419,6 +480,25 @@ func TestWebPage(t *testing.T) {
 		two.do("type a slug, Tab, a name, Enter", chromedp.KeyEvent("nemos"+kb.Tab+"Nemo's"+kb.Enter))
 		two.until("the refusal", textOf("#form-error", "You may not do that"))
 	})
+	t.Run("ReadableInADarkScheme", func(t *testing.T) {
+		one.t = t
+		one.do("prefer dark", colorScheme("dark"))
+		defer one.do("prefer light", colorScheme("light"))
+		one.visit("#/")
+		one.until("the list", `document.querySelector('#bots li[data-id="motion"]') && getComputedStyle(document.body).backgroundColor === "rgb(18, 18, 18)"`)
+		one.readable("the bot list, dark")
+		one.click(`#bots li[data-id="motion"] a`)
+		one.until("the bot's page", `document.querySelector("#chats a")`)
+		one.readable("a bot's page, dark")
+		one.click("#chats a")
+		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
+		one.readable("a chat, dark")
+		one.visit("#/make")
+		one.fill("#f-slug", "Bad Slug")
+		one.click("#save")
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.readable("the make form with a refusal, dark")
+	})
 	t.Run("PhoneWidth", func(t *testing.T) {
 		one.t = t
 		one.do("a phone-sized window", chromedp.EmulateViewport(390, 844))
@@ -434,6 +514,7 @@ func TestWebPage(t *testing.T) {
 		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("the chat is %dpx wide in a 390px window", w)
 		}
+		one.readable("a chat at phone width")
 		one.shot("phone-chat")
 	})
 }

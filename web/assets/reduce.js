@@ -405,10 +405,42 @@ export function applyCatalogue(s, a) {
   return s;
 }
 
-// reducerFor returns the reducer of a channel, or null for a channel whose
-// state the page does not keep.
+// applyProblems applies an x-ahpd-problems:// action to {problems: [...]}:
+// changed replaces the list whole.
+export function applyProblems(s, a) {
+  if (a.type === "x-ahpd-problems/changed") return { ...s, problems: a.problems || [] };
+  return s;
+}
+
+// applySession is transport/ahp's ApplySession for what the page follows
+// of a session: its title and the requests that wait on the person
+// (inputNeeded), which -ask-in own lists there.
+export function applySession(s, a) {
+  switch (a.type) {
+    case "session/titleChanged": return { ...s, title: a.title };
+    case "session/inputNeededSet": {
+      const list = (s.inputNeeded || []).slice();
+      const i = list.findIndex((r) => r.id === a.request.id);
+      if (i < 0) list.push(a.request); else list[i] = a.request;
+      return { ...s, inputNeeded: list };
+    }
+    case "session/inputNeededRemoved": {
+      const list = (s.inputNeeded || []).filter((r) => r.id !== a.id);
+      if (list.length === (s.inputNeeded || []).length) return s;
+      const n = { ...s, inputNeeded: list };
+      if (!list.length) delete n.inputNeeded;
+      return n;
+    }
+  }
+  return s;
+}
+
+// reducerFor returns the reducer of a channel; a channel whose state the
+// page does not keep changes only with its snapshots.
 export function reducerFor(uri) {
   if (uri.startsWith("ahp-chat:")) return applyChat;
+  if (uri.startsWith("ahp-session:")) return applySession;
   if (uri === "x-ahpd-bots://") return applyCatalogue;
+  if (uri === "x-ahpd-problems://") return applyProblems;
   return (s) => s;
 }
