@@ -234,22 +234,14 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 		}
 		return nil, fmt.Errorf("acp: agent %s: %s: %w", cfg.Provider, step, err)
 	}
-	init, err := c.conn.Initialize(ctx, sdk.InitializeRequest{
-		ProtocolVersion:    sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
-		ClientInfo:         &sdk.Implementation{Name: "agenthost-bots", Version: "1"},
-	})
+	init, err := c.conn.Initialize(ctx, initializeRequest())
 	if err != nil {
 		return fail("initialize", err)
 	}
-	servers := []sdk.McpServer{}
-	if init.AgentCapabilities.McpCapabilities.Http {
-		servers = append(servers, sdk.McpServer{Http: &sdk.McpServerHttpInline{
-			Name: ToolServerName, Type: "http", Url: a.tools.url, Headers: []sdk.HttpHeader{},
-		}})
-	} else {
-		a.log.Warn("acp: the agent takes no HTTP MCP servers, so it is not given post_message")
+	if err := a.signIn(ctx, c, init.AuthMethods); err != nil {
+		return fail("authenticate", err)
 	}
+	servers := a.toolServers(init.AgentCapabilities)
 	reason := ReasonNoLoad
 	if init.AgentCapabilities.LoadSession {
 		reason = ReasonNoEarlier
@@ -277,7 +269,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	}
 	resp, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers})
 	if err != nil {
-		return fail("session/new", err)
+		return fail("session/new", a.explainAuth("session/new", err, init.AuthMethods))
 	}
 	c.session, c.fresh = resp.SessionId, true
 	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}

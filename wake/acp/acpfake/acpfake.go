@@ -4,12 +4,14 @@
 package acpfake
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +27,28 @@ const Env = "ACP_FAKE_AGENT"
 // NoLoadEnv set to "1" makes the fake agent advertise no session/load.
 const NoLoadEnv = "FAKE_NO_LOAD"
 
+// The fake agent's sign-in, set by AuthEnv:
+//
+//	env    offers an env_var method, KeyMethod, reading KeyEnv: session/new
+//	       and session/load answer "Authentication required" until
+//	       authenticate is called with it while KeyEnv is set
+//	login  offers an agent method, LoginMethod, and, to a client that runs
+//	       terminal logins, a terminal method, TerminalMethod, whose args
+//	       are ["login"]: session/new and session/load answer
+//	       "Authentication required" until the fake's own login (Main with
+//	       the last argument "login") has written LoginFile in its HOME
+const (
+	AuthEnv        = "FAKE_AUTH"
+	KeyEnv         = "FAKE_API_KEY"
+	KeyMethod      = "fake-key"
+	LoginMethod    = "fake-login"
+	TerminalMethod = "fake-terminal"
+	LoginFile      = ".fake-login"
+)
+
+// HangNewEnv set to "1" makes session/new never answer.
+const HangNewEnv = "FAKE_HANG_NEW"
+
 // The bot's tools the fake agent calls by name.
 const (
 	postMessage = "post_message"
@@ -33,12 +57,52 @@ const (
 
 // Main runs the fake agent on stdin and stdout and exits when Env is "1";
 // otherwise it returns at once. Call it first in a test binary's TestMain.
+//
+// With the last argument "login" it runs the fake's login instead: it asks
+// for a name on out, reads a line from in, writes LoginFile in HOME and
+// says "logged in as <name>"; an empty name fails it with status 1.
 func Main() {
 	if os.Getenv(Env) != "1" {
 		return
 	}
+	if os.Args[len(os.Args)-1] == "login" {
+		if err := login(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "login:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	Serve(os.Stdin, os.Stdout)
 	os.Exit(0)
+}
+
+// login is the fake's interactive login.
+func login(in io.Reader, out io.Writer) error {
+	fmt.Fprint(out, "name: ")
+	line, err := bufio.NewReader(in).ReadString('\n')
+	name := strings.TrimSpace(line)
+	if name == "" {
+		return fmt.Errorf("no name given (%v)", err)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(home, LoginFile), []byte(name+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "logged in as "+name)
+	return nil
+}
+
+// loggedIn reports whether the fake's login wrote LoginFile in HOME.
+func loggedIn() bool {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(home, LoginFile))
+	return err == nil
 }
 
 // Serve serves the fake agent on in and out until the client goes.
@@ -74,6 +138,7 @@ type fake struct {
 	mu       sync.Mutex
 	n        int
 	sessions map[sdk.SessionId]*fakeSession
+	authed   bool // authenticate succeeded
 }
 
 type fakeSession struct {
@@ -83,19 +148,65 @@ type fakeSession struct {
 	cancel context.CancelFunc
 }
 
-func (f *fake) Authenticate(ctx context.Context, _ sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+func (f *fake) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	ok := false
+	switch mode := os.Getenv(AuthEnv); {
+	case mode == "env" && p.MethodId == KeyMethod:
+		ok = os.Getenv(KeyEnv) != ""
+	case mode == "login" && p.MethodId == LoginMethod:
+		ok = loggedIn()
+	case mode == "":
+		ok = true
+	default:
+		return sdk.AuthenticateResponse{}, sdk.NewInvalidParams("no such method: " + p.MethodId)
+	}
+	if !ok {
+		return sdk.AuthenticateResponse{}, sdk.NewAuthRequired(map[string]any{"method": p.MethodId})
+	}
+	f.mu.Lock()
+	f.authed = true
+	f.mu.Unlock()
 	return sdk.AuthenticateResponse{}, nil
 }
 
-func (f *fake) Initialize(ctx context.Context, _ sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (f *fake) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	methods := []sdk.AuthMethod{}
+	switch os.Getenv(AuthEnv) {
+	case "env":
+		methods = append(methods, sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{
+			Id: KeyMethod, Name: "Use " + KeyEnv, Type: "env_var", Vars: []sdk.AuthEnvVar{{Name: KeyEnv, Secret: true}},
+		}})
+	case "login":
+		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: LoginMethod, Name: "Log in"}})
+		if p.ClientCapabilities.Auth.Terminal {
+			methods = append(methods, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+				Id: TerminalMethod, Name: "Log in in a terminal", Type: "terminal", Args: []string{"login"},
+			}})
+		}
+	}
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:     os.Getenv(NoLoadEnv) != "1",
 			McpCapabilities: sdk.McpCapabilities{Http: true},
 		},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: methods,
 	}, nil
+}
+
+// signedIn reports whether a session may be opened: authenticate was
+// called, or no sign-in is asked, or (for the login) it is logged in.
+func (f *fake) signedIn() bool {
+	f.mu.Lock()
+	authed := f.authed
+	f.mu.Unlock()
+	switch os.Getenv(AuthEnv) {
+	case "":
+		return true
+	case "login":
+		return authed || loggedIn()
+	}
+	return authed
 }
 
 func (f *fake) session(id sdk.SessionId) *fakeSession {
@@ -114,6 +225,12 @@ func mcpURL(servers []sdk.McpServer) string {
 }
 
 func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if os.Getenv(HangNewEnv) == "1" {
+		<-make(chan struct{})
+	}
+	if !f.signedIn() {
+		return sdk.NewSessionResponse{}, sdk.NewAuthRequired(nil)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
@@ -123,6 +240,9 @@ func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 }
 
 func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if !f.signedIn() {
+		return sdk.LoadSessionResponse{}, sdk.NewAuthRequired(nil)
+	}
 	if !strings.HasPrefix(string(p.SessionId), "fake-") {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("no such session")
 	}
