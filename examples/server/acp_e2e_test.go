@@ -67,6 +67,7 @@ type acpServer struct {
 type acpSetup struct {
 	bin, config, root, agents string
 	extra                     []string
+	env                       []string // more of the server's environment
 	logs, wire                *lockedBuffer
 }
 
@@ -94,7 +95,7 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	args := append([]string{"-addr", "127.0.0.1:0", "-config", s.config, "-root", s.root, "-host-name", "chathost",
 		"-log-level", "debug", "-agents", s.agents}, s.extra...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Env = append(os.Environ(), acpfake.Env+"=1")
+	cmd.Env = append(append(os.Environ(), acpfake.Env+"=1"), s.env...)
 	cmd.Stderr = s.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -5,10 +5,26 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )
+
+// load reads the agents file at path and loads its agents besides echo.
+func load(path, configDir string) (map[string]wake.Harness, []string, error) {
+	cfgs, err := readAgents(path, configDir, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, err
+	}
+	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
+	infos, err := loadAgents(cfgs, harnesses)
+	var names []string
+	for _, i := range infos {
+		names = append(names, i.Provider)
+	}
+	return harnesses, names, err
+}
 
 func TestLoadAgents(t *testing.T) {
 	dir := t.TempDir()
@@ -19,17 +35,16 @@ func TestLoadAgents(t *testing.T) {
 		}
 		return p
 	}
-	log := slog.New(slog.DiscardHandler)
-	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	infos, err := loadAgents(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
-		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, log)
+	harnesses, names, err := load(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
+		"gemini": {"command": "gemini", "args": ["--acp"], "env": ["GEMINI_API_KEY"], "auth": "gemini-api-key"},
+		"codex": {"command": "codex-acp", "login": {"command": "codex", "args": ["login"]}, "startTimeout": "90s"}}}`), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(infos) != 2 || infos[0].Provider != "claude" || len(infos[0].Models) != 1 || infos[1].Provider != "gemini" {
-		t.Errorf("infos = %+v", infos)
+	if len(names) != 3 || names[0] != "claude" || names[1] != "codex" || names[2] != "gemini" {
+		t.Errorf("agents = %q", names)
 	}
-	if _, ok := harnesses["gemini"]; !ok || len(harnesses) != 3 {
+	if _, ok := harnesses["gemini"]; !ok || len(harnesses) != 4 {
 		t.Errorf("harnesses = %v", harnesses)
 	}
 	for _, bad := range []string{
@@ -38,13 +53,36 @@ func TestLoadAgents(t *testing.T) {
 		`{"agents": {"x": {}}}`,
 		`{"agents": {"x": {"command": "x", "env": ["A=B"]}}}`,
 		`{"agents": {"x": {"command": "x", "secret": "y"}}}`,
+		`{"agents": {"x": {"command": "x", "startTimeout": "soon"}}}`,
+		`{"agents": {"x": {"command": "x", "startTimeout": "-1s"}}}`,
 		`not json`,
 	} {
-		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, log); err == nil {
+		if _, _, err := load(write(bad), dir); err == nil {
 			t.Errorf("%s was taken", bad)
 		}
 	}
-	if infos, err := loadAgents("", dir, harnesses, nil, log); err != nil || infos != nil {
-		t.Errorf("no file: %v, %v", infos, err)
+	if harnesses, names, err := load("", dir); err != nil || names != nil || len(harnesses) != 1 {
+		t.Errorf("no file: %v, %v", names, err)
+	}
+}
+
+func TestAgentsFileGivesEachAgentItsHomeSignInAndStartTimeout(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(p, []byte(`{"agents": {"codex": {"command": "codex-acp", "env": ["OPENAI_API_KEY"], "auth": "openai-api-key",
+		"login": {"command": "codex", "args": ["login"]}, "startTimeout": "90s"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := readAgents(p, dir, nil, nil)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	c := cfgs[0]
+	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.Agent.Auth != "openai-api-key" || c.Agent.Login == nil ||
+		c.Agent.Login.Command != "codex" || c.StartTimeout != 90*time.Second {
+		t.Errorf("config %+v", c)
+	}
+	if want := "go run ./examples/server -config " + dir + " -login codex"; c.LoginHint != want {
+		t.Errorf("login hint %q, want %q", c.LoginHint, want)
 	}
 }

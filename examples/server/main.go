@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/echo"
 )
 
@@ -51,6 +53,8 @@ type config struct {
 	configDir, root, addr, users, hostName, agent, agents, vault string
 	options                                                      bot.Options
 	logLevel                                                     slog.Level
+	checkAgents                                                  bool   // -check-agents: check, print, exit
+	login                                                        string // -login: the agent to log in
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -70,6 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
 	fs.StringVar(&c.options.AskIn, "ask-in", "main", "main or own")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.BoolVar(&c.checkAgents, "check-agents", false, "start each configured agent, sign in, open a session, print one line per agent (ready, or what to do); exit non-zero if any is not ready")
+	fs.StringVar(&c.login, "login", "", "run the agent's own login with the HOME its back sessions use")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -128,6 +134,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	// Every credential a connector call resolves is taken out of the logs.
 	scrub := &connector.Scrubber{}
 	log := slog.New(scrub.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel})))
+	if c.checkAgents || c.login != "" {
+		cfgs, err := readAgents(c.agents, c.configDir, nil, log)
+		if err != nil {
+			return err
+		}
+		if c.login != "" {
+			return loginAgent(ctx, cfgs, c.login, acp.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
+		}
+		return printChecks(ctx, cfgs, stdout)
+	}
 	if c.users == "" && !isLoopback(c.addr) {
 		return fmt.Errorf("refusing to serve %s without a users file: with none every connection may do anything; pass -users or a loopback -addr", c.addr)
 	}
@@ -164,10 +180,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	conns := &botConnectors{store: store, users: users, registry: registry, vault: vault, scrub: scrub, log: log}
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	agents, err := loadAgents(c.agents, c.configDir, harnesses, conns, log)
+	cfgs, err := readAgents(c.agents, c.configDir, conns, log)
 	if err != nil {
 		return err
 	}
+	agents, err := loadAgents(cfgs, harnesses)
+	if err != nil {
+		return err
+	}
+	// The agents are checked while the server serves; the check ends
+	// with the server.
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	var checks sync.WaitGroup
+	defer checks.Wait()
+	defer stopCheck()
+	checks.Go(func() { logChecks(checkCtx, cfgs, log) })
 	if _, ok := harnesses[c.agent]; !ok {
 		return fmt.Errorf("-agent %q: no such agent (this server runs %s and the agents of -agents)", c.agent, echo.Provider)
 	}

@@ -228,8 +228,9 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	fail := func(step string, err error) (*child, error) {
+		ended := !c.alive() // before the kill, which ends it
 		c.kill()
-		if !c.aliveAfterKill() {
+		if ended {
 			return nil, fmt.Errorf("acp: agent %s %s during %s: %w", cfg.Provider, c.exitText(), step, err)
 		}
 		return nil, fmt.Errorf("acp: agent %s: %s: %w", cfg.Provider, step, err)
@@ -278,16 +279,6 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	}
 	a.log.Info("acp: started a fresh agent session", "id", rec.ID, "why", reason, "ready", time.Since(began))
 	return c, nil
-}
-
-// aliveAfterKill reports whether the process outlived kill's wait.
-func (c *child) aliveAfterKill() bool {
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
 }
 
 // spawn starts the agent command in the bot's folder, in a process group
