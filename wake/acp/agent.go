@@ -61,6 +61,7 @@ type child struct {
 	err    error         // Wait's error, set before exited closes
 
 	session sdk.SessionId
+	auth    []sdk.AuthMethod // the sign-in methods initialize offered
 	// fresh is true until the first prompt of a new (not loaded) session,
 	// which carries the system prompt.
 	fresh bool
@@ -239,7 +240,8 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	if err != nil {
 		return fail("initialize", err)
 	}
-	if err := a.signIn(ctx, c, init.AuthMethods); err != nil {
+	c.auth = init.AuthMethods
+	if err := a.signIn(ctx, c, c.auth); err != nil {
 		return fail("authenticate", err)
 	}
 	servers := a.toolServers(init.AgentCapabilities)
@@ -415,7 +417,7 @@ func (a *agent) ended(c *child, resp sdk.PromptResponse, err error) error {
 			a.log.Warn("acp: the agent ended during a turn", "how", c.exitText())
 			return fmt.Errorf("acp: the agent %s", c.exitText())
 		}
-		return fmt.Errorf("acp: session/prompt: %w", err)
+		return fmt.Errorf("acp: session/prompt: %w", a.explainAuth("session/prompt", err, c.auth))
 	}
 	switch resp.StopReason {
 	case sdk.StopReasonEndTurn:

@@ -296,7 +296,12 @@ func notSignedIn(cfg Config, step, said string, methods []sdk.AuthMethod) string
 	var ways []string
 	switch {
 	case used != "":
-		ways = append(ways, fmt.Sprintf("it was signed in with %s; check the key its variables hold", used))
+		if unset := k.unset(); len(unset) > 0 {
+			ways = append(ways, fmt.Sprintf("it still asks after signing in with %s, and %s %s in the agents file's env but not set in the server's environment; set %s",
+				used, and(unset), isAre(unset), them(unset)))
+		} else {
+			ways = append(ways, fmt.Sprintf("it still asks after signing in with %s; check the key it reads", used))
+		}
 	case len(vars) > 0:
 		var missing []sdk.AuthEnvVar
 		for _, v := range vars {
@@ -319,14 +324,34 @@ func notSignedIn(cfg Config, step, said string, methods []sdk.AuthMethod) string
 		ways = append(ways, "name the sign-in method it should use in the agents file's auth (it offers "+strings.Join(agentIDs, ", ")+")")
 	}
 	msg := strings.Join(ways, "; or ")
-	switch {
-	case len(ways) == 0:
-		msg = "the agent is not signed in, and offers no sign-in method this host can use"
-	case !strings.HasPrefix(msg, "signing in needs"):
-		msg = "the agent is not signed in: " + msg
+	if len(ways) == 0 {
+		msg = "it offers no sign-in method this host can use"
 	}
-	if said = strings.TrimSuffix(said, "."); said != "" && !strings.EqualFold(said, "Authentication required") {
-		msg = fmt.Sprintf("the agent answered %s with %q; %s", step, said, msg)
+	switch said = strings.TrimSuffix(said, "."); {
+	case said != "" && !strings.EqualFold(said, "Authentication required"):
+		return fmt.Sprintf("the agent answered %s with %q; %s", step, said, msg)
+	case strings.HasPrefix(msg, "signing in needs"):
+		return msg
 	}
-	return msg
+	return "the agent is not signed in: " + msg
+}
+
+// unset returns the variables Command.Env names that the server's
+// environment does not set, PATH aside.
+func (k keys) unset() []string {
+	var out []string
+	for n := range k.named {
+		if !k.set[n] && n != "PATH" {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func isAre(s []string) string {
+	if len(s) == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -238,3 +238,36 @@ func TestCheckStopsWithItsContext(t *testing.T) {
 		t.Errorf("check says %q", r)
 	}
 }
+
+func TestAgentMethodThatStillAsksNamesTheUnsetVariable(t *testing.T) {
+	cfg := authCfg(t, "agent-key", []string{acpfake.KeyEnv})
+	cfg.Agent.Auth = acpfake.AgentKeyMethod
+	err := openErr(t, cfg)
+	want := `the agent answered session/new with "Fake API key is missing"; it still asks after signing in with fake-agent-key, and FAKE_API_KEY is in the agents file's env but not set in the server's environment; set it`
+	if !errors.Is(err, ErrNotSignedIn) || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	cfg = authCfg(t, "agent-key", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
+	cfg.Agent.Auth = acpfake.AgentKeyMethod
+	if err := openErr(t, cfg); err != nil {
+		t.Errorf("with the key set: %v", err)
+	}
+}
+
+func TestPromptAskingToSignInSaysHowToLogIn(t *testing.T) {
+	cfg := authCfg(t, "login", nil)
+	cfg.Home = t.TempDir()
+	cfg.LoginHint = "go run ./examples/server -login fake"
+	if err := os.WriteFile(filepath.Join(cfg.Home, acpfake.LoginFile), []byte("ada\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, h, "")
+	_, err = runTurn(t, a, "signedout")
+	if want := "acp: session/prompt: the agent is not signed in: log it in with go run ./examples/server -login fake"; !errors.Is(err, ErrNotSignedIn) || !strings.Contains(err.Error(), want) {
+		t.Errorf("turn error %v, want %q", err, want)
+	}
+}

@@ -37,6 +37,10 @@ const NoLoadEnv = "FAKE_NO_LOAD"
 //	       are ["login"]: session/new and session/load answer
 //	       "Authentication required" until the fake's own login (Main with
 //	       the last argument "login") has written LoginFile in its HOME
+//	agent-key  offers an agent method, AgentKeyMethod, which authenticate
+//	       takes whatever the environment holds, as Gemini CLI does:
+//	       session/new then answers "Authentication required" with
+//	       MissingKey unless KeyEnv is set
 const (
 	AuthEnv        = "FAKE_AUTH"
 	KeyEnv         = "FAKE_API_KEY"
@@ -44,6 +48,8 @@ const (
 	LoginMethod    = "fake-login"
 	TerminalMethod = "fake-terminal"
 	LoginFile      = ".fake-login"
+	AgentKeyMethod = "fake-agent-key"
+	MissingKey     = "Fake API key is missing"
 )
 
 // HangNewEnv set to "1" makes session/new never answer.
@@ -124,6 +130,7 @@ func Serve(in io.Reader, out io.Writer) {
 //	sleep              says "sleeping" and waits for session/cancel
 //	hang               says "hanging" and never ends the turn, ignoring session/cancel
 //	crash              exits with status 3
+//	signedout          answers "Authentication required", as an agent whose login expired does
 //	pid                says "pid <pid>"
 //	env                says its environment, one variable a line, sorted
 //	session            says "session <id> loaded=<bool>"
@@ -155,6 +162,8 @@ func (f *fake) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk
 		ok = os.Getenv(KeyEnv) != ""
 	case mode == "login" && p.MethodId == LoginMethod:
 		ok = loggedIn()
+	case mode == "agent-key" && p.MethodId == AgentKeyMethod:
+		ok = true
 	case mode == "":
 		ok = true
 	default:
@@ -176,6 +185,8 @@ func (f *fake) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.Ini
 		methods = append(methods, sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{
 			Id: KeyMethod, Name: "Use " + KeyEnv, Type: "env_var", Vars: []sdk.AuthEnvVar{{Name: KeyEnv, Secret: true}},
 		}})
+	case "agent-key":
+		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: AgentKeyMethod, Name: "Fake API key"}})
 	case "login":
 		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: LoginMethod, Name: "Log in"}})
 		if p.ClientCapabilities.Auth.Terminal {
@@ -205,8 +216,18 @@ func (f *fake) signedIn() bool {
 		return true
 	case "login":
 		return authed || loggedIn()
+	case "agent-key":
+		return authed && os.Getenv(KeyEnv) != ""
 	}
 	return authed
+}
+
+// authRequired is the error of a session the fake is not signed in for.
+func authRequired() error {
+	if os.Getenv(AuthEnv) == "agent-key" {
+		return &sdk.RequestError{Code: -32000, Message: MissingKey}
+	}
+	return sdk.NewAuthRequired(nil)
 }
 
 func (f *fake) session(id sdk.SessionId) *fakeSession {
@@ -229,7 +250,7 @@ func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 		<-make(chan struct{})
 	}
 	if !f.signedIn() {
-		return sdk.NewSessionResponse{}, sdk.NewAuthRequired(nil)
+		return sdk.NewSessionResponse{}, authRequired()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -241,7 +262,7 @@ func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 
 func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	if !f.signedIn() {
-		return sdk.LoadSessionResponse{}, sdk.NewAuthRequired(nil)
+		return sdk.LoadSessionResponse{}, authRequired()
 	}
 	if !strings.HasPrefix(string(p.SessionId), "fake-") {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("no such session")
@@ -430,6 +451,8 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		<-make(chan struct{})
 	case "crash":
 		os.Exit(3)
+	case "signedout":
+		return sdk.PromptResponse{}, sdk.NewAuthRequired(nil)
 	case "pid":
 		say(fmt.Sprintf("pid %d", os.Getpid()))
 		return end, nil
