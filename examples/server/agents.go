@@ -137,19 +137,23 @@ func checkAgents(ctx context.Context, cfgs []acp.Config) []acp.Result {
 	return results
 }
 
-// logChecks checks every agent of cfgs and logs each result: Info when it
-// is ready, Warn with what to do otherwise.
+// logChecks checks every agent of cfgs at once and logs each result as it
+// comes: Info when the agent is ready, Warn with what to do otherwise.
 func logChecks(ctx context.Context, cfgs []acp.Config, log *slog.Logger) {
-	for _, r := range checkAgents(ctx, cfgs) {
-		if ctx.Err() != nil {
-			return
-		}
-		if r.Ready {
-			log.Info("agent ready", "agent", r.Provider, "took", r.Took.Round(time.Millisecond))
-		} else {
-			log.Warn("agent not ready", "agent", r.Provider, "problem", r.Problem, "check", "go run ./examples/server -check-agents")
-		}
+	var wg sync.WaitGroup
+	for _, cfg := range cfgs {
+		wg.Go(func() {
+			r := acp.Check(ctx, cfg)
+			switch {
+			case ctx.Err() != nil:
+			case r.Ready:
+				log.Info("agent ready", "agent", r.Provider, "took", r.Took.Round(time.Millisecond))
+			default:
+				log.Warn("agent not ready", "agent", r.Provider, "problem", r.Problem, "took", r.Took.Round(time.Millisecond))
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // printChecks checks every agent of cfgs and prints one line per agent to

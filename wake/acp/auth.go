@@ -320,6 +320,17 @@ func notSignedIn(cfg Config, step, said string, methods []sdk.AuthMethod) string
 			ways = append(ways, "log it in with its own login, with HOME "+cfg.Home)
 		}
 	}
+	if used == "" {
+		var unset []string
+		for _, n := range k.unset() {
+			if !slices.Contains(vars, n) {
+				unset = append(unset, n)
+			}
+		}
+		if len(unset) > 0 {
+			ways = append(ways, fmt.Sprintf("set %s, which the agents file's env passes but the server's environment does not set", or(unset)))
+		}
+	}
 	if len(agentIDs) > 0 && cfg.Agent.Auth == "" {
 		ways = append(ways, "name the sign-in method it should use in the agents file's auth (it offers "+strings.Join(agentIDs, ", ")+")")
 	}

@@ -271,3 +271,14 @@ func TestPromptAskingToSignInSaysHowToLogIn(t *testing.T) {
 		t.Errorf("turn error %v, want %q", err, want)
 	}
 }
+
+func TestNotSignedInNamesAPassedVariableTheServerDoesNotSet(t *testing.T) {
+	cfg := authCfg(t, "login", []string{"ANTHROPIC_API_KEY"})
+	cfg.Home = t.TempDir()
+	cfg.LoginHint = "go run ./examples/server -login fake"
+	err := openErr(t, cfg)
+	want := "log it in with go run ./examples/server -login fake; or set ANTHROPIC_API_KEY, which the agents file's env passes but the server's environment does not set"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
