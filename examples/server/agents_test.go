@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/echo"
 )
 
@@ -84,5 +88,23 @@ func TestAgentsFileGivesEachAgentItsHomeSignInAndStartTimeout(t *testing.T) {
 	}
 	if want := "go run ./examples/server -config " + dir + " -login codex"; c.LoginHint != want {
 		t.Errorf("login hint %q, want %q", c.LoginHint, want)
+	}
+}
+
+func TestCheckAgentsWithoutAgentsSaysEchoNeedsNone(t *testing.T) {
+	var out bytes.Buffer
+	if err := printChecks(t.Context(), nil, &out); err != nil || !strings.Contains(out.String(), "no agents are configured") {
+		t.Errorf("printed %q, %v", out.String(), err)
+	}
+}
+
+func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
+	cfgs := []acp.Config{{Provider: "claude"}, {Provider: "codex"}}
+	term := acp.Terminal{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	if err := loginAgent(t.Context(), cfgs, "gemini", term); err == nil || !strings.Contains(err.Error(), `-login "gemini": the agents file names no such agent (it names claude, codex)`) {
+		t.Errorf("error %v", err)
+	}
+	if err := loginAgent(t.Context(), nil, "echo", term); err == nil || !strings.Contains(err.Error(), "echo needs no login") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -164,6 +164,9 @@ func TestLoginRunsTheAgentsTerminalMethodWithItsHome(t *testing.T) {
 	if err != nil || !strings.Contains(out, "logged in as ada") {
 		t.Fatalf("login: %v, said %q", err, out)
 	}
+	if want := "fake: running " + os.Args[0] + " -test.run=^$ login with HOME " + cfg.Home; !strings.Contains(out, want) {
+		t.Errorf("the login did not say what it runs: %q, want %q", out, want)
+	}
 	if _, err := os.Stat(filepath.Join(cfg.Home, acpfake.LoginFile)); err != nil {
 		t.Errorf("the login is not in the agent's HOME: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -24,8 +25,9 @@ type Terminal struct {
 // login the agent offers in initialize's authMethods (the one Command.Auth
 // names, or the first), found by starting the agent once. The login runs
 // in Config.Home with the agent's environment (Command.Env, PATH, HOME)
-// and the variables the method adds; it returns when the login exits, an
-// error when it exits with a status other than zero.
+// and the variables the method adds, after a line on term.Err saying what
+// runs; it returns when the login exits, an error when it exits with a
+// status other than zero.
 func Login(ctx context.Context, cfg Config, term Terminal) error {
 	if cfg.Home == "" {
 		return errors.New("acp: a login needs the agent's HOME")
@@ -55,6 +57,8 @@ func Login(ctx context.Context, cfg Config, term Terminal) error {
 			env = append(env, k+"="+s)
 		}
 	}
+	// The command may be the agent's choice: say what runs before it does.
+	fmt.Fprintf(term.Err, "%s: running %s with HOME %s\n", cfg.Provider, strings.Join(append([]string{command}, args...), " "), cfg.Home)
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Dir, cmd.Env = cfg.Home, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.In, term.Out, term.Err
