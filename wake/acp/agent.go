@@ -272,7 +272,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	}
 	resp, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers})
 	if err != nil {
-		return fail("session/new", a.explainAuth("session/new", err, init.AuthMethods))
+		return fail("session/new", a.explainAuth("session/new", err, c.auth))
 	}
 	c.session, c.fresh = resp.SessionId, true
 	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
