@@ -234,6 +234,9 @@ func TestEndToEndCheckAgentsPrintsALinePerAgentAndFailsWhenOneIsNotReady(t *test
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(errOut, "3 of 4 agents are not ready") {
 		t.Errorf("-check-agents ended %v, stderr %q; want status 1 saying 3 of 4 are not ready", err, errOut)
 	}
+	if strings.Contains(errOut, "level=INFO") || strings.Contains(errOut, "level=WARN") {
+		t.Errorf("-check-agents logged more than errors without -log-level:\n%s", errOut)
+	}
 
 	setup.writeAgents(t, map[string]any{"ready": fakeAgent()})
 	if out, errOut, err := setup.runServer(t, "", "-check-agents"); err != nil || out != "ready: ready\n" {

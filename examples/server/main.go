@@ -82,6 +82,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	if c.checkAgents || c.login != "" {
+		// Their lines say it all: logs only on request.
+		levelSet := false
+		fs.Visit(func(f *flag.Flag) { levelSet = levelSet || f.Name == "log-level" })
+		if !levelSet {
+			c.logLevel = slog.LevelError
+		}
+	}
 	c.options.Root = c.root
 	if c.users == "" {
 		if p := filepath.Join(c.configDir, "users.json"); fileExists(p) {
