@@ -334,9 +334,24 @@ func (a *agent) spawn() (*child, error) {
 			log.Debug("acp: agent stderr", "line", sc.Text())
 		}
 	}()
-	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, outR)
+	// The connection reads at once, and logs when the child is gone:
+	// nothing is read before its logger is set.
+	set := make(chan struct{})
+	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, gated{outR, set})
 	c.conn.SetLogger(log)
+	close(set)
 	return c, nil
+}
+
+// gated reads from r once open is closed.
+type gated struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // Turn sends the turn's message as one session/prompt and streams the

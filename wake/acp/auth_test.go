@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,10 +48,28 @@ func openErr(t *testing.T, cfg Config) error {
 	return err
 }
 
+// lockedLog is a log written by several goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
-	var logs bytes.Buffer
+	logs := &lockedLog{}
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
