@@ -143,3 +143,19 @@ func TestAgentsFileLimitsAreReadAndBadOnesRefusedNamingTheAgentAndField(t *testi
 		}
 	}
 }
+
+func TestAgentsCheckedAndServedGetTheSandboxOfBackSessions(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(p, []byte(`{"agents": {"codex": {"command": "codex-acp"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb := agentSandbox{protect: protected(dir, "/srv/bots", "", "")}
+	cfgs, err := readAgents(p, dir, nil, sb, nil)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	if c := cfgs[0]; c.AllowUnsandboxed || len(c.Protect) != 2 || c.Protect[0] != dir || c.Protect[1] != "/srv/bots" {
+		t.Errorf("the agent's sandbox: unsandboxed %v, protected %v; want sandboxed, protecting the config folder and root", c.AllowUnsandboxed, c.Protect)
+	}
+}
