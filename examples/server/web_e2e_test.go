@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -787,5 +789,124 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 	one.until("the edit made while away", textOf(`#bots li[data-id="before"]`, "Before, edited"))
 	if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "replay" {
 		t.Errorf("the page resumed from a %q, want a replay", how)
+	}
+}
+
+// TestWebPageAnswersWhatWaitsOnTheSession runs the server with -ask-in
+// own, where a back session's question and approval wait on the main
+// chat's session (inputNeeded) rather than in its chat: the page shows
+// them in the chat and answers each in the back chat it names.
+func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
+	b := browser(t)
+	d := newDirs(t)
+	d.users = ""
+	s := startServer(t, d.args("-ask-in", "own"))
+	base := "http://" + s.addr
+	c := dialChat(t, s.addr, "setup")
+	c.makeBot("motion", `{"name": "Motion"}`)
+
+	one := newTab(t, b, base)
+	one.do("open the bot's page", chromedp.Navigate(base+"/#/bots/motion"))
+	one.click("#new-chat")
+	one.until("the chat", `document.querySelector("#message")`)
+	one.say("ask your name?")
+	one.until("the question", textOf("form.ask[data-waiting]", "your name?"))
+	one.readable("a question waiting on the session")
+	one.fill("form.ask[data-waiting] input", "Ada")
+	one.click("form.ask[data-waiting] .answer")
+	one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
+	one.until("the question gone", `!document.querySelector("[data-waiting]")`)
+
+	one.say("approve")
+	one.until("the approval", textOf("[data-waiting]", "Echo asks to go ahead"))
+	one.click("[data-waiting] .approve")
+	one.until("the approved reply", textOf(".msg.bot", "approved"))
+	one.until("the approval gone", `!document.querySelector("[data-waiting]")`)
+}
+
+// TestWebPageOpensAChatOf1000TurnsInAWindow opens a chat whose log holds
+// 1,000 turns and one whose log holds one, each five times: the page draws
+// only the window the snapshot holds (bot.KeepTurns turns), so the long
+// chat opens in about the time the short one does. The figures are logged
+// for docs/PERFORMANCE.md.
+func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
+	b := browser(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	d := newDirs(t)
+	d.users = ""
+	s := startServer(t, d.args("-addr", addr))
+	c := dialChat(t, addr, "setup")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	const turns = 1000
+	long, short := "ahp-session:/long", "ahp-session:/short"
+	for _, session := range []string{long, short} {
+		chat := c.openChat(session, "motion")
+		c.dispatch(chat, ahp.TurnStarted("seed", time.Now(), ahp.UserMessage("hello")))
+		c.turn(chat, "seed")
+	}
+	s.stop(t)
+	// The long chat's log gets the seed turn's lines again for each more
+	// turn, under ids of their own.
+	path := filepath.Join(d.config, "bots", "motion", "logs", base64.RawURLEncoding.EncodeToString([]byte(long))+".jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed []string
+	for line := range strings.Lines(string(data)) {
+		if strings.Contains(line, `"turnId":"seed"`) {
+			seed = append(seed, line)
+		}
+	}
+	ids := regexp.MustCompile(`"(toolCallId|turnId)":"([^"]+)"|"kind":"markdown","id":"([^"]+)"`)
+	var more strings.Builder
+	for i := 1; i < turns; i++ {
+		for _, line := range seed {
+			line = ids.ReplaceAllStringFunc(line, func(m string) string { return strings.TrimSuffix(m, `"`) + fmt.Sprintf("-%d\"", i) })
+			line = strings.ReplaceAll(line, `hello"`, fmt.Sprintf(`m%d"`, i))
+			more.WriteString(line)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(more.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	startServer(t, d.args("-addr", addr))
+
+	one := newTab(t, b, "http://"+addr)
+	last := map[string]string{long: fmt.Sprint("Motion heard: m", turns-1), short: "Motion heard: hello"}
+	took := map[string][]time.Duration{}
+	for range 5 {
+		for _, session := range []string{short, long} {
+			start := time.Now()
+			one.do("open the chat", chromedp.Navigate("http://"+addr+"/#/chats/"+url.PathEscape(session)))
+			one.until("its latest turn", textOf(".msg.bot", last[session]))
+			took[session] = append(took[session], time.Since(start))
+			if n := eval[int](one, `document.querySelectorAll("article.turn").length`); n > bot.KeepTurns {
+				t.Fatalf("%d turns drawn, want at most the window of %d", n, bot.KeepTurns)
+			}
+			if more := eval[bool](one, `!!document.querySelector("#older")`); more != (session == long) {
+				t.Fatalf("%s: older turns to load: %v", session, more)
+			}
+			one.do("leave", chromedp.Navigate("about:blank"))
+		}
+	}
+	median := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	l, sh := median(took[long]), median(took[short])
+	t.Logf("navigation to the latest turn, median of %d: a chat of %d turns %v, of one turn %v (%.2fx); %d turns drawn",
+		len(took[long]), turns, l.Round(time.Millisecond), sh.Round(time.Millisecond), float64(l)/float64(sh), bot.KeepTurns)
+	// Loose, for a shared machine: a long chat drawn whole would take many
+	// times as long.
+	if l > 4*sh+time.Second {
+		t.Errorf("a chat of %d turns took %v to open, one of one turn %v", turns, l, sh)
 	}
 }
