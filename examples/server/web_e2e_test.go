@@ -345,6 +345,9 @@ func TestWebPage(t *testing.T) {
 		if post := eval[[]string](one, `window.__post`); !slices.Contains(post, words) {
 			t.Errorf("the reply was drawn in the running turn as %q, want %q before the turn ended", post, words)
 		}
+		// Closed again, the step stops following the back session.
+		one.click(`article:last-child details.step[open] summary`)
+		one.until("the step closed", `!document.querySelector("details.step[open]")`)
 	})
 	t.Run("AQuestionIsAnsweredInThePage", func(t *testing.T) {
 		one.t = t
@@ -385,6 +388,7 @@ func TestWebPage(t *testing.T) {
 		// The step opens onto the back session's own chat.
 		one.click(`article[data-state="active"] details.step summary`)
 		one.until("the back session's turn", textOf(`article[data-state="active"] details.step`, "sleep 5"))
+		eval[bool](one, `(document.querySelector('article[data-state="active"] details.step').scrollIntoView({block: "end"}), true)`)
 		one.shot("chat-mid-turn")
 		one.readable("a chat mid-turn")
 		one.click("#stop")
