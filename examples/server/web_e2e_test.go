@@ -194,6 +194,22 @@ func (b *tab) signIn(token string) {
 	b.until("the bot list", `document.querySelector("#bots") && document.querySelector("#conn").dataset.state === "open"`)
 }
 
+// tabTo presses Tab until the element sel has the focus, and checks the
+// focus is drawn.
+func (b *tab) tabTo(sel string) {
+	b.t.Helper()
+	for range 40 {
+		b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+		if eval[bool](b, fmt.Sprintf(`document.activeElement && document.activeElement.matches(%q)`, sel)) {
+			if eval[string](b, `getComputedStyle(document.activeElement).outlineStyle`) == "none" {
+				b.t.Errorf("%s has the focus but shows no outline", sel)
+			}
+			return
+		}
+	}
+	b.t.Fatalf("Tab never reached %s\npage: %s", sel, b.bodyText())
+}
+
 // say sends a chat message and waits for the reply that holds want.
 func (b *tab) say(msg string) {
 	b.t.Helper()
@@ -242,7 +258,7 @@ func TestWebPage(t *testing.T) {
 
 	one := newTab(t, b, base)
 	two := newTab(t, b, base)
-	t.Run("TheChatReducerAgreesWithGo", func(t *testing.T) {
+	t.Run("ThePageReducersAgreeWithGo", func(t *testing.T) {
 		one.t = t
 		one.do("open the page", chromedp.Navigate(base+"/"))
 		reducersAgree(t, one)
@@ -294,6 +310,12 @@ func TestWebPage(t *testing.T) {
 		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
 		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal")+
 			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
+		// And its body: the one a make picks, named and drawn.
+		reader := dial(testCtx(t), t, s, rootToken, byQuery)
+		reader.initialize(t, "body-reader")
+		body, _ := reader.readBot(t, "motion")["body"].(string)
+		two.until("its body", textOf(`#bots li[data-id="motion"] .kind`, body)+
+			` && document.querySelector('#bots li[data-id="motion"] .swatch').classList.contains("b-`+body+`")`)
 		two.shot("bots")
 	})
 	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
@@ -525,9 +547,15 @@ func TestWebPage(t *testing.T) {
 	})
 }
 
-// reducersAgree runs the page's chat reducer (reduce.js) over every chat
-// fixture of transport/ahp's reducer tests, and checks it comes to the
-// state Go's ahp.ApplyChat comes to, without changing its input.
+// pageSessionActions are the session actions the page's applySession
+// follows; a session fixture with any other is left out.
+var pageSessionActions = []string{"session/titleChanged", "session/inputNeededSet", "session/inputNeededRemoved"}
+
+// reducersAgree runs the page's reducers (reduce.js) over the fixtures of
+// transport/ahp's reducer tests - every chat and root fixture, and the
+// session fixtures of the actions the page follows - and checks each
+// comes to the state Go's ahp.ApplyChat, ApplyRoot or ApplySession comes
+// to, without changing its input.
 func reducersAgree(t *testing.T, b *tab) {
 	t.Helper()
 	files, err := filepath.Glob("../../transport/ahp/testdata/reducers/*.json")
@@ -540,7 +568,8 @@ func reducersAgree(t *testing.T, b *tab) {
 		Initial json.RawMessage   `json:"initial"`
 		Actions []json.RawMessage `json:"actions"`
 	}
-	var chats []fixture
+	var fixtures []fixture
+	count := map[string]int{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -550,12 +579,22 @@ func reducersAgree(t *testing.T, b *tab) {
 		if err := json.Unmarshal(data, &fx); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if fx.Reducer == "chat" {
+		if fx.Reducer == "session" {
+			for _, raw := range fx.Actions {
+				var a struct{ Type string }
+				json.Unmarshal(raw, &a)
+				if !slices.Contains(pageSessionActions, a.Type) {
+					fx.Reducer = ""
+				}
+			}
+		}
+		if fx.Reducer == "chat" || fx.Reducer == "root" || fx.Reducer == "session" {
 			fx.Name = strings.TrimSuffix(filepath.Base(f), ".json")
-			chats = append(chats, fx)
+			fixtures = append(fixtures, fx)
+			count[fx.Reducer]++
 		}
 	}
-	in, err := json.Marshal(chats)
+	in, err := json.Marshal(fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,40 +606,75 @@ func reducersAgree(t *testing.T, b *tab) {
 	defer cancel()
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]result](`import("/assets/reduce.js").then(m => `+string(in)+`.map(fx => {
 		const before = JSON.stringify(fx.initial);
+		const reduce = { chat: m.applyChat, root: m.applyRoot, session: m.applySession }[fx.reducer];
 		let s = fx.initial;
-		for (const a of fx.actions) s = m.applyChat(s, a);
+		for (const a of fx.actions) s = reduce(s, a);
 		return { state: JSON.stringify(s), mutated: JSON.stringify(fx.initial) !== before };
 	}))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	if err != nil {
-		t.Fatalf("run the page's reducer: %v", err)
+		t.Fatalf("run the page's reducers: %v", err)
 	}
-	if len(got) != len(chats) {
-		t.Fatalf("%d results for %d fixtures", len(got), len(chats))
+	if len(got) != len(fixtures) {
+		t.Fatalf("%d results for %d fixtures", len(got), len(fixtures))
 	}
-	for i, fx := range chats {
-		var s ahp.ChatState
-		if err := json.Unmarshal(fx.Initial, &s); err != nil {
-			t.Fatalf("%s: %v", fx.Name, err)
-		}
-		for _, raw := range fx.Actions {
-			var a ahp.Action
-			if err := json.Unmarshal(raw, &a); err != nil {
-				t.Fatalf("%s: %v", fx.Name, err)
-			}
-			s = ahp.ApplyChat(s, a)
-		}
-		want, err := json.Marshal(s)
+	for i, fx := range fixtures {
+		want, err := applyGo(fx.Reducer, fx.Initial, fx.Actions)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", fx.Name, err)
 		}
 		if got[i].Mutated {
 			t.Errorf("%s: the page's reducer changed its input", fx.Name)
 		}
 		if diff := cmp.Diff(withoutNulls(t, want), withoutNulls(t, []byte(got[i].State))); diff != "" {
-			t.Errorf("%s: the page's reducer disagrees with ahp.ApplyChat (-Go +page):\n%s", fx.Name, diff)
+			t.Errorf("%s: the page's %s reducer disagrees with Go's (-Go +page):\n%s", fx.Name, fx.Reducer, diff)
 		}
 	}
-	t.Logf("ran %d chat fixtures", len(chats))
+	if count["chat"] == 0 || count["root"] == 0 || count["session"] == 0 {
+		t.Errorf("fixtures run: %v, want some of each", count)
+	}
+	t.Logf("ran %v fixtures", count)
+}
+
+// applyGo runs Go's reducer of kind over the actions from initial and
+// returns the state it comes to, as JSON.
+func applyGo(kind string, initial json.RawMessage, actions []json.RawMessage) ([]byte, error) {
+	var as []ahp.Action
+	for _, raw := range actions {
+		var a ahp.Action
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, err
+		}
+		as = append(as, a)
+	}
+	switch kind {
+	case "chat":
+		var s ahp.ChatState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplyChat(s, a)
+		}
+		return json.Marshal(s)
+	case "root":
+		var s ahp.RootState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplyRoot(s, a)
+		}
+		return json.Marshal(s)
+	default:
+		var s ahp.SessionState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplySession(s, a)
+		}
+		return json.Marshal(s)
+	}
 }
 
 // withoutNulls parses JSON, leaving out members that are null, as absent.
@@ -799,7 +873,8 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 // TestWebPageAnswersWhatWaitsOnTheSession runs the server with -ask-in
 // own, where a back session's question and approval wait on the main
 // chat's session (inputNeeded) rather than in its chat: the page shows
-// them in the chat and answers each in the back chat it names.
+// them in the chat and answers each in the back chat it names. The person
+// uses the keyboard alone, from the bot list to the answers.
 func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	b := browser(t)
 	d := newDirs(t)
@@ -810,20 +885,27 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	c.makeBot("motion", `{"name": "Motion"}`)
 
 	one := newTab(t, b, base)
-	one.do("open the bot's page", chromedp.Navigate(base+"/#/bots/motion"))
-	one.click("#new-chat")
-	one.until("the chat", `document.querySelector("#message")`)
-	one.say("ask your name?")
+	one.do("open the page", chromedp.Navigate(base+"/"))
+	one.until("the list", `document.querySelector('#bots li[data-id="motion"] a')`)
+	one.tabTo(`#bots li[data-id="motion"] a`)
+	one.do("open the bot with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the bot's page", textOf("#bot-name", "Motion"))
+	one.tabTo("#new-chat")
+	one.do("open a chat with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the focus in the message box", `document.activeElement && document.activeElement.id === "message"`)
+	one.do("ask by keyboard", chromedp.KeyEvent("ask your name?"+kb.Enter))
 	one.until("the question", textOf("form.ask[data-waiting]", "your name?"))
 	one.readable("a question waiting on the session")
-	one.fill("form.ask[data-waiting] input", "Ada")
-	one.click("form.ask[data-waiting] .answer")
+	one.tabTo("form.ask[data-waiting] input")
+	one.do("answer with Enter", chromedp.KeyEvent("Ada"+kb.Enter))
 	one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
 	one.until("the question gone", `!document.querySelector("[data-waiting]")`)
 
-	one.say("approve")
+	one.tabTo("#message")
+	one.do("ask for an approval", chromedp.KeyEvent("approve"+kb.Enter))
 	one.until("the approval", textOf("[data-waiting]", "Echo asks to go ahead"))
-	one.click("[data-waiting] .approve")
+	one.tabTo("[data-waiting] .approve")
+	one.do("approve with Enter", chromedp.KeyEvent(kb.Enter))
 	one.until("the approved reply", textOf(".msg.bot", "approved"))
 	one.until("the approval gone", `!document.querySelector("[data-waiting]")`)
 }

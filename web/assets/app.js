@@ -15,7 +15,7 @@ const main = document.getElementById("main");
 const conn = document.getElementById("conn");
 const signout = document.getElementById("signout");
 
-const app = { client: null, init: null, cleanup: null };
+const app = { client: null, init: null, root: null, cleanup: null };
 
 const statusText = { connecting: "Connecting…", open: "Connected", reconnecting: "Reconnecting…", refused: "Not signed in", closed: "Offline" };
 
@@ -41,7 +41,14 @@ function connect() {
     onStatus: setStatus,
     onRejected: (reason) => say("The server refused that: " + reason),
   });
-  app.client.start().then((init) => { app.init = init; route(); }, () => { /* onStatus says why */ });
+  app.root = null;
+  app.client.start().then((init) => {
+    app.init = init;
+    // The root state, kept with its reducer: its _meta is the host's
+    // advertisements as they are now.
+    app.client.watch("ahp-root://", (st) => { if (st) app.root = st; });
+    route();
+  }, () => { /* onStatus says why */ });
 }
 
 function signIn(message) {
@@ -70,9 +77,15 @@ signout.addEventListener("click", () => {
   signIn("");
 });
 
+// meta is the host's _meta: the root state's, or initialize's until the
+// root state is in.
+function meta() {
+  return (app.root && app.root._meta) || (app.init && app.init._meta) || {};
+}
+
 // manifest is the make schema the server advertises.
 function manifest() {
-  const p = app.init && app.init._meta && app.init._meta["ahpd.resourceProviders"];
+  const p = meta()["ahpd.resourceProviders"];
   return (p && p.bot && p.bot.manifest) || { properties: { name: { type: "string" } }, required: ["name"] };
 }
 
@@ -95,7 +108,7 @@ window.addEventListener("hashchange", route);
 
 // hasChannel reports whether the server advertises a plugin channel.
 function hasChannel(scheme) {
-  const cs = app.init && app.init._meta && app.init._meta["ahpd.channels"];
+  const cs = meta()["ahpd.channels"];
   return Array.isArray(cs) && cs.some((c) => c && c.scheme === scheme);
 }
 

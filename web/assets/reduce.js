@@ -412,9 +412,17 @@ export function applyProblems(s, a) {
   return s;
 }
 
+const awaitsUser = (r) => r.kind !== "toolClientExecution";
+
+function inputNeededStatus(status, list) {
+  if (list.some(awaitsUser)) return withActivity(status || 0, Status.InputNeeded);
+  return (status || 0) & ~(Status.InputNeeded & ~Status.InProgress);
+}
+
 // applySession is transport/ahp's ApplySession for what the page follows
 // of a session: its title and the requests that wait on the person
-// (inputNeeded), which -ask-in own lists there.
+// (inputNeeded), which -ask-in own lists there. Other actions change
+// nothing the page reads.
 export function applySession(s, a) {
   switch (a.type) {
     case "session/titleChanged": return { ...s, title: a.title };
@@ -422,14 +430,29 @@ export function applySession(s, a) {
       const list = (s.inputNeeded || []).slice();
       const i = list.findIndex((r) => r.id === a.request.id);
       if (i < 0) list.push(a.request); else list[i] = a.request;
-      return { ...s, inputNeeded: list };
+      return { ...s, inputNeeded: list, status: inputNeededStatus(s.status, list) };
     }
     case "session/inputNeededRemoved": {
       const list = (s.inputNeeded || []).filter((r) => r.id !== a.id);
       if (list.length === (s.inputNeeded || []).length) return s;
-      const n = { ...s, inputNeeded: list };
+      const n = { ...s, inputNeeded: list, status: inputNeededStatus(s.status, list) };
       if (!list.length) delete n.inputNeeded;
       return n;
+    }
+  }
+  return s;
+}
+
+// applyRoot is transport/ahp's ApplyRoot.
+export function applyRoot(s, a) {
+  switch (a.type) {
+    case "root/agentsChanged": return { ...s, agents: (a.agents || []).slice() };
+    case "root/activeSessionsChanged": return { ...s, activeSessions: a.activeSessions };
+    case "root/terminalsChanged": return { ...s, terminals: (a.terminals || []).slice() };
+    case "root/configChanged": {
+      if (!s.config) return s;
+      const values = a.replace || !s.config.values ? {} : { ...s.config.values };
+      return { ...s, config: { ...s.config, values: Object.assign(values, a.config || {}) } };
     }
   }
   return s;
@@ -440,6 +463,7 @@ export function applySession(s, a) {
 export function reducerFor(uri) {
   if (uri.startsWith("ahp-chat:")) return applyChat;
   if (uri.startsWith("ahp-session:")) return applySession;
+  if (uri === "ahp-root://") return applyRoot;
   if (uri === "x-ahpd-bots://") return applyCatalogue;
   if (uri === "x-ahpd-problems://") return applyProblems;
   return (s) => s;
