@@ -995,4 +995,23 @@ func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
 	if l > 4*sh+time.Second {
 		t.Errorf("a chat of %d turns took %v to open, one of one turn %v", turns, l, sh)
 	}
+	// Scrolled all the way up, page after page, the chat draws every turn.
+	one.do("open the chat", chromedp.Navigate("http://"+addr+"/#/chats/"+url.PathEscape(long)))
+	one.until("its latest turn", textOf(".msg.bot", last[long]))
+	ctx, cancel := context.WithTimeout(one.ctx, time.Minute)
+	defer cancel()
+	ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`new Promise((done) => {
+		const start = performance.now(), t = document.querySelector("#transcript");
+		const tick = () => { if (!document.querySelector("#older")) return done(performance.now() - start); t.scrollTop = 0; requestAnimationFrame(tick); };
+		tick();
+	})`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if err != nil {
+		t.Fatalf("scroll to the top: %v", err)
+	}
+	one.until("the first turn", textOf(".msg.user", "hello"))
+	all := time.Duration(ms * float64(time.Millisecond))
+	if n := eval[int](one, `document.querySelectorAll("article.turn").length`); n != turns {
+		t.Errorf("scrolled to the top, %d turns are drawn, want %d", n, turns)
+	}
+	t.Logf("scrolled to the top: all %d turns loaded and drawn in %v", turns, all.Round(time.Millisecond))
 }

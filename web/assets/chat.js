@@ -61,6 +61,13 @@ export function chatView(app, main, session, chat) {
     try { await client.request("fetchTurns", { channel: chat, cursor: cur.turnsNextCursor }); } catch (e) { say("Older messages could not be loaded: " + plain(e)); }
     loading = false;
     if (first) transcript.scrollTop += first.getBoundingClientRect().top - top; // keep the reading place
+    // Still at the top (scrolled up while the page loaded): the observer
+    // hears no change, so load the next page here.
+    requestAnimationFrame(() => { if (!loading && inView(older)) loadOlder(); });
+  }
+  function inView(el) {
+    const r = el.getBoundingClientRect(), v = transcript.getBoundingClientRect();
+    return r.height > 0 && r.bottom >= v.top && r.top <= v.bottom;
   }
   const olderButton = h("button", { type: "button", class: "secondary", id: "older", onclick: loadOlder }, "Load older messages");
   const seen = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) loadOlder(); }, { root: transcript });
