@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
 )

@@ -24,8 +24,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The browser tests: the web page served by the real server, driven in
@@ -552,13 +552,13 @@ func TestWebPage(t *testing.T) {
 var pageSessionActions = []string{"session/titleChanged", "session/inputNeededSet", "session/inputNeededRemoved"}
 
 // reducersAgree runs the page's reducers (reduce.js) over the fixtures of
-// transport/ahp's reducer tests - every chat and root fixture, and the
+// ahp's reducer tests - every chat and root fixture, and the
 // session fixtures of the actions the page follows - and checks each
 // comes to the state Go's ahp.ApplyChat, ApplyRoot or ApplySession comes
 // to, without changing its input.
 func reducersAgree(t *testing.T, b *tab) {
 	t.Helper()
-	files, err := filepath.Glob("../../transport/ahp/testdata/reducers/*.json")
+	files, err := filepath.Glob("../../ahp/testdata/reducers/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no reducer fixtures: %v", err)
 	}

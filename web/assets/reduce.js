@@ -1,5 +1,5 @@
 // The reducers the page keeps its state with: the chat reducer of
-// transport/ahp (ApplyChat), and the x-ahpd-bots:// catalogue's. Each takes
+// ahp (ApplyChat), and the x-ahpd-bots:// catalogue's. Each takes
 // a state and an action and returns the next state without changing the
 // one it was given, so a part or turn that did not change keeps its
 // identity (the page redraws only what changed). An action that names a
@@ -127,7 +127,7 @@ function clean(o) {
   return o;
 }
 
-// applyChat is transport/ahp's ApplyChat: the next chat state after a.
+// applyChat is ahp's ApplyChat: the next chat state after a.
 export function applyChat(s, a) {
   switch (a.type) {
     case "chat/turnStarted": {
@@ -419,7 +419,7 @@ function inputNeededStatus(status, list) {
   return (status || 0) & ~(Status.InputNeeded & ~Status.InProgress);
 }
 
-// applySession is transport/ahp's ApplySession for what the page follows
+// applySession is ahp's ApplySession for what the page follows
 // of a session: its title and the requests that wait on the person
 // (inputNeeded), which -ask-in own lists there. Other actions change
 // nothing the page reads.
@@ -443,7 +443,7 @@ export function applySession(s, a) {
   return s;
 }
 
-// applyRoot is transport/ahp's ApplyRoot.
+// applyRoot is ahp's ApplyRoot.
 export function applyRoot(s, a) {
   switch (a.type) {
     case "root/agentsChanged": return { ...s, agents: (a.agents || []).slice() };
