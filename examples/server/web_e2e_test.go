@@ -351,7 +351,7 @@ func TestWebPage(t *testing.T) {
 		// The back session replies a word at a time (echo's stream); its
 		// step, open, shows the reply growing while the turn runs, and the
 		// post reaches the chat before the turn ends. Sent by keyboard.
-		const words = "one two three four five six seven eight"
+		const words = "one two three four five six seven eight nine ten eleven twelve"
 		eval[bool](one, recordJS("__back", `article[data-state="active"] details.step[open] .msg.bot`))
 		eval[bool](one, recordJS("__post", `article[data-state="active"] > .msg.bot`))
 		one.until("the composer", `!document.querySelector("#send").disabled`)
@@ -893,6 +893,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	one.tabTo("#new-chat")
 	one.do("open a chat with Enter", chromedp.KeyEvent(kb.Enter))
 	one.until("the focus in the message box", `document.activeElement && document.activeElement.id === "message"`)
+	// Typed and sent at once, even before the chat is in, it is sent.
 	one.do("ask by keyboard", chromedp.KeyEvent("ask your name?"+kb.Enter))
 	one.until("the question", textOf("form.ask[data-waiting]", "your name?"))
 	one.readable("a question waiting on the session")

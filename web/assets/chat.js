@@ -20,7 +20,7 @@ export function chatView(app, main, session, chat) {
   const waiting = h("div", { id: "waiting", "aria-live": "polite" });
   const transcript = h("div", { class: "transcript", id: "transcript", tabindex: "0", "aria-label": "Messages" }, older, list, waiting);
   const text = h("textarea", { id: "message", "aria-label": "Message", placeholder: "Write a message", title: "Enter sends; Shift+Enter starts a new line" });
-  const send = h("button", { type: "submit", id: "send" }, "Send");
+  const send = h("button", { type: "submit", id: "send", disabled: true }, "Send"); // until the chat is in
   const stop = h("button", { type: "button", class: "danger", id: "stop", hidden: true }, "Stop");
   const form = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); submit(); } }, text, send, stop);
   replace(main, h("section", { class: "chat" }, h("div", { class: "chat-head" }, back, face, name, state), transcript, form));
@@ -29,7 +29,7 @@ export function chatView(app, main, session, chat) {
   let cur = null; // the chat's state
   const turnEls = new Map(); // turn id -> {turn, el}
   const partEls = new Map(); // turn id/index -> {part, el}
-  const steps = new Map(); // tool call id -> {open, unwatch, inner}: a back session's step
+  const steps = new Map(); // tool call id -> {open, unwatch, inner}: a step
   stops.push(() => { for (const st of steps.values()) if (st.unwatch) st.unwatch(); });
   let loading = false;
   const hello = h("p", { class: "muted" }, "Say hello.");
@@ -38,9 +38,11 @@ export function chatView(app, main, session, chat) {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); submit(); }
   });
 
+  let sendWhenIn = false;
   function submit() {
     const words = text.value.trim();
-    if (!words || !cur) return;
+    if (!words) return;
+    if (!cur) { sendWhenIn = true; return; } // sent once the chat is in
     if (cur.activeTurn) { say("Wait for the reply, or stop it, before sending another message."); return; }
     try {
       client.dispatch(chat, { type: "chat/turnStarted", turnId: randomId("t-"), startedAt: new Date().toISOString(), message: { text: words, origin: { kind: "user" } } });
@@ -166,21 +168,21 @@ export function chatView(app, main, session, chat) {
       h("summary", {}, sub || tc.toolName === "subagent" ? `Back session of ${label}: ${status}` : `${label}: ${status}`),
       tc.invocationMessage ? h("p", { class: "state" }, rich(tc.invocationMessage)) : null,
       tc.pastTenseMessage ? h("p", { class: "state" }, rich(tc.pastTenseMessage)) : null, inner);
-    if (sub) {
-      // The back session's own chat, followed while the step is open; a
-      // step drawn again (its call changed) stays open and followed.
-      let st = steps.get(tc.toolCallId);
-      if (!st) { st = { open: false, unwatch: null }; steps.set(tc.toolCallId, st); }
-      st.inner = inner;
-      const now = st.unwatch && client.state(sub.resource);
-      if (now) replace(inner, backTranscript(now));
-      det.open = st.open;
-      det.addEventListener("toggle", () => {
-        st.open = det.open;
-        if (st.open && !st.unwatch) st.unwatch = client.watch(sub.resource, (s) => { if (s) replace(st.inner, backTranscript(s)); });
-        else if (!st.open && st.unwatch) { st.unwatch(); st.unwatch = null; }
-      });
-    }
+    // The step keeps its open state when it is drawn again (its call
+    // changed); open, it follows the back session's own chat, from when
+    // the call names it.
+    let st = steps.get(tc.toolCallId);
+    if (!st) { st = { open: false, unwatch: null }; steps.set(tc.toolCallId, st); }
+    st.inner = inner;
+    const follow = () => {
+      if (sub && st.open && !st.unwatch) st.unwatch = client.watch(sub.resource, (s) => { if (s) replace(st.inner, backTranscript(s)); });
+      else if (!st.open && st.unwatch) { st.unwatch(); st.unwatch = null; }
+    };
+    const now = sub && st.unwatch && client.state(sub.resource);
+    if (now) replace(inner, backTranscript(now));
+    det.open = st.open;
+    det.addEventListener("toggle", () => { st.open = det.open; follow(); });
+    follow();
     return det;
   }
 
@@ -246,6 +248,7 @@ export function chatView(app, main, session, chat) {
     reconcile(list, els.length ? els : [hello]);
     stop.hidden = !st.activeTurn;
     send.disabled = !!st.activeTurn;
+    if (sendWhenIn) { sendWhenIn = false; submit(); }
     state.textContent = st.activeTurn ? "replying…" : "";
     if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
   }
