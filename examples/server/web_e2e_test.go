@@ -705,13 +705,10 @@ func withoutNulls(t *testing.T, data []byte) any {
 	return drop(v)
 }
 
-// TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
-// users file (no sign-in), a chat longer than a snapshot holds, and a turn
-// a restart interrupts: older turns load as the person scrolls up, the
-// chat is reopened from the bot's list, the page reconnects by itself and
-// offers to keep the interrupted turn going.
-func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
-	b := browser(t)
+// openDirs are the folders of a server with no users file (no sign-in),
+// and a free loopback address for it to listen on again after a restart.
+func openDirs(t *testing.T) (dirs, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -720,6 +717,17 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 	ln.Close()
 	d := newDirs(t)
 	d.users = ""
+	return d, addr
+}
+
+// TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
+// users file (no sign-in), a chat longer than a snapshot holds, and a turn
+// a restart interrupts: older turns load as the person scrolls up, the
+// chat is reopened from the bot's list, the page reconnects by itself and
+// offers to keep the interrupted turn going.
+func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
+	b := browser(t)
+	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))
 	base := "http://" + addr
 
@@ -918,14 +926,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 // for docs/PERFORMANCE.md.
 func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
 	b := browser(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	d := newDirs(t)
-	d.users = ""
+	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))
 	c := dialChat(t, addr, "setup")
 	c.makeBot("motion", `{"name": "Motion"}`)
