@@ -454,6 +454,22 @@ func TestWebPage(t *testing.T) {
 		if got := c.readBot(t, "motion")["instructions"]; got != "Answer in limericks." {
 			t.Errorf("the bot's instructions read %q", got)
 		}
+		// Beaten again, the person takes theirs: the form shows it, and
+		// nothing of the person's is saved.
+		one.click("#edit")
+		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in limericks."`)
+		c.editBot(t, "motion", `{"instructions":"Answer in sonnets."}`, "")
+		one.fill("#f-instructions", "Answer in prose.")
+		one.click("#save")
+		one.until("the conflict", textOf("#conflict", "Answer in sonnets."))
+		one.readable("an edit beaten by another")
+		one.click("#take-theirs")
+		one.until("theirs in the form", `document.querySelector("#f-instructions").value === "Answer in sonnets." && document.querySelector("#conflict").hidden`)
+		if got := c.readBot(t, "motion")["instructions"]; got != "Answer in sonnets." {
+			t.Errorf("after taking theirs the bot's instructions read %q", got)
+		}
+		one.visit("#/bots/motion")
+		one.until("the bot's page", textOf("#bot-instructions", "Answer in sonnets."))
 	})
 	t.Run("WhatABotOrAPersonWritesRunsNothing", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -785,8 +801,10 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		one.until("the turn running", `!document.querySelector("#stop").hidden`)
 		s.stop(t)
 		one.until("the connection state", `["reconnecting", "closed"].includes(document.querySelector("#conn").dataset.state)`)
+		one.until("a plain sentence saying so", textOf("#notice", "The server cannot be reached; trying again"))
+		one.readable("the page while the server is away")
 		startServer(t, d.args("-addr", addr))
-		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
+		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open" && document.querySelector("#notice").hidden`)
 		// A new server has no replay for the page: it resumed from fresh
 		// snapshots.
 		if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "snapshot" {
