@@ -778,6 +778,27 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		}
 		one.until("no sign-in", `!document.querySelector("#token") && document.querySelector("#signout").hidden`)
 	})
+	t.Run("AProblemOfABotLeftOutIsShownAboveTheList", func(t *testing.T) {
+		one.t = t
+		// A bot.md made by hand that is not a bot record: the bot is left
+		// out, so it is not in the list, and its problem stands above it
+		// for root (everyone, with no users file) with the file's path.
+		folder := filepath.Join(d.config, "bots", "ghost")
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(folder, "bot.md")
+		writeAtomic(t, file, "---\nname: [unclosed\n---\n")
+		one.until("the problem above the list", textOf("#all-problems", "ghost")+" && "+textOf("#all-problems", file))
+		if eval[bool](one, `!!document.querySelector('#bots li[data-id="ghost"]')`) {
+			t.Error("a bot left out is in the list")
+		}
+		one.readable("the list with a problem above it")
+		if err := os.RemoveAll(folder); err != nil {
+			t.Fatal(err)
+		}
+		one.until("the problem gone", `!document.querySelector("#all-problems")`)
+	})
 	t.Run("AnEarlierChatIsReopened", func(t *testing.T) {
 		one.t = t
 		one.click(`#bots li[data-id="motion"] a`)
