@@ -24,6 +24,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ type Server struct {
 	// ConfigDir is the configuration folder (made, mode 0700, when
 	// absent): the bot records of the default store, persona templates,
 	// chat logs, back-session rows, and each ACP agent's HOME and session
-	// records. Required.
+	// records. Required; DefaultConfigDir is the usual one.
 	ConfigDir string
 	// HostName is this host's name, as in root:<host>; "" is os.Hostname.
 	HostName string
@@ -94,6 +95,10 @@ type Server struct {
 	// At Start each agent is checked once (acp.Check) in the background,
 	// its result logged: Info when ready, Warn saying what to do.
 	Agents []acp.Config
+	// LoginCommand, when set, is how a person logs an agent in: with the
+	// agent's name appended, it is named in the sentence that says the
+	// agent is not signed in (an agent's own LoginHint wins).
+	LoginCommand string
 	// AgentsUnsandboxed lets Agents run where the kernel offers no
 	// sandbox, logged at Warn at every start; without it Start refuses
 	// them there. Where the kernel offers one it is always used.
@@ -259,6 +264,19 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
+// DefaultConfigDir is the usual configuration folder of a host:
+// $XDG_CONFIG_HOME/agenthost-bots, else ~/.config/agenthost-bots, else
+// agenthost-bots in the working folder when there is no home.
+func DefaultConfigDir() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "agenthost-bots")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".config", "agenthost-bots")
+	}
+	return "agenthost-bots"
+}
+
 // root is the folder bots work under, as the options name it.
 func (s *Server) root() string { return cmp.Or(s.Options.Root, bot.DefaultRoot()) }
 
@@ -272,6 +290,9 @@ func (s *Server) agentConfigs(conns acp.Connectors) ([]acp.Config, error) {
 			return nil, fmt.Errorf("bots: agent %q is named twice (a harness has its name)", cfg.Provider)
 		}
 		cfg.Connectors = conns
+		if cfg.LoginHint == "" && s.LoginCommand != "" {
+			cfg.LoginHint = s.LoginCommand + cfg.Provider
+		}
 		cfg.Logger = s.log
 		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
