@@ -103,4 +103,3 @@ func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
 		}
 	}
 }
-
