@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/connector/envvault"
 	"github.com/agenthost/bots/connector/filevault"

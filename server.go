@@ -31,12 +31,12 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/sandbox"
@@ -186,7 +186,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	users := s.Users
 	if users == nil && s.UsersFile != "" {
-		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: s.UsersFile, Interval: UsersPoll, Logger: s.log})
+		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: s.UsersFile, Interval: UsersPoll, Logger: s.log})
 		if err != nil {
 			return fmt.Errorf("bots: %w", err)
 		}

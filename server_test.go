@@ -18,10 +18,10 @@ import (
 
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // newServer is a Server on temp folders, not started.

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // Host is the part of an embedding agent host that Apply plugs bots into:

@@ -3,7 +3,7 @@ package access
 import "strings"
 
 // Lookup finds a user's principal as a users directory has it now;
-// *Users and *Directory are Lookups.
+// usersfile.Users and usersfile.Directory are Lookups.
 type Lookup interface {
 	Principal(id string) (p Principal, ok bool)
 }

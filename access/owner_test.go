@@ -5,12 +5,17 @@ import (
 	"testing"
 )
 
+// lookup is a users directory as a map.
+type lookup map[string]Principal
+
+func (l lookup) Principal(id string) (Principal, bool) {
+	p, ok := l[id]
+	return p, ok
+}
+
 func TestOwnerPrincipalIsWhoTheOwnerStringNamesNow(t *testing.T) {
-	users, err := ParseUsers([]byte(goodUsers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	soft, _ := users.Principal("soft")
+	soft := Principal{User: "soft", Grants: []string{"bot:*"}, Memberships: []string{"backend"}}
+	users := lookup{"soft": soft}
 	for owner, want := range map[string]Principal{
 		"root:my-host":  RootPrincipal(),
 		"user:soft":     soft,
