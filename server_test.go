@@ -17,11 +17,11 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/agenthost/bots"
-	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
-	"github.com/agenthost/bots/ahp"
 )
 
 // newServer is a Server on temp folders, not started.

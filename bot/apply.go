@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/ahp"
 )
 
 // Host is the part of an embedding agent host that Apply plugs bots into:

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )
