@@ -76,7 +76,7 @@ type Server struct {
 	// Users is the users directory connections authenticate against. Nil
 	// opens UsersFile when it is set.
 	Users bot.Users
-	// UsersFile is the users file (see access.ParseUsers), re-read every
+	// UsersFile is the users file (see usersfile.Parse), re-read every
 	// UsersPoll when it changes; Close closes it. With neither Users nor
 	// UsersFile the host has no users directory: every connection may do
 	// anything and bots are owned by root:<host>, so serve such a Server
