@@ -87,7 +87,11 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	if from > 0 {
 		next = strconv.Itoa(from)
 	}
-	a := ahp.TurnsLoaded(turns, next)
+	// marshalled here, not under the Bus's lock where For runs.
+	a, err := engine.Marshal(ahp.TurnsLoaded(turns, next))
+	if err != nil {
+		return fmt.Errorf("marshal the older turns of %s: %w", ch.uri, err)
+	}
 	who := call.Principal.String()
 	ch.mu.Lock()
 	defer ch.mu.Unlock()

@@ -55,8 +55,9 @@ type Event struct {
 	// subscriber returns ok for it alone). It is called once per
 	// subscriber, in serverSeq order for each subscriber, after the
 	// subscriber's snapshot was taken, while the Bus is locked: it must
-	// be quick and must not call the Bus. A json.RawMessage it returns
-	// costs least: it is only checked and compacted.
+	// be quick and must not call the Bus. What it returns is marshalled
+	// there too, so return a json.RawMessage made beforehand (Marshal),
+	// which is only checked and compacted, rather than a value to encode.
 	For func(sub *Subscriber) (action any, ok bool)
 }
 
@@ -77,7 +78,7 @@ func (b *Bus) Seq() int64 {
 func (b *Bus) Publish(channel string, e Event) (int64, error) {
 	ev := &event{origin: e.Origin, project: e.For}
 	if e.For == nil {
-		raw, err := marshal(e.Action)
+		raw, err := Marshal(e.Action)
 		if err != nil {
 			return 0, fmt.Errorf("publish on %s: %w", channel, err)
 		}
@@ -108,7 +109,7 @@ func (b *Bus) Notify(channel, method string, params any) error {
 // when the notification is sent to it, while the Bus is locked: it must
 // be quick and must not call the Bus.
 func (b *Bus) NotifyFor(channel, method string, params any, to func(sub *Subscriber) bool) error {
-	raw, err := marshal(params)
+	raw, err := Marshal(params)
 	if err != nil {
 		return fmt.Errorf("notify %s on %s: %w", method, channel, err)
 	}
@@ -207,7 +208,7 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 		if !ok {
 			return
 		}
-		raw, err := marshal(a)
+		raw, err := Marshal(a)
 		if err != nil {
 			b.log.Error("projected action did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
 			return
@@ -265,9 +266,11 @@ func unsubscribed(subs []*subscription) {
 	}
 }
 
-// marshal marshals v as an action or params: HTML characters not escaped,
-// a json.RawMessage checked and compacted.
-func marshal(v any) (json.RawMessage, error) {
+// Marshal marshals v as the Bus marshals an action: HTML characters not
+// escaped, a json.RawMessage checked and compacted. An owner that projects
+// a large action (Event.For) marshals it with Marshal before it publishes,
+// so that it is not encoded while the Bus is locked.
+func Marshal(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if r, ok := v.(json.RawMessage); ok {
 		if len(r) == 0 {

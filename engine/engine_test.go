@@ -344,3 +344,23 @@ func TestNotificationsCarryEachSubscribersSpellingAndSkipTheReplay(t *testing.T)
 		t.Fatalf("replay = %+v, want nothing: notifications are not replayed", replay)
 	}
 }
+
+func TestMarshalKeepsHTMLAndCompactsRawJSON(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{map[string]string{"type": "<b>&"}, `{"type":"<b>&"}`},
+		{json.RawMessage("{ \"type\" : \"x\" }"), `{"type":"x"}`},
+	} {
+		got, err := engine.Marshal(c.in)
+		if err != nil || string(got) != c.want {
+			t.Errorf("Marshal(%v) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []any{json.RawMessage(nil), json.RawMessage("{"), func() {}} {
+		if _, err := engine.Marshal(bad); err == nil {
+			t.Errorf("Marshal(%T) succeeded", bad)
+		}
+	}
+}
