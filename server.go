@@ -34,6 +34,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
@@ -233,7 +234,7 @@ func (s *Server) start(ctx context.Context) error {
 	if _, ok := harnesses[defaultAgent]; !ok {
 		return fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
 	}
-	bus := transport.NewBus(s.log)
+	bus := engine.NewBus(s.log)
 	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, ConfigDir: s.ConfigDir})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)

@@ -8,7 +8,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
-	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/engine"
 )
 
 // Host is the part of an embedding agent host that Apply plugs bots into:
@@ -22,10 +22,10 @@ type Host interface {
 	// back sessions live on (nil serves no chats). Apply sets Options.
 	BotConfig() Config
 	// RegisterResourceProvider serves every URI of the scheme with p.
-	RegisterResourceProvider(scheme string, p transport.ResourceProvider) error
+	RegisterResourceProvider(scheme string, p engine.ResourceProvider) error
 	// RegisterChannel serves the channels whose URI starts with prefix:
 	// open returns the channel at a URI, or an errcode.NotFound error.
-	RegisterChannel(prefix string, open func(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error)) error
+	RegisterChannel(prefix string, open func(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error)) error
 	// RegisterSessions serves the sessions of the agent provider
 	// agent.Provider with p: the host lists agent in its root state's
 	// agents; answers with p a createSession naming the provider, and a
@@ -44,10 +44,10 @@ type SessionProvider interface {
 	// HandleMethod answers createSession, disposeSession, listSessions
 	// and fetchTurns; errcode.NotFound when the session is not the
 	// provider's.
-	transport.Methods
+	engine.Methods
 	// Channel returns the channel of a session or chat the provider
 	// serves, or an errcode.NotFound error for any other URI.
-	Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error)
+	Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error)
 }
 
 // Apply is the plugin entry for hosts with a registry of their own. It

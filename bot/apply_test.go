@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -24,7 +25,7 @@ import (
 func applied(t *testing.T, sessions bool) (*toyHost, string) {
 	t.Helper()
 	dir := t.TempDir()
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	cfg := bot.Config{Store: memrecord.New(), ConfigDir: filepath.Join(dir, "config"), HostName: "toy", Bus: bus, DefaultAgent: echo.Provider}
 	if sessions {
 		local, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})

@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
@@ -21,18 +22,18 @@ import (
 )
 
 // toyHost is an agent host with a registry of its own: it keeps what
-// Apply registers, and serves it on the wire as a transport.Host.
+// Apply registers, and serves it on the wire as a engine.Host.
 type toyHost struct {
 	cfg       bot.Config
-	providers map[string]transport.ResourceProvider
-	prefixes  map[string]func(context.Context, transport.Caller, string) (transport.Channel, error)
+	providers map[string]engine.ResourceProvider
+	prefixes  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error)
 	sessions  map[string]bot.SessionProvider // by agent provider
 	meta      map[string]any
 }
 
 func newToyHost(cfg bot.Config) *toyHost {
-	return &toyHost{cfg: cfg, providers: map[string]transport.ResourceProvider{}, meta: map[string]any{},
-		prefixes: map[string]func(context.Context, transport.Caller, string) (transport.Channel, error){},
+	return &toyHost{cfg: cfg, providers: map[string]engine.ResourceProvider{}, meta: map[string]any{},
+		prefixes: map[string]func(context.Context, engine.Caller, string) (engine.Channel, error){},
 		sessions: map[string]bot.SessionProvider{}}
 }
 
@@ -40,12 +41,12 @@ func newToyHost(cfg bot.Config) *toyHost {
 
 func (h *toyHost) BotConfig() bot.Config { return h.cfg }
 
-func (h *toyHost) RegisterResourceProvider(scheme string, p transport.ResourceProvider) error {
+func (h *toyHost) RegisterResourceProvider(scheme string, p engine.ResourceProvider) error {
 	h.providers[scheme] = p
 	return nil
 }
 
-func (h *toyHost) RegisterChannel(prefix string, open func(context.Context, transport.Caller, string) (transport.Channel, error)) error {
+func (h *toyHost) RegisterChannel(prefix string, open func(context.Context, engine.Caller, string) (engine.Channel, error)) error {
 	h.prefixes[prefix] = open
 	return nil
 }
@@ -64,16 +65,16 @@ func (h *toyHost) SetMeta(key string, value any) error {
 
 func (h *toyHost) Authenticate(string) (access.Principal, bool) { return access.RootPrincipal(), true }
 
-func (h *toyHost) Meta(context.Context, transport.Caller) (map[string]any, error) { return h.meta, nil }
+func (h *toyHost) Meta(context.Context, engine.Caller) (map[string]any, error) { return h.meta, nil }
 
-func (h *toyHost) Resources(scheme string) transport.ResourceProvider {
+func (h *toyHost) Resources(scheme string) engine.ResourceProvider {
 	if p, ok := h.providers[scheme]; ok {
 		return p
 	}
 	return nil
 }
 
-func (h *toyHost) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+func (h *toyHost) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	for prefix, open := range h.prefixes {
 		if strings.HasPrefix(uri, prefix) {
 			return open(ctx, c, uri)
@@ -87,7 +88,7 @@ func (h *toyHost) Channel(ctx context.Context, c transport.Caller, uri string) (
 	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
 }
 
-func (h *toyHost) HandleMethod(ctx context.Context, call transport.Call) (any, error) {
+func (h *toyHost) HandleMethod(ctx context.Context, call engine.Call) (any, error) {
 	if call.Method == "createSession" {
 		var p struct{ Provider string }
 		json.Unmarshal(call.Params, &p)
@@ -114,7 +115,7 @@ func ExampleApply() {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 	if err != nil {
 		log.Fatal(err)
