@@ -8,6 +8,15 @@
 //	defer srv.Close()
 //	http.ListenAndServe("127.0.0.1:9187", srv.Handler())
 //
+// Back sessions run on echo unless the Server is given more: ACP agents
+// read from an agents file run as sandboxed child processes, each with the
+// connectors of its bot as tools, the credentials from the vault:
+//
+//	agents, err := acp.ReadAgents("/etc/my-host/agents.json", dir)
+//	if err != nil { … }
+//	srv := &bots.Server{ConfigDir: dir, Agents: agents, DefaultAgent: "claude",
+//		UsersFile: "/etc/my-host/users.json", VaultFile: "/etc/my-host/vault.json"}
+//
 // The reference server, examples/server, is flags → a Server →
 // http.Server. A host with a registry of its own (resources by scheme,
 // channels, sessions by provider) plugs bots into it with bot.Apply
