@@ -259,3 +259,67 @@ func chat(t *testing.T, url, words string) string {
 		}
 	}
 }
+
+func TestServerCloseDuringATurnStopsItAndLeavesNoGoroutineOfItsOwn(t *testing.T) {
+	warm := newServer(t)
+	if err := warm.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	before := runtime.NumGoroutine()
+	srv := newServer(t)
+	web := httptest.NewServer(srv.Handler())
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(web.URL, "http")+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := "ahp-session:/sleepy"
+	for i, m := range []struct {
+		method string
+		params any
+	}{
+		{"initialize", map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"}},
+		{"resourceWrite", map[string]any{"uri": "bot://motion", "encoding": "utf-8", "createOnly": true, "data": `{"name":"Motion"}`}},
+		{"createSession", map[string]any{"channel": session, "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}}},
+		{"subscribe", map[string]any{"channel": ahp.DefaultChatURI(session)}},
+		{"dispatchAction", map[string]any{"channel": ahp.DefaultChatURI(session), "clientSeq": 1,
+			"action": ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60"))}},
+	} {
+		if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": m.method, "params": m.params}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Close comes once the turn is accepted: while it wakes the back
+	// session or sleeps in it.
+	for {
+		var m struct{ ID int }
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ID == 5 {
+			break
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Close did not return while a turn slept")
+	}
+	ws.CloseNow()
+	web.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
