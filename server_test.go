@@ -175,15 +175,7 @@ func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
 }
 
 func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
-	// The file watching library keeps goroutines of its own for the
-	// process once it is first used: one server started and closed first
-	// starts them, so that only the goroutines of a Server are counted.
-	warm := newServer(t)
-	if err := warm.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	warm.Close()
-	before := runtime.NumGoroutine()
+	before := goroutinesAfterWarmUp(t)
 	srv := newServer(t)
 	web := httptest.NewServer(srv.Handler())
 	if got := chat(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/", "hello"); got != "Motion heard: hello" {
@@ -193,14 +185,7 @@ func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGoroutines(t, before)
 }
 
 func writeFile(t *testing.T, path, body string) {
@@ -261,12 +246,7 @@ func chat(t *testing.T, url, words string) string {
 }
 
 func TestServerCloseDuringATurnStopsItAndLeavesNoGoroutineOfItsOwn(t *testing.T) {
-	warm := newServer(t)
-	if err := warm.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	warm.Close()
-	before := runtime.NumGoroutine()
+	before := goroutinesAfterWarmUp(t)
 	srv := newServer(t)
 	web := httptest.NewServer(srv.Handler())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -314,6 +294,26 @@ func TestServerCloseDuringATurnStopsItAndLeavesNoGoroutineOfItsOwn(t *testing.T)
 	}
 	ws.CloseNow()
 	web.Close()
+	waitGoroutines(t, before)
+}
+
+// goroutinesAfterWarmUp counts the goroutines once a Server has started and
+// closed: the file watching library keeps goroutines of its own for the
+// process once it is first used, so that only a Server's are counted after.
+func goroutinesAfterWarmUp(t *testing.T) int {
+	t.Helper()
+	warm := newServer(t)
+	if err := warm.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	return runtime.NumGoroutine()
+}
+
+// waitGoroutines polls until no more than before goroutines run, failing
+// with every goroutine's stack after ten seconds.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
