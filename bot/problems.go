@@ -5,9 +5,9 @@ import (
 	"slices"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 // ProblemsURI is the problems channel: the problems of the bots a
@@ -173,7 +173,7 @@ func (s *Service) publishProblems(ctx context.Context) {
 		return
 	}
 	s.shown = now
-	seq, err := s.bus.Publish(ProblemsURI, transport.Event{For: func(sub *transport.Subscriber) (any, bool) {
+	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		p := s.principalNow(sub)
 		mine := seenBy(p, now)
 		if slices.Equal(seenBy(p, prev), mine) {
@@ -197,7 +197,7 @@ func (s *Service) problemsMembershipsChanged(userIDs []string) {
 	s.probMu.Lock()
 	defer s.probMu.Unlock()
 	shown := s.shown
-	seq, err := s.bus.Publish(ProblemsURI, transport.Event{For: func(sub *transport.Subscriber) (any, bool) {
+	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		if sub.Principal.Root || !slices.Contains(userIDs, sub.Principal.User) {
 			return nil, false
 		}
@@ -211,20 +211,20 @@ func (s *Service) problemsMembershipsChanged(userIDs []string) {
 // problemsChannel is ProblemsURI.
 type problemsChannel struct{ s *Service }
 
-var _ transport.Dispatcher = problemsChannel{}
+var _ engine.Dispatcher = problemsChannel{}
 
 func (problemsChannel) URI() string { return ProblemsURI }
 
 // Subscribe returns the problems the subscriber may see now, at the
 // serverSeq of the last problems action.
-func (ch problemsChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (ch problemsChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	s := ch.s
 	s.probMu.Lock()
 	defer s.probMu.Unlock()
-	return transport.Snapshot{State: problemsState{Problems: seenBy(s.principalNow(sub), s.shown)}, Seq: s.probSeq}, nil
+	return engine.Snapshot{State: problemsState{Problems: seenBy(s.principalNow(sub), s.shown)}, Seq: s.probSeq}, nil
 }
 
 // Dispatch rejects the action: the channel takes none.
-func (problemsChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (problemsChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	return errcode.New(errcode.Invalid, "a client cannot dispatch an action to the channel")
 }
