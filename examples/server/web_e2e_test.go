@@ -956,6 +956,29 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	one.do("approve with Enter", chromedp.KeyEvent(kb.Enter))
 	one.until("the approved reply", textOf(".msg.bot", "approved"))
 	one.until("the approval gone", `!document.querySelector("[data-waiting]")`)
+
+	// A work folder swapped for a link out of root: the bot's page says
+	// the read was refused, and the problem beside it; the folder put
+	// back, the next visit reads the bot and the problem clears.
+	folder := filepath.Join(d.root, "motion")
+	if err := os.RemoveAll(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), folder); err != nil {
+		t.Fatal(err)
+	}
+	one.visit("#/bots/motion")
+	one.until("the refusal and the problem", textOf("#main .error", "Permission denied")+" && "+textOf("#problems", "out of root"))
+	one.readable("a bot whose folder left root")
+	if err := os.Remove(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one.visit("#/")
+	one.visit("#/bots/motion")
+	one.until("the bot read again, its problem gone", `document.querySelector("#bot-name") && !document.querySelector("#problems")`)
 }
 
 // TestWebPageOpensAChatOf1000TurnsInAWindow opens a chat whose log holds
