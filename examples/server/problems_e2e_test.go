@@ -83,3 +83,32 @@ func TestEndToEndAProblemIsPushedWhenItAppearsAndWhenItClears(t *testing.T) {
 		t.Fatalf("nemo heard %v", got)
 	}
 }
+
+func TestEndToEndAMembershipMovedMovesTheProblemsItsUsersSee(t *testing.T) {
+	d, _, cs := serve(t, softToken, nemoToken)
+	soft, nemo := cs[0], cs[1]
+	soft.makeBot(t, "teams", `{"name":"Team's","owner":"team:backend"}`)
+	file := filepath.Join(d.config, "bots", "teams", "bot.md")
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	soft.subscribe(t, "x-ahpd-problems://", "problems")
+	if snap := nemo.subscribe(t, "x-ahpd-problems://", "problems"); string(snap.State) != `{"problems":[]}` {
+		t.Fatalf("nemo's snapshot %s", snap.State)
+	}
+	writeAtomic(t, file, strings.Replace(string(good), "owner: team:backend", "owner: user:nemo", 1))
+	if ps := problemsOf(t, soft); len(ps) != 1 || ps[0]["bot"] != "teams" {
+		t.Fatalf("soft, of backend, hears %v", ps)
+	}
+
+	// backend moves from soft to nemo: nemo now sees the team's bot, and
+	// its problem; soft no longer does.
+	writeAtomic(t, d.users, usersJSON("nemo"))
+	if ps := problemsOf(t, nemo); len(ps) != 1 || ps[0]["bot"] != "teams" || ps[0]["path"] != nil {
+		t.Fatalf("nemo, now of backend, hears %v", ps)
+	}
+	if ps := problemsOf(t, soft); len(ps) != 0 {
+		t.Fatalf("soft, no longer of backend, hears %v", ps)
+	}
+}
