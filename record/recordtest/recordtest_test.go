@@ -2,12 +2,11 @@ package recordtest
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/checktest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -63,39 +62,12 @@ func (s *lossyStore) Watch(ctx context.Context) (<-chan record.Change, error) {
 	return ch, nil
 }
 
-// failures runs a check as a test would, recording its failures instead of
-// failing t.
-type failures struct {
-	testing.TB
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (f *failures) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
-}
-func (f *failures) Error(args ...any)                 { f.Errorf("%s", fmt.Sprint(args...)) }
-func (f *failures) Fatalf(format string, args ...any) { f.Errorf(format, args...); runtime.Goexit() }
-func (f *failures) Fatal(args ...any)                 { f.Error(args...); runtime.Goexit() }
-func (f *failures) FailNow()                          { f.Errorf("FailNow"); runtime.Goexit() }
-func (f *failures) Fail()                             { f.Errorf("Fail") }
-func (f *failures) Failed() bool                      { f.mu.Lock(); defer f.mu.Unlock(); return len(f.msgs) > 0 }
-
 // run runs check against s and answers what it reported. A change the
 // check waits for a second without hearing is lost.
 func run(t *testing.T, check func(testing.TB, record.Store), s record.Store) []string {
 	defer func(was time.Duration) { waitFor = was }(waitFor)
 	waitFor = time.Second
-	f := &failures{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		check(f, s)
-	}()
-	<-done
-	return f.msgs
+	return checktest.Failures(t, func(t testing.TB) { check(t, s) })
 }
 
 func TestWatchCheckFailsAStoreThatDropsChangesPastABuffer(t *testing.T) {

@@ -1,0 +1,32 @@
+package waketest_test
+
+import (
+	"testing"
+
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/waketest"
+)
+
+func TestEchoHarnessConformance(t *testing.T) {
+	waketest.RunHarness(t, waketest.Harness{
+		Open:     func(*testing.T) wake.Harness { return echo.Harness{} },
+		Provider: echo.Provider,
+		Script:   waketest.EchoScript(),
+	})
+}
+
+func TestLocalHostConformance(t *testing.T) {
+	waketest.RunSessionHost(t, waketest.SessionHost{
+		Open: func(t *testing.T) wake.SessionHost {
+			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			return h
+		},
+		Provider: echo.Provider,
+		Script:   waketest.EchoScript(),
+	})
+}
