@@ -69,10 +69,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
 	fs.BoolVar(&c.agentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&c.vault, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
-	fs.StringVar(&c.options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
+	fs.StringVar((*string)(&c.options.MainTurnPostMessageAbsent), "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&c.options.InstructionsIn, "instructions-in", "section", "section or body")
-	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
-	fs.StringVar(&c.options.AskIn, "ask-in", "main", "main or own")
+	fs.StringVar((*string)(&c.options.ContextIn), "context-in", "text", "text or meta")
+	fs.StringVar((*string)(&c.options.AskIn), "ask-in", "main", "main or own")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, err
