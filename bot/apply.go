@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 )
@@ -33,10 +34,22 @@ type Host interface {
 // host. The host closes the returned service (and a store Apply opened is
 // closed with it) when it stops.
 func Apply(ctx context.Context, h Host, opts Options) (*Service, error) {
+	return apply(ctx, h, opts, openFiles)
+}
+
+// openFiles opens the store of bot.md files under cfg's folder: the store
+// Apply opens for a host that gives none.
+func openFiles(ctx context.Context, cfg Config) (record.Store, error) {
+	return filerecord.Open(ctx, filerecord.Config{ConfigDir: cfg.ConfigDir, Logger: cfg.Logger})
+}
+
+// apply is Apply, opening a store with open when the host gives none.
+func apply(ctx context.Context, h Host, opts Options, open func(context.Context, Config) (record.Store, error)) (*Service, error) {
 	cfg := h.BotConfig()
 	cfg.Options = opts
-	if cfg.Store == nil {
-		store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: cfg.ConfigDir, Logger: cfg.Logger})
+	opened := cfg.Store == nil
+	if opened {
+		store, err := open(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("bot: apply: %w", err)
 		}
@@ -44,11 +57,12 @@ func Apply(ctx context.Context, h Host, opts Options) (*Service, error) {
 	}
 	svc, err := New(ctx, cfg)
 	if err != nil {
+		if opened {
+			cfg.Store.Close()
+		}
 		return nil, err
 	}
-	if h.BotConfig().Store == nil {
-		svc.closeStore = true
-	}
+	svc.closeStore = opened
 	if err := h.RegisterResourceProvider(Scheme, svc.Provider()); err != nil {
 		svc.Close()
 		return nil, fmt.Errorf("bot: apply: register %s: %w", Scheme, err)
