@@ -919,8 +919,15 @@ func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage)
 		return a.Body.(*ahp.ChatToolCallCompleteAction).Result, nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		delete(s.waits, id)
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		if _, waiting := s.waits[id]; waiting {
+			delete(s.waits, id)
+			if w.liveLocked() { // abandoned: the call ends now, as a withdrawn question does
+				s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, ahp.ToolCallResult{
+					Success: false, PastTenseMessage: ahp.Plain("Abandoned " + display), Error: &ahp.ToolError{Message: "the call was abandoned"},
+				}), nil)
+			}
+		}
 		return ahp.ToolCallResult{}, ctx.Err()
 	}
 }
