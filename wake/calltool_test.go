@@ -98,3 +98,27 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 		t.Fatalf("a client's late result for the abandoned call: %v, want ErrRefused", err)
 	}
 }
+
+func TestRefusalCarriesItsReasonAsATypedError(t *testing.T) {
+	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"abandoning": &abandoning{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	uri, err := h.Start(ctx(t), wake.Spec{Provider: "abandoning", Dir: t.TempDir(), Owner: "user:soft"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Dispatch(ctx(t), uri, ahp.TurnCancelled("no-such-turn", 0))
+	var r *wake.RefusedError
+	if !errors.As(err, &r) || !errors.Is(err, wake.ErrRefused) {
+		t.Fatalf("Dispatch of an action that does not apply: %v, want a *wake.RefusedError that is ErrRefused", err)
+	}
+	if want := `turn "no-such-turn" is not in progress`; r.Reason != want {
+		t.Fatalf("reason %q, want %q", r.Reason, want)
+	}
+	_, err = h.Start(ctx(t), wake.Spec{Provider: "nobody", Dir: t.TempDir()})
+	if !errors.As(err, &r) || r.Reason != `no agent for provider "nobody"` {
+		t.Fatalf("Start on an unknown provider: %v, want a *wake.RefusedError naming the provider", err)
+	}
+}
