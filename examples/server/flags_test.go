@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -20,6 +23,32 @@ func TestOptionFlagWithAnUnknownValueStopsTheServerNamingIt(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want it to say %s", c.flag, c.value, err, c.want)
+		}
+	}
+}
+
+// asServerEnv set to "1" makes the test binary run main (see TestMain).
+const asServerEnv = "BOTS_TEST_AS_SERVER"
+
+func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
+	for _, flag := range []string{"-h", "-help", "--help"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", flag)
+		cmd.Env = append(os.Environ(), asServerEnv+"=1", "HOME="+t.TempDir())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			t.Errorf("server %s: %v (stderr %q), want exit status 0", flag, err, stderr.String())
+			continue
+		}
+		usage := stdout.String() + stderr.String()
+		for _, want := range []string{"Usage", "-config", "-addr", "-ask-in"} {
+			if !strings.Contains(usage, want) {
+				t.Errorf("server %s printed %q, which does not show %s", flag, usage, want)
+			}
+		}
+		if strings.Contains(usage, "help requested") {
+			t.Errorf("server %s printed %q", flag, usage)
 		}
 	}
 }

@@ -41,6 +41,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the flags' usage is printed, and asking is no failure
+		}
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
