@@ -19,7 +19,7 @@ type abandoning struct {
 }
 
 func (a *abandoning) Open(context.Context, wake.SessionInfo) (wake.Agent, error) { return a, nil }
-func (a *abandoning) Close() error                                             { return nil }
+func (a *abandoning) Close() error                                               { return nil }
 
 func (a *abandoning) Turn(ctx context.Context, w wake.Work) error {
 	cctx, cancel := context.WithCancel(ctx)

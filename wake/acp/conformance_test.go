@@ -26,3 +26,18 @@ func TestHarnessConformance(t *testing.T) {
 		Script:   fakeScript(),
 	})
 }
+
+func TestLocalHostOnTheACPHarnessConformance(t *testing.T) {
+	waketest.RunSessionHost(t, waketest.SessionHost{
+		Open: func(t *testing.T) wake.SessionHost {
+			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			return h
+		},
+		Provider: "fake",
+		Script:   fakeScript(),
+	})
+}
