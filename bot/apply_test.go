@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
-	"github.com/agenthost/bots/transport"
 )
 
 // closeCounting is a store that counts its Closes.
@@ -30,10 +30,10 @@ type refusingHost struct{ dir string }
 func (h refusingHost) BotConfig() bot.Config {
 	return bot.Config{ConfigDir: filepath.Join(h.dir, "config"), HostName: "my-host"}
 }
-func (refusingHost) RegisterResourceProvider(string, transport.ResourceProvider) error {
+func (refusingHost) RegisterResourceProvider(string, engine.ResourceProvider) error {
 	return errors.New("refused")
 }
-func (refusingHost) RegisterChannel(string, func(context.Context, transport.Caller, string) (transport.Channel, error)) error {
+func (refusingHost) RegisterChannel(string, func(context.Context, engine.Caller, string) (engine.Channel, error)) error {
 	return errors.New("refused")
 }
 func (refusingHost) SetMeta(string, any) error { return errors.New("refused") }

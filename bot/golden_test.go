@@ -17,8 +17,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/internal/txtar"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
@@ -136,12 +137,12 @@ func runGolden(t *testing.T, script string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	base := t.TempDir()
-	users, err := access.ParseUsers([]byte(goldenUsers))
+	users, err := usersfile.Parse([]byte(goldenUsers))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &ticker{now: time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)}
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	store := memrecord.New()
 	defer store.Close()
 	svc, err := bot.New(ctx, bot.Config{

@@ -16,14 +16,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/access/usersfile"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -66,7 +67,7 @@ type Config struct {
 	// Bus carries the actions of the service's channels (the catalogue,
 	// resource watches); nil makes one. A transport.Server must be given
 	// the same Bus.
-	Bus *transport.Bus
+	Bus *engine.Bus
 	// Sessions is the session host back sessions live on. Nil serves no
 	// bot chats: the session methods answer -32601.
 	Sessions wake.SessionHost
@@ -98,7 +99,7 @@ type Service struct {
 	partsMu    sync.RWMutex
 	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
 	users      Users
-	bus        *transport.Bus
+	bus        *engine.Bus
 	catalog    *catalog.Catalog
 	stop       func() // stops following the users directory
 	chats      *chats // the bot-chat provider; nil without a session host
@@ -166,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	opts.Root = root
 	bus := cfg.Bus
 	if bus == nil {
-		bus = transport.NewBus(log)
+		bus = engine.NewBus(log)
 	}
 	s := &Service{
 		agents:     slices.Clone(cfg.Agents),
@@ -213,17 +214,17 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
-		s.stop = d.Subscribe(func(prev, next *access.Users) {
-			s.catalog.MembershipsChanged(access.ChangedUsers(prev, next))
+		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
+			s.catalog.MembershipsChanged(usersfile.Changed(prev, next))
 		})
 	}
 	return s, nil
 }
 
 // membershipSource is a users directory that tells when its users change,
-// as access.Directory does.
+// as usersfile.Directory does.
 type membershipSource interface {
-	Subscribe(fn func(prev, next *access.Users)) (cancel func())
+	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
 // Close stops the catalogue and watches. It closes the store only when
@@ -244,7 +245,7 @@ func (s *Service) Close() error {
 }
 
 // Bus is the bus the service publishes its channels' actions on.
-func (s *Service) Bus() *transport.Bus { return s.bus }
+func (s *Service) Bus() *engine.Bus { return s.bus }
 
 // Root is the folder bots work under.
 func (s *Service) Root() string { return s.root }

@@ -25,9 +25,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -178,7 +179,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	var users bot.Users
 	if c.users != "" {
-		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: c.users, Interval: usersPoll, Logger: log})
+		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: c.users, Interval: usersPoll, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -190,7 +191,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	bus := transport.NewBus(log)
+	bus := engine.NewBus(log)
 	vault, err := openVault(ctx, c.vault, c.configDir, root, scrub, log)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 )
 

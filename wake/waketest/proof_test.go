@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/internal/checktest"
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )
