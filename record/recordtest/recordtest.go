@@ -444,50 +444,70 @@ func testWatchOrder(t testing.TB, s record.Store) {
 }
 
 // testWatchSlow makes WatchChanges changes before it reads the first: a
-// feed that buffers a fixed number and drops the rest fails it.
+// feed that buffers a fixed number and drops the rest fails it. Ten
+// writers each make one bot and edit it; the feed must hear every change,
+// each bot's in the order they were made.
 func testWatchSlow(t testing.TB, s record.Store) {
-	ch, err := s.Watch(ctx(t))
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := s.Watch(wctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const writers = 10
 	type made struct {
 		kind record.ChangeKind
-		id   string
 		etag string
 	}
-	want := make([]made, 0, WatchChanges)
-	const bots = 10
-	entries := make([]record.Entry, bots)
-	for i := range bots {
-		entries[i] = mustCreate(t, s, Sample(fmt.Sprintf("bot-%02d", i)))
-		want = append(want, made{record.Created, entries[i].Record.ID, entries[i].ETag})
+	want := make([][]made, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A small record: the check is of the feed, not of encoding.
+			e, err := s.Create(ctx(t), record.Record{ID: fmt.Sprintf("bot-%02d", w), Name: "Watched", Owner: "user:soft"})
+			if err != nil {
+				t.Errorf("create bot-%02d: %v", w, err)
+				return
+			}
+			want[w] = append(want[w], made{record.Created, e.ETag})
+			for i := 1; i < WatchChanges/writers; i++ {
+				r := e.Record
+				r.Name = fmt.Sprintf("edit %d", i)
+				if e, err = s.Update(ctx(t), r, e.ETag); err != nil {
+					t.Errorf("update %d of bot-%02d: %v", i, w, err)
+					return
+				}
+				want[w] = append(want[w], made{record.Updated, e.ETag})
+			}
+		}()
 	}
-	for i := bots; i < WatchChanges; i++ {
-		e := &entries[i%bots]
-		r := e.Record
-		r.Name = fmt.Sprintf("edit %d", i)
-		u, err := s.Update(ctx(t), r, e.ETag)
-		if err != nil {
-			t.Fatalf("update %d: %v", i, err)
-		}
-		*e = u
-		want = append(want, made{record.Updated, u.Record.ID, u.ETag})
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
-	for i, w := range want {
+	heard := make([]int, writers)
+	for i := range WatchChanges {
 		var c record.Change
 		select {
 		case got, ok := <-ch:
 			if !ok {
-				t.Fatalf("the feed closed after %d of %d changes", i, len(want))
+				t.Fatalf("the feed closed after %d of %d changes", i, WatchChanges)
 			}
 			c = got
 		case <-time.After(waitFor):
-			t.Fatalf("change %d of %d never came: the feed lost it (a reader that waits must miss no change)", i+1, len(want))
+			t.Fatalf("change %d of %d never came: the feed lost it (a reader that waits must miss no change)", i+1, WatchChanges)
 		}
-		if c.Kind != w.kind || c.ID != w.id || c.Entry.ETag != w.etag {
-			t.Fatalf("change %d of %d: %v %s etag %s, want %v %s etag %s",
-				i+1, len(want), c.Kind, c.ID, c.Entry.ETag, w.kind, w.id, w.etag)
+		var w int
+		if _, err := fmt.Sscanf(c.ID, "bot-%02d", &w); err != nil || w < 0 || w >= writers || heard[w] >= len(want[w]) {
+			t.Fatalf("change %d of %d is %v %s, which no writer made", i+1, WatchChanges, c.Kind, c.ID)
 		}
+		if m := want[w][heard[w]]; c.Kind != m.kind || c.Entry.ETag != m.etag {
+			t.Fatalf("change %d of %s: %v etag %s, want %v etag %s (a bot's changes come in the order they were made)",
+				heard[w]+1, c.ID, c.Kind, c.Entry.ETag, m.kind, m.etag)
+		}
+		heard[w]++
 	}
 }
 
