@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/internal/checktest"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/checktest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )
