@@ -1,5 +1,5 @@
-// Package waketest holds the conformance suites of wake's two ports, run
-// from the tests of every implementation, the embedder's own included:
+// Package waketest holds the conformance suites of wake's ports, run from
+// the tests of every implementation, the embedder's own included:
 //
 //   - RunHarness checks a wake.Harness: the agent it opens posts through
 //     Work.CallTool, asks through Work.Ask and Work.Approve, returns
@@ -11,8 +11,10 @@
 //     as the session's client, answers to questions and approvals through
 //     Dispatch, a stop, taking back a waiting message, Follow, Dispose, and
 //     the sentinel errors.
+//   - RunRows checks a wake.Rows: the session rows of (bot, person, name),
+//     through a reopen of their storage.
 //
-// Both drive the agent by the words of its messages, which a Script names:
+// The first two drive the agent by the words of its messages, which a Script names:
 // EchoScript is the echo agent's (wake/echo); a harness of another agent
 // gives the words that make it post, ask, ask approval and wait.
 //
