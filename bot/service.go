@@ -131,6 +131,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.ConfigDir == "" {
 		return nil, errors.New("bot: Config.ConfigDir is required")
 	}
+	if err := cfg.Options.check(); err != nil {
+		return nil, fmt.Errorf("bot: option %w", err)
+	}
 	configDir, err := filepath.Abs(cfg.ConfigDir)
 	if err != nil {
 		return nil, fmt.Errorf("bot: config folder %q: %w", cfg.ConfigDir, err)
@@ -145,12 +148,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			hostName = "localhost"
 		}
 	}
-	mode := persona.InSection
-	if cfg.Options.InstructionsIn != "" {
-		if mode, err = persona.ParseMode(cfg.Options.InstructionsIn); err != nil {
-			return nil, fmt.Errorf("bot: option instructionsIn: %w", err)
-		}
-	}
+	mode, _ := persona.ParseMode(cfg.Options.InstructionsIn) // checked above
 	root, problem := resolveRoot(cfg.Options.Root, configDir)
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
