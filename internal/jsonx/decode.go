@@ -24,6 +24,7 @@ type Decoder struct {
 	i      int  // the next byte to read
 	depth  int  // the arrays and objects open around i
 	failed bool // a fault was met
+	read   bool // the text's one value was read
 	key    []byte
 	str    []byte
 	open   bits // whether each open container is an object, for Skip
@@ -31,7 +32,7 @@ type Decoder struct {
 
 // Reset makes d read data from its start, keeping its buffers.
 func (d *Decoder) Reset(data []byte) {
-	d.data, d.i, d.depth, d.failed = data, 0, 0, false
+	d.data, d.i, d.depth, d.failed, d.read = data, 0, 0, false, false
 }
 
 // Valid reports whether data is one valid JSON text, as json.Valid does.
@@ -42,10 +43,19 @@ func Valid(data []byte) bool {
 	return d.End()
 }
 
-// End reports whether d read its text without a fault and nothing but
-// space follows what it read.
+// End reports whether d read its text's value without a fault and
+// nothing but space follows it.
 func (d *Decoder) End() bool {
-	return !d.failed && d.depth == 0 && skipSpace(d.data, d.i) == len(d.data)
+	return d.read && !d.failed && skipSpace(d.data, d.i) == len(d.data)
+}
+
+// done notes that a value was read: at the top level, the text's one
+// value; a second is a fault.
+func (d *Decoder) done() {
+	if d.depth == 0 {
+		d.failed = d.failed || d.read
+		d.read = true
+	}
 }
 
 // Peek returns the first byte of the value that comes next, without
@@ -63,6 +73,13 @@ func (d *Decoder) Peek() byte {
 	return d.data[d.i]
 }
 
+// Offset returns the index in the text of the next byte d reads: after
+// Peek, the first byte of the value that comes next.
+func (d *Decoder) Offset() int { return d.i }
+
+// Data returns the text d reads.
+func (d *Decoder) Data() []byte { return d.data }
+
 // Skip reads the value that comes next, checking it, and returns its
 // bytes as they are in the text, without the space around it; nil after a
 // fault.
@@ -77,6 +94,7 @@ func (d *Decoder) Skip() []byte {
 		return nil
 	}
 	d.i = end
+	d.done()
 	return d.data[start:end]
 }
 
@@ -95,6 +113,7 @@ func (d *Decoder) String() []byte {
 		return nil
 	}
 	d.i = next
+	d.done()
 	return s
 }
 
@@ -198,6 +217,7 @@ func (d *Decoder) enter(open byte) bool {
 func (d *Decoder) leave(i int) {
 	d.depth--
 	d.i = i + 1
+	d.done()
 }
 
 // next reads what follows a member or element: a comma and the space

@@ -137,6 +137,10 @@ var decoderCases = []string{
 	"\"a\xffb\xe2\x80\"", "\"\x7f\"", "\"\t\"", `"\/\b\f\n\r\t\"\\"`, `"ſ"`,
 	`{"URI":"a","uri":"b","Uri":null}`, `{"ur\u0069":"x","\u0053ource":"s"}`, `{"ſource":"s","ﬀ":1}`,
 	`{"uri":1}`, `{"source":{}}`, `{"source":"s","source":null}`, `{"_meta":{"a":[1e400]}}`, `[{"uri":1}]`, `"x"`,
+	`{ }`, `[ ]`, `{`, `}`, `[`, `]`, `{]`, `[}`, `{,}`, `[,1]`, `{"a"}`, `{"a":}`, `{a:1}`, `[[[]]]`, `[[[]]`, `[]]`,
+	`tru`, `truex`, `nul`, `nulll`, `True`, ` null `, `null null`, `1 2`, `-01`, `1e5`, `1E+5`, `1e-5`, `1.5e5`,
+	`1e+`, `+1`, `1x`, `-a`, `""`, `"a`, `"\"`, `"\\"`, `"\u00G9"`, `"\u00e"`, `"\u"`, "\"\x00\"", "\"\x1f\"",
+	"\"\x7f\xff\xfe\"", "\"日本\"", "\t\r\n{}\n", "{}\v", "\xef\xbb\xbf{}", `[{"jsonrpc":"2.0"}]`, `{"id":{}}`,
 	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70),
@@ -220,5 +224,19 @@ func BenchmarkJSONValidFrame(b *testing.B) {
 	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"resourceRead","params":{"channel":"ahp-root://","uri":"bot://motion"}}`)
 	for b.Loop() {
 		json.Valid(frame)
+	}
+}
+
+func TestDecoderReadsOneValue(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`1 2`))
+	d.Skip()
+	d.Skip()
+	if d.End() {
+		t.Error("read two values to the end of 1 2")
+	}
+	d.Reset([]byte(` `))
+	if d.Peek() != 0 || d.End() {
+		t.Error("a text of space ends without a value")
 	}
 }
