@@ -38,7 +38,7 @@ func FuzzReadParams(f *testing.F) {
 // words.
 func checkReadParamsAgree(t *testing.T, raw []byte) {
 	t.Helper()
-	got, err := readParams(raw)
+	got, err := readParams(raw, "bot://a")
 	var want ahp.ResourceReadParams
 	wantErr := decodeParams(raw, &want)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {

@@ -37,7 +37,7 @@ func (r Provider) ServeResource(ctx context.Context, call transport.Call) (any, 
 	p := r.svc.current(call.Principal)
 	switch call.Method {
 	case ahp.MethodResourceRead:
-		params, err := readParams(call.Params)
+		params, err := readParams(call.Params, call.URI)
 		if err != nil {
 			return nil, err
 		}
@@ -224,8 +224,10 @@ func decodeParams(raw json.RawMessage, v any) error {
 
 // readParams decodes the params of a read as decodeParams does, in one
 // pass with jsonx; _meta, which holds any JSON, and a field of the wrong
-// kind (to name it as decodeParams does) are left to decodeParams.
-func readParams(raw json.RawMessage) (ahp.ResourceReadParams, error) {
+// kind (to name it as decodeParams does) are left to decodeParams. uri is
+// the URI the call names, which params.uri usually is: it is used rather
+// than a copy.
+func readParams(raw json.RawMessage, uri string) (ahp.ResourceReadParams, error) {
 	var p ahp.ResourceReadParams
 	var d jsonx.Decoder
 	d.Reset(raw)
@@ -247,7 +249,7 @@ func readParams(raw json.RawMessage) (ahp.ResourceReadParams, error) {
 		switch d.Peek() {
 		case '"':
 			if field != nil {
-				*field = knownString(d.String())
+				*field = knownString(d.String(), uri)
 			}
 		case 'n': // leaves the field as it is
 		default:
@@ -257,13 +259,16 @@ func readParams(raw json.RawMessage) (ahp.ResourceReadParams, error) {
 	if d.End() && typed {
 		return p, nil
 	}
-	p = ahp.ResourceReadParams{}
-	return p, decodeParams(raw, &p)
+	var q ahp.ResourceReadParams
+	return q, decodeParams(raw, &q)
 }
 
-// knownString is string(v), without an allocation for the usual values.
-func knownString(v []byte) string {
+// knownString is string(v), without an allocation for the usual values:
+// uri, the root channel and the encodings.
+func knownString(v []byte, uri string) string {
 	switch string(v) {
+	case uri:
+		return uri
 	case ahp.RootURI:
 		return ahp.RootURI
 	case "utf-8":

@@ -177,15 +177,24 @@ func checkRouteParamsAgree(t *testing.T, raw []byte) {
 		}
 		return *s
 	}
-	if chErr == nil && str(p.Channel) != str(ch.Channel) {
-		t.Fatalf("%s: channel %s, want %s", raw, str(p.Channel), str(ch.Channel))
+	opt := func(o optString) string {
+		if !o.set {
+			return "<nil>"
+		}
+		return o.v
+	}
+	if chErr == nil && opt(p.channel) != str(ch.Channel) {
+		t.Fatalf("%s: channel %s, want %s", raw, opt(p.channel), str(ch.Channel))
 	}
 	if err != nil {
 		return
 	}
-	for _, f := range [][2]*string{{p.URI, want.URI}, {p.Source, want.Source}, {p.Destination, want.Destination}} {
-		if str(f[0]) != str(f[1]) {
-			t.Fatalf("%s: decoded %s, want %s", raw, str(f[0]), str(f[1]))
+	for _, f := range []struct {
+		got  optString
+		want *string
+	}{{p.uri, want.URI}, {p.source, want.Source}, {p.destination, want.Destination}} {
+		if opt(f.got) != str(f.want) {
+			t.Fatalf("%s: decoded %s, want %s", raw, opt(f.got), str(f.want))
 		}
 	}
 }

@@ -36,8 +36,8 @@ var rootLevel = map[string]bool{
 
 // handleFrame decodes and handles one frame.
 func (c *conn) handleFrame(data []byte) {
-	m, id, werr := decodeFrame(data)
-	if werr != nil {
+	var m message
+	if id, werr := readMessage(data, &m); werr != nil {
 		c.replyError(id, werr)
 		return
 	}
@@ -45,7 +45,7 @@ func (c *conn) handleFrame(data []byte) {
 		c.log.Debug("ignoring a response: the server sends no requests")
 		return
 	}
-	c.handle(m)
+	c.handle(&m)
 }
 
 func (c *conn) handle(m *message) {
@@ -62,7 +62,7 @@ func (c *conn) handle(m *message) {
 			c.answerError(id, channelError(m.Params))
 			return
 		}
-		if p.Channel != nil && *p.Channel != rootChannel {
+		if p.channel.set && p.channel.v != rootChannel {
 			c.answerError(id, invalidParams("params.channel must be %q for %s", rootChannel, m.Method))
 			return
 		}
@@ -592,23 +592,23 @@ func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p *
 	}
 	var uri string
 	if method == "resourceMove" || method == "resourceCopy" {
-		if p.Source == nil || p.Destination == nil {
+		if !p.source.set || !p.destination.set {
 			c.answerError(id, invalidParams("params.source and params.destination are required"))
 			return
 		}
-		uri = *p.Source
-		s1, ok1 := schemeOf(*p.Source)
-		s2, ok2 := schemeOf(*p.Destination)
+		uri = p.source.v
+		s1, ok1 := schemeOf(p.source.v)
+		s2, ok2 := schemeOf(p.destination.v)
 		if ok1 && ok2 && s1 != s2 {
 			c.answerError(id, invalidParams("%s cannot cross schemes (%s: to %s:)", method, s1, s2))
 			return
 		}
 	} else {
-		if p.URI == nil {
+		if !p.uri.set {
 			c.answerError(id, invalidParams("params.uri is required"))
 			return
 		}
-		uri = *p.URI
+		uri = p.uri.v
 	}
 	scheme, ok := schemeOf(uri)
 	if !ok {
@@ -634,11 +634,7 @@ func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage
 		c.answerError(id, channelError(raw))
 		return
 	}
-	uri := ""
-	if p.Channel != nil {
-		uri = *p.Channel
-	}
-	c.call(id, method, uri, raw, h.HandleMethod)
+	c.call(id, method, p.channel.v, raw, h.HandleMethod)
 }
 
 func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage, fn func(context.Context, Call) (any, error)) {

@@ -105,22 +105,36 @@ type frameFields struct {
 
 // routeParams are the members of a request's params that the transport
 // routes by, decoded with the frame: they are decoded for every method,
-// and used by those that take them. A field is nil when absent or null.
+// and used by those that take them.
 type routeParams struct {
-	Channel     *string
-	URI         *string
-	Source      *string
-	Destination *string
+	channel, uri, source, destination optString
 	// badChannel is set when params.channel is neither a string nor
 	// null; badRoute when params.uri, .source or .destination is not.
 	// decodeParams then says which, as it would have.
 	badChannel, badRoute bool
 }
 
+// optString is a member that may be absent: set is false when it is, or
+// is null.
+type optString struct {
+	v   string
+	set bool
+}
+
 // decodeFrame decodes one text frame into a JSON-RPC message, reading it
 // once. On failure it returns the error to answer and the id to answer it
 // with (null when the id could not be read).
 func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
+	m := &message{}
+	if id, werr := readMessage(data, m); werr != nil {
+		return nil, id, werr
+	}
+	return m, nil, nil
+}
+
+// readMessage is decodeFrame into m, which the caller may keep on its
+// stack.
+func readMessage(data []byte, m *message) (json.RawMessage, *wireError) {
 	var f frameFields
 	var d jsonx.Decoder
 	d.Reset(data)
@@ -130,13 +144,13 @@ func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
 	if !d.End() {
 		switch {
 		case !jsonx.Valid(data):
-			return nil, nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
+			return nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
 		case d.Peek() == '[':
-			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
+			return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
 		}
-		return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+		return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
 	}
-	return checkFrame(&f)
+	return checkFrame(&f, m)
 }
 
 // readFrame reads the members of the frame's object into f, as decoding
@@ -206,53 +220,45 @@ var knownStrings = map[string]string{
 // destination: keys matched without regard to case, the last of a
 // repeated key counting, null setting nil.
 func readRoute(d *jsonx.Decoder, p *routeParams) {
-	var strs *[4]string // the fields' strings, in one allocation
-	n := 0
 	for key := range d.Object {
-		var field **string
+		var field *optString
 		bad := &p.badRoute
 		switch {
 		case jsonx.KeyIs(key, "channel"):
-			field, bad = &p.Channel, &p.badChannel
+			field, bad = &p.channel, &p.badChannel
 		case jsonx.KeyIs(key, "uri"):
-			field = &p.URI
+			field = &p.uri
 		case jsonx.KeyIs(key, "source"):
-			field = &p.Source
+			field = &p.source
 		case jsonx.KeyIs(key, "destination"):
-			field = &p.Destination
+			field = &p.destination
 		default:
 			continue
 		}
 		switch d.Peek() {
 		case '"':
 			v := d.String()
-			if strs == nil || n == len(strs) {
-				strs, n = new([4]string), 0
-			}
 			if string(v) == rootChannel {
-				strs[n] = rootChannel
+				*field = optString{rootChannel, true}
 			} else {
-				strs[n] = string(v)
+				*field = optString{string(v), true}
 			}
-			*field = &strs[n]
-			n++
 		case 'n':
-			*field = nil
+			*field = optString{}
 		default:
 			*bad = true
 		}
 	}
 }
 
-// checkFrame makes a message of a frame's members.
-func checkFrame(f *frameFields) (*message, json.RawMessage, *wireError) {
-	m := &message{}
+// checkFrame makes m of a frame's members.
+func checkFrame(f *frameFields, m *message) (json.RawMessage, *wireError) {
 	if f.hasID {
 		switch firstByte(f.id) {
 		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			m.ID = f.id // a scalar, so already compact
 		default:
-			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string or a number"}
+			return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string or a number"}
 		}
 	}
 	answerID := m.ID
@@ -261,28 +267,28 @@ func checkFrame(f *frameFields) (*message, json.RawMessage, *wireError) {
 	}
 	m.JSONRPC = f.jsonrpc
 	if !f.hasJSONRPC || !f.jsonrpcOK || m.JSONRPC != jsonrpcVersion {
-		return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
+		return answerID, &wireError{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
 	}
 	m.Method = f.method
 	if f.hasMethod && (!f.methodOK || m.Method == "") {
-		return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
+		return answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
 	}
 	if m.Method == "" {
 		// A response: it needs an id and a result or an error.
 		if !f.hasID || f.hasResult == f.hasError {
-			return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
+			return answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
 		}
 		m.Result = f.result
-		return m, nil, nil
+		return nil, nil
 	}
 	if p := f.params; f.hasParams && firstByte(p) != 'n' {
 		if firstByte(p) != '{' {
-			return nil, answerID, &wireError{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
+			return answerID, &wireError{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 		}
 		m.Params = p
 		m.route = f.route
 	}
-	return m, nil, nil
+	return nil, nil
 }
 
 // firstByte is the first byte of b after space; 0 when there is none.
