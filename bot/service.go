@@ -20,11 +20,11 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -67,7 +67,7 @@ type Config struct {
 	// Bus carries the actions of the service's channels (the catalogue,
 	// resource watches); nil makes one. A transport.Server must be given
 	// the same Bus.
-	Bus *transport.Bus
+	Bus *engine.Bus
 	// Sessions is the session host back sessions live on. Nil serves no
 	// bot chats: the session methods answer -32601.
 	Sessions wake.SessionHost
@@ -99,11 +99,10 @@ type Service struct {
 	partsMu    sync.RWMutex
 	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
 	users      Users
-	bus        *transport.Bus
+	bus        *engine.Bus
 	catalog    *catalog.Catalog
 	stop       func() // stops following the users directory
 	chats      *chats // the bot-chat provider; nil without a session host
-	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
 	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
@@ -169,7 +168,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	opts.Root = root
 	bus := cfg.Bus
 	if bus == nil {
-		bus = transport.NewBus(log)
+		bus = engine.NewBus(log)
 	}
 	s := &Service{
 		agents:     slices.Clone(cfg.Agents),
@@ -229,9 +228,8 @@ type membershipSource interface {
 	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
-// Close stops the catalogue and watches. It closes the store only when
-// Apply opened it; a store given in Config is the caller's. It is
-// idempotent.
+// Close stops the chats, the catalogue and watches. The store is the
+// caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -239,15 +237,12 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
-		if s.closeStore {
-			s.store.Close()
-		}
 	})
 	return nil
 }
 
 // Bus is the bus the service publishes its channels' actions on.
-func (s *Service) Bus() *transport.Bus { return s.bus }
+func (s *Service) Bus() *engine.Bus { return s.bus }
 
 // Root is the folder bots work under.
 func (s *Service) Root() string { return s.root }
