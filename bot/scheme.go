@@ -196,27 +196,27 @@ func (s *Service) folderEscape(dir string) (string, error) {
 		return "is not an absolute path", nil
 	}
 	// Both are clean and absolute, so dir is strictly under root when it
-	// starts with root and a separator.
-	prefix := s.root
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
+	// starts with root and a separator (root's own, when it is "/").
+	below := len(s.root)
+	if !strings.HasSuffix(s.root, string(filepath.Separator)) {
+		below++
 	}
-	if len(dir) <= len(prefix) || !strings.HasPrefix(dir, prefix) {
+	if len(dir) <= below || !strings.HasPrefix(dir, s.root) || dir[below-1] != filepath.Separator {
 		return "is not under root " + s.root, nil
 	}
-	for i := len(prefix); ; {
+	for i := below; ; {
 		end := len(dir)
 		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
 			end = i + j
 		}
-		fi, err := os.Lstat(dir[:end])
+		link, err := isLink(dir[:end])
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", nil // nothing from here down exists, so no link can lead away
 		}
 		if err != nil {
 			return "", fmt.Errorf("look at folder %s: %w", dir[:end], err)
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
+		if link {
 			return s.linkEscape(dir), nil
 		}
 		if end == len(dir) {
