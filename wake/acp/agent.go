@@ -42,6 +42,7 @@ type agent struct {
 	bot   string // the bot's name, for failure sentences
 	dir   folder
 	tools *toolServer
+	held  wake.ToolSet // the tools the session may hold, as its gate allowed them at its open
 	home  string
 	temp  bool // home is a temporary folder of this agent's
 	log   *slog.Logger
@@ -485,7 +486,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		return ctx.Err()
 	}
 	defer func() { <-a.turns }()
-	a.syncConnectors(ctx)
+	a.syncTools(ctx)
 	c, err := a.ensure(ctx)
 	if err != nil {
 		return err
