@@ -467,3 +467,20 @@ func bundledWhere(configDir string, store record.Store) func(string) string {
 		return path.Join("store", id)
 	}
 }
+
+// BundleDir is the bundle of the bot folders in dir, as a host's option
+// (the reference server's -bundled) names it.
+func BundleDir(dir string) (Bundle, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("bundled bots %q: %w", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("bundled bots: %w", err)
+	}
+	if !st.IsDir() {
+		return Bundle{}, fmt.Errorf("bundled bots: %s is not a folder", abs)
+	}
+	return Bundle{FS: os.DirFS(abs), Origin: abs}, nil
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/bot/builder"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
@@ -51,6 +52,7 @@ const usersPoll = 250 * time.Millisecond
 // config is what the flags say.
 type config struct {
 	configDir, root, addr, users, hostName, agent, agents, vault string
+	bundled                                                      string
 	options                                                      bot.Options
 	logLevel                                                     slog.Level
 	agentsUnsandboxed                                            bool
@@ -69,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
 	fs.BoolVar(&c.agentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&c.vault, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
+	fs.StringVar(&c.bundled, "bundled", "", "a folder of more bundled (read-only, host-owned) bots, one folder each, besides the builder bot")
 	fs.StringVar(&c.options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&c.options.InstructionsIn, "instructions-in", "section", "section or body")
 	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
@@ -186,10 +189,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer sessions.Close()
+	bundled := []bot.Bundle{builder.Bundle()}
+	if c.bundled != "" {
+		more, err := bot.BundleDir(c.bundled)
+		if err != nil {
+			return fmt.Errorf("-bundled: %w", err)
+		}
+		bundled = append(bundled, more)
+	}
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: c.configDir, HostName: c.hostName, Options: c.options,
 		Logger: log, Users: users, Bus: bus, Sessions: sessions, DefaultAgent: c.agent,
-		Agents: agents,
+		Agents: agents, Bundled: bundled,
 	})
 	if err != nil {
 		return err

@@ -251,7 +251,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	if err != nil {
 		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
 	}
-	a.held = a.allowedNow(ctx)
+	a.openTools(ctx)
 	a.syncTools(ctx)
 	if _, err := a.ensure(ctx); err != nil {
 		a.Close()

@@ -13,25 +13,42 @@ import (
 )
 
 // allowedNow is what the session's gate allows now, or what a host with
-// no gate gives every bot; a gate that cannot answer allows post_message
-// alone.
-func (a *agent) allowedNow(ctx context.Context) wake.ToolSet {
+// no gate gives every bot.
+func (a *agent) allowedNow(ctx context.Context) (wake.ToolSet, error) {
 	if a.info.Gate == nil {
-		return wake.DefaultToolPolicy().For(nil)
+		return wake.DefaultToolPolicy().For(nil), nil
 	}
-	set, err := a.info.Gate.Allowed(ctx, a.info)
+	return a.info.Gate.Allowed(ctx, a.info)
+}
+
+// allowed is what the session holds now: what it held until now,
+// narrowed by what its gate allows now. It only ever shrinks, so an edit
+// of the bot's tools list never widens a running session, and a
+// narrowing counts from the next call. A gate that cannot answer leaves
+// post_message alone for the call, and the session's tools as they were.
+func (a *agent) allowed(ctx context.Context) wake.ToolSet {
+	now, err := a.allowedNow(ctx)
 	if err != nil {
 		a.log.Warn("acp: the session's tools could not be read; it keeps post_message alone until they can", "err", err)
 		return wake.NewToolSet(wake.PostMessage)
 	}
-	return set
+	a.heldMu.Lock()
+	defer a.heldMu.Unlock()
+	a.held = a.held.Intersect(now).With(wake.PostMessage)
+	return a.held
 }
 
-// allowed is what the session holds now: what it held when it opened,
-// narrowed by what its gate allows now. An edit of the bot's tools list
-// never widens it; a narrowing counts from the next call.
-func (a *agent) allowed(ctx context.Context) wake.ToolSet {
-	return a.held.Intersect(a.allowedNow(ctx)).With(wake.PostMessage)
+// openTools sets what the session holds at its open: what its gate
+// allows now.
+func (a *agent) openTools(ctx context.Context) {
+	now, err := a.allowedNow(ctx)
+	if err != nil {
+		a.log.Warn("acp: the session's tools could not be read; it holds post_message alone", "err", err)
+		now = wake.NewToolSet(wake.PostMessage)
+	}
+	a.heldMu.Lock()
+	a.held = now.With(wake.PostMessage)
+	a.heldMu.Unlock()
 }
 
 // syncTools makes the tool server offer what the session holds now:
