@@ -236,15 +236,13 @@ func (s *Service) validate(ctx context.Context, slug string, body json.RawMessag
 	return problems
 }
 
-// sentence makes an error's text a sentence: a capital and a full stop.
+// sentence ends an error's text with a full stop; it starts with the
+// field it names, as the wire's refusals do.
 func sentence(s string) string {
-	if s == "" {
-		return s
-	}
-	if !strings.HasSuffix(s, ".") {
+	if s != "" && !strings.HasSuffix(s, ".") {
 		s += "."
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return s
 }
 
 // homePath matches a path into a person's home folder, written out.

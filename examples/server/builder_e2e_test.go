@@ -49,7 +49,7 @@ func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testi
 	chat := soft.openChat("ahp-session:/build", "bot-builder")
 
 	said := one(t, soft, chat, "t1", `call bot_validate {"slug": "go-reviewer", "bot": {"name": "Go Reviewer", "color": "mauve", "instructions": "Read /home/soft/notes.md first."}}`)
-	for _, want := range []string{"nothing was written", `Color "mauve" is neither`, "instructions names a path on this host (/home/soft/notes.md)"} {
+	for _, want := range []string{"nothing was written", `color "mauve" is neither`, "instructions names a path on this host (/home/soft/notes.md)"} {
 		if !strings.Contains(said, want) {
 			t.Errorf("bot_validate says %q, want %q in it", said, want)
 		}
