@@ -456,7 +456,8 @@ func (b *bundledStore) reportShadowed(ctx context.Context) {
 	}
 }
 
-// bundledPath is where a bot's bot.md would be kept by a file store.
+// bundledWhere says where the store keeps a bot, for reports: its bot.md
+// for a file store.
 func bundledWhere(configDir string, store record.Store) func(string) string {
 	fb, ok := store.(record.FileBacked)
 	files := ok && fb.FileBacked()
