@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/persona"

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // The tools and groups of tools a back session may hold, as a bot's record

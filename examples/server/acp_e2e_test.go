@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )

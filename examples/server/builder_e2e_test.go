@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // The end-to-end tests of issue 14: the builder bot and the workspace

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 )
 
