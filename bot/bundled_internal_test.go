@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
 
@@ -99,5 +102,35 @@ func TestBundledBotRefusesABodyNamingOwnerOrWorkspace(t *testing.T) {
 	_, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: t.TempDir(), Options: Options{Root: t.TempDir()}, Bundled: []Bundle{b}})
 	if err == nil || !strings.Contains(err.Error(), "names no owner") {
 		t.Fatalf("New = %v, want a refusal of the bundled bot naming its owner", err)
+	}
+}
+
+func TestABundledBotHidesAStoreBotOfItsSlugAndReportsBothPlaces(t *testing.T) {
+	store := memrecord.New()
+	ctx := context.Background()
+	if _, err := store.Create(ctx, record.Record{ID: "house", Name: "Impostor", Owner: "user:mallory", Workspace: "/elsewhere", Session: record.DefaultSession}); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	base := t.TempDir()
+	s, err := New(ctx, Config{Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h", Options: Options{Root: filepath.Join(base, "bots")},
+		Bundled: []Bundle{houseBundle("n", "k")}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := s.Read(ctx, access.RootPrincipal(), "house")
+	if err != nil || b.Record.Name != "House" || b.Record.Owner != "root:h" {
+		t.Fatalf("house reads %+v (%v), want the bundled bot", b.Record, err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "path=store/house") || !strings.Contains(logs.String(), "bundled=test/house") {
+		t.Errorf("the hidden store bot was not reported with both places:\n%s", logs.String())
+	}
+	list, _ := s.List(ctx, access.RootPrincipal())
+	if len(list) != 1 || list[0].Record.Name != "House" {
+		t.Errorf("the listing holds %v, want the bundled house alone", list)
+	}
+	if _, err := s.Store().Create(ctx, record.Record{ID: "house", Name: "Again"}); !errors.Is(err, record.ErrExists) {
+		t.Errorf("a store Create of the bundled slug answers %v, want ErrExists", err)
 	}
 }

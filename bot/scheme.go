@@ -367,6 +367,9 @@ func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
 // strictly under root, reached through no symbolic link. It is the
 // record.Guard the service gives a record.Guarded store.
 func (s *Service) guard(r record.Record, others []record.Record) error {
+	if b, ok := s.bundled[r.ID]; ok {
+		return fmt.Errorf("the slug %s is a bot bundled with this host (%s), which wins: this bot is ignored", r.ID, b.origin)
+	}
 	if r.Computer != "" {
 		return nil
 	}
