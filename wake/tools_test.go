@@ -32,6 +32,9 @@ func TestToolPolicyRefusesAToolItDoesNotOfferNamingIt(t *testing.T) {
 	if err := DefaultToolPolicy().Check([]string{"telepathy"}); err == nil || !strings.Contains(err.Error(), `"telepathy"`) {
 		t.Fatalf("Check = %v, want a refusal naming telepathy", err)
 	}
+	if err := (ToolPolicy{Offered: []string{AskQuestion}}).Check([]string{PostMessage}); err != nil {
+		t.Errorf("Check of post_message on a host not listing it = %v: every back session holds it", err)
+	}
 	if err := DefaultToolPolicy().Check([]string{BotRead, WorkspaceTools, ConnectorTools}); err != nil {
 		t.Fatalf("Check of offered tools = %v", err)
 	}

@@ -68,7 +68,19 @@ func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testi
 		}
 	}
 
-	made := one(t, soft, chat, "t3", `call bot_make {"slug": "go-reviewer", "bot": {"name": "Go Reviewer", "instructions": "You review pull requests in Go."}}`)
+	// The same request from a person who may only read bots is refused
+	// with the permission sentence, and makes nothing.
+	const makeGo = `call bot_make {"slug": "go-reviewer", "bot": {"name": "Go Reviewer", "instructions": "You review pull requests in Go."}}`
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	tchat := tess.openChat("ahp-session:/tess-build", "bot-builder")
+	if refused := one(t, tess, tchat, "t1", makeGo); refused != "tool failed: Permission denied: bot://go-reviewer: making a bot needs bot:put" {
+		t.Errorf("a person with bot:get alone has bot_make say %q, want the permission sentence", refused)
+	}
+	if _, err := os.Stat(filepath.Join(setup.root, "go-reviewer")); !os.IsNotExist(err) {
+		t.Errorf("the refused make left a folder (%v)", err)
+	}
+
+	made := one(t, soft, chat, "t3", makeGo)
 	if !strings.HasPrefix(made, "tool: Made bot://go-reviewer") {
 		t.Fatalf("bot_make says %q", made)
 	}
@@ -90,12 +102,6 @@ func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testi
 		t.Errorf("the new bot reads %s, want it soft's", read.Data)
 	}
 
-	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
-	tchat := tess.openChat("ahp-session:/tess-build", "bot-builder")
-	refused := one(t, tess, tchat, "t1", `call bot_make {"slug": "tess-bot", "bot": {"name": "Tess Bot", "instructions": "You help."}}`)
-	if refused != "tool failed: Permission denied: bot://tess-bot: making a bot needs bot:put" {
-		t.Errorf("a person with bot:get alone has bot_make say %q, want the permission sentence", refused)
-	}
 	srv.stop(t)
 }
 
