@@ -303,7 +303,7 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 }
 
 // writeIn writes name (a slash path) inside root crash-safely: a temp
-// file beside it, synced, renamed over it. Through os.Root, no link in
+// file beside it, synced, renamed over it, and the folder synced. Through os.Root, no link in
 // the folder leads the write out of it.
 func writeIn(root *os.Root, name string, data []byte) error {
 	name = filepath.FromSlash(name)
@@ -331,7 +331,16 @@ func writeIn(root *os.Root, name string, data []byte) error {
 		root.Remove(tmp)
 		return err
 	}
-	return root.Rename(tmp, name)
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	d, err := root.Open(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // bundledStore is the service's store with the bundled bots laid over
