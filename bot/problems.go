@@ -112,7 +112,7 @@ type problemWatcher interface {
 func (s *Service) startProblems(ctx context.Context) error {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var changed <-chan struct{}
-	if w, ok := s.store.(problemWatcher); ok {
+	if w, ok := s.raw.(problemWatcher); ok { // the store's own, under the bundled bots
 		changed = w.WatchProblems(life)
 	}
 	bots, err := s.store.Watch(life)

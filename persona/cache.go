@@ -61,5 +61,3 @@ func (c *partsCache) forget(path string) {
 	defer c.mu.Unlock()
 	delete(c.m, path)
 }
-
-
