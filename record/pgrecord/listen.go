@@ -1,0 +1,104 @@
+package pgrecord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agenthost/bots/record"
+)
+
+// batch is how many changes one read of the change table takes.
+const batch = 1000
+
+// listen follows the change table from revision last until ctx ends:
+// LISTEN on a connection of its own, read every change after last, wait for
+// a notification (or Poll), read again. A connection that drops is made
+// again, and the reading goes on from the last change published, so none
+// is lost.
+func (s *Store) listen(ctx context.Context, last int64) {
+	defer close(s.done)
+	wait := 50 * time.Millisecond
+	for {
+		err := s.follow(ctx, &last)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("pgrecord: the change feed lost the database; reconnecting", "err", err, "after", wait, "rev", last)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// follow listens on one connection until it fails or ctx ends.
+func (s *Store) follow(ctx context.Context, last *int64) error {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	conn := pc.Hijack() // the connection is the feed's until it fails
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	s.listener.Store(conn.PgConn().PID())
+	s.connOnce.Do(func() { close(s.connected) })
+	for {
+		if err := s.catchUp(ctx, conn, last); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, s.poll)
+		_, err := conn.WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
+}
+
+// catchUp publishes every change after *last, in revision order.
+func (s *Store) catchUp(ctx context.Context, conn *pgx.Conn, last *int64) error {
+	for {
+		rows, err := conn.Query(ctx, `SELECT rev, kind, id, etag, record FROM bots_changes WHERE rev > $1 ORDER BY rev LIMIT $2`, *last, batch)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for rows.Next() {
+			var (
+				rev, tag int64
+				kind     int16
+				id, text string
+			)
+			if err := rows.Scan(&rev, &kind, &id, &tag, &text); err != nil {
+				rows.Close()
+				return err
+			}
+			n++
+			e, err := decode(tag, text)
+			if err != nil {
+				// A row this program cannot read is skipped, said once.
+				s.log.Warn("pgrecord: a change cannot be read; skipped", "bot", id, "rev", rev, "err", err)
+			} else {
+				s.feed.Publish(change{rev: rev, c: record.Change{Kind: record.ChangeKind(kind), ID: id, Entry: e}})
+			}
+			*last = rev
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n < batch {
+			return nil
+		}
+	}
+}

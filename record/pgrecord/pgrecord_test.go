@@ -1,0 +1,199 @@
+package pgrecord_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/record/recordtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// open opens a store on url, closed when t ends.
+func open(t testing.TB, url string) *pgrecord.Store {
+	t.Helper()
+	s, err := pgrecord.Open(context.Background(), pgrecord.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	recordtest.Run(t, func(t *testing.T) record.Store { return open(t, pgtest.URL(t)) })
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func next(t *testing.T, ch <-chan record.Change) record.Change {
+	t.Helper()
+	select {
+	case c, ok := <-ch:
+		if !ok {
+			t.Fatal("change feed closed")
+		}
+		return c
+	case <-time.After(20 * time.Second):
+		t.Fatal("timed out waiting for a change")
+	}
+	return record.Change{}
+}
+
+func TestConcurrentEditsWithOneETagOverThreeInstancesLetExactlyOneThrough(t *testing.T) {
+	url := pgtest.URL(t)
+	stores := []*pgrecord.Store{open(t, url), open(t, url), open(t, url)}
+	e, err := stores[0].Create(ctx(t), recordtest.Sample("motion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			r := e.Record.Clone()
+			r.Name = fmt.Sprintf("editor %d", i)
+			_, err := stores[i%len(stores)].Update(ctx(t), r, e.ETag)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	won := 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, record.ErrConflict):
+			t.Errorf("losing edit: %v, want ErrConflict", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d edits won, want 1", won)
+	}
+}
+
+func TestAWriteOnOneInstanceIsHeardAndReadOnTheOthers(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	ch, err := b.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.Create(ctx(t), recordtest.Sample("motion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := next(t, ch)
+	if c.Kind != record.Created || c.ID != "motion" || c.Entry.ETag != e.ETag || !c.Entry.Record.Equal(e.Record) {
+		t.Fatalf("b heard %v %s %s, want created motion %s", c.Kind, c.ID, c.Entry.ETag, e.ETag)
+	}
+	got, err := b.Get(ctx(t), "motion")
+	if err != nil || got.ETag != e.ETag {
+		t.Fatalf("b read %v %v, want etag %s", got.ETag, err, e.ETag)
+	}
+	if err := b.Delete(ctx(t), "motion", got.ETag); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Create(ctx(t), recordtest.Sample("motion")); !errors.Is(err, record.ErrGone) {
+		t.Fatalf("a made a slug b deleted: %v, want ErrGone", err)
+	}
+}
+
+func TestTheFeedLosesNoChangeWhenItsConnectionDrops(t *testing.T) {
+	url := pgtest.URL(t)
+	a, writer := open(t, url), open(t, url)
+	ch, err := a.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		if i == n/4 {
+			// Drop the listening connection, and keep writing while it is
+			// gone: the feed reads on from where it was.
+			if _, err := writer.Pool().Exec(ctx(t), `SELECT pg_terminate_backend($1)`, a.ListenerPID()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := writer.Create(ctx(t), recordtest.Sample(fmt.Sprintf("bot-%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		c := next(t, ch)
+		if want := fmt.Sprintf("bot-%03d", i); c.ID != want || c.Kind != record.Created {
+			t.Fatalf("change %d: %v %s, want created %s", i, c.Kind, c.ID, want)
+		}
+	}
+}
+
+func TestInstancesOpeningAtOnceMigrateTheSchemaOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			s, err := pgrecord.Open(ctx(t), pgrecord.Config{URL: url})
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("an instance failed to open: %v", err)
+		}
+	}
+	s := open(t, url)
+	var versions, v int
+	if err := s.Pool().QueryRow(ctx(t), `SELECT count(*), max(version) FROM bots_schema`).Scan(&versions, &v); err != nil {
+		t.Fatal(err)
+	}
+	if versions != 1 || v != pgrecord.SchemaVersion() {
+		t.Fatalf("bots_schema holds %d rows, version %d; want one, %d", versions, v, pgrecord.SchemaVersion())
+	}
+}
+
+func TestASchemaNewerThanTheProgramIsRefused(t *testing.T) {
+	url := pgtest.URL(t)
+	s := open(t, url)
+	if _, err := s.Pool().Exec(ctx(t), `UPDATE bots_schema SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pgrecord.Open(ctx(t), pgrecord.Config{URL: url})
+	if err == nil || !strings.Contains(err.Error(), "version 99, newer than this program's") {
+		t.Fatalf("Open on a newer schema: %v", err)
+	}
+}
+
+func TestAnETagOfAnotherFormIsAConflictNotAnError(t *testing.T) {
+	s := open(t, pgtest.URL(t))
+	e, err := s.Create(ctx(t), recordtest.Sample("motion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{`W/"1"`, `"x"`, `"-1"`, `"0"`, `1`, `""`} {
+		if _, err := s.Update(ctx(t), e.Record, tag); !errors.Is(err, record.ErrConflict) {
+			t.Errorf("Update with etag %s: %v, want ErrConflict", tag, err)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package pgrecord
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations are the schema's versions, in order: migrations[i] takes a
+// schema at version i to version i+1. A released step is never edited; a
+// change is a new step.
+//
+// Every write takes the one row of bots_head FOR UPDATE before it reads
+// anything, so writes are serialised across every instance: a revision is
+// taken, and becomes visible, in the order the writes were made, which is
+// what lets a change feed read "every change after revision N" and never
+// miss one that commits late. The functions answer a new revision, or a
+// negative status: -1 exists, -2 gone, -3 not found, -4 conflict.
+var migrations = []string{`
+CREATE TABLE bots_head (
+	one bool PRIMARY KEY DEFAULT true CHECK (one),
+	rev bigint NOT NULL
+);
+INSERT INTO bots_head (rev) VALUES (0);
+
+CREATE TABLE bots (
+	id text COLLATE "C" PRIMARY KEY,
+	rev bigint NOT NULL,
+	record text NOT NULL
+);
+
+CREATE TABLE bots_gone (
+	id text COLLATE "C" PRIMARY KEY,
+	rev bigint NOT NULL
+);
+
+CREATE TABLE bots_changes (
+	rev bigint PRIMARY KEY,
+	kind smallint NOT NULL,
+	id text COLLATE "C" NOT NULL,
+	etag bigint NOT NULL,
+	record text NOT NULL
+);
+
+CREATE TABLE bots_meta (
+	key text PRIMARY KEY,
+	value text NOT NULL
+);
+
+CREATE FUNCTION bots_channel() RETURNS text LANGUAGE sql STABLE
+AS $$ SELECT 'bots_' || left(md5(current_schema()), 16) $$;
+
+CREATE FUNCTION bots_create(p_id text, p_record text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE h bigint;
+BEGIN
+	SELECT rev INTO h FROM bots_head FOR UPDATE;
+	IF EXISTS (SELECT 1 FROM bots_gone WHERE id = p_id) THEN RETURN -2; END IF;
+	IF EXISTS (SELECT 1 FROM bots WHERE id = p_id) THEN RETURN -1; END IF;
+	h := h + 1;
+	UPDATE bots_head SET rev = h;
+	INSERT INTO bots (id, rev, record) VALUES (p_id, h, p_record);
+	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 1, p_id, h, p_record);
+	PERFORM pg_notify(bots_channel(), h::text);
+	RETURN h;
+END $$;
+
+CREATE FUNCTION bots_update(p_id text, p_record text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE h bigint; cur bigint;
+BEGIN
+	SELECT rev INTO h FROM bots_head FOR UPDATE;
+	SELECT rev INTO cur FROM bots WHERE id = p_id;
+	IF NOT FOUND THEN RETURN -3; END IF;
+	IF p_if <> 0 AND cur <> p_if THEN RETURN -4; END IF;
+	h := h + 1;
+	UPDATE bots_head SET rev = h;
+	UPDATE bots SET rev = h, record = p_record WHERE id = p_id;
+	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 2, p_id, h, p_record);
+	PERFORM pg_notify(bots_channel(), h::text);
+	RETURN h;
+END $$;
+
+CREATE FUNCTION bots_delete(p_id text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE h bigint; cur bigint; rec text;
+BEGIN
+	SELECT rev INTO h FROM bots_head FOR UPDATE;
+	SELECT rev, record INTO cur, rec FROM bots WHERE id = p_id;
+	IF NOT FOUND THEN RETURN -3; END IF;
+	IF p_if <> 0 AND cur <> p_if THEN RETURN -4; END IF;
+	h := h + 1;
+	UPDATE bots_head SET rev = h;
+	DELETE FROM bots WHERE id = p_id;
+	INSERT INTO bots_gone (id, rev) VALUES (p_id, h);
+	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 3, p_id, cur, rec);
+	PERFORM pg_notify(bots_channel(), h::text);
+	RETURN h;
+END $$;
+`}
+
+// SchemaVersion is the schema version this package writes and reads.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate brings the schema up to Version in one transaction, under an
+// advisory lock of the schema's own, so that instances starting at once
+// migrate it once and the others wait and find it done.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('agenthost-bots-schema'), hashtext(current_schema()))`); err != nil {
+			return fmt.Errorf("lock the schema: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS bots_schema (version int NOT NULL)`); err != nil {
+			return fmt.Errorf("make the version table: %w", err)
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM bots_schema`).Scan(&v); err != nil {
+			return fmt.Errorf("read the schema version: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("the database's bot schema is version %d, newer than this program's %d: run the newer program", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrate the schema to version %d: %w", i+1, err)
+			}
+		}
+		if v == len(migrations) {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM bots_schema`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO bots_schema (version) VALUES ($1)`, len(migrations))
+		return err
+	})
+}
