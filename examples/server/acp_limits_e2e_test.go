@@ -28,7 +28,7 @@ func failedWith(t *testing.T, c *ahpClient, chat, id, words string) string {
 }
 
 func TestEndToEndAgentFailuresAreOneSentenceInTheChatAndAWarnInTheLog(t *testing.T) {
-	t.Setenv(acpfake.NewFailEnv, "Authentication required")
+	t.Setenv(acpfake.NewFailEnv, "The model is overloaded")
 	setup := newACPSetup(t)
 	fake := func(env ...string) map[string]any {
 		return map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "env": append([]string{acpfake.Env}, env...)}
@@ -48,10 +48,10 @@ func TestEndToEndAgentFailuresAreOneSentenceInTheChatAndAWarnInTheLog(t *testing
 	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
 
 	chat := c.openChat("ahp-session:/locked", "vault")
-	// The sentence, and then what to do when the agent's words say it.
-	const signIn = "Vault's agent locked failed while opening the session: Authentication required."
-	if got := failedWith(t, c, chat, "t1", "post hello"); !strings.HasPrefix(got, signIn) || strings.Contains(got, "{") {
-		t.Errorf("the chat shows %q, want %q", got, signIn)
+	// The sentence, with the agent's own words and no JSON.
+	const answered = "Vault's agent locked failed while opening the session: The model is overloaded."
+	if got := failedWith(t, c, chat, "t1", "post hello"); !strings.HasPrefix(got, answered) || strings.Contains(got, "{") {
+		t.Errorf("the chat shows %q, want %q", got, answered)
 	}
 	chat = c.openChat("ahp-session:/idle", "motion")
 	const idle = "Motion's agent fake failed during the turn: it sent nothing for 1s (the agent's turnIdle), so the turn was stopped. " +
@@ -67,7 +67,7 @@ func TestEndToEndAgentFailuresAreOneSentenceInTheChatAndAWarnInTheLog(t *testing
 	var warned bool
 	for _, line := range strings.Split(logs, "\n") {
 		if strings.Contains(line, `level=WARN msg="acp: the agent did not start"`) && strings.Contains(line, "agent=locked") &&
-			strings.Contains(line, "bot=Vault") && strings.Contains(line, `step="opening the session"`) && strings.Contains(line, `cause="Authentication required"`) {
+			strings.Contains(line, "bot=Vault") && strings.Contains(line, `step="opening the session"`) && strings.Contains(line, `cause="The model is overloaded"`) {
 			warned = true
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +15,21 @@ import (
 	"github.com/agenthost/bots/wake/echo"
 )
 
+// load reads the agents file at path and loads its agents besides echo.
+func load(path, configDir string) (map[string]wake.Harness, []string, error) {
+	cfgs, err := readAgents(path, configDir, nil, agentSandbox{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, err
+	}
+	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
+	infos, err := loadAgents(cfgs, harnesses)
+	var names []string
+	for _, i := range infos {
+		names = append(names, i.Provider)
+	}
+	return harnesses, names, err
+}
+
 func TestLoadAgents(t *testing.T) {
 	dir := t.TempDir()
 	write := func(body string) string {
@@ -22,17 +39,16 @@ func TestLoadAgents(t *testing.T) {
 		}
 		return p
 	}
-	log := slog.New(slog.DiscardHandler)
-	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	infos, err := loadAgents(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
-		"gemini": {"command": "gemini", "args": ["--experimental-acp"]}}}`), dir, harnesses, nil, agentSandbox{}, log)
+	harnesses, names, err := load(write(`{"agents": {"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
+		"gemini": {"command": "gemini", "args": ["--acp"], "env": ["GEMINI_API_KEY"], "auth": "gemini-api-key"},
+		"codex": {"command": "codex-acp", "login": {"command": "codex", "args": ["login"]}, "startTimeout": "90s"}}}`), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(infos) != 2 || infos[0].Provider != "claude" || len(infos[0].Models) != 1 || infos[1].Provider != "gemini" {
-		t.Errorf("infos = %+v", infos)
+	if len(names) != 3 || names[0] != "claude" || names[1] != "codex" || names[2] != "gemini" {
+		t.Errorf("agents = %q", names)
 	}
-	if _, ok := harnesses["gemini"]; !ok || len(harnesses) != 3 {
+	if _, ok := harnesses["gemini"]; !ok || len(harnesses) != 4 {
 		t.Errorf("harnesses = %v", harnesses)
 	}
 	for _, bad := range []string{
@@ -41,14 +57,55 @@ func TestLoadAgents(t *testing.T) {
 		`{"agents": {"x": {}}}`,
 		`{"agents": {"x": {"command": "x", "env": ["A=B"]}}}`,
 		`{"agents": {"x": {"command": "x", "secret": "y"}}}`,
+		`{"agents": {"x": {"command": "x", "startTimeout": "soon"}}}`,
+		`{"agents": {"x": {"command": "x", "startTimeout": "-1s"}}}`,
 		`not json`,
 	} {
-		if _, err := loadAgents(write(bad), dir, map[string]wake.Harness{echo.Provider: echo.Harness{}}, nil, agentSandbox{}, log); err == nil {
+		if _, _, err := load(write(bad), dir); err == nil {
 			t.Errorf("%s was taken", bad)
 		}
 	}
-	if infos, err := loadAgents("", dir, harnesses, nil, agentSandbox{}, log); err != nil || infos != nil {
-		t.Errorf("no file: %v, %v", infos, err)
+	if harnesses, names, err := load("", dir); err != nil || names != nil || len(harnesses) != 1 {
+		t.Errorf("no file: %v, %v", names, err)
+	}
+}
+
+func TestAgentsFileGivesEachAgentItsHomeSignInAndStartTimeout(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(p, []byte(`{"agents": {"codex": {"command": "codex-acp", "env": ["OPENAI_API_KEY"], "auth": "openai-api-key",
+		"login": {"command": "codex", "args": ["login"]}, "startTimeout": "90s"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := readAgents(p, dir, nil, agentSandbox{}, nil)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	c := cfgs[0]
+	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.Agent.Auth != "openai-api-key" || c.Agent.Login == nil ||
+		c.Agent.Login.Command != "codex" || c.StartTimeout != 90*time.Second {
+		t.Errorf("config %+v", c)
+	}
+	if want := "go run ./examples/server -config " + dir + " -login codex"; c.LoginHint != want {
+		t.Errorf("login hint %q, want %q", c.LoginHint, want)
+	}
+}
+
+func TestCheckAgentsWithoutAgentsSaysEchoNeedsNone(t *testing.T) {
+	var out bytes.Buffer
+	if err := printChecks(t.Context(), nil, &out); err != nil || !strings.Contains(out.String(), "no agents are configured") {
+		t.Errorf("printed %q, %v", out.String(), err)
+	}
+}
+
+func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
+	cfgs := []acp.Config{{Provider: "claude"}, {Provider: "codex"}}
+	term := acp.Terminal{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	if err := loginAgent(t.Context(), cfgs, "gemini", term); err == nil || !strings.Contains(err.Error(), `-login "gemini": the agents file names no such agent (it names claude, codex)`) {
+		t.Errorf("error %v", err)
+	}
+	if err := loginAgent(t.Context(), nil, "echo", term); err == nil || !strings.Contains(err.Error(), "echo needs no login") {
+		t.Errorf("error %v", err)
 	}
 }
 
@@ -59,8 +116,7 @@ func TestAgentsFileLimitsAreReadAndBadOnesRefusedNamingTheAgentAndField(t *testi
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		hs := map[string]wake.Harness{}
-		_, err := loadAgents(p, dir, hs, nil, agentSandbox{}, slog.New(slog.DiscardHandler))
+		hs, _, err := load(p, dir)
 		return hs, err
 	}
 	hs, err := load(`{"agents": {"claude": {"command": "claude-code-acp", "startTimeout": "90s", "turnIdle": "3m", "turnTimeout": "1h"},
@@ -85,5 +141,21 @@ func TestAgentsFileLimitsAreReadAndBadOnesRefusedNamingTheAgentAndField(t *testi
 		if msg := err.Error(); !strings.Contains(msg, `agent "claude"`) || !strings.Contains(msg, field+` "`+value+`"`) {
 			t.Errorf("%s %q is refused with %q; want it to name the agent and the field", field, value, msg)
 		}
+	}
+}
+
+func TestAgentsCheckedAndServedGetTheSandboxOfBackSessions(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(p, []byte(`{"agents": {"codex": {"command": "codex-acp"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb := agentSandbox{protect: protected(dir, "/srv/bots", "", "")}
+	cfgs, err := readAgents(p, dir, nil, sb, nil)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	if c := cfgs[0]; c.AllowUnsandboxed || len(c.Protect) != 2 || c.Protect[0] != dir || c.Protect[1] != "/srv/bots" {
+		t.Errorf("the agent's sandbox: unsandboxed %v, protected %v; want sandboxed, protecting the config folder and root", c.AllowUnsandboxed, c.Protect)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/agenthost/bots/transport/ahp"
 )
 
-// readAgents returns the AGENTS.md in dir.
-func readAgents(t *testing.T, dir string) string {
+// readAgentsMD returns the AGENTS.md in dir.
+func readAgentsMD(t *testing.T, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "AGENTS.md"))
 	if err != nil {
@@ -44,13 +44,13 @@ func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
 
 	root.makeBot(t, "alice-bot", `{"name":"Alice","owner":"user:kim","instructions":"Keep the ledger."}`)
 	alice := filepath.Join(d.root, "alice-bot")
-	before := readAgents(t, alice)
+	before := readAgentsMD(t, alice)
 
 	// A make on a computer names a folder on that machine, so it is not
 	// checked here; the edit that brings the bot to this host is.
 	soft.makeBot(t, "flip", `{"name":"Flip","computer":"box1","workspace":"`+alice+`"}`)
 	soft.fail(t, "resourceWrite", write("bot://flip", `{"computer":null}`), codeInvalidParams, alice)
-	if got := readAgents(t, alice); got != before {
+	if got := readAgentsMD(t, alice); got != before {
 		t.Fatalf("Alice's AGENTS.md was rewritten:\n%s", got)
 	}
 	if f := soft.readBot(t, "flip"); f["computer"] != "box1" || f["name"] != "Flip" {
@@ -73,7 +73,7 @@ func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
 	if c := soft.readBot(t, "comer"); c["computer"] != nil || c["name"] != "Comer" || c["instructions"] != "Come home." {
 		t.Fatalf("comer after it came to this host = %v", c)
 	}
-	if a := readAgents(t, filepath.Join(d.root, "comer")); !strings.Contains(a, "Come home.") {
+	if a := readAgentsMD(t, filepath.Join(d.root, "comer")); !strings.Contains(a, "Come home.") {
 		t.Fatalf("comer's AGENTS.md:\n%s", a)
 	}
 }
@@ -130,7 +130,7 @@ func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ents) != 1 || readAgents(t, outside) != theirs {
+	if len(ents) != 1 || readAgentsMD(t, outside) != theirs {
 		t.Fatalf("the folder outside root was written: %v", ents)
 	}
 

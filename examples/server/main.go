@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/web"
@@ -54,6 +56,8 @@ type config struct {
 	options                                                      bot.Options
 	logLevel                                                     slog.Level
 	agentsUnsandboxed                                            bool
+	checkAgents                                                  bool   // -check-agents: check, print, exit
+	login                                                        string // -login: the agent to log in
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -74,11 +78,21 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.options.ContextIn, "context-in", "text", "text or meta")
 	fs.StringVar(&c.options.AskIn, "ask-in", "main", "main or own")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.BoolVar(&c.checkAgents, "check-agents", false, "start each configured agent, sign in, open a session, print one line per agent (ready, or what to do); exit non-zero if any is not ready")
+	fs.StringVar(&c.login, "login", "", "run the agent's own login with the HOME its back sessions use")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.checkAgents || c.login != "" {
+		// Their lines say it all: logs only on request.
+		levelSet := false
+		fs.Visit(func(f *flag.Flag) { levelSet = levelSet || f.Name == "log-level" })
+		if !levelSet {
+			c.logLevel = slog.LevelError
+		}
 	}
 	c.options.Root = c.root
 	if c.users == "" {
@@ -134,6 +148,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	// session (LocalConfig.Scrub, which the wake takes for the main chats).
 	scrub := &connector.Scrubber{}
 	log := slog.New(scrub.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel})))
+	root := c.root
+	if root == "" {
+		root = bot.DefaultRoot()
+	}
+	sb := agentSandbox{allowUnsandboxed: c.agentsUnsandboxed, protect: protected(c.configDir, root, c.vault, c.users)}
+	if c.checkAgents || c.login != "" {
+		// A check runs each agent as a back session would, sandboxed; a
+		// login runs the agent's own login command as the person who
+		// typed it, outside the sandbox (see acp.Login).
+		cfgs, err := readAgents(c.agents, c.configDir, nil, sb, log)
+		if err != nil {
+			return err
+		}
+		if c.login != "" {
+			return loginAgent(ctx, cfgs, c.login, acp.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
+		}
+		return printChecks(ctx, cfgs, stdout)
+	}
 	if c.users == "" && !isLoopback(c.addr) {
 		return fmt.Errorf("refusing to serve %s without a users file: with none every connection may do anything; pass -users or a loopback -addr", c.addr)
 	}
@@ -156,10 +188,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer store.Close()
 	bus := transport.NewBus(log)
-	root := c.root
-	if root == "" {
-		root = bot.DefaultRoot()
-	}
 	vault, err := openVault(ctx, c.vault, c.configDir, root, scrub, log)
 	if err != nil {
 		return err
@@ -170,14 +198,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	conns := &botConnectors{store: store, users: users, registry: registry, vault: vault, scrub: scrub, log: log}
 	harnesses := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	sb := agentSandbox{allowUnsandboxed: c.agentsUnsandboxed, protect: protected(c.configDir, root, c.vault, c.users)}
-	agents, err := loadAgents(c.agents, c.configDir, harnesses, conns, sb, log)
+	cfgs, err := readAgents(c.agents, c.configDir, conns, sb, log)
+	if err != nil {
+		return err
+	}
+	agents, err := loadAgents(cfgs, harnesses)
 	if err != nil {
 		return err
 	}
 	if err := checkSandbox(len(agents), c.agentsUnsandboxed, sandbox.Available, log); err != nil {
 		return err
 	}
+	// The agents are checked while the server serves; the check ends
+	// with the server.
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	var checks sync.WaitGroup
+	defer checks.Wait()
+	defer stopCheck()
+	checks.Go(func() { logChecks(checkCtx, cfgs, log) })
 	if _, ok := harnesses[c.agent]; !ok {
 		return fmt.Errorf("-agent %q: no such agent (this server runs %s and the agents of -agents)", c.agent, echo.Provider)
 	}

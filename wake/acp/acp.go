@@ -14,12 +14,13 @@
 //     alias of the bot's connectors map, see Config.Connectors) on a
 //     loopback MCP server whose URL path holds an unguessable token, and
 //     gives it to the agent in session/new's mcpServers;
-//   - sends initialize, then session/load when the agent advertises
-//     loadSession and the Store holds the session's agent session id, else
-//     session/new, with cwd the bot's folder, and keeps in the Store a
-//     Record saying whether the session was continued or started fresh,
-//     and why (the agent cannot load, the load failed, or there was no
-//     earlier session);
+//   - sends initialize, signs in with authenticate where the agent
+//     offers a method it can use (see Command.Auth), then session/load
+//     when the agent advertises loadSession and the Store holds the
+//     session's agent session id, else session/new, with cwd the bot's
+//     folder, and keeps in the Store a Record saying whether the session
+//     was continued or started fresh, and why (the agent cannot load, the
+//     load failed, or there was no earlier session);
 //   - bounds the start by Config.StartTimeout and reports its steps to the
 //     wake.Progress of Open's context;
 //   - sends one session/prompt per turn, one turn at a time, streams
@@ -33,10 +34,11 @@
 //     first message of a new session, or as session/new's
 //     _meta.systemPrompt.append to Claude Code's adapter;
 //   - fails a start or a turn with a *StepError, a sentence naming the
-//     bot, the agent and the step with the cause in words, telling how a
-//     child ended (exit status, signal, or killed by the server and why)
-//     as it is seen before the child is killed; start failures are logged
-//     at Warn;
+//     bot, the agent and the step with the cause in words (an agent that
+//     is not signed in is told what signs it in), telling how a child
+//     ended (exit status, signal, or killed by the server and why) as it
+//     is seen before the child is killed; start failures are logged at
+//     Warn;
 //   - answers fs/read_text_file and fs/write_text_file inside the bot's
 //     folder only (an absolute path outside it, a ".." element or a
 //     symbolic link out of it is refused), and runs terminal/create's
@@ -94,6 +96,14 @@ type Command struct {
 	// PATH is passed when named here; otherwise the child's PATH is
 	// /usr/local/bin:/usr/bin:/bin. HOME is never passed: see Config.Home.
 	Env []string `json:"env,omitempty"`
+	// Auth names the sign-in method (an id of the agent's authMethods)
+	// the harness authenticates with before it opens a session; "" picks
+	// the first env_var method whose variables Env passes and the server
+	// has set, and none when there is none. See auth.go.
+	Auth string `json:"auth,omitempty"`
+	// Login is the command Login runs to log the agent in interactively;
+	// nil runs the agent's own terminal login method.
+	Login *LoginCommand `json:"login,omitempty"`
 	// Models are the models the agent offers, listed in the root state.
 	Models []string `json:"models,omitempty"`
 	// Read are more files or folders the agent and its terminals may read
@@ -115,6 +125,11 @@ type Config struct {
 	// reads none of the operator's settings or credentials. "" gives each
 	// child a new empty temporary folder, removed when the session closes.
 	Home string
+	// LoginHint is the command a person runs to log the agent in (for
+	// the reference server, "go run ./examples/server -login <name>"),
+	// named in the sentence that says the agent is not signed in; ""
+	// names none.
+	LoginHint string
 	// Environ is the server's environment Agent.Env picks from; nil means
 	// os.Environ.
 	Environ func() []string

@@ -69,6 +69,7 @@ type child struct {
 	stoppedBy string // why the server killed it, when it did
 
 	session sdk.SessionId
+	auth    []sdk.AuthMethod // the sign-in methods initialize offered
 	// fresh is true until the first prompt of a new (not loaded) session,
 	// which carries the system prompt.
 	fresh bool
@@ -270,27 +271,20 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	fail := func(step Step, method string, err error) (*child, error) {
 		return nil, a.failStart(ctx, sctx, c, step, method, err)
 	}
-	init, err := c.conn.Initialize(sctx, sdk.InitializeRequest{
-		ProtocolVersion:    sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
-		ClientInfo:         &sdk.Implementation{Name: "agenthost-bots", Version: "1"},
-	})
+	init, err := c.conn.Initialize(sctx, initializeRequest())
 	if err != nil {
 		return fail(StepStart, "initialize", err)
+	}
+	c.auth = init.AuthMethods
+	if err := a.signIn(sctx, c, c.auth); err != nil {
+		return fail(StepSignIn, "authenticate", err)
 	}
 	name := cfg.DisplayName
 	if ai := init.AgentInfo; ai != nil && ai.Title != nil && *ai.Title != "" {
 		name = clean(*ai.Title)
 	}
 	wake.ReportProgress(ctx, "Opening a session on "+name+"…")
-	servers := []sdk.McpServer{}
-	if init.AgentCapabilities.McpCapabilities.Http {
-		servers = append(servers, sdk.McpServer{Http: &sdk.McpServerHttpInline{
-			Name: ToolServerName, Type: "http", Url: a.tools.url, Headers: []sdk.HttpHeader{},
-		}})
-	} else {
-		a.log.Warn("acp: the agent takes no HTTP MCP servers, so it is not given post_message")
-	}
+	servers := a.toolServers(init.AgentCapabilities)
 	prompt := a.systemPrompt()
 	var meta map[string]any
 	if prompt != "" && promptInMeta(init.AgentInfo) {
@@ -323,7 +317,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	}
 	resp, err := c.conn.NewSession(sctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: meta})
 	if err != nil {
-		return fail(StepOpen, "session/new", err)
+		return fail(StepOpen, "session/new", a.explainAuth("session/new", err, c.auth))
 	}
 	c.session, c.fresh = resp.SessionId, meta == nil
 	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
@@ -464,9 +458,24 @@ func (a *agent) spawn() (*child, error) {
 			log.Debug("acp: agent stderr", "line", sc.Text())
 		}
 	}()
-	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, outR)
+	// The connection reads at once, and logs when the child is gone:
+	// nothing is read before its logger is set.
+	set := make(chan struct{})
+	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, gated{outR, set})
 	c.conn.SetLogger(log)
+	close(set)
 	return c, nil
+}
+
+// gated reads from r once open is closed.
+type gated struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // Turn sends the turn's message as one session/prompt and streams the
@@ -576,6 +585,7 @@ func (a *agent) ended(c *child, resp sdk.PromptResponse, err error) error {
 			}
 			return a.turnFailed(how, "", err)
 		}
+		err = a.explainAuth("session/prompt", err, c.auth)
 		return a.turnFailed(agentWords(err), "", err)
 	}
 	switch resp.StopReason {

@@ -208,8 +208,8 @@ func TestStartFailuresSayTheAgentsWordsAndHowItEnded(t *testing.T) {
 		step Step
 		want string
 	}{
-		{"an error answered", withFakeEnv(acpfake.NewFailEnv, "Authentication required"), StepOpen,
-			"Motion's agent fake failed while opening the session: Authentication required."},
+		{"an error answered", withFakeEnv(acpfake.NewFailEnv, "The model is overloaded"), StepOpen,
+			"Motion's agent fake failed while opening the session: The model is overloaded."},
 		{"an exit", withFakeEnv(acpfake.NewExitEnv, "5"), StepOpen,
 			"Motion's agent fake failed while opening the session: it exited with status 5."},
 		{"a missing command", func(c *Config) { c.Agent.Command = "/nonexistent/agent" }, StepStart,

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agenthost/bots/transport/ahp"
@@ -139,4 +140,16 @@ func answerText(a ahp.ChatInputAnswer) string {
 		return s
 	}
 	return fmt.Sprint(a.Value.Value)
+}
+
+// toolServers are the MCP servers an agent with caps is given: the bot's
+// tool server, when the agent takes HTTP servers.
+func (a *agent) toolServers(caps sdk.AgentCapabilities) []sdk.McpServer {
+	if !caps.McpCapabilities.Http {
+		a.log.Warn("acp: the agent takes no HTTP MCP servers, so it is not given post_message")
+		return []sdk.McpServer{}
+	}
+	return []sdk.McpServer{{Http: &sdk.McpServerHttpInline{
+		Name: ToolServerName, Type: "http", Url: a.tools.url, Headers: []sdk.HttpHeader{},
+	}}}
 }

@@ -4,12 +4,14 @@
 package acpfake
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +38,8 @@ const (
 	// HangInitEnv set to "1" makes the fake never answer initialize.
 	HangInitEnv = "FAKE_HANG_INIT"
 	// NewFailEnv set to a message makes session/new fail with it, as
-	// JSON-RPC error -32000.
+	// JSON-RPC error -32603 (an internal error, not ACP's -32000
+	// "Authentication required", which AuthEnv's modes answer).
 	NewFailEnv = "FAKE_NEW_FAIL"
 	// NewExitEnv set to a number makes the fake exit with that status
 	// when asked for session/new, without answering.
@@ -46,6 +49,34 @@ const (
 	NameEnv = "FAKE_AGENT_NAME"
 )
 
+// The fake agent's sign-in, set by AuthEnv:
+//
+//	env    offers an env_var method, KeyMethod, reading KeyEnv: session/new
+//	       and session/load answer "Authentication required" until
+//	       authenticate is called with it while KeyEnv is set
+//	login  offers an agent method, LoginMethod, and, to a client that runs
+//	       terminal logins, a terminal method, TerminalMethod, whose args
+//	       are ["login"]: session/new and session/load answer
+//	       "Authentication required" until the fake's own login (Main with
+//	       the last argument "login") has written LoginFile in its HOME
+//	agent-key  offers an agent method, AgentKeyMethod, which authenticate
+//	       takes whatever the environment holds, as Gemini CLI does:
+//	       session/new then answers "Authentication required" with
+//	       MissingKey unless KeyEnv is set
+const (
+	AuthEnv        = "FAKE_AUTH"
+	KeyEnv         = "FAKE_API_KEY"
+	KeyMethod      = "fake-key"
+	LoginMethod    = "fake-login"
+	TerminalMethod = "fake-terminal"
+	LoginFile      = ".fake-login"
+	AgentKeyMethod = "fake-agent-key"
+	MissingKey     = "Fake API key is missing"
+)
+
+// HangNewEnv set to "1" makes session/new never answer.
+const HangNewEnv = "FAKE_HANG_NEW"
+
 // The bot's tools the fake agent calls by name.
 const (
 	postMessage = "post_message"
@@ -54,12 +85,52 @@ const (
 
 // Main runs the fake agent on stdin and stdout and exits when Env is "1";
 // otherwise it returns at once. Call it first in a test binary's TestMain.
+//
+// With the last argument "login" it runs the fake's login instead: it asks
+// for a name on out, reads a line from in, writes LoginFile in HOME and
+// says "logged in as <name>"; an empty name fails it with status 1.
 func Main() {
 	if os.Getenv(Env) != "1" {
 		return
 	}
+	if os.Args[len(os.Args)-1] == "login" {
+		if err := login(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "login:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	Serve(os.Stdin, os.Stdout)
 	os.Exit(0)
+}
+
+// login is the fake's interactive login.
+func login(in io.Reader, out io.Writer) error {
+	fmt.Fprint(out, "name: ")
+	line, err := bufio.NewReader(in).ReadString('\n')
+	name := strings.TrimSpace(line)
+	if name == "" {
+		return fmt.Errorf("no name given (%v)", err)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(home, LoginFile), []byte(name+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "logged in as "+name)
+	return nil
+}
+
+// loggedIn reports whether the fake's login wrote LoginFile in HOME.
+func loggedIn() bool {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(home, LoginFile))
+	return err == nil
 }
 
 // Serve serves the fake agent on in and out until the client goes.
@@ -87,6 +158,7 @@ func Serve(in io.Reader, out io.Writer) {
 //	signal             kills itself with SIGKILL
 //	system             says "system: <text>" of the system prompt it was given in _meta, or "system: none"
 //	crash              exits with status 3
+//	signedout          answers "Authentication required", as an agent whose login expired does
 //	pid                says "pid <pid>"
 //	env                says its environment, one variable a line, sorted
 //	session            says "session <id> loaded=<bool>"
@@ -106,6 +178,7 @@ type fake struct {
 	sessions map[sdk.SessionId]*fakeSession
 
 	prompting sync.Mutex // held by a prompt when IgnoreCancelEnv is set
+	authed    bool       // authenticate succeeded
 }
 
 type fakeSession struct {
@@ -116,17 +189,52 @@ type fakeSession struct {
 	cancel context.CancelFunc
 }
 
-func (f *fake) Authenticate(ctx context.Context, _ sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+func (f *fake) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	ok := false
+	switch mode := os.Getenv(AuthEnv); {
+	case mode == "env" && p.MethodId == KeyMethod:
+		ok = os.Getenv(KeyEnv) != ""
+	case mode == "login" && p.MethodId == LoginMethod:
+		ok = loggedIn()
+	case mode == "agent-key" && p.MethodId == AgentKeyMethod:
+		ok = true
+	case mode == "":
+		ok = true
+	default:
+		return sdk.AuthenticateResponse{}, sdk.NewInvalidParams("no such method: " + p.MethodId)
+	}
+	if !ok {
+		return sdk.AuthenticateResponse{}, sdk.NewAuthRequired(map[string]any{"method": p.MethodId})
+	}
+	f.mu.Lock()
+	f.authed = true
+	f.mu.Unlock()
 	return sdk.AuthenticateResponse{}, nil
 }
 
-func (f *fake) Initialize(ctx context.Context, _ sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (f *fake) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	if os.Getenv(HangInitEnv) == "1" {
 		<-make(chan struct{})
 	}
 	var info *sdk.Implementation
 	if name := os.Getenv(NameEnv); name != "" {
 		info = &sdk.Implementation{Name: name, Title: sdk.Ptr("Fake Agent"), Version: "1"}
+	}
+	methods := []sdk.AuthMethod{}
+	switch os.Getenv(AuthEnv) {
+	case "env":
+		methods = append(methods, sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{
+			Id: KeyMethod, Name: "Use " + KeyEnv, Type: "env_var", Vars: []sdk.AuthEnvVar{{Name: KeyEnv, Secret: true}},
+		}})
+	case "agent-key":
+		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: AgentKeyMethod, Name: "Fake API key"}})
+	case "login":
+		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: LoginMethod, Name: "Log in"}})
+		if p.ClientCapabilities.Auth.Terminal {
+			methods = append(methods, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+				Id: TerminalMethod, Name: "Log in in a terminal", Type: "terminal", Args: []string{"login"},
+			}})
+		}
 	}
 	return sdk.InitializeResponse{
 		AgentInfo:       info,
@@ -135,8 +243,33 @@ func (f *fake) Initialize(ctx context.Context, _ sdk.InitializeRequest) (sdk.Ini
 			LoadSession:     os.Getenv(NoLoadEnv) != "1",
 			McpCapabilities: sdk.McpCapabilities{Http: true},
 		},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: methods,
 	}, nil
+}
+
+// signedIn reports whether a session may be opened: authenticate was
+// called, or no sign-in is asked, or (for the login) it is logged in.
+func (f *fake) signedIn() bool {
+	f.mu.Lock()
+	authed := f.authed
+	f.mu.Unlock()
+	switch os.Getenv(AuthEnv) {
+	case "":
+		return true
+	case "login":
+		return authed || loggedIn()
+	case "agent-key":
+		return authed && os.Getenv(KeyEnv) != ""
+	}
+	return authed
+}
+
+// authRequired is the error of a session the fake is not signed in for.
+func authRequired() error {
+	if os.Getenv(AuthEnv) == "agent-key" {
+		return &sdk.RequestError{Code: -32000, Message: MissingKey}
+	}
+	return sdk.NewAuthRequired(nil)
 }
 
 func (f *fake) session(id sdk.SessionId) *fakeSession {
@@ -163,11 +296,17 @@ func systemPrompt(meta map[string]any) string {
 
 func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	if msg := os.Getenv(NewFailEnv); msg != "" {
-		return sdk.NewSessionResponse{}, &sdk.RequestError{Code: -32000, Message: msg}
+		return sdk.NewSessionResponse{}, &sdk.RequestError{Code: -32603, Message: msg}
 	}
 	if code := os.Getenv(NewExitEnv); code != "" {
 		n, _ := strconv.Atoi(code)
 		os.Exit(n)
+	}
+	if os.Getenv(HangNewEnv) == "1" {
+		<-make(chan struct{})
+	}
+	if !f.signedIn() {
+		return sdk.NewSessionResponse{}, authRequired()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -178,6 +317,9 @@ func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 }
 
 func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if !f.signedIn() {
+		return sdk.LoadSessionResponse{}, authRequired()
+	}
 	if !strings.HasPrefix(string(p.SessionId), "fake-") {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("no such session")
 	}
@@ -405,6 +547,8 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		return end, nil
 	case "crash":
 		os.Exit(3)
+	case "signedout":
+		return sdk.PromptResponse{}, sdk.NewAuthRequired(nil)
 	case "pid":
 		say(fmt.Sprintf("pid %d", os.Getpid()))
 		return end, nil
