@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +196,58 @@ func TestAnETagOfAnotherFormIsAConflictNotAnError(t *testing.T) {
 		if _, err := s.Update(ctx(t), e.Record, tag); !errors.Is(err, record.ErrConflict) {
 			t.Errorf("Update with etag %s: %v, want ErrConflict", tag, err)
 		}
+	}
+}
+
+func TestTheFirstInstanceMarksTheRootAndTheOthersFindIt(t *testing.T) {
+	url, root := pgtest.URL(t), t.TempDir()
+	a, b := open(t, url), open(t, url)
+	if err := a.ClaimRoot(ctx(t), root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, pgrecord.MarkerFile)); err != nil {
+		t.Fatalf("no marker in the root: %v", err)
+	}
+	if err := b.ClaimRoot(ctx(t), root); err != nil {
+		t.Fatalf("a second instance on the shared root: %v", err)
+	}
+	if err := a.ClaimRoot(ctx(t), root); err != nil {
+		t.Fatalf("a restart on the shared root: %v", err)
+	}
+}
+
+func TestARootWithoutTheDatabasesMarkerIsRefused(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	if err := a.ClaimRoot(ctx(t), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	err := b.ClaimRoot(ctx(t), local)
+	if !errors.Is(err, pgrecord.ErrRootNotShared) || !strings.Contains(err.Error(), "holds no "+pgrecord.MarkerFile) {
+		t.Fatalf("ClaimRoot on a root of its own: %v, want ErrRootNotShared", err)
+	}
+	if entries, _ := os.ReadDir(local); len(entries) != 0 {
+		t.Fatalf("the refused root was written: %v", entries)
+	}
+}
+
+func TestARootMarkedByAnotherDatabaseIsRefused(t *testing.T) {
+	one, two := open(t, pgtest.URL(t)), open(t, pgtest.URL(t))
+	rootOne := t.TempDir()
+	if err := one.ClaimRoot(ctx(t), rootOne); err != nil {
+		t.Fatal(err)
+	}
+	// A database with no marker yet does not take over another's root,
+	if err := two.ClaimRoot(ctx(t), rootOne); !errors.Is(err, pgrecord.ErrRootNotShared) {
+		t.Fatalf("a new database claimed another's root: %v", err)
+	}
+	// nor does one with a marker of its own.
+	if err := two.ClaimRoot(ctx(t), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	err := two.ClaimRoot(ctx(t), rootOne)
+	if !errors.Is(err, pgrecord.ErrRootNotShared) || !strings.Contains(err.Error(), "names another database") {
+		t.Fatalf("ClaimRoot on another database's root: %v", err)
 	}
 }
