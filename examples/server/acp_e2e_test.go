@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
@@ -32,7 +33,7 @@ import (
 
 func TestMain(m *testing.M) {
 	acpfake.Main()
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // stops the throwaway PostgreSQL of the -db tests
 }
 
 // lockedBuffer is a buffer written by several goroutines.

@@ -28,7 +28,6 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
-	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
@@ -53,6 +52,7 @@ const usersPoll = 250 * time.Millisecond
 // config is what the flags say.
 type config struct {
 	configDir, root, addr, users, hostName, agent, agents, vault string
+	db                                                           string // -db: PostgreSQL, "" for files
 	options                                                      bot.Options
 	logLevel                                                     slog.Level
 	agentsUnsandboxed                                            bool
@@ -67,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.configDir, "config", defaultConfigDir(), "configuration folder")
 	fs.StringVar(&c.root, "root", "", "the folder bots work under (default ~/.bots)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
+	fs.StringVar(&c.db, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records live there, shared by every instance on it; -root must be the folder they share")
 	fs.StringVar(&c.users, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
 	fs.StringVar(&c.hostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&c.agent, "agent", "echo", "the agent a back session runs on when a bot names none")
@@ -182,7 +183,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer dir.Close()
 		users = dir
 	}
-	store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: c.configDir, Logger: log, Watch: true})
+	store, err := openStore(ctx, c, root, log)
 	if err != nil {
 		return err
 	}
