@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The end-to-end tests of -db: built servers on one PostgreSQL (a schema
@@ -206,4 +208,30 @@ func TestDBAnInstanceWhoseRootIsNotTheSharedOneRefusesToStart(t *testing.T) {
 	// The shared root, with a configuration folder of its own, serves.
 	s := startServer(t, []string{"-addr", "127.0.0.1:0", "-config", d.config, "-root", cl.root, "-users", cl.users, "-db", cl.db, "-log-level", "error"})
 	connectTo(testCtx(t), t, s, "shared")
+}
+
+func TestDBABotAnswersInAChatOnAnotherInstanceAndReadsAnswerItsRecord(t *testing.T) {
+	ctx := testCtx(t)
+	cl := startCluster(t, 2)
+	a := connectTo(ctx, t, cl.servers[0], "maker")
+	a.makeBot(t, "motion", `{"name":"Motion","description":"Reads pull requests."}`)
+	// The persona lives in the record: the make writes no AGENTS.md,
+	if _, err := os.Stat(filepath.Join(cl.root, "motion", "AGENTS.md")); !os.IsNotExist(err) {
+		t.Fatalf("the make wrote AGENTS.md: %v", err)
+	}
+	// and the first wake, on the other instance, writes it from the record.
+	b := dialChat(t, cl.servers[1].addr+"/?tkn="+rootToken, "talker")
+	chat := b.openChat("ahp-session:/db-chat", "motion")
+	b.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
+	if got := texts(b.turn(chat, "t1")); !slices.Equal(got, []string{"Motion heard: hello"}) {
+		t.Fatalf("the bot answered %q on the other instance", got)
+	}
+	if _, err := os.Stat(filepath.Join(cl.root, "motion", "AGENTS.md")); err != nil {
+		t.Fatalf("no AGENTS.md in the shared root after the wake: %v", err)
+	}
+	a.editBot(t, "motion", `{"name":"Mover"}`, "")
+	c := connectTo(ctx, t, cl.servers[1], "reader")
+	if got := c.readBot(t, "motion"); got["name"] != "Mover" || got["description"] != "Reads pull requests." {
+		t.Fatalf("the other instance reads %v after the edit", got)
+	}
 }
