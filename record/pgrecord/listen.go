@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,12 +52,15 @@ func (s *Store) follow(ctx context.Context, last *int64) error {
 	}
 	s.listener.Store(conn.PgConn().PID())
 	s.connOnce.Do(func() { close(s.connected) })
+	read := true
 	for {
-		if err := s.catchUp(ctx, conn, last); err != nil {
-			return err
+		if read {
+			if err := s.catchUp(ctx, conn, last); err != nil {
+				return err
+			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, s.poll)
-		_, err := conn.WaitForNotification(wctx)
+		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -63,7 +68,37 @@ func (s *Store) follow(ctx context.Context, last *int64) error {
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+		read = n == nil || !s.fromPayload(n.Payload, last)
 	}
+}
+
+// fromPayload publishes the change a notification carries when it is the
+// one after *last, and reports whether it did (or had it already); false
+// means the change table must be read.
+func (s *Store) fromPayload(payload string, last *int64) bool {
+	f := strings.SplitN(payload, " ", 5)
+	rev, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return false
+	}
+	if rev <= *last {
+		return true
+	}
+	if rev != *last+1 || len(f) != 5 {
+		return false
+	}
+	kind, err1 := strconv.Atoi(f[1])
+	tag, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	e, err := decode(tag, f[4])
+	if err != nil {
+		return false
+	}
+	s.feed.Publish(change{rev: rev, c: record.Change{Kind: record.ChangeKind(kind), ID: f[3], Entry: e}})
+	*last = rev
+	return true
 }
 
 // catchUp publishes every change after *last, in revision order.

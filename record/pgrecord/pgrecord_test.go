@@ -251,3 +251,26 @@ func TestARootMarkedByAnotherDatabaseIsRefused(t *testing.T) {
 		t.Fatalf("ClaimRoot on another database's root: %v", err)
 	}
 }
+
+func TestAChangeTooLargeForANotificationIsReadFromTheChangeTable(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	ch, err := b.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := recordtest.Sample("small")
+	large := recordtest.Sample("large")
+	large.Instructions = strings.Repeat("Say what would break. ", 1000) // over a notification's 8000 bytes
+	for _, r := range []record.Record{small, large, recordtest.Sample("after")} {
+		if _, err := a.Create(ctx(t), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []record.Record{small, large, recordtest.Sample("after")} {
+		c := next(t, ch)
+		if c.ID != want.ID || !c.Entry.Record.Equal(want) {
+			t.Fatalf("heard %s (%d bytes of instructions), want %s (%d)", c.ID, len(c.Entry.Record.Instructions), want.ID, len(want.Instructions))
+		}
+	}
+}

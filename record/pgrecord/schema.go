@@ -16,7 +16,11 @@ import (
 // anything, so writes are serialised across every instance: a revision is
 // taken, and becomes visible, in the order the writes were made, which is
 // what lets a change feed read "every change after revision N" and never
-// miss one that commits late. The functions answer a new revision, or a
+// miss one that commits late. Revisions have no gaps: a write that fails
+// rolls its revision back. The notification carries the change itself
+// ("rev kind etag id record") where it fits, so a listener that has every
+// revision before it needs no read; otherwise only "rev". The functions
+// answer a new revision, or a
 // negative status: -1 exists, -2 gone, -3 not found, -4 conflict.
 var migrations = []string{`
 CREATE TABLE bots_head (
@@ -52,6 +56,12 @@ CREATE TABLE bots_meta (
 CREATE FUNCTION bots_channel() RETURNS text LANGUAGE sql STABLE
 AS $$ SELECT 'bots_' || left(md5(current_schema()), 16) $$;
 
+CREATE FUNCTION bots_notify(p_rev bigint, p_kind int, p_id text, p_etag bigint, p_record text) RETURNS void LANGUAGE sql AS $$
+	SELECT pg_notify(bots_channel(), CASE WHEN octet_length(p_record) + octet_length(p_id) < 7000
+		THEN p_rev || ' ' || p_kind || ' ' || p_etag || ' ' || p_id || ' ' || p_record
+		ELSE p_rev::text END)
+$$;
+
 CREATE FUNCTION bots_create(p_id text, p_record text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE h bigint;
 BEGIN
@@ -62,7 +72,7 @@ BEGIN
 	UPDATE bots_head SET rev = h;
 	INSERT INTO bots (id, rev, record) VALUES (p_id, h, p_record);
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 1, p_id, h, p_record);
-	PERFORM pg_notify(bots_channel(), h::text);
+	PERFORM bots_notify(h, 1, p_id, h, p_record);
 	RETURN h;
 END $$;
 
@@ -77,7 +87,7 @@ BEGIN
 	UPDATE bots_head SET rev = h;
 	UPDATE bots SET rev = h, record = p_record WHERE id = p_id;
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 2, p_id, h, p_record);
-	PERFORM pg_notify(bots_channel(), h::text);
+	PERFORM bots_notify(h, 2, p_id, h, p_record);
 	RETURN h;
 END $$;
 
@@ -93,7 +103,7 @@ BEGIN
 	DELETE FROM bots WHERE id = p_id;
 	INSERT INTO bots_gone (id, rev) VALUES (p_id, h);
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 3, p_id, cur, rec);
-	PERFORM pg_notify(bots_channel(), h::text);
+	PERFORM bots_notify(h, 3, p_id, cur, rec);
 	RETURN h;
 END $$;
 `}
