@@ -189,10 +189,11 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 
 // List returns every bot, ordered by id.
 func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
-	return s.ListFunc(ctx, func(record.Record) bool { return true })
+	return s.ListFunc(ctx, nil)
 }
 
-// ListFunc returns the bots for which keep reports true, ordered by id.
+// ListFunc returns the bots for which keep reports true (every bot when
+// keep is nil), ordered by id.
 func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
 	if s.closed.Load() {
 		return nil, record.ErrClosed
@@ -213,7 +214,7 @@ func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]
 		if err != nil {
 			return nil, s.fail("list", "bots", err)
 		}
-		if keep(e.Record) {
+		if keep == nil || keep(e.Record) {
 			out = append(out, e)
 		}
 	}

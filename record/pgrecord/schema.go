@@ -2,10 +2,10 @@ package pgrecord
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agenthost/bots/internal/pgschema"
 )
 
 // migrations are the schema's versions, in order: migrations[i] takes a
@@ -111,36 +111,7 @@ END $$;
 // SchemaVersion is the schema version this package writes and reads.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate brings the schema up to Version in one transaction, under an
-// advisory lock of the schema's own, so that instances starting at once
-// migrate it once and the others wait and find it done.
+// migrate brings the record store's schema up to SchemaVersion.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('agenthost-bots-schema'), hashtext(current_schema()))`); err != nil {
-			return fmt.Errorf("lock the schema: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS bots_schema (version int NOT NULL)`); err != nil {
-			return fmt.Errorf("make the version table: %w", err)
-		}
-		var v int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM bots_schema`).Scan(&v); err != nil {
-			return fmt.Errorf("read the schema version: %w", err)
-		}
-		if v > len(migrations) {
-			return fmt.Errorf("the database's bot schema is version %d, newer than this program's %d: run the newer program", v, len(migrations))
-		}
-		for i := v; i < len(migrations); i++ {
-			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
-				return fmt.Errorf("migrate the schema to version %d: %w", i+1, err)
-			}
-		}
-		if v == len(migrations) {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM bots_schema`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO bots_schema (version) VALUES ($1)`, len(migrations))
-		return err
-	})
+	return pgschema.Migrate(ctx, pool, "record", migrations)
 }
