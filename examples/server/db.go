@@ -9,6 +9,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/wake"
 )
 
 // openStore opens where the records live: the PostgreSQL of -db (or
@@ -35,4 +36,17 @@ func openStore(ctx context.Context, c config, root string, log *slog.Logger) (re
 		return nil, fmt.Errorf("-db: refusing to start: %w", err)
 	}
 	return store, nil
+}
+
+// rowsFor says where the back-session rows are kept: with -db, in files
+// under the instance's own -config, beside its chat logs, so that a restart
+// continues its back sessions. They are not kept in the database until a
+// lease says which instance runs a back session: without one, two
+// instances would each start a session over the other's row. Nil (files
+// beside the file store's records) without -db.
+func rowsFor(c config) wake.Rows {
+	if c.db == "" {
+		return nil
+	}
+	return wake.NewFileRows(c.configDir)
 }

@@ -54,7 +54,9 @@ func BenchmarkDBCataloguePropagation(b *testing.B) {
 	}
 	slices.Sort(same)
 	slices.Sort(cross)
-	q := func(ds []time.Duration, p float64) float64 { return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) }
+	q := func(ds []time.Duration, p float64) float64 {
+		return float64(ds[int(p*float64(len(ds)-1))].Microseconds())
+	}
 	b.ReportMetric(q(same, 0.5), "same-p50-µs")
 	b.ReportMetric(q(same, 0.99), "same-p99-µs")
 	b.ReportMetric(q(cross, 0.5), "cross-p50-µs")

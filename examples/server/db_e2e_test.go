@@ -27,6 +27,7 @@ import (
 // cluster is n instances of the built server on one database.
 type cluster struct {
 	db, root, users string
+	configs         []string
 	servers         []*testServer
 }
 
@@ -39,6 +40,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	writeAtomic(t, c.users, usersJSON("soft"))
 	for i := range n {
 		config := filepath.Join(base, fmt.Sprintf("config-%d", i))
+		c.configs = append(c.configs, config)
 		c.servers = append(c.servers, startDBProcess(t, bin, "-db", c.db, "-config", config, "-root", c.root, "-users", c.users))
 	}
 	return c
@@ -228,6 +230,11 @@ func TestDBABotAnswersInAChatOnAnotherInstanceAndReadsAnswerItsRecord(t *testing
 	}
 	if _, err := os.Stat(filepath.Join(cl.root, "motion", "AGENTS.md")); err != nil {
 		t.Fatalf("no AGENTS.md in the shared root after the wake: %v", err)
+	}
+	// The back session's row is kept with the chat, under the -config of
+	// the instance it runs on, so a restart of that instance continues it.
+	if rows, _ := filepath.Glob(filepath.Join(cl.configs[1], "bots", "motion", "sessions", "*.json")); len(rows) != 1 {
+		t.Fatalf("the instance that woke the bot keeps rows %v, want one", rows)
 	}
 	a.editBot(t, "motion", `{"name":"Mover"}`, "")
 	c := connectTo(ctx, t, cl.servers[1], "reader")

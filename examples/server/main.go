@@ -228,7 +228,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: c.configDir, HostName: c.hostName, Options: c.options,
 		Logger: log, Users: users, Bus: bus, Sessions: sessions, DefaultAgent: c.agent,
-		Agents: agents,
+		Agents: agents, Rows: rowsFor(c),
 	})
 	if err != nil {
 		return err
