@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // BenchmarkChatTurn is one echo chat turn through the transport (in

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 

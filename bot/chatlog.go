@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/atomicfile"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // A chat's log is <configDir>/bots/<slug>/logs/<chat id>.jsonl, where the

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 func TestAMessageQueuedBehindAnInterruptedTurnStartsAfterARestart(t *testing.T) {

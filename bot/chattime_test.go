@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // aDayBehind is the startedAt of a client whose clock is a day behind.

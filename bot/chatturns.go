@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // A chat holds only its latest ended turns in memory (chats.keep); the

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record/filerecord"
 )

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 )
 
 // diskRefusal says why the disk refused a write, when it did for a reason

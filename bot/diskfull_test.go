@@ -13,11 +13,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // refusingStore is a memrecord whose writes fail with err once refuse

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 )

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/internal/txtar"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
@@ -136,7 +136,7 @@ func runGolden(t *testing.T, script string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	base := t.TempDir()
-	users, err := access.ParseUsers([]byte(goldenUsers))
+	users, err := usersfile.Parse([]byte(goldenUsers))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )

@@ -4,16 +4,17 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/access/usersfile"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // Users is the users directory a service authenticates connections with:
-// access.Directory, or the embedding host's own.
+// usersfile.Directory, or the embedding host's own.
 type Users interface {
 	// Authenticate returns the principal of a token, comparing in constant
 	// time; ok is false for a token nobody holds.
@@ -36,11 +37,11 @@ func (s *Service) Authenticate(token string) (access.Principal, bool) {
 var _ transport.AuthWatcher = (*Service)(nil)
 
 // WatchAuth calls fn after each change of the users directory, when it
-// tells of its changes as access.Directory does, so that the transport
+// tells of its changes as usersfile.Directory does, so that the transport
 // closes the connections whose token no longer holds.
 func (s *Service) WatchAuth(fn func()) (stop func()) {
 	if d, ok := s.users.(membershipSource); ok {
-		return d.Subscribe(func(_, _ *access.Users) { fn() })
+		return d.Subscribe(func(_, _ *usersfile.Users) { fn() })
 	}
 	return func() {}
 }

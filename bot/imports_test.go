@@ -15,7 +15,7 @@ func TestImportGraph(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	const mod = "github.com/agenthost/bots/"
-	lower := []string{"record", "persona", "wake", "catalog", "transport", "internal"}
+	lower := []string{"ahp", "access", "errcode", "record", "persona", "wake", "connector", "catalog", "transport", "internal"}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg, imports := fields[0], fields[1:]

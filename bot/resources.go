@@ -7,11 +7,11 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // Scheme is the URI scheme bots are served under: bot://<slug>.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 )

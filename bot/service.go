@@ -16,14 +16,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/access/usersfile"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -219,17 +220,17 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
-		s.stop = d.Subscribe(func(prev, next *access.Users) {
-			s.catalog.MembershipsChanged(access.ChangedUsers(prev, next))
+		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
+			s.catalog.MembershipsChanged(usersfile.Changed(prev, next))
 		})
 	}
 	return s, nil
 }
 
 // membershipSource is a users directory that tells when its users change,
-// as access.Directory does.
+// as usersfile.Directory does.
 type membershipSource interface {
-	Subscribe(fn func(prev, next *access.Users)) (cancel func())
+	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
 // Close stops the catalogue and watches. It closes the store only when

@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
 )

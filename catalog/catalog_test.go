@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
 )

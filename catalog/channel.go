@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/transport"
 )
 
@@ -199,7 +199,7 @@ func (c *Catalog) publishCatalogue(project func(*transport.Subscriber) (any, boo
 // users against who they are now (Config.Principal): each such subscriber
 // gets added and removed for exactly the bots its new grants and
 // memberships gave or took away, and no other subscriber gets them. Call
-// it when the users file changes, with access.ChangedUsers.
+// it when the users file changes, with usersfile.Changed.
 func (c *Catalog) MembershipsChanged(userIDs []string) {
 	if len(userIDs) == 0 {
 		return

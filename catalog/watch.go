@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // WatchPrefix begins the URI of every resource watch channel:

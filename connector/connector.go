@@ -23,7 +23,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/record"
 )
 

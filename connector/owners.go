@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 )
 
 // Everybody is the owner of a vault entry that every signed-in person, and

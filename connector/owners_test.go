@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/connector"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 )
 
 // ToolsConfig configures Tools.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/connector"
 )
 

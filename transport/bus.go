@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 )
 
 // Bus carries actions from channel owners to subscribers. It gives every

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 )
 
 // wire is one connection's frames: a WebSocket or an in-memory pipe.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 )
 
 // fakeHost is a small Host for the tests:

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 )
 
 // Host is what the wire needs from the service behind it: who a token is,
@@ -29,7 +29,7 @@ type Host interface {
 	// or a missing one where one is required. A host with no users
 	// directory answers access.RootPrincipal(), true for every token.
 	// Comparing tokens in constant time is the host's duty
-	// (access.Users does). It must not block.
+	// (usersfile.Users does). It must not block.
 	Authenticate(token string) (p access.Principal, ok bool)
 
 	// Meta returns the _meta of the initialize result for the caller

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/jsonx"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The JSON-RPC error codes the server answers with. transport is the only

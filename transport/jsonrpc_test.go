@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 )
 
 func TestDecodeFrame(t *testing.T) {

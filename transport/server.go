@@ -28,8 +28,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/agenthost/bots/bot/access"
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
 )
 
 // Config configures a Server. The zero value of each field but Host is a

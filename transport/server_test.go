@@ -13,7 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/errcode"
 )
 
 func TestNewRefusesConfigWithoutHost(t *testing.T) {

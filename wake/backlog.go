@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/jsonl"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // A back session's log is <configDir>/bots/<bot>/sessions/<id>.jsonl,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )

@@ -16,7 +16,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // Sentinel errors of a SessionHost.

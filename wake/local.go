@@ -14,11 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/bot/errcode"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/internal/jsonl"
 	"github.com/agenthost/bots/transport"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // Preset is a named way to start a session: a provider and a model.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // startFailures keeps, per (bot, person, name), the failure of the last

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // Turn is one main turn the wake answers: it stays open while the back

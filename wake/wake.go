@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The values of the plugin options the Waker follows.

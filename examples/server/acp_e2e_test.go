@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )

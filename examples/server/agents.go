@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/echo"

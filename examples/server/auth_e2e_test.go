@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 

@@ -23,8 +23,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The end-to-end tests of bot chats: every row of the echo agent's table

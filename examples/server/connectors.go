@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/connector/envvault"
 	"github.com/agenthost/bots/connector/filevault"

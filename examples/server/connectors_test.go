@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/bot/access"
+	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/connector/envvault"
 	"github.com/agenthost/bots/record"

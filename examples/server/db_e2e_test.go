@@ -17,7 +17,7 @@ import (
 
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/record/pgrecord"
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // The end-to-end tests of -db: built servers on one PostgreSQL (a schema

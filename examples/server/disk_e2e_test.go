@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/transport/ahp"
+	"github.com/agenthost/bots/ahp"
 )
 
 // smallDisk mounts a tmpfs of size bytes at dir for the test and unmounts

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/frontmatter"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // readAgentsMD returns the AGENTS.md in dir.

@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/bot/access"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	var users bot.Users
 	if c.users != "" {
-		dir, err := access.OpenDirectory(access.DirectoryConfig{Path: c.users, Interval: usersPoll, Logger: log})
+		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: c.users, Interval: usersPoll, Logger: log})
 		if err != nil {
 			return err
 		}

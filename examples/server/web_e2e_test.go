@@ -20,8 +20,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport/ahp"
 )
 
 // The browser tests: the web page served by the real server, driven in
@@ -439,11 +439,11 @@ func TestWebPage(t *testing.T) {
 }
 
 // reducersAgree runs the page's chat reducer (reduce.js) over every chat
-// fixture of transport/ahp's reducer tests, and checks it comes to the
+// fixture of ahp's reducer tests, and checks it comes to the
 // state Go's ahp.ApplyChat comes to, without changing its input.
 func reducersAgree(t *testing.T, b *tab) {
 	t.Helper()
-	files, err := filepath.Glob("../../transport/ahp/testdata/reducers/*.json")
+	files, err := filepath.Glob("../../ahp/testdata/reducers/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no reducer fixtures: %v", err)
 	}

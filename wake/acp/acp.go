@@ -57,8 +57,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/connector"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 

@@ -25,8 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/persona"
-	"github.com/agenthost/bots/transport/ahp"
 	"github.com/agenthost/bots/wake"
 )
 

@@ -1,5 +1,5 @@
 // The reducers the page keeps its state with: the chat reducer of
-// transport/ahp (ApplyChat), and the x-ahpd-bots:// catalogue's. Each takes
+// ahp (ApplyChat), and the x-ahpd-bots:// catalogue's. Each takes
 // a state and an action and returns the next state without changing the
 // one it was given, so a part or turn that did not change keeps its
 // identity (the page redraws only what changed). An action that names a
@@ -127,7 +127,7 @@ function clean(o) {
   return o;
 }
 
-// applyChat is transport/ahp's ApplyChat: the next chat state after a.
+// applyChat is ahp's ApplyChat: the next chat state after a.
 export function applyChat(s, a) {
   switch (a.type) {
     case "chat/turnStarted": {

@@ -1,4 +1,4 @@
-package access
+package usersfile
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func writeUsers(t *testing.T, path, content string) {
 func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, goodUsers)
-	u, err := LoadUsers(path)
+	u, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
 }
 
 func TestAuthenticateReturnsCopies(t *testing.T) {
-	u, err := ParseUsers([]byte(goodUsers))
+	u, err := Parse([]byte(goodUsers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestNilUsersAuthenticatesNobody(t *testing.T) {
 }
 
 func TestFileWithoutRootHasNoRootToken(t *testing.T) {
-	u, err := ParseUsers([]byte(`{"users":[{"id":"a","token":"t"}]}`))
+	u, err := Parse([]byte(`{"users":[{"id":"a","token":"t"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestParseUsersRefusesBadFiles(t *testing.T) {
 		{"wrong type", `{"users":{"id":"a"}}`, "not a users file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseUsers([]byte(tc.file))
+			_, err := Parse([]byte(tc.file))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -130,34 +130,34 @@ func TestParseUsersRefusesBadFiles(t *testing.T) {
 func TestLoadUsersErrorNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, `{"users":[{"id":"a"}]}`)
-	_, err := LoadUsers(path)
+	_, err := Load(path)
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("error %v does not name %s", err, path)
 	}
-	if _, err := LoadUsers(filepath.Join(t.TempDir(), "absent.json")); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "absent.json")); err == nil {
 		t.Fatal("loading a missing file succeeded")
 	}
 }
 
 func TestChangedUsers(t *testing.T) {
-	prev, _ := ParseUsers([]byte(`{"users":[
+	prev, _ := Parse([]byte(`{"users":[
 		{"id":"same","token":"1","memberships":["x"]},
 		{"id":"moved","token":"2","memberships":["x"]},
 		{"id":"regranted","token":"3","grants":["bot:get"]},
 		{"id":"retokened","token":"4"},
 		{"id":"gone","token":"5"}]}`))
-	next, _ := ParseUsers([]byte(`{"users":[
+	next, _ := Parse([]byte(`{"users":[
 		{"id":"same","token":"1","memberships":["x"]},
 		{"id":"moved","token":"2","memberships":["y"]},
 		{"id":"regranted","token":"3","grants":["bot:*"]},
 		{"id":"retokened","token":"44"},
 		{"id":"new","token":"6"}]}`))
 	want := []string{"gone", "moved", "new", "regranted"}
-	if got := ChangedUsers(prev, next); !slices.Equal(got, want) {
-		t.Fatalf("ChangedUsers = %v, want %v", got, want)
+	if got := Changed(prev, next); !slices.Equal(got, want) {
+		t.Fatalf("Changed = %v, want %v", got, want)
 	}
-	if got := ChangedUsers(nil, next); len(got) != 5 {
-		t.Fatalf("ChangedUsers(nil, next) = %v", got)
+	if got := Changed(nil, next); len(got) != 5 {
+		t.Fatalf("Changed(nil, next) = %v", got)
 	}
 }
 
@@ -194,7 +194,7 @@ func openTestDirectory(t *testing.T, interval time.Duration, log *syncLog) (*Dir
 func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
 	d, path := openTestDirectory(t, 5*time.Millisecond, &syncLog{})
 	changes := make(chan []string, 4)
-	d.Subscribe(func(prev, next *Users) { changes <- ChangedUsers(prev, next) })
+	d.Subscribe(func(prev, next *Users) { changes <- Changed(prev, next) })
 	writeUsers(t, path, strings.Replace(goodUsers, `"backend", `, ``, 1))
 	select {
 	case got := <-changes:

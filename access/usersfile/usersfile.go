@@ -1,4 +1,7 @@
-package access
+// Package usersfile is the users-file adapter of access: it reads a JSON
+// file of tokens, grants and memberships, authenticates tokens to
+// access.Principal values, and watches the file for changes (Directory).
+package usersfile
 
 import (
 	"bytes"
@@ -16,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agenthost/bots/access"
 )
 
 // The users file, as written:
@@ -62,23 +67,23 @@ type Users struct {
 	byID  map[string]int
 }
 
-// LoadUsers reads and parses the users file at path. Its errors name the
+// Load reads and parses the users file at path. Its errors name the
 // file and, for a bad entry, the entry.
-func LoadUsers(path string) (*Users, error) {
+func Load(path string) (*Users, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
 	}
-	u, err := ParseUsers(data)
+	u, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("users file %s: %w", path, err)
 	}
 	return u, nil
 }
 
-// ParseUsers parses the JSON of a users file. It refuses unknown keys, an
+// Parse parses the JSON of a users file. It refuses unknown keys, an
 // empty token, a user without an id, and a duplicate id or token.
-func ParseUsers(data []byte) (*Users, error) {
+func Parse(data []byte) (*Users, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f usersFile
@@ -142,9 +147,9 @@ func ParseUsers(data []byte) (*Users, error) {
 // principal for the root token, the user's for a user's token. ok is false
 // for an empty or unknown token. The comparison takes the same time whoever
 // holds the token, or nobody.
-func (u *Users) Authenticate(token string) (p Principal, ok bool) {
+func (u *Users) Authenticate(token string) (p access.Principal, ok bool) {
 	if u == nil || token == "" {
-		return Principal{}, false
+		return access.Principal{}, false
 	}
 	h := sha256.Sum256([]byte(token))
 	rootHit := 0
@@ -158,27 +163,27 @@ func (u *Users) Authenticate(token string) (p Principal, ok bool) {
 	}
 	switch {
 	case rootHit == 1:
-		return RootPrincipal(), true
+		return access.RootPrincipal(), true
 	case found >= 0:
 		return u.users[found].principal(), true
 	}
-	return Principal{}, false
+	return access.Principal{}, false
 }
 
 // Principal returns the principal of the user with the id, as the file
 // says now. Asked on every request, it makes no copy: its Grants and
 // Memberships are the file's own, to be read and never changed (an append
 // copies them).
-func (u *Users) Principal(id string) (Principal, bool) {
+func (u *Users) Principal(id string) (access.Principal, bool) {
 	if u == nil {
-		return Principal{}, false
+		return access.Principal{}, false
 	}
 	i, ok := u.byID[id]
 	if !ok {
-		return Principal{}, false
+		return access.Principal{}, false
 	}
 	r := &u.users[i]
-	return Principal{User: r.ID, Grants: slices.Clip(r.Grants), Memberships: slices.Clip(r.Memberships)}, true
+	return access.Principal{User: r.ID, Grants: slices.Clip(r.Grants), Memberships: slices.Clip(r.Memberships)}, true
 }
 
 // Users returns the people of the file, in its order, without tokens.
@@ -193,15 +198,15 @@ func (u *Users) Users() []User {
 	return out
 }
 
-func (r userRecord) principal() Principal {
-	return Principal{User: r.ID, Grants: slices.Clone(r.Grants), Memberships: slices.Clone(r.Memberships)}
+func (r userRecord) principal() access.Principal {
+	return access.Principal{User: r.ID, Grants: slices.Clone(r.Grants), Memberships: slices.Clone(r.Memberships)}
 }
 
-// ChangedUsers returns the ids of the people added, removed, or whose grants
+// Changed returns the ids of the people added, removed, or whose grants
 // or memberships differ between prev and next, sorted. A token change alone
 // is not a change of what anyone may do, so it is not listed. Either may be
 // nil, meaning nobody.
-func ChangedUsers(prev, next *Users) []string {
+func Changed(prev, next *Users) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, u := range []*Users{prev, next} {
@@ -280,7 +285,7 @@ func OpenDirectory(cfg DirectoryConfig) (*Directory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
 	}
-	u, err := ParseUsers(data)
+	u, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("users file %s: %w", cfg.Path, err)
 	}
@@ -309,17 +314,17 @@ func (d *Directory) Path() string { return d.path }
 func (d *Directory) Users() *Users { return d.users.Load() }
 
 // Authenticate is Users().Authenticate.
-func (d *Directory) Authenticate(token string) (Principal, bool) {
+func (d *Directory) Authenticate(token string) (access.Principal, bool) {
 	return d.Users().Authenticate(token)
 }
 
 // Principal is Users().Principal.
-func (d *Directory) Principal(id string) (Principal, bool) {
+func (d *Directory) Principal(id string) (access.Principal, bool) {
 	return d.Users().Principal(id)
 }
 
 // Subscribe calls fn after each change of the users, with the users before
-// and after; ChangedUsers says whose grants or memberships changed. Calls
+// and after; Changed says whose grants or memberships changed. Calls
 // are made one at a time, in order, from the goroutine that reloaded; fn
 // must not block for long nor call Reload. The returned function ends the
 // subscription.
@@ -359,7 +364,7 @@ func (d *Directory) Reload(ctx context.Context) (changed bool, err error) {
 	case h == d.badHash:
 		return false, d.badErr // said once already
 	}
-	next, err := ParseUsers(data)
+	next, err := Parse(data)
 	if err != nil {
 		err = fmt.Errorf("users file %s: %w", d.path, err)
 		d.badHash, d.badErr = h, err
