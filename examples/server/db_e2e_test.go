@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/record/pgrecord"
-	"github.com/agenthost/bots/ahp"
 )
 
 // The end-to-end tests of -db: built servers on one PostgreSQL (a schema
