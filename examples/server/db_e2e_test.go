@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
@@ -241,4 +244,158 @@ func TestDBABotAnswersInAChatOnAnotherInstanceAndReadsAnswerItsRecord(t *testing
 	if got := c.readBot(t, "motion"); got["name"] != "Mover" || got["description"] != "Reads pull requests." {
 		t.Fatalf("the other instance reads %v after the edit", got)
 	}
+}
+
+// burst is a connection that sends requests without waiting for their
+// answers and records which were answered without an error: what the
+// server acknowledged.
+type burst struct {
+	ws    *websocket.Conn
+	mu    sync.Mutex
+	slugs map[int64]string // request id → the slug it makes
+	acked []string
+	done  chan struct{}
+}
+
+func newBurst(ctx context.Context, t *testing.T, s *testServer) *burst {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, s.wsURL()+"?tkn="+rootToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	b := &burst{ws: ws, slugs: map[int64]string{}, done: make(chan struct{})}
+	frame := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"channel":"ahp-root://","protocolVersions":["1.0.0"],"clientId":"burst"}}`
+	if err := ws.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(b.done)
+		for {
+			_, data, err := ws.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID    *int64          `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(data, &m) != nil || m.ID == nil || m.Error != nil {
+				continue
+			}
+			b.mu.Lock()
+			if slug, ok := b.slugs[*m.ID]; ok {
+				b.acked = append(b.acked, slug)
+			}
+			b.mu.Unlock()
+		}
+	}()
+	return b
+}
+
+// make sends a make of slug as request id; an error means the connection
+// is gone.
+func (b *burst) make(ctx context.Context, id int64, slug string) error {
+	b.mu.Lock()
+	b.slugs[id] = slug
+	b.mu.Unlock()
+	p, _ := json.Marshal(res("bot://"+slug, "data", `{"name":"Written"}`, "encoding", "utf-8", "createOnly", true))
+	frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resourceWrite","params":%s}`, id, p)
+	return b.ws.Write(ctx, websocket.MessageText, []byte(frame))
+}
+
+func (b *burst) ackedSoFar() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.acked)
+}
+
+func TestDBKillDashNineDuringAThousandWritesLosesNoAcknowledgedWrite(t *testing.T) {
+	ctx := testCtx(t)
+	bin := buildServer(t)
+	cl := startCluster(t, 1)
+	// The victim is a process of its own, so that kill -9 takes it alone.
+	victimCmd, victim := startKillable(t, bin, "-db", cl.db, "-config", filepath.Join(t.TempDir(), "config"), "-root", cl.root, "-users", cl.users)
+	const conns, n = 10, 1000
+	var bursts []*burst
+	for range conns {
+		bursts = append(bursts, newBurst(ctx, t, victim))
+	}
+	var wg sync.WaitGroup
+	for c, b := range bursts {
+		wg.Go(func() {
+			for i := c; i < n; i += conns {
+				if b.make(ctx, int64(i+1), fmt.Sprintf("w-%04d", i)) != nil {
+					return
+				}
+			}
+		})
+	}
+	// Kill it once a fifth of the writes are acknowledged, many more in
+	// flight.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		total := 0
+		for _, b := range bursts {
+			total += len(b.ackedSoFar())
+		}
+		if total >= n/5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d writes acknowledged in 20s", total)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := victimCmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	var acked []string
+	for _, b := range bursts {
+		<-b.done // the connection is gone: no acknowledgement comes after this
+		acked = append(acked, b.ackedSoFar()...)
+	}
+	if len(acked) >= n {
+		t.Fatalf("all %d writes were acknowledged before the kill: the test proves nothing", len(acked))
+	}
+	other := connectTo(ctx, t, cl.servers[0], "survivor")
+	listed := other.list(t)
+	for _, slug := range acked {
+		if !slices.Contains(listed, slug) {
+			t.Errorf("the acknowledged make of %s is lost", slug)
+		}
+	}
+	t.Logf("%d of %d writes acknowledged before kill -9; all %d listed on the other instance (%d bots in all)", len(acked), n, len(acked), len(listed))
+}
+
+// startKillable runs the built server with args and returns its process
+// and address; cleanup kills it.
+func startKillable(t *testing.T, bin string, args ...string) (*exec.Cmd, *testServer) {
+	t.Helper()
+	args = append([]string{"-addr", "127.0.0.1:0", "-host-name", hostName, "-log-level", "error"}, args...)
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		return cmd, &testServer{addr: strings.TrimPrefix(l, "listening on http://"), stopped: true}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server printed no listening line in 30s")
+	}
+	return nil, nil
 }
