@@ -6,8 +6,8 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record/filerecord"
-	"github.com/agenthost/bots/transport"
 )
 
 // Host is the part of an embedding agent host that Apply plugs bots into:
@@ -18,10 +18,10 @@ type Host interface {
 	// folder, name, logger, users directory and bus. Apply sets Options.
 	BotConfig() Config
 	// RegisterResourceProvider serves every URI of the scheme with p.
-	RegisterResourceProvider(scheme string, p transport.ResourceProvider) error
+	RegisterResourceProvider(scheme string, p engine.ResourceProvider) error
 	// RegisterChannel serves the channels whose URI starts with prefix:
 	// open returns the channel at a URI, or an errcode.NotFound error.
-	RegisterChannel(prefix string, open func(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error)) error
+	RegisterChannel(prefix string, open func(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error)) error
 	// SetMeta adds a key to the _meta of the initialize result and the
 	// root state.
 	SetMeta(key string, value any) error

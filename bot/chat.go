@@ -18,9 +18,9 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -182,7 +182,7 @@ func initialStates(session, chatURI, title, dir, created string, mark map[string
 }
 
 // create makes a chat with the bot named in the call's config.
-func (c *chats) create(ctx context.Context, call transport.Call) error {
+func (c *chats) create(ctx context.Context, call engine.Call) error {
 	var p ahp.CreateSessionParams
 	if err := decodeParams(call.Params, &p); err != nil {
 		return err
@@ -249,7 +249,7 @@ func (c *chats) create(ctx context.Context, call transport.Call) error {
 
 // dispose ends a chat: its turn is stopped, its channels end and its log
 // is removed.
-func (c *chats) dispose(ctx context.Context, call transport.Call) error {
+func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	ch := c.get(call.URI)
 	if ch == nil || ch.session != call.URI {
 		return errcode.New(errcode.NotFound, "no session %s", call.URI)
@@ -280,7 +280,7 @@ func (c *chats) dispose(ctx context.Context, call transport.Call) error {
 
 // summaries lists the sessions p may see: its chats, and the back sessions
 // the session host holds for it, newest first.
-func (c *chats) list(ctx context.Context, call transport.Call) (ahp.ListSessionsResult, error) {
+func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsResult, error) {
 	who := c.s.current(call.Principal)
 	c.mu.Lock()
 	all := make([]*chat, 0, len(c.bySession))
@@ -327,9 +327,9 @@ func (ch *chat) summary() ahp.SessionSummary {
 // that may do anything (root, *:*), as that principal is now. With no
 // users directory every connection is root and hears of every chat.
 func (c *chats) notify(owner, method string, params any) {
-	var to func(*transport.Subscriber) bool
+	var to func(*engine.Subscriber) bool
 	if c.s.users != nil {
-		to = func(sub *transport.Subscriber) bool {
+		to = func(sub *engine.Subscriber) bool {
 			p := c.s.principalNow(sub)
 			return p.Any() || p.Owns(owner)
 		}
@@ -396,12 +396,12 @@ func (ch *chat) logChatLocked(a ahp.Action) ahp.Action {
 
 // emitChatLocked logs, applies and publishes a chat action; the session's
 // catalogue follows the chat's status. Called with ch.mu held.
-func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
+func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) {
 	prev := ch.cstate
 	a = ch.logChatLocked(a)
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
-	seq, err := ch.c.s.bus.Publish(ch.uri, transport.Event{Action: a, Origin: origin})
+	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
 	} else {
@@ -418,12 +418,12 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *transport.Origin) {
 
 // emitSessionLocked applies and publishes a session action, logging it
 // when log is set. Called with ch.mu held.
-func (ch *chat) emitSessionLocked(a ahp.Action, origin *transport.Origin, log bool) {
+func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) {
 	if log {
 		_ = ch.logLocked(lineSession, a) // reported; the chat goes on in memory
 	}
 	ch.sstate = ahp.ApplySession(ch.sstate, a)
-	seq, err := ch.c.s.bus.Publish(ch.session, transport.Event{Action: a, Origin: origin})
+	seq, err := ch.c.s.bus.Publish(ch.session, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a session action did not publish", "session", ch.session, "err", err)
 		return

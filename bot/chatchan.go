@@ -6,14 +6,14 @@ import (
 	"slices"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 )
 
 // channel returns the session or chat channel of a bot chat at uri.
-func (c *chats) channel(ctx context.Context, caller transport.Caller, uri string) (transport.Channel, bool, error) {
+func (c *chats) channel(ctx context.Context, caller engine.Caller, uri string) (engine.Channel, bool, error) {
 	ch := c.get(uri)
 	if ch == nil {
 		return nil, false, nil
@@ -32,15 +32,15 @@ type chatSession struct{ ch *chat }
 
 func (s chatSession) URI() string { return s.ch.session }
 
-func (s chatSession) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (s chatSession) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	s.ch.mu.Lock()
 	defer s.ch.mu.Unlock()
-	return transport.Snapshot{State: s.ch.sstate, Seq: s.ch.sseq}, nil
+	return engine.Snapshot{State: s.ch.sstate, Seq: s.ch.sseq}, nil
 }
 
 // Dispatch takes the session actions a client may send: a title, read and
 // archived.
-func (s chatSession) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	a, err := decodeAction(d.Action)
 	if err != nil {
 		return err
@@ -65,10 +65,10 @@ type chatChannel struct{ ch *chat }
 
 func (c chatChannel) URI() string { return c.ch.uri }
 
-func (c chatChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (c chatChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c.ch.mu.Lock()
 	defer c.ch.mu.Unlock()
-	return transport.Snapshot{State: c.ch.cstate, Seq: c.ch.cseq}, nil
+	return engine.Snapshot{State: c.ch.cstate, Seq: c.ch.cseq}, nil
 }
 
 func rejectf(format string, args ...any) error { return errcode.New(errcode.Invalid, format, args...) }
@@ -78,7 +78,7 @@ func rejectf(format string, args ...any) error { return errcode.New(errcode.Inva
 // interrupted wakes it again with the turn's message; a stop, a steer,
 // answers to the back session's questions and approvals, the queue and
 // the draft.
-func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	a, err := decodeAction(d.Action)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -68,7 +69,7 @@ func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
 func (e *chatEnv) start() {
 	t := e.t
 	t.Helper()
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	h, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 	if err != nil {
 		t.Fatal(err)

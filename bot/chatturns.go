@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
-	"github.com/agenthost/bots/transport"
 )
 
 // A chat holds only its latest ended turns in memory (chats.keep); the
@@ -53,7 +53,7 @@ type fetchTurnsParams struct {
 // of turns before the cursor, read from the chat's log, and the cursor of
 // still older ones. Nobody else's state changes: the chat's own keeps its
 // window.
-func (c *chats) fetchTurns(ctx context.Context, call transport.Call) error {
+func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	var p fetchTurnsParams
 	if err := decodeParams(call.Params, &p); err != nil {
 		return err
@@ -87,14 +87,18 @@ func (c *chats) fetchTurns(ctx context.Context, call transport.Call) error {
 	if from > 0 {
 		next = strconv.Itoa(from)
 	}
-	a := ahp.TurnsLoaded(turns, next)
+	// marshalled here, not under the Bus's lock where For runs.
+	a, err := engine.Marshal(ahp.TurnsLoaded(turns, next))
+	if err != nil {
+		return fmt.Errorf("marshal the older turns of %s: %w", ch.uri, err)
+	}
 	who := call.Principal.String()
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if ch.gone {
 		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
 	}
-	seq, err := c.s.bus.Publish(ch.uri, transport.Event{For: func(sub *transport.Subscriber) (any, bool) {
+	seq, err := c.s.bus.Publish(ch.uri, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		return a, sub.ClientID == call.ClientID && sub.Principal.String() == who
 	}})
 	if err != nil {

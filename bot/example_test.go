@@ -12,14 +12,14 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/engine"
 )
 
 // exampleHost is the smallest agent host: it keeps what Apply registers.
 type exampleHost struct {
 	dir       string
-	providers map[string]transport.ResourceProvider
-	channels  map[string]func(context.Context, transport.Caller, string) (transport.Channel, error)
+	providers map[string]engine.ResourceProvider
+	channels  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error)
 	meta      map[string]any
 }
 
@@ -27,12 +27,12 @@ func (h *exampleHost) BotConfig() bot.Config {
 	return bot.Config{ConfigDir: filepath.Join(h.dir, "config"), HostName: "my-host"}
 }
 
-func (h *exampleHost) RegisterResourceProvider(scheme string, p transport.ResourceProvider) error {
+func (h *exampleHost) RegisterResourceProvider(scheme string, p engine.ResourceProvider) error {
 	h.providers[scheme] = p
 	return nil
 }
 
-func (h *exampleHost) RegisterChannel(prefix string, open func(context.Context, transport.Caller, string) (transport.Channel, error)) error {
+func (h *exampleHost) RegisterChannel(prefix string, open func(context.Context, engine.Caller, string) (engine.Channel, error)) error {
 	h.channels[prefix] = open
 	return nil
 }
@@ -53,8 +53,8 @@ func ExampleApply() {
 	ctx := context.Background()
 	host := &exampleHost{
 		dir:       dir,
-		providers: map[string]transport.ResourceProvider{},
-		channels:  map[string]func(context.Context, transport.Caller, string) (transport.Channel, error){},
+		providers: map[string]engine.ResourceProvider{},
+		channels:  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error){},
 		meta:      map[string]any{},
 	}
 	svc, err := bot.Apply(ctx, host, bot.Options{Root: filepath.Join(dir, "bots")})
@@ -63,17 +63,17 @@ func ExampleApply() {
 	}
 	defer svc.Close()
 
-	soft := transport.Caller{Principal: access.Principal{User: "soft", Grants: []string{"bot:put"}}}
+	soft := engine.Caller{Principal: access.Principal{User: "soft", Grants: []string{"bot:put"}}}
 	write, _ := json.Marshal(ahp.ResourceWriteParams{
 		URI: "bot://motion", Encoding: "utf-8", CreateOnly: true,
 		Data: `{"name":"Motion","instructions":"Review pull requests."}`,
 	})
 	provider := host.providers["bot"]
-	if _, err := provider.ServeResource(ctx, transport.Call{Caller: soft, Method: "resourceWrite", Params: write}); err != nil {
+	if _, err := provider.ServeResource(ctx, engine.Call{Caller: soft, Method: "resourceWrite", Params: write}); err != nil {
 		log.Fatal(err)
 	}
 	read, _ := json.Marshal(ahp.ResourceReadParams{URI: "bot://motion"})
-	res, err := provider.ServeResource(ctx, transport.Call{Caller: soft, Method: "resourceRead", Params: read})
+	res, err := provider.ServeResource(ctx, engine.Call{Caller: soft, Method: "resourceRead", Params: read})
 	if err != nil {
 		log.Fatal(err)
 	}

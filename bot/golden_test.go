@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/internal/txtar"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
@@ -141,7 +142,7 @@ func runGolden(t *testing.T, script string) string {
 		t.Fatal(err)
 	}
 	clock := &ticker{now: time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)}
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	store := memrecord.New()
 	defer store.Close()
 	svc, err := bot.New(ctx, bot.Config{

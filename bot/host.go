@@ -8,9 +8,9 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 // Users is the users directory a service authenticates connections with:
@@ -23,7 +23,7 @@ type Users interface {
 	Principal(id string) (p access.Principal, ok bool)
 }
 
-var _ transport.Host = (*Service)(nil)
+var _ engine.Host = (*Service)(nil)
 
 // Authenticate returns the principal of a connection's token. With no users
 // directory every connection is root, whatever token it shows.
@@ -34,7 +34,7 @@ func (s *Service) Authenticate(token string) (access.Principal, bool) {
 	return s.users.Authenticate(token)
 }
 
-var _ transport.AuthWatcher = (*Service)(nil)
+var _ engine.AuthWatcher = (*Service)(nil)
 
 // WatchAuth calls fn after each change of the users directory, when it
 // tells of its changes as usersfile.Directory does, so that the transport
@@ -48,7 +48,7 @@ func (s *Service) WatchAuth(fn func()) (stop func()) {
 
 // principalNow is who a subscriber is now: its user's current memberships
 // and grants, where the users directory knows them.
-func (s *Service) principalNow(sub *transport.Subscriber) access.Principal {
+func (s *Service) principalNow(sub *engine.Subscriber) access.Principal {
 	return s.current(sub.Principal)
 }
 
@@ -65,7 +65,7 @@ func (s *Service) current(p access.Principal) access.Principal {
 }
 
 // Resources returns the provider of a URI scheme: the bot: scheme, or nil.
-func (s *Service) Resources(scheme string) transport.ResourceProvider {
+func (s *Service) Resources(scheme string) engine.ResourceProvider {
 	if scheme == Scheme {
 		return s.Provider()
 	}
@@ -74,7 +74,7 @@ func (s *Service) Resources(scheme string) transport.ResourceProvider {
 
 // Meta is the _meta of the initialize result and the root state: the bot:
 // scheme and the catalogue channel, and who the caller is.
-func (s *Service) Meta(ctx context.Context, c transport.Caller) (map[string]any, error) {
+func (s *Service) Meta(ctx context.Context, c engine.Caller) (map[string]any, error) {
 	m := s.meta(c.Principal)
 	s.addProblems(ctx, m, s.current(c.Principal))
 	return m, nil
@@ -159,7 +159,7 @@ func (s *Service) providerInfo() map[string]any {
 // Channel returns the state channel at uri: the root, the catalogue, a
 // resource watch, a bot chat's session or chat, or a back session's
 // channel the session host serves.
-func (s *Service) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+func (s *Service) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	if s.chats != nil {
 		if ch, ok, err := s.chats.channel(ctx, c, uri); ok {
 			return ch, err
@@ -191,7 +191,7 @@ type rootChannel struct{ s *Service }
 
 func (r rootChannel) URI() string { return ahp.RootURI }
 
-func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (r rootChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	agents := []ahp.AgentInfo{}
 	if r.s.chats != nil {
 		agents = append(agents, ChatAgent())
@@ -199,7 +199,7 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (
 	agents = append(agents, r.s.agents...)
 	meta := r.s.meta(sub.Principal)
 	r.s.addProblems(ctx, meta, r.s.current(sub.Principal))
-	return transport.Snapshot{State: ahp.RootState{
+	return engine.Snapshot{State: ahp.RootState{
 		Agents: agents,
 		Meta:   meta,
 	}}, nil
@@ -208,16 +208,16 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (
 // channelSource is a session host that serves its sessions' channels, as
 // wake.LocalHost does.
 type channelSource interface {
-	Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error)
+	Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error)
 }
 
-var _ transport.Methods = (*Service)(nil)
+var _ engine.Methods = (*Service)(nil)
 
 // HandleMethod answers the session methods: createSession (the bot-chat
 // provider), disposeSession, listSessions, and fetchTurns on a bot chat
 // (older turns read from its log). A service with no session
 // host answers them -32601, as it does every other session method.
-func (s *Service) HandleMethod(ctx context.Context, call transport.Call) (any, error) {
+func (s *Service) HandleMethod(ctx context.Context, call engine.Call) (any, error) {
 	if s.chats == nil {
 		return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 	}

@@ -1,40 +1,165 @@
 package bot_test
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 )
 
-// TestImportGraph keeps the layering of DESIGN.md: the ports' packages
-// never import the service, nothing imports the reference server, and
-// production packages never import testing.
+const module = "github.com/agenthost/bots"
+
+// layers places every folder at the top of the module, as
+// docs/ARCHITECTURE.md draws them. A package may import only packages of a
+// lower layer, or of its own folder (wake/acp imports wake); so nothing
+// below the service imports it, and the wire types, the engine, errcode
+// and access import nothing above them. "" is the module's own package,
+// the embedding value.
+var layers = map[string]int{
+	"internal": 0, // crash-safe writes, JSON helpers, feeds: no project imports
+	"web":      0, // the page: an AHP client in the browser, imports nothing
+
+	"ahp":     1, // wire types and pure reducers
+	"errcode": 1, // the error type of the service boundary
+	"access":  1, // who is asking: principals, grants, the users file
+
+	"engine": 2, // the session engine: serverSeq, channels, replay
+
+	"record":  3, // the record port and its stores
+	"persona": 3, // AGENTS.md and CLAUDE.md
+
+	"connector": 4, // connectors: vaults, adapters, scrubbing
+	"catalog":   4, // the catalogue channel and resource watches
+
+	"wake": 5, // back sessions: SessionHost, Harness, the wake
+
+	"bot": 6, // the service
+
+	"transport": 3, // WebSocket + JSON-RPC serving the engine; see wireUsers
+
+	"":         7, // the embedding value
+	"examples": 8, // the reference server: wiring only
+	"scripts":  8, // tools run by hand
+}
+
+// wireUsers are the only folders that may import transport or depend on
+// the WebSocket library: the embedding value and what runs it.
+var wireUsers = map[string]bool{"": true, "transport": true, "examples": true, "scripts": true}
+
+// folder returns the top folder of a package of the module ("" for the
+// module's own package) and whether pkg is in the module.
+func folder(pkg string) (string, bool) {
+	if pkg == module {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(pkg, module+"/")
+	if !ok {
+		return "", false
+	}
+	top, _, _ := strings.Cut(rel, "/")
+	return top, true
+}
+
+// TestImportGraph keeps the layering of docs/ARCHITECTURE.md: each
+// package imports only lower layers; only the embedding value, examples
+// and scripts import transport, and nothing else depends on the WebSocket
+// library, even through another package; nothing imports the reference
+// server; production packages never import testing.
 func TestImportGraph(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/agenthost/bots/...").Output()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	const mod = "github.com/agenthost/bots/"
-	lower := []string{"ahp", "access", "errcode", "record", "persona", "wake", "connector", "catalog", "transport", "internal"}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg, imports := fields[0], fields[1:]
-		rel := strings.TrimPrefix(pkg, mod)
-		isTestSupport := strings.HasSuffix(rel, "test")
-		for _, imp := range imports {
-			if imp == mod+"bot" {
-				for _, l := range lower {
-					if rel == l || strings.HasPrefix(rel, l+"/") {
-						t.Errorf("%s imports the bot service", pkg)
-					}
-				}
-			}
-			if strings.HasPrefix(imp, mod+"examples") {
-				t.Errorf("%s imports %s", pkg, imp)
-			}
+	for _, v := range checkImports(strings.Split(strings.TrimSpace(string(out)), "\n")) {
+		t.Error(v)
+	}
+}
+
+// checkImports returns what breaks the layering in lines of go list:
+// "pkg|imports|deps", each list separated by spaces.
+func checkImports(lines []string) []string {
+	var bad []string
+	for _, line := range lines {
+		parts := strings.Split(line, "|")
+		if len(parts) != 3 {
+			bad = append(bad, fmt.Sprintf("go list line %q", line))
+			continue
+		}
+		pkg := parts[0]
+		from, _ := folder(pkg)
+		rank, known := layers[from]
+		if !known {
+			bad = append(bad, fmt.Sprintf("%s is in no layer: place the folder %q in TestImportGraph and docs/ARCHITECTURE.md", pkg, from))
+			continue
+		}
+		isTestSupport := strings.HasSuffix(pkg, "test")
+		for _, imp := range strings.Fields(parts[1]) {
 			if imp == "testing" && !isTestSupport {
-				t.Errorf("production package %s imports testing", pkg)
+				bad = append(bad, fmt.Sprintf("production package %s imports testing", pkg))
 			}
+			to, ours := folder(imp)
+			if !ours || to == from {
+				continue
+			}
+			switch {
+			case to == "examples" || to == "scripts":
+				bad = append(bad, fmt.Sprintf("%s imports %s, which nothing may import", pkg, imp))
+			case to == "transport" && !wireUsers[from]:
+				bad = append(bad, fmt.Sprintf("%s imports transport: only the embedding value and examples serve the wire", pkg))
+			case layers[to] >= rank && to != "transport":
+				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports go down only", pkg, rank, imp, layers[to]))
+			}
+		}
+		if wireUsers[from] {
+			continue
+		}
+		for _, dep := range strings.Fields(parts[2]) {
+			if dep == "github.com/coder/websocket" {
+				bad = append(bad, fmt.Sprintf("%s depends on the WebSocket library", pkg))
+			}
+		}
+	}
+	return bad
+}
+
+// TestImportGraphCatchesWhatItForbids feeds the check an import graph with
+// one of each fault.
+func TestImportGraphCatchesWhatItForbids(t *testing.T) {
+	m := module + "/"
+	lines := []string{
+		m + "engine|" + m + "access " + m + "errcode|",                         // fine
+		m + "wake/acp|" + m + "wake " + m + "connector|",                       // fine: own folder, lower layer
+		module + "|" + m + "transport " + m + "bot|github.com/coder/websocket", // fine: the embedding value
+		m + "catalog|" + m + "bot|",                                            // upward
+		m + "engine|" + m + "record|",                                          // upward from the bottom
+		m + "connector|" + m + "wake|",                                         // upward, connector included
+		m + "bot|" + m + "transport|",                                          // the wire from the service
+		m + "wake|encoding/json|github.com/coder/websocket",                    // the WebSocket library through a dep
+		m + "record|" + m + "examples/server|",                                 // the reference server
+		m + "persona|testing|",                                                 // testing in production
+		m + "newthing|fmt|",                                                    // no layer
+	}
+	bad := checkImports(lines)
+	wants := []string{
+		"catalog (layer 4) imports " + m + "bot",
+		"engine (layer 2) imports " + m + "record",
+		"connector (layer 4) imports " + m + "wake",
+		"bot imports transport",
+		"wake depends on the WebSocket library",
+		"imports " + m + "examples/server",
+		"production package " + m + "persona imports testing",
+		m + "newthing is in no layer",
+	}
+	if len(bad) != len(wants) {
+		t.Errorf("got %d faults, want %d:\n%s", len(bad), len(wants), strings.Join(bad, "\n"))
+	}
+	for _, w := range wants {
+		found := false
+		for _, b := range bad {
+			found = found || strings.Contains(b, w)
+		}
+		if !found {
+			t.Errorf("no fault names %q", w)
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 // Scheme is the URI scheme bots are served under: bot://<slug>.
@@ -23,16 +23,16 @@ const SchemeRoot = "bot://"
 // contentType is what a read of a bot answers.
 const contentType = "application/json"
 
-// Provider is the bot: scheme as a transport.ResourceProvider.
+// Provider is the bot: scheme as a engine.ResourceProvider.
 type Provider struct{ svc *Service }
 
-var _ transport.ResourceProvider = Provider{}
+var _ engine.ResourceProvider = Provider{}
 
 // Provider returns the service's bot: scheme provider.
 func (s *Service) Provider() Provider { return Provider{svc: s} }
 
 // ServeResource answers the resource methods on bot: URIs.
-func (r Provider) ServeResource(ctx context.Context, call transport.Call) (any, error) {
+func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, error) {
 	p := r.svc.current(call.Principal)
 	switch call.Method {
 	case ahp.MethodResourceRead:

@@ -20,11 +20,11 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -67,7 +67,7 @@ type Config struct {
 	// Bus carries the actions of the service's channels (the catalogue,
 	// resource watches); nil makes one. A transport.Server must be given
 	// the same Bus.
-	Bus *transport.Bus
+	Bus *engine.Bus
 	// Sessions is the session host back sessions live on. Nil serves no
 	// bot chats: the session methods answer -32601.
 	Sessions wake.SessionHost
@@ -103,7 +103,7 @@ type Service struct {
 	partsMu    sync.RWMutex
 	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
 	users      Users
-	bus        *transport.Bus
+	bus        *engine.Bus
 	catalog    *catalog.Catalog
 	stop       func() // stops following the users directory
 	chats      *chats // the bot-chat provider; nil without a session host
@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	opts.Root = root
 	bus := cfg.Bus
 	if bus == nil {
-		bus = transport.NewBus(log)
+		bus = engine.NewBus(log)
 	}
 	s := &Service{
 		agents:     slices.Clone(cfg.Agents),
@@ -251,7 +251,7 @@ func (s *Service) Close() error {
 }
 
 // Bus is the bus the service publishes its channels' actions on.
-func (s *Service) Bus() *transport.Bus { return s.bus }
+func (s *Service) Bus() *engine.Bus { return s.bus }
 
 // Root is the folder bots work under.
 func (s *Service) Root() string { return s.root }

@@ -6,7 +6,7 @@
 //
 // A Catalog follows a Source (the bot service) and keeps the bots as a read
 // answers them. Each change is published once per channel, projected per
-// subscriber with transport.Event.For, so each reader is sent only what it
+// subscriber with engine.Event.For, so each reader is sent only what it
 // may read and the goroutine that follows the Source never waits on a
 // client.
 package catalog
@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 // Source is where the catalogue hears of bots: every bot as a read answers
@@ -44,12 +44,12 @@ type Config struct {
 	Source Source
 	// Bus carries the actions of the catalogue and the watches; the
 	// transport.Server must deliver from the same Bus. Required.
-	Bus *transport.Bus
+	Bus *engine.Bus
 	// CanRead reports whether p may read r. Required.
 	CanRead func(p access.Principal, r record.Record) bool
 	// Principal returns who a subscriber is now (current memberships from
 	// the users file); nil means the subscriber's own Principal.
-	Principal func(sub *transport.Subscriber) access.Principal
+	Principal func(sub *engine.Subscriber) access.Principal
 	// WatchIdle is how long a watch channel with no subscribers is kept
 	// before it is forgotten. Zero means one minute.
 	WatchIdle time.Duration
@@ -64,9 +64,9 @@ type Config struct {
 // smu. Event.For runs under the Bus's lock, so it takes smu alone.
 type Catalog struct {
 	src       Source
-	bus       *transport.Bus
+	bus       *engine.Bus
 	canRead   func(access.Principal, record.Record) bool
-	principal func(*transport.Subscriber) access.Principal
+	principal func(*engine.Subscriber) access.Principal
 	idle      time.Duration
 	log       *slog.Logger
 	channel   *catalogueChannel
@@ -86,8 +86,8 @@ type Catalog struct {
 	waiters map[changeKey][]chan struct{} // Await calls, closed when their change is applied
 
 	smu     sync.Mutex // guards readers, early and every watch's watchers
-	readers map[*transport.Subscriber]*reader
-	early   map[*transport.Subscriber]time.Time // unsubscribed before their Subscribe ran
+	readers map[*engine.Subscriber]*reader
+	early   map[*engine.Subscriber]time.Time // unsubscribed before their Subscribe ran
 }
 
 // entry is a bot as the catalogue holds it: the record, its JSON and the
@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		cfg.WatchIdle = time.Minute
 	}
 	if cfg.Principal == nil {
-		cfg.Principal = func(sub *transport.Subscriber) access.Principal { return sub.Principal }
+		cfg.Principal = func(sub *engine.Subscriber) access.Principal { return sub.Principal }
 	}
 	c := &Catalog{
 		src:       cfg.Source,
@@ -133,8 +133,8 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		watches:   map[string]*watch{},
 		recent:    map[changeKey]struct{}{},
 		waiters:   map[changeKey][]chan struct{}{},
-		readers:   map[*transport.Subscriber]*reader{},
-		early:     map[*transport.Subscriber]time.Time{},
+		readers:   map[*engine.Subscriber]*reader{},
+		early:     map[*engine.Subscriber]time.Time{},
 	}
 	c.channel = &catalogueChannel{c: c}
 
@@ -293,7 +293,7 @@ func (c *Catalog) sweep(now time.Time) {
 
 // leftEarly reports whether sub was unsubscribed before its Subscribe ran,
 // forgetting the mark. Called with smu held.
-func (c *Catalog) leftEarly(sub *transport.Subscriber) bool {
+func (c *Catalog) leftEarly(sub *engine.Subscriber) bool {
 	if _, ok := c.early[sub]; ok {
 		delete(c.early, sub)
 		return true

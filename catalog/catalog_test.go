@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 func TestSnapshotHoldsExactlyTheReadableBots(t *testing.T) {
@@ -70,7 +70,7 @@ func TestSnapshotSeqIsTheLastCatalogueActionPublished(t *testing.T) {
 	}
 	last := envs[1].ServerSeq
 	// An action on another channel moves serverSeq but not the catalogue.
-	if _, err := e.bus.Publish("other:/x", transport.Event{Action: map[string]any{"type": "other/x"}}); err != nil {
+	if _, err := e.bus.Publish("other:/x", engine.Event{Action: map[string]any{"type": "other/x"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -113,7 +113,7 @@ func newView(t testing.TB, snap snapshot) *view {
 	return v
 }
 
-func (v *view) apply(envs []transport.Envelope) {
+func (v *view) apply(envs []engine.Envelope) {
 	v.t.Helper()
 	for _, env := range envs {
 		if env.ServerSeq <= v.seq {
@@ -314,7 +314,7 @@ func TestMembershipChangesRacingEditsNeverSendAWrongAction(t *testing.T) {
 	wg.Wait()
 	e.sync()
 	v.apply(bob.pending())
-	v.check("bob", e.src, e.dir.principal(&transport.Subscriber{Caller: transport.Caller{Principal: access.Principal{User: "bob"}}}))
+	v.check("bob", e.src, e.dir.principal(&engine.Subscriber{Caller: engine.Caller{Principal: access.Principal{User: "bob"}}}))
 }
 
 func TestDispatchToTheCatalogueIsRejected(t *testing.T) {
@@ -331,18 +331,18 @@ func TestDispatchToTheCatalogueIsRejected(t *testing.T) {
 	if len(before) != 1 || before[0].Method != "action" {
 		t.Fatalf("got %+v, want the rejected action", before)
 	}
-	var env transport.Envelope
+	var env engine.Envelope
 	if err := json.Unmarshal(before[0].Params, &env); err != nil {
 		t.Fatal(err)
 	}
 	if env.RejectionReason != "a client cannot dispatch an action to the channel" {
 		t.Fatalf("rejection reason %q", env.RejectionReason)
 	}
-	d, ok := e.cat.Channel().(transport.Dispatcher)
+	d, ok := e.cat.Channel().(engine.Dispatcher)
 	if !ok {
 		t.Fatal("the catalogue channel is not a Dispatcher")
 	}
-	if err := d.Dispatch(context.Background(), transport.Dispatch{Channel: URI}); err == nil {
+	if err := d.Dispatch(context.Background(), engine.Dispatch{Channel: URI}); err == nil {
 		t.Fatal("Dispatch accepted an action")
 	}
 	if got := describeAll(t, c.pending()); len(got) != 0 {
@@ -386,8 +386,8 @@ func TestUnsubscribeForgetsTheSubscriber(t *testing.T) {
 func TestSubscriberThatLeftBeforeItsSnapshotIsRefused(t *testing.T) {
 	e := newEnv(t, Config{}, defaultBots()...)
 	ch := e.cat.Channel()
-	sub := &transport.Subscriber{ID: 1, URI: URI, Caller: transport.Caller{Principal: access.RootPrincipal()}}
-	ch.(transport.Unsubscriber).Unsubscribe(sub)
+	sub := &engine.Subscriber{ID: 1, URI: URI, Caller: engine.Caller{Principal: access.RootPrincipal()}}
+	ch.(engine.Unsubscriber).Unsubscribe(sub)
 	_, err := ch.Subscribe(context.Background(), sub)
 	if errcode.Of(err) != errcode.NotFound {
 		t.Fatalf("Subscribe after Unsubscribe: %v", err)
@@ -425,7 +425,7 @@ func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
 		src.put(bot("late", "user:alice"))
 		src.del("gamma")
 	}
-	bus := transport.NewBus(nil)
+	bus := engine.NewBus(nil)
 	cat, err := New(context.Background(), Config{Source: src, Bus: bus, CanRead: canRead})
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestCloseStopsFollowingAndRefusesNewSubscribers(t *testing.T) {
 		defer e.src.mu.Unlock()
 		return len(e.src.feeds) == 0
 	})
-	sub := &transport.Subscriber{ID: 1, URI: URI, Caller: transport.Caller{Principal: access.RootPrincipal()}}
+	sub := &engine.Subscriber{ID: 1, URI: URI, Caller: engine.Caller{Principal: access.RootPrincipal()}}
 	if _, err := e.cat.Channel().Subscribe(context.Background(), sub); errcode.Of(err) != errcode.Unavailable {
 		t.Fatalf("Subscribe after Close: %v", err)
 	}
@@ -485,7 +485,7 @@ func TestSlowClientDoesNotHoldUpTheCatalogue(t *testing.T) {
 }
 
 func TestNewRequiresSourceBusAndCanRead(t *testing.T) {
-	ok := Config{Source: newFakeSource(), Bus: transport.NewBus(nil), CanRead: canRead}
+	ok := Config{Source: newFakeSource(), Bus: engine.NewBus(nil), CanRead: canRead}
 	for name, mod := range map[string]func(*Config){
 		"no source":     func(c *Config) { c.Source = nil },
 		"no bus":        func(c *Config) { c.Bus = nil },

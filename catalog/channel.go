@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
-	"github.com/agenthost/bots/transport"
 )
 
 // URI is the catalogue channel's URI.
@@ -51,27 +51,27 @@ type reader struct {
 type catalogueChannel struct{ c *Catalog }
 
 var (
-	_ transport.Channel      = (*catalogueChannel)(nil)
-	_ transport.Unsubscriber = (*catalogueChannel)(nil)
-	_ transport.Dispatcher   = (*catalogueChannel)(nil)
+	_ engine.Channel      = (*catalogueChannel)(nil)
+	_ engine.Unsubscriber = (*catalogueChannel)(nil)
+	_ engine.Dispatcher   = (*catalogueChannel)(nil)
 )
 
 // Channel returns the catalogue channel, x-ahpd-bots://. It is also a
-// transport.Unsubscriber and a transport.Dispatcher that rejects every
+// engine.Unsubscriber and a engine.Dispatcher that rejects every
 // action.
-func (c *Catalog) Channel() transport.Channel { return c.channel }
+func (c *Catalog) Channel() engine.Channel { return c.channel }
 
 // URI returns URI.
 func (ch *catalogueChannel) URI() string { return URI }
 
 // Subscribe returns every bot the subscriber may read now, at the serverSeq
 // of the last catalogue action, and starts projecting the actions for it.
-func (ch *catalogueChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (ch *catalogueChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c := ch.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return transport.Snapshot{}, errcode.New(errcode.Unavailable, "the bot catalogue is closed")
+		return engine.Snapshot{}, errcode.New(errcode.Unavailable, "the bot catalogue is closed")
 	}
 	p := c.principal(sub)
 	rd := &reader{user: userOf(sub.Principal), p: p, visible: map[string]struct{}{}}
@@ -86,14 +86,14 @@ func (ch *catalogueChannel) Subscribe(ctx context.Context, sub *transport.Subscr
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	if c.leftEarly(sub) {
-		return transport.Snapshot{}, errcode.New(errcode.NotFound, "the subscription to %s has ended", URI)
+		return engine.Snapshot{}, errcode.New(errcode.NotFound, "the subscription to %s has ended", URI)
 	}
 	c.readers[sub] = rd
-	return transport.Snapshot{State: state, Seq: c.catSeq}, nil
+	return engine.Snapshot{State: state, Seq: c.catSeq}, nil
 }
 
 // Unsubscribe forgets what the subscriber had.
-func (ch *catalogueChannel) Unsubscribe(sub *transport.Subscriber) {
+func (ch *catalogueChannel) Unsubscribe(sub *engine.Subscriber) {
 	c := ch.c
 	c.smu.Lock()
 	defer c.smu.Unlock()
@@ -105,7 +105,7 @@ func (ch *catalogueChannel) Unsubscribe(sub *transport.Subscriber) {
 }
 
 // Dispatch rejects the action: the catalogue takes none.
-func (ch *catalogueChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (ch *catalogueChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	return errcode.New(errcode.Invalid, "a client cannot dispatch an action to the channel")
 }
 
@@ -173,7 +173,7 @@ func (c *Catalog) project(rd *reader, a *actions, sendChanged bool) (any, bool) 
 // now, nil when it was deleted. Called with mu held.
 func (c *Catalog) publishBot(id string, e *entry) {
 	a := newActions(id, e)
-	c.publishCatalogue(func(sub *transport.Subscriber) (any, bool) {
+	c.publishCatalogue(func(sub *engine.Subscriber) (any, bool) {
 		c.smu.Lock()
 		defer c.smu.Unlock()
 		rd := c.readers[sub]
@@ -186,8 +186,8 @@ func (c *Catalog) publishBot(id string, e *entry) {
 
 // publishCatalogue publishes a projected catalogue action and keeps its
 // serverSeq for the next snapshot. Called with mu held.
-func (c *Catalog) publishCatalogue(project func(*transport.Subscriber) (any, bool)) {
-	seq, err := c.bus.Publish(URI, transport.Event{For: project})
+func (c *Catalog) publishCatalogue(project func(*engine.Subscriber) (any, bool)) {
+	seq, err := c.bus.Publish(URI, engine.Event{For: project})
 	if err != nil {
 		c.log.Error("catalog: publish on the catalogue", "err", err)
 		return
@@ -210,7 +210,7 @@ func (c *Catalog) MembershipsChanged(userIDs []string) {
 		return
 	}
 	type flip struct {
-		sub *transport.Subscriber
+		sub *engine.Subscriber
 		ids []string
 	}
 	var flips []flip
@@ -244,7 +244,7 @@ func (c *Catalog) MembershipsChanged(userIDs []string) {
 			e := c.bots[id]
 			a := newActions(id, &e)
 			target := f.sub
-			c.publishCatalogue(func(sub *transport.Subscriber) (any, bool) {
+			c.publishCatalogue(func(sub *engine.Subscriber) (any, bool) {
 				if sub != target {
 					return nil, false
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
@@ -140,7 +141,7 @@ func (d *directory) set(p access.Principal) {
 	d.by[p.User] = p
 }
 
-func (d *directory) principal(sub *transport.Subscriber) access.Principal {
+func (d *directory) principal(sub *engine.Subscriber) access.Principal {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if p, ok := d.by[sub.Principal.User]; ok && !sub.Principal.Root {
@@ -161,18 +162,18 @@ func (h *testHost) Authenticate(token string) (access.Principal, bool) {
 	return p, ok
 }
 
-func (h *testHost) Meta(context.Context, transport.Caller) (map[string]any, error) {
+func (h *testHost) Meta(context.Context, engine.Caller) (map[string]any, error) {
 	return map[string]any{"ahpd.channels": []any{Info()}}, nil
 }
 
-func (h *testHost) Resources(scheme string) transport.ResourceProvider {
+func (h *testHost) Resources(scheme string) engine.ResourceProvider {
 	if scheme == "bot" {
 		return h
 	}
 	return nil
 }
 
-func (h *testHost) ServeResource(ctx context.Context, call transport.Call) (any, error) {
+func (h *testHost) ServeResource(ctx context.Context, call engine.Call) (any, error) {
 	if call.Method != ahp.MethodCreateResourceWatch {
 		return nil, errcode.New(errcode.Unsupported, "not served")
 	}
@@ -187,7 +188,7 @@ func (h *testHost) ServeResource(ctx context.Context, call transport.Call) (any,
 	return ahp.CreateResourceWatchResult{Channel: ch}, nil
 }
 
-func (h *testHost) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+func (h *testHost) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	switch {
 	case uri == URI:
 		return h.cat.Channel(), nil
@@ -205,7 +206,7 @@ type env struct {
 	src *fakeSource
 	dir *directory
 	cat *Catalog
-	bus *transport.Bus
+	bus *engine.Bus
 	srv *transport.Server
 }
 
@@ -216,7 +217,7 @@ func defaultBots() []record.Record {
 
 func newEnv(t testing.TB, cfg Config, bots ...record.Record) *env {
 	t.Helper()
-	e := &env{t: t, src: newFakeSource(bots...), dir: &directory{by: people()}, bus: transport.NewBus(nil)}
+	e := &env{t: t, src: newFakeSource(bots...), dir: &directory{by: people()}, bus: engine.NewBus(nil)}
 	cfg.Source, cfg.Bus, cfg.CanRead, cfg.Principal = e.src, e.bus, canRead, e.dir.principal
 	cat, err := New(context.Background(), cfg)
 	if err != nil {
@@ -377,15 +378,15 @@ func (c *client) subscribe(uri string) snapshot {
 }
 
 // pending returns the action envelopes queued for the client so far.
-func (c *client) pending() []transport.Envelope {
+func (c *client) pending() []engine.Envelope {
 	c.t.Helper()
 	_, before := c.request("ping", nil)
-	out := []transport.Envelope{}
+	out := []engine.Envelope{}
 	for _, m := range before {
 		if m.Method != "action" {
 			c.t.Fatalf("unexpected %s", m.Method)
 		}
-		var env transport.Envelope
+		var env engine.Envelope
 		if err := json.Unmarshal(m.Params, &env); err != nil {
 			c.t.Fatal(err)
 		}
@@ -443,7 +444,7 @@ func describe(t testing.TB, action json.RawMessage) string {
 	return string(action)
 }
 
-func describeAll(t testing.TB, envs []transport.Envelope) []string {
+func describeAll(t testing.TB, envs []engine.Envelope) []string {
 	t.Helper()
 	out := []string{}
 	for _, e := range envs {

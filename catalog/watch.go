@@ -10,9 +10,9 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 )
 
 // WatchPrefix begins the URI of every resource watch channel:
@@ -37,7 +37,7 @@ type watch struct {
 
 	// guarded by Catalog.smu: each subscriber's watcher, judged by the
 	// principal it had when it subscribed.
-	watchers map[*transport.Subscriber]access.Principal
+	watchers map[*engine.Subscriber]access.Principal
 
 	// guarded by Catalog.mu
 	lastSeq   int64     // serverSeq of the last action published on it
@@ -83,7 +83,7 @@ func (c *Catalog) CreateWatch(ctx context.Context, p access.Principal, uri strin
 		uri:       WatchPrefix + rand.Text(),
 		root:      root,
 		slug:      slug,
-		watchers:  map[*transport.Subscriber]access.Principal{},
+		watchers:  map[*engine.Subscriber]access.Principal{},
 		idleSince: time.Now(),
 	}
 	w.ch = &watchChannel{c: c, w: w}
@@ -136,7 +136,7 @@ func parseBotURI(uri string) (string, error) {
 // ahp-resource-watch:/<id>, for a subscribe to it; ok is false for a watch
 // this catalogue does not have (never made, or forgotten after it had no
 // subscribers for a while).
-func (c *Catalog) WatchChannel(uri string) (transport.Channel, bool) {
+func (c *Catalog) WatchChannel(uri string) (engine.Channel, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.watches[uri]
@@ -153,8 +153,8 @@ type watchChannel struct {
 }
 
 var (
-	_ transport.Channel      = (*watchChannel)(nil)
-	_ transport.Unsubscriber = (*watchChannel)(nil)
+	_ engine.Channel      = (*watchChannel)(nil)
+	_ engine.Unsubscriber = (*watchChannel)(nil)
 )
 
 // URI returns the watch's channel URI.
@@ -162,28 +162,28 @@ func (ch *watchChannel) URI() string { return ch.w.uri }
 
 // Subscribe attaches the subscriber's watcher, judged from now on by who
 // the subscriber is now, and returns what is watched.
-func (ch *watchChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (ch *watchChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c, w := ch.c, ch.w
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return transport.Snapshot{}, errcode.New(errcode.Unavailable, "the bot catalogue is closed")
+		return engine.Snapshot{}, errcode.New(errcode.Unavailable, "the bot catalogue is closed")
 	}
 	if w.gone {
-		return transport.Snapshot{}, errcode.New(errcode.NotFound, "no watch at %s", w.uri)
+		return engine.Snapshot{}, errcode.New(errcode.NotFound, "no watch at %s", w.uri)
 	}
 	p := c.principal(sub)
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	if c.leftEarly(sub) {
-		return transport.Snapshot{}, errcode.New(errcode.NotFound, "the subscription to %s has ended", w.uri)
+		return engine.Snapshot{}, errcode.New(errcode.NotFound, "the subscription to %s has ended", w.uri)
 	}
 	w.watchers[sub] = p
-	return transport.Snapshot{State: ahp.ResourceWatchState{Root: w.root}, Seq: w.lastSeq}, nil
+	return engine.Snapshot{State: ahp.ResourceWatchState{Root: w.root}, Seq: w.lastSeq}, nil
 }
 
 // Unsubscribe detaches the subscriber's watcher.
-func (ch *watchChannel) Unsubscribe(sub *transport.Subscriber) {
+func (ch *watchChannel) Unsubscribe(sub *engine.Subscriber) {
 	c, w := ch.c, ch.w
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -222,7 +222,7 @@ func (c *Catalog) publishWatches(id string, r record.Record, kind string) {
 				return
 			}
 		}
-		seq, err := c.bus.Publish(w.uri, transport.Event{For: func(sub *transport.Subscriber) (any, bool) {
+		seq, err := c.bus.Publish(w.uri, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 			c.smu.Lock()
 			p, ok := w.watchers[sub]
 			c.smu.Unlock()

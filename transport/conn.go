@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 )
 
 // wire is one connection's frames: a WebSocket or an in-memory pipe.
@@ -38,9 +39,12 @@ var (
 )
 
 // outItem is one queued outgoing message, or the instruction to close once
-// what was queued before it is sent.
+// what was queued before it is sent. A message the engine delivered is
+// queued as it is and encoded by the writer: the engine delivers with its
+// lock held.
 type outItem struct {
 	data      []byte
+	msg       engine.Message // when data is nil and closeCode 0
 	closeCode websocket.StatusCode
 	reason    string
 }
@@ -53,7 +57,7 @@ type conn struct {
 	principal access.Principal
 	token     string // what it presented at the upgrade, asked again by Reauthenticate
 	log       *slog.Logger
-	revoked   bool // guarded by Bus.mu: its token no longer holds; keep nothing for a reconnect
+	link      *engine.Link // the connection's tie to the engine
 
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
@@ -88,15 +92,15 @@ type conn struct {
 	graceful bool // the writer closes after the queue drains
 	hard     bool // closed at once
 
-	// Handshake state, touched by the reading goroutine only (and rec,
-	// read under Bus.mu elsewhere).
+	// Handshake state, touched by the reading goroutine only.
 	ready    bool
 	clientID string
 	version  string
-	rec      *record
 }
 
-func (c *conn) caller() Caller { return Caller{ClientID: c.clientID, Principal: c.principal} }
+func (c *conn) caller() engine.Caller {
+	return engine.Caller{ClientID: c.clientID, Principal: c.principal}
+}
 
 // serve reads and handles messages until the connection ends, then tidies
 // up. It runs on the goroutine that accepted the connection.
@@ -126,7 +130,7 @@ func (c *conn) serve() {
 	<-c.writerEnd
 	c.unwatch()
 	c.w.closeNow(websocket.StatusNormalClosure, "")
-	c.srv.detach(c)
+	c.link.Close()
 	c.log.Debug("connection closed", "err", err)
 }
 
@@ -280,7 +284,7 @@ func (c *conn) writeLoop() {
 			c.cancel()
 			return
 		}
-		if err := c.w.write(c.ctx, it.data); err != nil {
+		if err := c.writeItem(it); err != nil {
 			c.fail(websocket.StatusAbnormalClosure, "write failed", false)
 			return
 		}
@@ -422,7 +426,8 @@ func (c *conn) tooSlow() {
 // send what was queued for it.
 const gracefulCloseTimeout = 10 * time.Second
 
-// fail closes the connection at once, without blocking: safe under Bus.mu.
+// fail closes the connection at once, without blocking: safe under the
+// Bus's lock.
 func (c *conn) fail(code websocket.StatusCode, reason string, warn bool) {
 	c.closeMu.Lock()
 	if c.hard {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
 
@@ -29,7 +30,7 @@ import (
 //   - methods: listSessions answers {items: []}; createSession of
 //     ahp-session:/dup is AlreadyExists; the rest Unsupported.
 type fakeHost struct {
-	bus  *Bus
+	bus  *engine.Bus
 	open bool
 
 	mu       sync.Mutex
@@ -38,7 +39,7 @@ type fakeHost struct {
 	refused  map[string]bool // tokens taken away since
 }
 
-func newFakeHost(bus *Bus) *fakeHost {
+func newFakeHost(bus *engine.Bus) *fakeHost {
 	h := &fakeHost{bus: bus, channels: map[string]*fakeChannel{}}
 	for _, uri := range []string{"ahp-root://", "test:/notes", "test:/feed", "test:/secret", "test:/broken"} {
 		h.channels[uri] = &fakeChannel{h: h, uri: uri, items: []any{}}
@@ -73,7 +74,7 @@ func (h *fakeHost) refuse(token string) {
 	h.refused[token] = true
 }
 
-func (h *fakeHost) Meta(_ context.Context, c Caller) (map[string]any, error) {
+func (h *fakeHost) Meta(_ context.Context, c engine.Caller) (map[string]any, error) {
 	return map[string]any{
 		"ahpd.principal": c.Principal.String(),
 		"ahpd.resourceProviders": map[string]any{
@@ -82,7 +83,7 @@ func (h *fakeHost) Meta(_ context.Context, c Caller) (map[string]any, error) {
 	}, nil
 }
 
-func (h *fakeHost) Resources(scheme string) ResourceProvider {
+func (h *fakeHost) Resources(scheme string) engine.ResourceProvider {
 	switch scheme {
 	case "mem":
 		return memProvider{}
@@ -92,7 +93,7 @@ func (h *fakeHost) Resources(scheme string) ResourceProvider {
 	return nil
 }
 
-func (h *fakeHost) Channel(_ context.Context, c Caller, uri string) (Channel, error) {
+func (h *fakeHost) Channel(_ context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	if uri == "test:///notes" {
 		uri = "test:/notes"
 	}
@@ -108,7 +109,7 @@ func (h *fakeHost) Channel(_ context.Context, c Caller, uri string) (Channel, er
 	return ch, nil
 }
 
-func (h *fakeHost) HandleMethod(_ context.Context, call Call) (any, error) {
+func (h *fakeHost) HandleMethod(_ context.Context, call engine.Call) (any, error) {
 	switch call.Method {
 	case "listSessions":
 		return map[string]any{"items": []any{}}, nil
@@ -151,14 +152,14 @@ type fakeChannel struct {
 
 func (ch *fakeChannel) URI() string { return ch.uri }
 
-func (ch *fakeChannel) Subscribe(_ context.Context, sub *Subscriber) (Snapshot, error) {
+func (ch *fakeChannel) Subscribe(_ context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	if ch.uri == "test:/broken" {
-		return Snapshot{}, errors.New("the broken channel's disk is on fire")
+		return engine.Snapshot{}, errors.New("the broken channel's disk is on fire")
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if ch.uri == "ahp-root://" {
-		return Snapshot{State: map[string]any{"agents": []any{}}, Seq: ch.lastSeq}, nil
+		return engine.Snapshot{State: map[string]any{"agents": []any{}}, Seq: ch.lastSeq}, nil
 	}
 	items := []any{}
 	for _, it := range ch.items {
@@ -166,22 +167,22 @@ func (ch *fakeChannel) Subscribe(_ context.Context, sub *Subscriber) (Snapshot, 
 			items = append(items, it)
 		}
 	}
-	return Snapshot{State: map[string]any{"items": items}, Seq: ch.lastSeq}, nil
+	return engine.Snapshot{State: map[string]any{"items": items}, Seq: ch.lastSeq}, nil
 }
 
 // visible reports whether a feed item is the subscriber's to see.
-func visible(item any, sub *Subscriber) bool {
+func visible(item any, sub *engine.Subscriber) bool {
 	m, _ := item.(map[string]any)
 	return sub.Principal.Root || m["owner"] == sub.Principal.User
 }
 
-func (ch *fakeChannel) Unsubscribe(sub *Subscriber) {
+func (ch *fakeChannel) Unsubscribe(sub *engine.Subscriber) {
 	ch.h.mu.Lock()
 	defer ch.h.mu.Unlock()
 	ch.h.unsubs = append(ch.h.unsubs, fmt.Sprintf("%s#%d", sub.URI, sub.ID))
 }
 
-func (ch *fakeChannel) Dispatch(_ context.Context, d Dispatch) error {
+func (ch *fakeChannel) Dispatch(_ context.Context, d engine.Dispatch) error {
 	if ch.uri == "ahp-root://" || ch.uri == "test:/feed" {
 		return errcode.New(errcode.Invalid, "%s takes no actions", ch.uri)
 	}
@@ -206,16 +207,16 @@ func (ch *fakeChannel) Dispatch(_ context.Context, d Dispatch) error {
 	return errcode.New(errcode.Invalid, "unknown action type %q", a.Type)
 }
 
-func (ch *fakeChannel) apply(action json.RawMessage, origin *Origin) error {
+func (ch *fakeChannel) apply(action json.RawMessage, origin *engine.Origin) error {
 	var item map[string]any
 	if err := json.Unmarshal(action, &item); err != nil {
 		return err
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	ev := Event{Action: action, Origin: origin}
+	ev := engine.Event{Action: action, Origin: origin}
 	if ch.uri == "test:/feed" {
-		ev.For = func(sub *Subscriber) (any, bool) {
+		ev.For = func(sub *engine.Subscriber) (any, bool) {
 			if !visible(item, sub) {
 				return nil, false
 			}
@@ -234,7 +235,7 @@ func (ch *fakeChannel) apply(action json.RawMessage, origin *Origin) error {
 // memProvider answers the mem: scheme by the URI's path.
 type memProvider struct{}
 
-func (memProvider) ServeResource(_ context.Context, call Call) (any, error) {
+func (memProvider) ServeResource(_ context.Context, call engine.Call) (any, error) {
 	switch strings.TrimPrefix(call.URI, "mem://") {
 	case "found":
 		if call.Method == "resourceRead" {
@@ -270,7 +271,7 @@ func (memProvider) ServeResource(_ context.Context, call Call) (any, error) {
 // readOnlyProvider serves resourceRead only.
 type readOnlyProvider struct{}
 
-func (readOnlyProvider) ServeResource(_ context.Context, call Call) (any, error) {
+func (readOnlyProvider) ServeResource(_ context.Context, call engine.Call) (any, error) {
 	if call.Method != "resourceRead" {
 		return nil, errcode.New(errcode.Unsupported, "the ro: scheme does not serve %s", call.Method)
 	}

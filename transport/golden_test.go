@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/internal/txtar"
 )
 
@@ -92,7 +93,7 @@ func runScript(t *testing.T, script string, cfg Config) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	bus := NewBus(nil)
+	bus := engine.NewBus(nil)
 	host := newFakeHost(bus)
 	cfg.Host, cfg.Bus = host, bus
 	srv, err := New(cfg)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
 
@@ -172,18 +173,7 @@ func (c *conn) initialize(id json.RawMessage, raw json.RawMessage) {
 		c.replyHostError(id, "initialize", err)
 		return
 	}
-	b := c.srv.bus
-	b.mu.Lock()
-	var left []*subscription
-	if old := b.clients[keyOf(c.principal, c.clientID)]; old != nil && old.conn == nil {
-		// the client starts afresh: what it had waiting is of no use.
-		left = b.releaseLocked(old)
-	}
-	rec := c.srv.newRecordLocked(c.caller(), version)
-	rec.conn = c
-	c.rec = rec
-	b.mu.Unlock()
-	unsubscribed(left)
+	c.link.Initialize(c.caller(), version)
 	c.ready, c.version = true, version
 
 	batch := c.openSubs(p.InitialSubscriptions)
@@ -228,9 +218,9 @@ type reconnectParams struct {
 }
 
 type replayResult struct {
-	Type    string     `json:"type"`
-	Actions []Envelope `json:"actions"`
-	Missing []string   `json:"missing"`
+	Type    string            `json:"type"`
+	Actions []engine.Envelope `json:"actions"`
+	Missing []string          `json:"missing"`
 }
 
 type snapshotsResult struct {
@@ -260,66 +250,18 @@ func (c *conn) reconnect(id json.RawMessage, raw json.RawMessage) {
 		return
 	}
 	c.clientID = *p.ClientID
-	lastSeen := *p.LastSeenServerSeq
-	want := map[string]bool{}
-	for _, u := range p.Subscriptions {
-		want[u] = true
-	}
-
-	b := c.srv.bus
-	b.mu.Lock()
-	old := b.clients[keyOf(c.principal, c.clientID)]
-	var left []*subscription
-	if old != nil && !old.lost && !old.released && old.srv == c.srv &&
-		lastSeen >= old.dropped && lastSeen <= b.seq {
-		// Replay: take the record over.
-		if old.conn != nil && old.conn != c {
-			old.conn.fail(websocket.StatusPolicyViolation, "the client reconnected on another connection", false)
-		}
-		if old.timer != nil {
-			old.timer.Stop()
-			old.timer = nil
-		}
-		res := replayResult{Type: "replay", Actions: old.since(lastSeen, want), Missing: []string{}}
-		for _, u := range p.Subscriptions {
-			if old.subs[u] == nil {
-				res.Missing = append(res.Missing, u)
-			}
-		}
-		for u, sub := range old.subs {
-			if !want[u] {
-				b.removeSubLocked(sub)
-				left = append(left, sub)
-			}
-		}
-		old.conn = c
-		c.rec = old
-		c.ready, c.version = true, old.version
-		if data, err := c.resultBytes(id, res); err != nil {
+	version, replay := c.link.Reconnect(c.caller(), *p.LastSeenServerSeq, p.Subscriptions)
+	c.ready, c.version = true, version
+	if replay != nil {
+		// the answer is encoded here, outside the engine's lock, which
+		// holds this client's deliveries until Finish sends it.
+		data, err := c.resultBytes(id, replayResult{Type: "replay", Actions: replay.Actions, Missing: replay.Missing})
+		if err != nil {
 			c.log.Error("reconnect result did not marshal", "err", err)
-		} else if data != nil {
-			c.enqueue(outItem{data: data})
 		}
-		b.mu.Unlock()
-		unsubscribed(left)
+		c.link.Finish(nil, answer(data))
 		return
 	}
-	// Fresh snapshots.
-	version := ""
-	if old != nil && old.srv == c.srv {
-		if old.conn != nil && old.conn != c {
-			old.conn.fail(websocket.StatusPolicyViolation, "the client reconnected on another connection", false)
-		}
-		version = old.version
-		left = b.releaseLocked(old)
-	}
-	rec := c.srv.newRecordLocked(c.caller(), version)
-	rec.conn = c
-	c.rec = rec
-	b.mu.Unlock()
-	unsubscribed(left)
-	c.ready, c.version = true, version
-
 	batch := c.openSubs(p.Subscriptions)
 	c.finishSubs(batch, func(int64) ([]byte, error) {
 		return c.resultBytes(id, snapshotsResult{Type: "snapshot", Snapshots: batch.snapshots()})
@@ -346,10 +288,10 @@ func (c *conn) subscribe(id json.RawMessage, raw json.RawMessage) {
 	}
 	batch := c.openSubs([]string{*p.Channel})
 	o := batch.items[0]
-	if o.err != nil {
-		e, internal := errorFor("subscribe", o.err)
+	if o.Err != nil {
+		e, internal := errorFor("subscribe", o.Err)
 		if internal {
-			c.log.Error("internal error", "method", "subscribe", "channel", o.uri, "err", o.err)
+			c.log.Error("internal error", "method", "subscribe", "channel", o.URI, "err", o.Err)
 		}
 		c.finishSubs(batch, func(int64) ([]byte, error) {
 			if id == nil {
@@ -362,7 +304,7 @@ func (c *conn) subscribe(id json.RawMessage, raw json.RawMessage) {
 	c.finishSubs(batch, func(int64) ([]byte, error) {
 		var res subscribeResult
 		if o.state != nil {
-			res.Snapshot = &snapshotResult{Resource: o.uri, State: o.state, FromSeq: o.snap.Seq}
+			res.Snapshot = &snapshotResult{Resource: o.URI, State: o.state, FromSeq: o.Snapshot.Seq}
 		}
 		return c.resultBytes(id, res)
 	})
@@ -378,32 +320,21 @@ func (c *conn) unsubscribe(id json.RawMessage, raw json.RawMessage) {
 		c.answerError(id, invalidParams("params.channel is required"))
 		return
 	}
-	b := c.srv.bus
-	b.mu.Lock()
-	sub := c.rec.subs[*p.Channel]
-	if sub != nil {
-		b.removeSubLocked(sub)
-	}
-	b.mu.Unlock()
-	if sub != nil {
-		unsubscribed([]*subscription{sub})
-	}
+	c.link.Unsubscribe(*p.Channel)
 	c.answer(id, struct{}{})
 }
 
-// opening is one subscription being opened.
+// opening is one subscription being opened, with its snapshot's state
+// marshalled.
 type opening struct {
-	uri   string
-	sub   *subscription
-	snap  Snapshot
+	*engine.Opening
 	state json.RawMessage
-	err   error
 }
 
 // subBatch is the subscriptions one request opens together.
 type subBatch struct {
-	items []*opening
-	seq   int64 // serverSeq when they were registered
+	*engine.Batch
+	items []opening
 }
 
 // snapshots returns the snapshots of the state-bearing subscriptions
@@ -411,100 +342,51 @@ type subBatch struct {
 func (sb *subBatch) snapshots() []snapshotResult {
 	out := []snapshotResult{}
 	for _, o := range sb.items {
-		if o.err == nil && o.state != nil {
-			out = append(out, snapshotResult{Resource: o.uri, State: o.state, FromSeq: o.snap.Seq})
+		if o.Err == nil && o.state != nil {
+			out = append(out, snapshotResult{Resource: o.URI, State: o.state, FromSeq: o.Snapshot.Seq})
 		}
 	}
 	return out
 }
 
-// openSubs registers subscriptions to uris and takes their snapshots.
-// Until finishSubs, everything for this client is held back, so the answer
-// comes before any action that follows its snapshots, and envelopes go out
-// in serverSeq order.
+// openSubs subscribes to uris and marshals their snapshots. Until
+// finishSubs, everything for this client is held back, so the answer
+// comes before any action that follows its snapshots, and envelopes go
+// out in serverSeq order.
 func (c *conn) openSubs(uris []string) *subBatch {
-	batch := &subBatch{}
-	chans := make([]Channel, len(uris))
-	for i, u := range uris {
-		o := &opening{uri: u}
-		batch.items = append(batch.items, o)
-		ch, err := c.srv.host.Channel(c.ctx, c.caller(), u)
-		if err == nil && ch == nil {
-			err = errcode.New(errcode.NotFound, "no channel %s", u)
-		}
-		o.err = err
-		chans[i] = ch
-	}
-	b := c.srv.bus
-	var replaced []*subscription
-	b.mu.Lock()
-	rec := c.rec
-	rec.holding++
-	batch.seq = b.seq
-	for i, o := range batch.items {
-		if o.err != nil {
-			continue
-		}
-		sub, old := b.addSubLocked(rec, o.uri, chans[i])
-		o.sub = sub
-		if old != nil {
-			replaced = append(replaced, old)
-		}
-	}
-	b.mu.Unlock()
-	unsubscribed(replaced)
-	for _, o := range batch.items {
-		if o.err != nil {
-			continue
-		}
-		snap, err := o.sub.ch.Subscribe(c.ctx, o.sub.s)
-		if err == nil && snap.State != nil {
-			o.state, err = marshalRaw(snap.State)
+	batch := &subBatch{Batch: c.link.Open(c.ctx, c.srv.host, uris)}
+	batch.items = make([]opening, len(batch.Openings))
+	for i, o := range batch.Openings {
+		batch.items[i].Opening = o
+		if o.Err == nil && o.Snapshot.State != nil {
+			var err error
+			batch.items[i].state, err = marshalRaw(o.Snapshot.State)
 			if err != nil {
-				err = fmt.Errorf("snapshot of %s: %w", o.uri, err)
+				o.Err = fmt.Errorf("snapshot of %s: %w", o.URI, err)
 			}
 		}
-		o.snap, o.err = snap, err
 	}
 	return batch
 }
 
-// finishSubs marks the batch's subscriptions ready (dropping those that
-// failed), queues the answer that respond makes, then what was held back.
+// finishSubs makes the answer that respond encodes, then has the engine
+// mark the batch's subscriptions ready (dropping those that failed) and
+// deliver the answer, then what was held back.
 func (c *conn) finishSubs(batch *subBatch, respond func(seq int64) ([]byte, error)) {
-	data, err := respond(batch.seq)
+	data, err := respond(batch.Seq)
 	if err != nil {
 		c.log.Error("answer did not marshal", "err", err)
 	}
-	b := c.srv.bus
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	rec := c.rec
-	for _, o := range batch.items {
-		if o.sub == nil {
-			continue
-		}
-		if o.err != nil {
-			if !o.sub.gone {
-				b.removeSubLocked(o.sub)
-			}
-			continue
-		}
-		o.sub.after = o.snap.Seq
-		o.sub.ready = true
+	c.link.Finish(batch.Batch, answer(data))
+}
+
+// answer is data as Link.Finish takes it: nil when there is nothing to
+// send (a notification gets no answer).
+func answer(data []byte) any {
+	if data == nil {
+		return nil
 	}
-	if data != nil {
-		c.enqueue(outItem{data: data})
-	}
-	rec.holding--
-	if rec.holding > 0 {
-		return // another subscribe still takes snapshots
-	}
-	held := rec.held
-	rec.held = nil
-	for _, h := range held {
-		b.sendLocked(h.sub, h.ev)
-	}
+	return data
 }
 
 type dispatchParams struct {
@@ -526,7 +408,7 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 		return
 	}
 	defer c.answer(id, struct{}{})
-	origin := Origin{ClientID: c.clientID, ClientSeq: *p.ClientSeq}
+	origin := engine.Origin{ClientID: c.clientID, ClientSeq: *p.ClientSeq}
 	var action struct {
 		Type string `json:"type"`
 	}
@@ -539,12 +421,12 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 		err = errcode.New(errcode.NotFound, "no channel %s", *p.Channel)
 	}
 	if err == nil {
-		d, ok := ch.(Dispatcher)
+		d, ok := ch.(engine.Dispatcher)
 		if !ok {
 			c.reject(*p.Channel, p.Action, origin, "this channel takes no actions")
 			return
 		}
-		err = d.Dispatch(c.ctx, Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
+		err = d.Dispatch(c.ctx, engine.Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
 	}
 	switch {
 	case err == nil:
@@ -561,20 +443,11 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 
 // reject sends a rejected action back to this client alone, at the
 // current serverSeq, outside the replay buffer.
-func (c *conn) reject(channel string, action json.RawMessage, origin Origin, reason string) {
+func (c *conn) reject(channel string, action json.RawMessage, origin engine.Origin, reason string) {
 	if len(action) == 0 || !json.Valid(action) {
 		action = json.RawMessage("null")
 	}
-	b := c.srv.bus
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	env := Envelope{Channel: channel, Action: compact(action), ServerSeq: b.seq, Origin: &origin, RejectionReason: reason}
-	data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: "action", Params: env})
-	if err != nil {
-		c.log.Error("rejection did not marshal", "err", err)
-		return
-	}
-	c.enqueue(outItem{data: data})
+	c.link.Reject(channel, compact(action), origin, reason)
 }
 
 type resourceParams struct {
@@ -698,7 +571,7 @@ func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p r
 
 // hostMethod forwards a session method to the host.
 func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage) {
-	h, ok := c.srv.host.(Methods)
+	h, ok := c.srv.host.(engine.Methods)
 	if !ok {
 		c.answerError(id, methodNotFound("method not found: %s", method))
 		return
@@ -717,11 +590,11 @@ func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage
 	c.call(id, method, uri, raw, h.HandleMethod)
 }
 
-func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage, fn func(context.Context, Call) (any, error)) {
+func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage, fn func(context.Context, engine.Call) (any, error)) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	res, err := fn(c.ctx, Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
+	res, err := fn(c.ctx, engine.Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
 	if err != nil {
 		c.replyHostError(id, method, err)
 		return

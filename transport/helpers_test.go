@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/engine"
 )
 
 // logBuffer collects log lines, safe for concurrent use.
@@ -37,7 +39,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // filled in.
 func newTestServer(t *testing.T, cfg Config) (*Server, *fakeHost) {
 	t.Helper()
-	bus := NewBus(nil)
+	bus := engine.NewBus(nil)
 	host := newFakeHost(bus)
 	cfg.Host, cfg.Bus = host, bus
 	srv, err := New(cfg)
@@ -139,12 +141,12 @@ type rpcMessage struct {
 	raw []byte
 }
 
-func (m rpcMessage) envelope(t *testing.T) Envelope {
+func (m rpcMessage) envelope(t *testing.T) engine.Envelope {
 	t.Helper()
 	if m.Method != "action" {
 		t.Fatalf("not an action: %s", m.raw)
 	}
-	var env Envelope
+	var env engine.Envelope
 	if err := json.Unmarshal(m.Params, &env); err != nil {
 		t.Fatal(err)
 	}

@@ -71,22 +71,6 @@ type notification struct {
 	Params  any    `json:"params"`
 }
 
-// Envelope is the params of an action notification: one action on one
-// channel, with the serverSeq it was given.
-type Envelope struct {
-	// Channel is the channel URI as the receiving client spelled it.
-	Channel string `json:"channel"`
-	// Action is the action, a JSON object with a string "type".
-	Action json.RawMessage `json:"action"`
-	// ServerSeq is the action's place in the one global sequence.
-	ServerSeq int64 `json:"serverSeq"`
-	// Origin is the dispatch the action echoes; nil for the server's own.
-	Origin *Origin `json:"origin,omitempty"`
-	// RejectionReason is set on a rejected dispatch, sent to its sender
-	// alone.
-	RejectionReason string `json:"rejectionReason,omitempty"`
-}
-
 var nullID = json.RawMessage("null")
 
 // frameFields are the members of a frame's object that the server reads,

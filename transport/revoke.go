@@ -2,17 +2,6 @@ package transport
 
 import "github.com/coder/websocket"
 
-// AuthWatcher is the optional part of a Host whose tokens may stop
-// holding while connections are open, as a users file that changes. The
-// Server asks it once, in New, and after each change authenticates every
-// open connection's token again (Server.Reauthenticate).
-type AuthWatcher interface {
-	// WatchAuth calls fn after each change of who the tokens
-	// authenticate as; fn does not block for long. The returned function
-	// stops the calls; the Server calls it on Close and Shutdown.
-	WatchAuth(fn func()) (stop func())
-}
-
 // revokedReason is the close reason of a connection whose token no
 // longer authenticates it.
 const revokedReason = "token no longer valid: the users file no longer gives it to this user"
@@ -58,16 +47,7 @@ func (s *Server) unregister(c *conn) {
 // revoke ends c's subscriptions and closes it with revokedReason once what
 // was queued before is sent: nothing published from now on reaches it.
 func (c *conn) revoke() {
-	b := c.srv.bus
-	b.mu.Lock()
-	c.revoked = true
-	var subs []*subscription
-	if rec := c.rec; rec != nil && rec.conn == c {
-		rec.conn = nil
-		subs = b.releaseLocked(rec)
-	}
-	b.mu.Unlock()
-	unsubscribed(subs)
+	c.link.Revoke()
 	c.log.Info("closing connection: its token no longer authenticates", "client", c.clientID)
 	c.closeAfterQueue(websocket.StatusPolicyViolation, revokedReason)
 }

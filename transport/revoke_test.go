@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
 
@@ -50,7 +51,7 @@ func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubsc
 }
 
 func TestReauthenticateFollowsTheHostsAuthWatcher(t *testing.T) {
-	bus := NewBus(nil)
+	bus := engine.NewBus(nil)
 	host := &watchingHost{fakeHost: newFakeHost(bus)}
 	srv, err := New(Config{Host: host, Bus: bus})
 	if err != nil {
@@ -101,7 +102,7 @@ func (h *racedHost) Authenticate(token string) (access.Principal, bool) {
 }
 
 func TestATokenTakenAwayDuringTheUpgradeIsNotServed(t *testing.T) {
-	bus := NewBus(nil)
+	bus := engine.NewBus(nil)
 	host := &racedHost{fakeHost: newFakeHost(bus)}
 	srv, err := New(Config{Host: host, Bus: bus})
 	if err != nil {

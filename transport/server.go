@@ -4,10 +4,11 @@
 //
 // It handles what is the same for every host: token auth at the upgrade,
 // one JSON-RPC message per text frame, initialize and version negotiation,
-// ping, one global serverSeq (the Bus), subscribe and unsubscribe with
-// snapshots taken at a seq, dispatchAction, reconnect with a bounded replay
-// buffer per client, resource methods routed by URI scheme, and the mapping
-// of errcode codes to JSON-RPC numbers, which lives here alone.
+// ping, subscribe, unsubscribe, dispatchAction and reconnect over the
+// session engine (package engine: the one global serverSeq, snapshots
+// taken at a seq, a bounded replay buffer per client), resource methods
+// routed by URI scheme, and the mapping of errcode codes to JSON-RPC
+// numbers, which lives here alone.
 //
 // Each connection handles its messages one at a time, in order; its
 // outgoing messages go through a bounded queue (an answer is written at
@@ -29,6 +30,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
 
@@ -36,11 +38,11 @@ import (
 // documented default.
 type Config struct {
 	// Host is the service behind the wire. Required.
-	Host Host
+	Host engine.Host
 	// Bus carries the host's actions to subscribers. Nil makes a new one,
 	// which Server.Bus returns; a host that publishes needs to be given
 	// the same Bus.
-	Bus *Bus
+	Bus *engine.Bus
 	// Logger hears about connections, internal errors (once each, with
 	// their detail) and clients closed for falling behind. Nil discards.
 	Logger *slog.Logger
@@ -80,10 +82,11 @@ type Implementation struct {
 // for the WebSocket endpoint, and Pipe connects without a socket. Close or
 // Shutdown closes every connection, which http.Server.Shutdown does not.
 type Server struct {
-	cfg  Config
-	host Host
-	bus  *Bus
-	log  *slog.Logger
+	cfg     Config
+	host    engine.Host
+	bus     *engine.Bus
+	clients *engine.Clients // the records of this server's clients
+	log     *slog.Logger
 
 	base   context.Context // parent of every connection; cancelled by Close
 	cancel context.CancelFunc
@@ -131,27 +134,32 @@ func New(cfg Config) (*Server, error) {
 		cfg.ServerInfo.Name = "agenthost-bots"
 	}
 	if cfg.Bus == nil {
-		cfg.Bus = NewBus(cfg.Logger)
+		cfg.Bus = engine.NewBus(cfg.Logger)
 	}
 	base, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg:      cfg,
-		host:     cfg.Host,
-		bus:      cfg.Bus,
+		cfg:  cfg,
+		host: cfg.Host,
+		bus:  cfg.Bus,
+		clients: cfg.Bus.Clients(engine.ClientOptions{
+			Replay:    cfg.ReplayBuffer,
+			Hold:      max(cfg.ReplayBuffer, cfg.SendQueue),
+			Retention: cfg.ReplayRetention,
+		}),
 		log:      cfg.Logger,
 		base:     base,
 		cancel:   cancel,
 		conns:    map[*conn]struct{}{},
 		stopAuth: func() {},
 	}
-	if aw, ok := cfg.Host.(AuthWatcher); ok {
+	if aw, ok := cfg.Host.(engine.AuthWatcher); ok {
 		s.stopAuth = sync.OnceFunc(aw.WatchAuth(s.Reauthenticate))
 	}
 	return s, nil
 }
 
 // Bus returns the Bus the server delivers from.
-func (s *Server) Bus() *Bus { return s.bus }
+func (s *Server) Bus() *engine.Bus { return s.bus }
 
 // ErrClosed is returned by Pipe after Close or Shutdown.
 var ErrClosed = errors.New("transport: server closed")
@@ -261,6 +269,7 @@ func (s *Server) newConn(p access.Principal, token string, w wire, remote string
 		directOK:  socket, // a pipe's write waits for its client: queue
 		log:       s.log.With("conn", id, "principal", p.String(), "remote", remote),
 	}
+	c.link = s.clients.Link(c)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	return c, nil
@@ -281,7 +290,7 @@ func (s *Server) Close() error {
 		c.fail(websocket.StatusGoingAway, "server closed", false)
 	}
 	s.cancel()
-	s.releaseAll()
+	s.clients.Close()
 	return nil
 }
 
@@ -306,7 +315,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.cancel()
-	s.releaseAll()
+	s.clients.Close()
 	return err
 }
 
@@ -320,67 +329,4 @@ func (s *Server) stop() []*conn {
 		conns = append(conns, c)
 	}
 	return conns
-}
-
-// releaseAll drops the records this server made.
-func (s *Server) releaseAll() {
-	b := s.bus
-	b.mu.Lock()
-	var subs []*subscription
-	for _, rec := range b.clients {
-		if rec.srv == s {
-			subs = append(subs, b.releaseLocked(rec)...)
-		}
-	}
-	b.mu.Unlock()
-	unsubscribed(subs)
-}
-
-// newRecordLocked makes the record of a client, replacing any earlier
-// record of it in the index. Called with Bus.mu held.
-func (s *Server) newRecordLocked(caller Caller, version string) *record {
-	rec := &record{
-		key:     keyOf(caller.Principal, caller.ClientID),
-		caller:  caller,
-		version: version,
-		srv:     s,
-		subs:    map[string]*subscription{},
-		ringCap: s.cfg.ReplayBuffer,
-		holdCap: max(s.cfg.ReplayBuffer, s.cfg.SendQueue),
-	}
-	s.bus.clients[rec.key] = rec
-	return rec
-}
-
-// detach is called when c is gone: its record waits ReplayRetention for a
-// reconnect, then is released.
-func (s *Server) detach(c *conn) {
-	b := s.bus
-	b.mu.Lock()
-	rec := c.rec
-	if rec == nil || rec.conn != c {
-		b.mu.Unlock()
-		return
-	}
-	rec.conn = nil
-	var subs []*subscription
-	if s.cfg.ReplayRetention < 0 || rec.lost || c.revoked {
-		subs = b.releaseLocked(rec)
-	} else {
-		rec.timer = time.AfterFunc(s.cfg.ReplayRetention, func() { s.expire(rec) })
-	}
-	b.mu.Unlock()
-	unsubscribed(subs)
-}
-
-// expire releases rec if no connection came back for it.
-func (s *Server) expire(rec *record) {
-	b := s.bus
-	b.mu.Lock()
-	var subs []*subscription
-	if rec.conn == nil {
-		subs = b.releaseLocked(rec)
-	}
-	b.mu.Unlock()
-	unsubscribed(subs)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
 
@@ -20,13 +21,13 @@ func TestNewRefusesConfigWithoutHost(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("New without a host succeeded")
 	}
-	if _, err := New(Config{Host: newFakeHost(NewBus(nil)), ReadLimit: -1}); err == nil {
+	if _, err := New(Config{Host: newFakeHost(engine.NewBus(nil)), ReadLimit: -1}); err == nil {
 		t.Fatal("New with a negative read limit succeeded")
 	}
 }
 
 func TestNewFillsDefaults(t *testing.T) {
-	srv, err := New(Config{Host: newFakeHost(NewBus(nil))})
+	srv, err := New(Config{Host: newFakeHost(engine.NewBus(nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,11 +351,11 @@ func TestNotifySetsEachSubscribersChannel(t *testing.T) {
 }
 
 func TestPublishRefusesActionThatDoesNotMarshal(t *testing.T) {
-	bus := NewBus(nil)
-	if _, err := bus.Publish("x", Event{Action: json.RawMessage(`{`)}); err == nil {
+	bus := engine.NewBus(nil)
+	if _, err := bus.Publish("x", engine.Event{Action: json.RawMessage(`{`)}); err == nil {
 		t.Fatal("Publish of invalid JSON succeeded")
 	}
-	if _, err := bus.Publish("x", Event{Action: func() {}}); err == nil {
+	if _, err := bus.Publish("x", engine.Event{Action: func() {}}); err == nil {
 		t.Fatal("Publish of a func succeeded")
 	}
 	if bus.Seq() != 0 {
@@ -373,7 +374,7 @@ func TestFrameOverLimitClosesThePipe(t *testing.T) {
 }
 
 func TestOpenHostMakesEveryConnectionRoot(t *testing.T) {
-	bus := NewBus(nil)
+	bus := engine.NewBus(nil)
 	host := newFakeHost(bus)
 	host.open = true
 	srv, err := New(Config{Host: host, Bus: bus})

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/internal/jsonl"
-	"github.com/agenthost/bots/transport"
 )
 
 // Preset is a named way to start a session: a provider and a model.
@@ -30,7 +30,7 @@ type Preset struct {
 type LocalConfig struct {
 	// Bus carries the sessions' actions to subscribers; nil makes one. A
 	// transport.Server serving the sessions must be given the same Bus.
-	Bus *transport.Bus
+	Bus *engine.Bus
 	// Harnesses run the sessions, by provider. A start naming a provider
 	// not here is refused.
 	Harnesses map[string]Harness
@@ -62,7 +62,7 @@ const BackTurns = 4
 
 // LocalHost is a SessionHost that runs back sessions in this process, each
 // on an Agent of its provider's Harness, and serves their state as AHP
-// session and chat channels: Channel answers a transport.Host's question
+// session and chat channels: Channel answers a engine.Host's question
 // for their URIs. A session's owner (or a root principal) may subscribe to
 // its channels and dispatch to its chat.
 //
@@ -72,7 +72,7 @@ const BackTurns = 4
 // next turn, which the harness continues (acp loads the agent's session).
 // Other sessions live in memory only.
 type LocalHost struct {
-	bus       *transport.Bus
+	bus       *engine.Bus
 	harnesses map[string]Harness
 	presets   map[string]Preset
 	log       *slog.Logger
@@ -99,7 +99,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	}
 	bus := cfg.Bus
 	if bus == nil {
-		bus = transport.NewBus(log)
+		bus = engine.NewBus(log)
 	}
 	now := cfg.Now
 	if now == nil {
@@ -132,7 +132,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 }
 
 // Bus is the bus the host publishes its sessions' actions on.
-func (h *LocalHost) Bus() *transport.Bus { return h.bus }
+func (h *LocalHost) Bus() *engine.Bus { return h.bus }
 
 // Providers returns the providers the host runs sessions on, sorted.
 func (h *LocalHost) Providers() []string {
@@ -351,10 +351,10 @@ func (h *LocalHost) Follow(ctx context.Context, session string) (ahp.ChatState, 
 	return s.chatState, s.feed.Subscribe(ctx), nil
 }
 
-// Channel returns the session or chat channel at uri for a transport.Host
+// Channel returns the session or chat channel at uri for a engine.Host
 // to serve: the session's owner, or a root principal, may subscribe to it
 // and dispatch to the chat. Any other URI is errcode.NotFound.
-func (h *LocalHost) Channel(ctx context.Context, c transport.Caller, uri string) (transport.Channel, error) {
+func (h *LocalHost) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	h.mu.Lock()
 	s, isSession := h.sessions[uri]
 	var chat *localSession
@@ -479,12 +479,12 @@ func (s *localSession) dispose() {
 // the session's catalogue follows the chat's status. The chat holds its
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
 // as the older ones are gone. Called with s.mu held.
-func (s *localSession) emitChatLocked(a ahp.Action, origin *transport.Origin) {
+func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) {
 	a = scrubAction(s.h.scrub, a)
 	prev := s.chatState
 	s.logLocked(backChat, a)
 	s.applyChatLocked(a)
-	seq, err := s.h.bus.Publish(s.chat, transport.Event{Action: a, Origin: origin})
+	seq, err := s.h.bus.Publish(s.chat, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
 	} else {
@@ -508,13 +508,13 @@ func (s *localSession) applyChatLocked(a ahp.Action) {
 
 // emitSessionLocked applies a to the session and publishes it; a client's
 // action (origin set) is logged. Called with s.mu held.
-func (s *localSession) emitSessionLocked(a ahp.Action, origin *transport.Origin) {
+func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	a = scrubAction(s.h.scrub, a)
 	if origin != nil {
 		s.logLocked(backSession, a)
 	}
 	s.state = ahp.ApplySession(s.state, a)
-	seq, err := s.h.bus.Publish(s.uri, transport.Event{Action: a, Origin: origin})
+	seq, err := s.h.bus.Publish(s.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		s.h.log.Error("wake: action did not publish", "session", s.uri, "err", err)
 		return
@@ -529,7 +529,7 @@ func refused(format string, args ...any) error {
 
 // dispatch validates and applies a client's action to the chat; origin is
 // nil for an in-process caller.
-func (s *localSession) dispatch(a ahp.Action, origin *transport.Origin) error {
+func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gone {
@@ -623,7 +623,7 @@ func (s *localSession) dispatch(a ahp.Action, origin *transport.Origin) error {
 }
 
 // dispatchSession applies a client's action to the session channel.
-func (s *localSession) dispatchSession(a ahp.Action, origin *transport.Origin) error {
+func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gone {
@@ -1007,13 +1007,13 @@ type sessionChannel struct{ s *localSession }
 
 func (c sessionChannel) URI() string { return c.s.uri }
 
-func (c sessionChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (c sessionChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return transport.Snapshot{State: c.s.state, Seq: c.s.sessionSeq}, nil
+	return engine.Snapshot{State: c.s.state, Seq: c.s.sessionSeq}, nil
 }
 
-func (c sessionChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (c sessionChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	a, err := decodeAction(d.Action)
 	if err != nil {
 		return err
@@ -1027,13 +1027,13 @@ type chatChannel struct{ s *localSession }
 
 func (c chatChannel) URI() string { return c.s.chat }
 
-func (c chatChannel) Subscribe(ctx context.Context, sub *transport.Subscriber) (transport.Snapshot, error) {
+func (c chatChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return transport.Snapshot{State: c.s.chatState, Seq: c.s.chatSeq}, nil
+	return engine.Snapshot{State: c.s.chatState, Seq: c.s.chatSeq}, nil
 }
 
-func (c chatChannel) Dispatch(ctx context.Context, d transport.Dispatch) error {
+func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	a, err := decodeAction(d.Action)
 	if err != nil {
 		return err

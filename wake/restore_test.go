@@ -12,9 +12,9 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
-	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 )
@@ -233,12 +233,12 @@ func TestRestoredBackChatOpensOnlyToItsOwner(t *testing.T) {
 	h2 := e.host(t)
 	chat := ahp.DefaultChatURI(session)
 	for _, who := range []access.Principal{{User: "soft"}, {Root: true}} {
-		if _, err := h2.Channel(ctx(t), transport.Caller{Principal: who}, chat); err != nil {
+		if _, err := h2.Channel(ctx(t), engine.Caller{Principal: who}, chat); err != nil {
 			t.Errorf("%+v may not open the restored back chat: %v", who, err)
 		}
 	}
 	for _, uri := range []string{chat, session} {
-		_, err := h2.Channel(ctx(t), transport.Caller{Principal: access.Principal{User: "mate", Grants: []string{"bot:*", "session:create"}}}, uri)
+		_, err := h2.Channel(ctx(t), engine.Caller{Principal: access.Principal{User: "mate", Grants: []string{"bot:*", "session:create"}}}, uri)
 		if errcode.Of(err) != errcode.PermissionDenied {
 			t.Errorf("another person opens %s: %v, want PermissionDenied", uri, err)
 		}

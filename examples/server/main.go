@@ -28,6 +28,7 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
@@ -188,7 +189,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	bus := transport.NewBus(log)
+	bus := engine.NewBus(log)
 	vault, err := openVault(ctx, c.vault, c.configDir, root, scrub, log)
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package transport
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agenthost/bots/engine"
 )
 
 func TestNotifyForSendsOnlyToTheSubscribersItNames(t *testing.T) {
@@ -14,7 +16,7 @@ func TestNotifyForSendsOnlyToTheSubscribersItNames(t *testing.T) {
 	bob := dialPipe(t, srv, "bob-token")
 	bob.initialize("bob", "test:/notes")
 	var asked []string
-	to := func(sub *Subscriber) bool {
+	to := func(sub *engine.Subscriber) bool {
 		asked = append(asked, sub.Principal.String())
 		return sub.Principal.Root || sub.Principal.User == "soft"
 	}

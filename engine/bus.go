@@ -1,21 +1,20 @@
-package transport
+package engine
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/agenthost/bots/access"
 )
 
 // Bus carries actions from channel owners to subscribers. It gives every
 // action the next number of the one global serverSeq, shared by all
 // channels, and keeps each client's recent envelopes for reconnect.
 //
-// A host publishes on the Bus its Server was configured with. Its methods
+// A host publishes on the Bus its server was configured with. Its methods
 // are safe for concurrent use and never block on a client: a client that
 // falls too far behind is disconnected instead.
 type Bus struct {
@@ -56,7 +55,9 @@ type Event struct {
 	// subscriber returns ok for it alone). It is called once per
 	// subscriber, in serverSeq order for each subscriber, after the
 	// subscriber's snapshot was taken, while the Bus is locked: it must
-	// be quick and must not call the Bus.
+	// be quick and must not call the Bus. What it returns is marshalled
+	// there too, so return a json.RawMessage made beforehand (Marshal),
+	// which is only checked and compacted, rather than a value to encode.
 	For func(sub *Subscriber) (action any, ok bool)
 }
 
@@ -77,7 +78,7 @@ func (b *Bus) Seq() int64 {
 func (b *Bus) Publish(channel string, e Event) (int64, error) {
 	ev := &event{origin: e.Origin, project: e.For}
 	if e.For == nil {
-		raw, err := marshalRaw(e.Action)
+		raw, err := Marshal(e.Action)
 		if err != nil {
 			return 0, fmt.Errorf("publish on %s: %w", channel, err)
 		}
@@ -108,7 +109,7 @@ func (b *Bus) Notify(channel, method string, params any) error {
 // when the notification is sent to it, while the Bus is locked: it must
 // be quick and must not call the Bus.
 func (b *Bus) NotifyFor(channel, method string, params any, to func(sub *Subscriber) bool) error {
-	raw, err := marshalRaw(params)
+	raw, err := Marshal(params)
 	if err != nil {
 		return fmt.Errorf("notify %s on %s: %w", method, channel, err)
 	}
@@ -116,6 +117,7 @@ func (b *Bus) NotifyFor(channel, method string, params any, to func(sub *Subscri
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return fmt.Errorf("notify %s on %s: params must be a JSON object", method, channel)
 	}
+	delete(fields, "channel") // each subscriber's own spelling goes there
 	ev := &event{method: method, params: fields, to: to}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -148,7 +150,7 @@ type event struct {
 	project func(*Subscriber) (any, bool)
 
 	method string                     // notification
-	params map[string]json.RawMessage // notification
+	params map[string]json.RawMessage // notification, without "channel"
 	to     func(*Subscriber) bool     // notification: whom it goes to; nil for all
 }
 
@@ -163,46 +165,6 @@ type subscription struct {
 	gone  bool  // removed: send nothing more
 }
 
-// clientKey names a client: a client id is only resumed by the principal
-// that made it.
-type clientKey struct {
-	principal string
-	clientID  string
-}
-
-func keyOf(p access.Principal, clientID string) clientKey {
-	return clientKey{principal: p.String(), clientID: clientID}
-}
-
-// record is what the server keeps of one client across connections: its
-// subscriptions and the envelopes last delivered to it, for reconnect.
-// Guarded by Bus.mu.
-type record struct {
-	key     clientKey
-	caller  Caller
-	version string
-	srv     *Server
-	subs    map[string]*subscription // by the client's URI
-
-	ring    []Envelope // delivered envelopes; once full, circular from start
-	ringCap int        // how many ring may hold
-	start   int        // index of the oldest in a full ring
-	dropped int64      // the highest serverSeq dropped from the ring
-	lost    bool       // the ring overflowed while no connection was attached
-
-	conn     *conn
-	holding  int    // subscribes taking snapshots: hold deliveries while > 0
-	held     []held // deliveries held, in order
-	holdCap  int
-	timer    *time.Timer // releases the record when no connection comes back
-	released bool
-}
-
-type held struct {
-	sub *subscription
-	ev  *event
-}
-
 // deliverLocked sends ev to sub, or holds it while sub's client takes
 // snapshots.
 func (b *Bus) deliverLocked(sub *subscription, ev *event) {
@@ -211,9 +173,9 @@ func (b *Bus) deliverLocked(sub *subscription, ev *event) {
 		return
 	}
 	if rec.holding > 0 {
-		if len(rec.held) >= rec.holdCap {
-			if rec.conn != nil {
-				rec.conn.tooSlow()
+		if len(rec.held) >= rec.owner.opt.Hold {
+			if rec.link != nil {
+				rec.link.peer.Overflow()
 			}
 			return
 		}
@@ -223,29 +185,18 @@ func (b *Bus) deliverLocked(sub *subscription, ev *event) {
 	b.sendLocked(sub, ev)
 }
 
-// sendLocked projects ev for sub, keeps it in the ring and queues it on
-// the client's connection.
+// sendLocked projects ev for sub, keeps it in the ring and delivers it to
+// the client's peer.
 func (b *Bus) sendLocked(sub *subscription, ev *event) {
 	rec := sub.rec
 	if sub.gone || !sub.ready || rec.released || rec.lost {
 		return
 	}
 	if ev.method != "" {
-		if rec.conn == nil || (ev.to != nil && !ev.to(sub.s)) {
+		if rec.link == nil || (ev.to != nil && !ev.to(sub.s)) {
 			return
 		}
-		params := make(map[string]json.RawMessage, len(ev.params))
-		for k, v := range ev.params {
-			params[k] = v
-		}
-		ch, _ := json.Marshal(sub.s.URI)
-		params["channel"] = ch
-		data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: ev.method, Params: params})
-		if err != nil {
-			b.log.Error("notification did not marshal", "method", ev.method, "err", err)
-			return
-		}
-		rec.conn.enqueue(outItem{data: data})
+		rec.link.peer.Deliver(Message{Method: ev.method, Channel: sub.s.URI, Params: ev.params})
 		return
 	}
 	if ev.seq <= sub.after {
@@ -257,7 +208,7 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 		if !ok {
 			return
 		}
-		raw, err := marshalRaw(a)
+		raw, err := Marshal(a)
 		if err != nil {
 			b.log.Error("projected action did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
 			return
@@ -266,47 +217,10 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 	}
 	env := Envelope{Channel: sub.s.URI, Action: action, ServerSeq: ev.seq, Origin: ev.origin}
 	rec.keep(env)
-	if rec.conn == nil {
+	if rec.link == nil {
 		return
 	}
-	data, err := encode(notification{JSONRPC: jsonrpcVersion, Method: "action", Params: env})
-	if err != nil {
-		b.log.Error("envelope did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
-		return
-	}
-	rec.conn.enqueue(outItem{data: data})
-}
-
-// keep adds env to the ring, dropping the oldest when full. A ring that
-// overflows while no connection is attached can no longer replay: the
-// record is lost, and a reconnect gets fresh snapshots.
-func (r *record) keep(env Envelope) {
-	switch {
-	case r.ringCap == 0:
-		r.dropped = env.ServerSeq
-	case len(r.ring) < r.ringCap:
-		r.ring = append(r.ring, env)
-		return
-	default:
-		r.dropped = r.ring[r.start].ServerSeq
-		r.ring[r.start] = env
-		r.start = (r.start + 1) % r.ringCap
-	}
-	if r.conn == nil {
-		r.lost = true
-	}
-}
-
-// since returns the kept envelopes after seq on the given URIs, in order.
-func (r *record) since(seq int64, uris map[string]bool) []Envelope {
-	out := []Envelope{}
-	for i := range r.ring {
-		env := r.ring[(r.start+i)%len(r.ring)]
-		if env.ServerSeq > seq && uris[env.Channel] {
-			out = append(out, env)
-		}
-	}
-	return out
+	rec.link.peer.Deliver(Message{Action: &env})
 }
 
 // addSubLocked registers a subscription of rec to ch under the client's
@@ -342,31 +256,6 @@ func (b *Bus) removeSubLocked(sub *subscription) {
 	}
 }
 
-// releaseLocked drops rec and all its subscriptions, returning those the
-// channel owners should hear about.
-func (b *Bus) releaseLocked(rec *record) []*subscription {
-	if rec.released {
-		return nil
-	}
-	rec.released = true
-	if rec.timer != nil {
-		rec.timer.Stop()
-		rec.timer = nil
-	}
-	if b.clients[rec.key] == rec {
-		delete(b.clients, rec.key)
-	}
-	subs := make([]*subscription, 0, len(rec.subs))
-	for _, sub := range rec.subs {
-		subs = append(subs, sub)
-	}
-	for _, sub := range subs {
-		b.removeSubLocked(sub)
-	}
-	rec.held = nil
-	return subs
-}
-
 // unsubscribed tells the channel owners that subs left. Call it without
 // holding Bus.mu.
 func unsubscribed(subs []*subscription) {
@@ -375,4 +264,27 @@ func unsubscribed(subs []*subscription) {
 			u.Unsubscribe(sub.s)
 		}
 	}
+}
+
+// Marshal marshals v as the Bus marshals an action: HTML characters not
+// escaped, a json.RawMessage checked and compacted. An owner that projects
+// a large action (Event.For) marshals it with Marshal before it publishes,
+// so that it is not encoded while the Bus is locked.
+func Marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if r, ok := v.(json.RawMessage); ok {
+		if len(r) == 0 {
+			return nil, errors.New("invalid JSON")
+		}
+		if err := json.Compact(&buf, r); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

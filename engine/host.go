@@ -1,4 +1,4 @@
-package transport
+package engine
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"github.com/agenthost/bots/access"
 )
 
-// Host is what the wire needs from the service behind it: who a token is,
-// the resources of each URI scheme, the state channels a client subscribes
-// to, and the _meta of the initialize result. The bot service implements
-// it. It grows with optional interfaces found by type assertion: a Host
+// Host is what the engine and the wire need from the service behind them:
+// who a token is, the resources of each URI scheme, the state channels a
+// client subscribes to, and the _meta of the initialize result. The bot
+// service implements it. It grows with optional interfaces found by type assertion: a Host
 // may be Methods (the session methods), a Channel may be an Unsubscriber
 // and a Dispatcher.
 //
-// Errors are errcode errors: transport maps their codes to JSON-RPC numbers
-// (Invalid -32602, NotFound -32008, PermissionDenied -32009, AlreadyExists
-// -32010, Conflict -32011, Unauthenticated -32007, Unsupported -32601,
-// Unavailable -32603 with its message, since AHP has no code for "try
-// again"). An error without a code, or with Internal, is answered -32603
-// "internal error" and logged once with its detail.
+// Errors are errcode errors: package transport maps their codes to
+// JSON-RPC numbers (Invalid -32602, NotFound -32008, PermissionDenied
+// -32009, AlreadyExists -32010, Conflict -32011, Unauthenticated -32007,
+// Unsupported -32601, Unavailable -32603 with its message, since AHP has no
+// code for "try again"). An error without a code, or with Internal, is
+// answered -32603 "internal error" and logged once with its detail.
 //
 // Every method may be called concurrently, from many connections.
 type Host interface {
@@ -180,4 +180,15 @@ type Dispatch struct {
 type Origin struct {
 	ClientID  string `json:"clientId"`
 	ClientSeq int64  `json:"clientSeq"`
+}
+
+// AuthWatcher is the optional part of a Host whose tokens may stop
+// holding while connections are open, as a users file that changes. A
+// transport server asks it once, when it is made, and after each change
+// authenticates every open connection's token again.
+type AuthWatcher interface {
+	// WatchAuth calls fn after each change of who the tokens
+	// authenticate as; fn does not block for long. The returned function
+	// stops the calls; the server calls it when it closes.
+	WatchAuth(fn func()) (stop func())
 }
