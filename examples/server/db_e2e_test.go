@@ -399,3 +399,32 @@ func startKillable(t *testing.T, bin string, args ...string) (*exec.Cmd, *testSe
 	}
 	return nil, nil
 }
+
+func TestDBEditsWithoutAnETagOverThreeInstancesAllGoThrough(t *testing.T) {
+	ctx := testCtx(t)
+	cl := startCluster(t, 3)
+	var clients []*client
+	for i, s := range cl.servers {
+		clients = append(clients, connectTo(ctx, t, s, fmt.Sprintf("editor-%d", i)))
+	}
+	clients[0].makeBot(t, "motion", `{"name":"Motion"}`)
+	// An edit without ifMatch applies to whatever the bot is now: one
+	// that races another instance's edit is merged again onto the bot as
+	// it became, never answered with a conflict it did not ask for.
+	const n = 30
+	answers := make(chan *message, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			p := res("bot://motion", "data", fmt.Sprintf(`{"description":"edit %d"}`, i), "encoding", "utf-8")
+			answers <- clients[i%len(clients)].send(t, "resourceWrite", p)
+		})
+	}
+	wg.Wait()
+	close(answers)
+	for m := range answers {
+		if m.Error != nil {
+			t.Errorf("an edit without ifMatch answered %s", m.raw)
+		}
+	}
+}
