@@ -428,3 +428,35 @@ func TestDBEditsWithoutAnETagOverThreeInstancesAllGoThrough(t *testing.T) {
 		}
 	}
 }
+
+func TestDBFiftyMakesOfOneSlugOverThreeInstancesLetExactlyOneThrough(t *testing.T) {
+	ctx := testCtx(t)
+	cl := startCluster(t, 3)
+	var clients []*client
+	for i, s := range cl.servers {
+		clients = append(clients, connectTo(ctx, t, s, fmt.Sprintf("maker-%d", i)))
+	}
+	const n = 50
+	answers := make(chan *message, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			p := res("bot://motion", "data", fmt.Sprintf(`{"name":"Maker %d"}`, i), "encoding", "utf-8", "createOnly", true)
+			answers <- clients[i%len(clients)].send(t, "resourceWrite", p)
+		})
+	}
+	wg.Wait()
+	close(answers)
+	won := 0
+	for m := range answers {
+		switch {
+		case m.Error == nil:
+			won++
+		case m.Error.Code != codeExists:
+			t.Errorf("a losing make answered %s, want code %d", m.raw, codeExists)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d makes went through, want 1", won)
+	}
+}
