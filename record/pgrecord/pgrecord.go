@@ -98,6 +98,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if pc.MaxConns < 16 {
 			pc.MaxConns = 16
 		}
+		if pc.ConnConfig.ConnectTimeout == 0 {
+			pc.ConnConfig.ConnectTimeout = 10 * time.Second
+		}
 		if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 			return nil, fmt.Errorf("pgrecord: %w", err)
 		}
@@ -108,6 +111,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			s.pool.Close()
 		}
 		return nil, fmt.Errorf("pgrecord: %w", err)
+	}
+	if err := s.pool.Ping(ctx); err != nil {
+		return fail(fmt.Errorf("connect to the database: %w", err))
 	}
 	if err := migrate(ctx, s.pool); err != nil {
 		return fail(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,52 @@ func TestAChangeTooLargeForANotificationIsReadFromTheChangeTable(t *testing.T) {
 		if c.ID != want.ID || !c.Entry.Record.Equal(want) {
 			t.Fatalf("heard %s (%d bytes of instructions), want %s (%d)", c.ID, len(c.Entry.Record.Instructions), want.ID, len(want.Instructions))
 		}
+	}
+}
+
+func TestOpenOnADatabaseThatDoesNotAnswerSaysSo(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	_, err = pgrecord.Open(ctx(t), pgrecord.Config{URL: "postgres://bots@" + addr + "/bots?sslmode=disable"})
+	if err == nil || !strings.Contains(err.Error(), "connect to the database") {
+		t.Fatalf("Open on a closed port: %v", err)
+	}
+}
+
+func TestTheFeedKeepsHearingAcrossManyPollsWithoutNotifications(t *testing.T) {
+	url := pgtest.URL(t)
+	// A poll of a millisecond times out its wait for a notification
+	// between nearly every two writes: the connection must stay usable.
+	s, err := pgrecord.Open(ctx(t), pgrecord.Config{URL: url, Poll: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	writer := open(t, url)
+	ch, err := s.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := s.ListenerPID()
+	const n = 30
+	for i := range n {
+		if _, err := writer.Create(ctx(t), recordtest.Sample(fmt.Sprintf("bot-%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if c := next(t, ch); c.ID != fmt.Sprintf("bot-%03d", i) {
+			t.Fatalf("change %d is %s", i, c.ID)
+		}
+	}
+	if _, err := writer.Create(ctx(t), recordtest.Sample("last")); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.ID != "last" || s.ListenerPID() != pid {
+		t.Fatalf("heard %s; listener %d, was %d: the polls cost the connection", c.ID, s.ListenerPID(), pid)
 	}
 }
