@@ -262,7 +262,7 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 	}
 	text := r.AppendJSON(nil)
 	var rev int64
-	if err := s.pool.QueryRow(ctx, `SELECT bots_create($1, $2)`, r.ID, string(text)).Scan(&rev); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT bots_create($1, $2, $3)`, r.ID, string(text), folder(r)).Scan(&rev); err != nil {
 		return record.Entry{}, s.fail("create", r.ID, err)
 	}
 	if rev <= 0 {
@@ -278,7 +278,7 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 	}
 	text := r.AppendJSON(nil)
 	var rev int64
-	if err := s.pool.QueryRow(ctx, `SELECT bots_update($1, $2, $3)`, r.ID, string(text), revOf(ifMatch)).Scan(&rev); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT bots_update($1, $2, $3, $4)`, r.ID, string(text), folder(r), revOf(ifMatch)).Scan(&rev); err != nil {
 		return record.Entry{}, s.fail("update", r.ID, err)
 	}
 	if rev <= 0 {

@@ -322,3 +322,60 @@ func TestTheFeedKeepsHearingAcrossManyPollsWithoutNotifications(t *testing.T) {
 		t.Fatalf("heard %s; listener %d, was %d: the polls cost the connection", c.ID, s.ListenerPID(), pid)
 	}
 }
+
+func TestTakenFindsTheBotInTheFolderAboveOrBelowAndNoOther(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	at := func(id, ws, computer string) record.Record {
+		r := recordtest.Sample(id)
+		r.Workspace, r.Computer = ws, computer
+		return r
+	}
+	for _, r := range []record.Record{
+		at("outer", "/srv/bots/team", ""),
+		at("inner", "/srv/bots/solo/deep/down", ""),
+		at("remote", "/srv/bots/remote", "box"), // on a computer: claims nothing here
+		at("sibling", "/srv/bots/team-b", ""),
+	} {
+		if _, err := a.Create(ctx(t), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		id, dir       string
+		other, folder string
+	}{
+		{"new", "/srv/bots/team", "outer", "/srv/bots/team"},           // the same folder
+		{"new", "/srv/bots/team/x", "outer", "/srv/bots/team"},         // inside another's
+		{"new", "/srv/bots/solo", "inner", "/srv/bots/solo/deep/down"}, // holding another's
+		{"new", "/", "inner", "/srv/bots/solo/deep/down"},              // the root holds them all
+		{"outer", "/srv/bots/team", "", ""},                            // its own folder
+		{"new", "/srv/bots/remote", "", ""},                            // a computer's folder is not here
+		{"new", "/srv/bots/tea", "", ""},                               // a prefix by name only
+		{"new", "/srv/bots/solo/deep/downstairs", "", ""},
+	} {
+		// Asked on another instance: the answer is the database's.
+		other, folder, ok, err := b.Taken(ctx(t), c.id, c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (c.other != "") || (ok && (c.dir != "/" && other != c.other || c.dir != "/" && folder != c.folder)) {
+			t.Errorf("Taken(%s, %s) = %s %s %v, want %q %q", c.id, c.dir, other, folder, ok, c.other, c.folder)
+		}
+	}
+	// An edit that moves a bot moves its claim.
+	e, _ := a.Get(ctx(t), "outer")
+	e.Record.Workspace = "/srv/bots/elsewhere"
+	if _, err := a.Update(ctx(t), e.Record, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := b.Taken(ctx(t), "new", "/srv/bots/team"); ok {
+		t.Error("a moved bot still claims its old folder")
+	}
+	if err := a.Delete(ctx(t), "inner", ""); err != nil {
+		t.Fatal(err)
+	}
+	if other, _, ok, _ := b.Taken(ctx(t), "new", "/srv/bots/solo"); ok {
+		t.Errorf("a deleted bot %s still claims its folder", other)
+	}
+}

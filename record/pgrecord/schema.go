@@ -32,8 +32,10 @@ INSERT INTO bots_head (rev) VALUES (0);
 CREATE TABLE bots (
 	id text COLLATE "C" PRIMARY KEY,
 	rev bigint NOT NULL,
-	record text NOT NULL
+	record text NOT NULL,
+	folder text COLLATE "C" -- the clean folder it works in on this host; NULL for none
 );
+CREATE INDEX bots_folder ON bots (folder) WHERE folder IS NOT NULL;
 
 CREATE TABLE bots_gone (
 	id text COLLATE "C" PRIMARY KEY,
@@ -62,7 +64,7 @@ CREATE FUNCTION bots_notify(p_rev bigint, p_kind int, p_id text, p_etag bigint, 
 		ELSE p_rev::text END)
 $$;
 
-CREATE FUNCTION bots_create(p_id text, p_record text) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION bots_create(p_id text, p_record text, p_folder text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE h bigint;
 BEGIN
 	SELECT rev INTO h FROM bots_head FOR UPDATE;
@@ -70,13 +72,13 @@ BEGIN
 	IF EXISTS (SELECT 1 FROM bots WHERE id = p_id) THEN RETURN -1; END IF;
 	h := h + 1;
 	UPDATE bots_head SET rev = h;
-	INSERT INTO bots (id, rev, record) VALUES (p_id, h, p_record);
+	INSERT INTO bots (id, rev, record, folder) VALUES (p_id, h, p_record, p_folder);
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 1, p_id, h, p_record);
 	PERFORM bots_notify(h, 1, p_id, h, p_record);
 	RETURN h;
 END $$;
 
-CREATE FUNCTION bots_update(p_id text, p_record text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION bots_update(p_id text, p_record text, p_folder text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE h bigint; cur bigint;
 BEGIN
 	SELECT rev INTO h FROM bots_head FOR UPDATE;
@@ -85,7 +87,7 @@ BEGIN
 	IF p_if <> 0 AND cur <> p_if THEN RETURN -4; END IF;
 	h := h + 1;
 	UPDATE bots_head SET rev = h;
-	UPDATE bots SET rev = h, record = p_record WHERE id = p_id;
+	UPDATE bots SET rev = h, record = p_record, folder = p_folder WHERE id = p_id;
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 2, p_id, h, p_record);
 	PERFORM bots_notify(h, 2, p_id, h, p_record);
 	RETURN h;
