@@ -9,12 +9,32 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agenthost/bots/record"
 )
 
 // batch is how many changes one read of the change table takes.
 const batch = 1000
+
+// pruneEvery is how often a feed removes the changes older than Keep.
+const pruneEvery = time.Hour
+
+// execer is what prune runs on: the pool, or the feed's own connection.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// prune removes the changes older than Keep. The latest change always
+// stays, so the head's revision is never lost with it.
+func (s *Store) prune(ctx context.Context, db execer) error {
+	_, err := db.Exec(ctx, `DELETE FROM bots_changes WHERE at < now() - $1::interval
+		AND rev < (SELECT max(rev) FROM bots_changes)`, s.keep)
+	if err != nil {
+		return fmt.Errorf("remove old changes: %w", err)
+	}
+	return nil
+}
 
 // listen follows the change table from revision last until ctx ends:
 // LISTEN on a connection of its own, read every change after last, wait for
@@ -52,8 +72,14 @@ func (s *Store) follow(ctx context.Context, last *int64) error {
 	}
 	s.listener.Store(conn.PgConn().PID())
 	s.connOnce.Do(func() { close(s.connected) })
-	read := true
+	read, pruned := true, time.Now()
 	for {
+		if time.Since(pruned) >= pruneEvery {
+			if err := s.prune(ctx, conn); err != nil {
+				return err
+			}
+			pruned = time.Now()
+		}
 		if read {
 			if err := s.catchUp(ctx, conn, last); err != nil {
 				return err
@@ -108,7 +134,7 @@ func (s *Store) catchUp(ctx context.Context, conn *pgx.Conn, last *int64) error 
 		if err != nil {
 			return err
 		}
-		n := 0
+		n, first := 0, true
 		for rows.Next() {
 			var (
 				rev, tag int64
@@ -120,6 +146,13 @@ func (s *Store) catchUp(ctx context.Context, conn *pgx.Conn, last *int64) error 
 				return err
 			}
 			n++
+			if first && rev > *last+1 {
+				// Revisions have no gaps: the ones between were removed
+				// (Keep) while this feed was away.
+				s.log.Warn("pgrecord: changes were removed before this instance's feed read them; its watchers miss them",
+					"from", *last+1, "to", rev-1)
+			}
+			first = false
 			e, err := decode(tag, text)
 			if err != nil {
 				// A row this program cannot read is skipped, said once.

@@ -42,6 +42,10 @@ type Config struct {
 	// Poll is how often the feed reads the change table without a
 	// notification, as a net under a notification lost; zero means 10 s.
 	Poll time.Duration
+	// Keep is how long the change table keeps a change, for the feeds of
+	// instances whose connection dropped to read on from; older ones are
+	// removed at Open and every hour. Zero means seven days.
+	Keep time.Duration
 }
 
 // Store is a record.Store in PostgreSQL. The zero value is not usable; call
@@ -51,6 +55,7 @@ type Store struct {
 	ownPool bool
 	log     *slog.Logger
 	poll    time.Duration
+	keep    time.Duration
 	channel string // the NOTIFY channel of the store's schema
 
 	feed   *feed.Feed[change]
@@ -87,6 +92,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.poll <= 0 {
 		s.poll = 10 * time.Second
 	}
+	if s.keep = cfg.Keep; s.keep <= 0 {
+		s.keep = 7 * 24 * time.Hour
+	}
 	if s.pool == nil {
 		if cfg.URL == "" {
 			return nil, errors.New("pgrecord: no database: give a URL or a pool")
@@ -116,6 +124,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return fail(fmt.Errorf("connect to the database: %w", err))
 	}
 	if err := migrate(ctx, s.pool); err != nil {
+		return fail(err)
+	}
+	if err := s.prune(ctx, s.pool); err != nil {
 		return fail(err)
 	}
 	var head int64

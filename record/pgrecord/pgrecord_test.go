@@ -379,3 +379,39 @@ func TestTakenFindsTheBotInTheFolderAboveOrBelowAndNoOther(t *testing.T) {
 		t.Errorf("a deleted bot %s still claims its folder", other)
 	}
 }
+
+func TestChangesOlderThanKeepAreRemovedAtOpenAndTheBotsStay(t *testing.T) {
+	url := pgtest.URL(t)
+	a := open(t, url)
+	for _, id := range []string{"one", "two", "three"} {
+		if _, err := a.Create(ctx(t), recordtest.Sample(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := pgrecord.Open(ctx(t), pgrecord.Config{URL: url, Keep: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var changes int
+	if err := b.Pool().QueryRow(ctx(t), `SELECT count(*) FROM bots_changes`).Scan(&changes); err != nil {
+		t.Fatal(err)
+	}
+	if changes != 1 {
+		t.Fatalf("%d changes left, want the latest alone", changes)
+	}
+	if list, err := b.List(ctx(t)); err != nil || len(list) != 3 {
+		t.Fatalf("the bots after the changes went: %d, %v", len(list), err)
+	}
+	// The feeds go on from the head.
+	ch, err := a.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Create(ctx(t), recordtest.Sample("four")); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.ID != "four" {
+		t.Fatalf("heard %s, want four", c.ID)
+	}
+}

@@ -47,8 +47,10 @@ CREATE TABLE bots_changes (
 	kind smallint NOT NULL,
 	id text COLLATE "C" NOT NULL,
 	etag bigint NOT NULL,
-	record text NOT NULL
+	record text NOT NULL,
+	at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX bots_changes_at ON bots_changes (at);
 
 CREATE TABLE bots_meta (
 	key text PRIMARY KEY,
