@@ -276,16 +276,19 @@ func TestAChangeTooLargeForANotificationIsReadFromTheChangeTable(t *testing.T) {
 	}
 }
 
-func TestOpenOnADatabaseThatDoesNotAnswerSaysSo(t *testing.T) {
+func TestOpenOnADatabaseThatDoesNotAnswerSaysSoWithoutItsPassword(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = pgrecord.Open(ctx(t), pgrecord.Config{URL: "postgres://bots@" + addr + "/bots?sslmode=disable"})
+	_, err = pgrecord.Open(ctx(t), pgrecord.Config{URL: "postgres://bots:s3cret-word@" + addr + "/bots?sslmode=disable"})
 	if err == nil || !strings.Contains(err.Error(), "connect to the database") {
 		t.Fatalf("Open on a closed port: %v", err)
+	}
+	if strings.Contains(err.Error(), "s3cret-word") {
+		t.Fatalf("the error names the database password: %v", err)
 	}
 }
 
