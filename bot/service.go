@@ -328,7 +328,10 @@ func (s *Service) get(ctx context.Context, id string) (record.Entry, error) {
 
 // storeError gives a store error its code and a sentence.
 func storeError(id string, err error) error {
+	var taken *record.FolderTakenError
 	switch {
+	case errors.As(err, &taken):
+		return errcode.Wrap(errcode.Invalid, err, "%s", taken.Error())
 	case errors.Is(err, record.ErrNotFound):
 		return errcode.Wrap(errcode.NotFound, err, "no bot at %s", uri(id))
 	case errors.Is(err, record.ErrExists):

@@ -460,3 +460,37 @@ func TestDBFiftyMakesOfOneSlugOverThreeInstancesLetExactlyOneThrough(t *testing.
 		t.Fatalf("%d makes went through, want 1", won)
 	}
 }
+
+func TestDBMakesOfManyBotsInOneFolderOverThreeInstancesLetOneHaveIt(t *testing.T) {
+	ctx := testCtx(t)
+	cl := startCluster(t, 3)
+	var clients []*client
+	for i, s := range cl.servers {
+		clients = append(clients, connectTo(ctx, t, s, fmt.Sprintf("maker-%d", i)))
+	}
+	folder := filepath.Join(cl.root, "shared-work")
+	const n = 30
+	answers := make(chan *message, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"name":"Maker %d","workspace":%q}`, i, folder)
+			p := res(fmt.Sprintf("bot://maker-%d", i), "data", body, "encoding", "utf-8", "createOnly", true)
+			answers <- clients[i%len(clients)].send(t, "resourceWrite", p)
+		})
+	}
+	wg.Wait()
+	close(answers)
+	won := 0
+	for m := range answers {
+		switch {
+		case m.Error == nil:
+			won++
+		case m.Error.Code != codeInvalidParams || !strings.Contains(m.Error.Message, "is taken"):
+			t.Errorf("a losing make answered %s, want %d saying the folder is taken", m.raw, codeInvalidParams)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d bots were made in one folder, want 1", won)
+	}
+}

@@ -3,6 +3,7 @@ package pgrecord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -31,23 +32,10 @@ func (s *Store) Taken(ctx context.Context, id, dir string) (other, folder string
 	if s.closed.Load() {
 		return "", "", false, record.ErrClosed
 	}
-	var above []string
-	for p := dir; ; p = filepath.Dir(p) {
-		above = append(above, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	prefix := dir
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	// Every folder that starts with prefix lies in [prefix, prefix with its
-	// last byte, the separator, raised by one).
-	end := prefix[:len(prefix)-1] + string(rune(filepath.Separator+1))
+	above, lo, hi := claimRange(dir)
 	err = s.pool.QueryRow(ctx, `SELECT id, folder FROM bots
 		WHERE id <> $1 AND (folder = ANY($2) OR (folder >= $3 AND folder < $4))
-		ORDER BY folder = ANY($2) DESC, id LIMIT 1`, id, above, prefix, end).Scan(&other, &folder)
+		ORDER BY folder = ANY($2) DESC, id LIMIT 1`, id, above, lo, hi).Scan(&other, &folder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", "", false, nil
 	}
@@ -55,4 +43,44 @@ func (s *Store) Taken(ctx context.Context, id, dir string) (other, folder string
 		return "", "", false, s.fail("look for the bots in", dir, err)
 	}
 	return other, folder, true, nil
+}
+
+// claimRange is what the database looks a folder's claim up by: dir and
+// every folder above it, and the byte range [lo, hi) of the folders below
+// it in the "C" collation.
+func claimRange(dir string) (above []string, lo, hi string) {
+	for p := dir; ; p = filepath.Dir(p) {
+		above = append(above, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	lo = dir
+	if !strings.HasSuffix(lo, string(filepath.Separator)) {
+		lo += string(filepath.Separator)
+	}
+	// Every folder that starts with lo sorts before lo with its last byte,
+	// the separator, raised by one.
+	hi = lo[:len(lo)-1] + string(rune(filepath.Separator+1))
+	return above, lo, hi
+}
+
+// claim is the arguments a write passes for r's folder: none when r works
+// in no folder on this host.
+func claim(r record.Record) (dir *string, above []string, lo, hi string) {
+	dir = folder(r)
+	if dir != nil {
+		above, lo, hi = claimRange(*dir)
+	}
+	return dir, above, lo, hi
+}
+
+// takenError names the bot whose folder r's write would take.
+func (s *Store) takenError(ctx context.Context, op string, r record.Record) error {
+	e := &record.FolderTakenError{}
+	if dir := folder(r); dir != nil {
+		e.Folder = *dir
+		e.Other, e.OtherFolder, _, _ = s.Taken(ctx, r.ID, *dir)
+	}
+	return fmt.Errorf("%s %s: %w", op, r.ID, e)
 }

@@ -243,10 +243,11 @@ func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]
 
 // The statuses the write functions answer instead of a revision.
 const (
-	statusExists   = -1
-	statusGone     = -2
-	statusNotFound = -3
-	statusConflict = -4
+	statusExists      = -1
+	statusGone        = -2
+	statusNotFound    = -3
+	statusConflict    = -4
+	statusFolderTaken = -5
 )
 
 func statusError(op, id string, rev int64) error {
@@ -272,9 +273,13 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 		return record.Entry{}, record.ErrClosed
 	}
 	text := r.AppendJSON(nil)
+	dir, above, lo, hi := claim(r)
 	var rev int64
-	if err := s.pool.QueryRow(ctx, `SELECT bots_create($1, $2, $3)`, r.ID, string(text), folder(r)).Scan(&rev); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT bots_create($1, $2, $3, $4, $5, $6)`, r.ID, string(text), dir, above, lo, hi).Scan(&rev); err != nil {
 		return record.Entry{}, s.fail("create", r.ID, err)
+	}
+	if rev == statusFolderTaken {
+		return record.Entry{}, s.takenError(ctx, "create", r)
 	}
 	if rev <= 0 {
 		return record.Entry{}, statusError("create", r.ID, rev)
@@ -288,9 +293,13 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 		return record.Entry{}, record.ErrClosed
 	}
 	text := r.AppendJSON(nil)
+	dir, above, lo, hi := claim(r)
 	var rev int64
-	if err := s.pool.QueryRow(ctx, `SELECT bots_update($1, $2, $3, $4)`, r.ID, string(text), folder(r), revOf(ifMatch)).Scan(&rev); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT bots_update($1, $2, $3, $4, $5, $6, $7)`, r.ID, string(text), dir, above, lo, hi, revOf(ifMatch)).Scan(&rev); err != nil {
 		return record.Entry{}, s.fail("update", r.ID, err)
+	}
+	if rev == statusFolderTaken {
+		return record.Entry{}, s.takenError(ctx, "update", r)
 	}
 	if rev <= 0 {
 		return record.Entry{}, statusError("update", r.ID, rev)

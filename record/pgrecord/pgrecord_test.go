@@ -418,3 +418,63 @@ func TestChangesOlderThanKeepAreRemovedAtOpenAndTheBotsStay(t *testing.T) {
 		t.Fatalf("heard %s, want four", c.ID)
 	}
 }
+
+func TestTheDatabaseGivesAFolderToOneBotOfManyInstances(t *testing.T) {
+	url := pgtest.URL(t)
+	stores := []*pgrecord.Store{open(t, url), open(t, url), open(t, url)}
+	in := func(id, ws string) record.Record {
+		r := recordtest.Sample(id)
+		r.Workspace, r.Computer = ws, ""
+		return r
+	}
+	const n = 30
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := stores[i%3].Create(ctx(t), in(fmt.Sprintf("maker-%02d", i), "/srv/bots/shared"))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	won := 0
+	for err := range errs {
+		var taken *record.FolderTakenError
+		switch {
+		case err == nil:
+			won++
+		case !errors.As(err, &taken) || taken.Folder != "/srv/bots/shared" || taken.OtherFolder != "/srv/bots/shared" || !strings.HasPrefix(taken.Other, "maker-"):
+			t.Errorf("a losing make: %v, want the folder taken by the winner", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d bots were given one folder, want 1", won)
+	}
+	// A folder inside it, or holding it, is taken too; a move into one
+	// is refused, and an edit that keeps its folder is not checked again.
+	s := stores[0]
+	if _, err := s.Create(ctx(t), in("inside", "/srv/bots/shared/sub")); !errors.As(err, new(*record.FolderTakenError)) {
+		t.Errorf("a make inside a taken folder: %v", err)
+	}
+	if _, err := s.Create(ctx(t), in("holder", "/srv/bots")); !errors.As(err, new(*record.FolderTakenError)) {
+		t.Errorf("a make holding a taken folder: %v", err)
+	}
+	e, err := s.Create(ctx(t), in("elsewhere", "/srv/bots/elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := e.Record.Clone()
+	moved.Workspace = "/srv/bots/shared"
+	if _, err := s.Update(ctx(t), moved, e.ETag); !errors.As(err, new(*record.FolderTakenError)) {
+		t.Errorf("a move into a taken folder: %v", err)
+	}
+	if _, err := s.Update(ctx(t), e.Record, e.ETag); err != nil {
+		t.Errorf("an edit that keeps its folder: %v", err)
+	}
+	remote := in("remote", "/srv/bots/shared")
+	remote.Computer = "box" // on a computer: claims nothing on this host
+	if _, err := s.Create(ctx(t), remote); err != nil {
+		t.Errorf("a bot on a computer naming the folder: %v", err)
+	}
+}

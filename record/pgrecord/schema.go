@@ -21,7 +21,10 @@ import (
 // ("rev kind etag id record") where it fits, so a listener that has every
 // revision before it needs no read; otherwise only "rev". The functions
 // answer a new revision, or a
-// negative status: -1 exists, -2 gone, -3 not found, -4 conflict.
+// negative status: -1 exists, -2 gone, -3 not found, -4 conflict, -5 the
+// folder is another bot's (checked under the same lock, so two instances
+// cannot both give one folder away; an edit that keeps its folder is not
+// checked again).
 var migrations = []string{`
 CREATE TABLE bots_head (
 	one bool PRIMARY KEY DEFAULT true CHECK (one),
@@ -66,12 +69,17 @@ CREATE FUNCTION bots_notify(p_rev bigint, p_kind int, p_id text, p_etag bigint, 
 		ELSE p_rev::text END)
 $$;
 
-CREATE FUNCTION bots_create(p_id text, p_record text, p_folder text) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION bots_folder_taken(p_id text, p_above text[], p_lo text, p_hi text) RETURNS bool LANGUAGE sql STABLE AS $$
+	SELECT EXISTS (SELECT 1 FROM bots WHERE id <> p_id AND (folder = ANY(p_above) OR (folder >= p_lo AND folder < p_hi)))
+$$;
+
+CREATE FUNCTION bots_create(p_id text, p_record text, p_folder text, p_above text[], p_lo text, p_hi text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE h bigint;
 BEGIN
 	SELECT rev INTO h FROM bots_head FOR UPDATE;
 	IF EXISTS (SELECT 1 FROM bots_gone WHERE id = p_id) THEN RETURN -2; END IF;
 	IF EXISTS (SELECT 1 FROM bots WHERE id = p_id) THEN RETURN -1; END IF;
+	IF p_folder IS NOT NULL AND bots_folder_taken(p_id, p_above, p_lo, p_hi) THEN RETURN -5; END IF;
 	h := h + 1;
 	UPDATE bots_head SET rev = h;
 	INSERT INTO bots (id, rev, record, folder) VALUES (p_id, h, p_record, p_folder);
@@ -80,13 +88,14 @@ BEGIN
 	RETURN h;
 END $$;
 
-CREATE FUNCTION bots_update(p_id text, p_record text, p_folder text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE h bigint; cur bigint;
+CREATE FUNCTION bots_update(p_id text, p_record text, p_folder text, p_above text[], p_lo text, p_hi text, p_if bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE h bigint; cur bigint; cur_folder text;
 BEGIN
 	SELECT rev INTO h FROM bots_head FOR UPDATE;
-	SELECT rev INTO cur FROM bots WHERE id = p_id;
+	SELECT rev, folder INTO cur, cur_folder FROM bots WHERE id = p_id;
 	IF NOT FOUND THEN RETURN -3; END IF;
 	IF p_if <> 0 AND cur <> p_if THEN RETURN -4; END IF;
+	IF p_folder IS NOT NULL AND p_folder IS DISTINCT FROM cur_folder AND bots_folder_taken(p_id, p_above, p_lo, p_hi) THEN RETURN -5; END IF;
 	h := h + 1;
 	UPDATE bots_head SET rev = h;
 	UPDATE bots SET rev = h, record = p_record, folder = p_folder WHERE id = p_id;
