@@ -51,9 +51,8 @@ CREATE TABLE bots_changes (
 	id text COLLATE "C" NOT NULL,
 	etag bigint NOT NULL,
 	record text NOT NULL,
-	at timestamptz NOT NULL DEFAULT now()
+	at timestamptz NOT NULL DEFAULT now() -- for pruning, hourly: no index to keep on every write
 );
-CREATE INDEX bots_changes_at ON bots_changes (at);
 
 CREATE TABLE bots_meta (
 	key text PRIMARY KEY,
@@ -64,25 +63,28 @@ CREATE FUNCTION bots_channel() RETURNS text LANGUAGE sql STABLE
 AS $$ SELECT 'bots_' || left(md5(current_schema()), 16) $$;
 
 CREATE FUNCTION bots_notify(p_rev bigint, p_kind int, p_id text, p_etag bigint, p_record text) RETURNS void LANGUAGE sql AS $$
-	SELECT pg_notify(bots_channel(), CASE WHEN octet_length(p_record) + octet_length(p_id) < 7000
+	SELECT pg_notify('bots_' || left(md5(current_schema()), 16), CASE WHEN octet_length(p_record) + octet_length(p_id) < 7000
 		THEN p_rev || ' ' || p_kind || ' ' || p_etag || ' ' || p_id || ' ' || p_record
 		ELSE p_rev::text END)
 $$;
 
+-- Whether a bot other than p_id works in a folder of p_above (the folder
+-- and those above it) or in [p_lo, p_hi) (those below it): two index
+-- lookups.
 CREATE FUNCTION bots_folder_taken(p_id text, p_above text[], p_lo text, p_hi text) RETURNS bool LANGUAGE sql STABLE AS $$
-	SELECT EXISTS (SELECT 1 FROM bots WHERE id <> p_id AND (folder = ANY(p_above) OR (folder >= p_lo AND folder < p_hi)))
+	SELECT EXISTS (SELECT 1 FROM bots WHERE folder = ANY(p_above) AND id <> p_id)
+		OR EXISTS (SELECT 1 FROM bots WHERE folder >= p_lo AND folder < p_hi AND id <> p_id)
 $$;
 
 CREATE FUNCTION bots_create(p_id text, p_record text, p_folder text, p_above text[], p_lo text, p_hi text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE h bigint;
 BEGIN
-	SELECT rev INTO h FROM bots_head FOR UPDATE;
+	SELECT rev + 1 INTO h FROM bots_head FOR UPDATE;
 	IF EXISTS (SELECT 1 FROM bots_gone WHERE id = p_id) THEN RETURN -2; END IF;
-	IF EXISTS (SELECT 1 FROM bots WHERE id = p_id) THEN RETURN -1; END IF;
 	IF p_folder IS NOT NULL AND bots_folder_taken(p_id, p_above, p_lo, p_hi) THEN RETURN -5; END IF;
-	h := h + 1;
+	INSERT INTO bots (id, rev, record, folder) VALUES (p_id, h, p_record, p_folder) ON CONFLICT (id) DO NOTHING;
+	IF NOT FOUND THEN RETURN -1; END IF;
 	UPDATE bots_head SET rev = h;
-	INSERT INTO bots (id, rev, record, folder) VALUES (p_id, h, p_record, p_folder);
 	INSERT INTO bots_changes (rev, kind, id, etag, record) VALUES (h, 1, p_id, h, p_record);
 	PERFORM bots_notify(h, 1, p_id, h, p_record);
 	RETURN h;
