@@ -95,7 +95,7 @@ type chats struct {
 func newChats(s *Service, host wake.SessionHost, rows wake.Rows, defaultAgent string, deny []string) (*chats, error) {
 	if rows == nil {
 		rows = &wake.MemRows{}
-		if fb, ok := s.store.(record.FileBacked); ok && fb.FileBacked() {
+		if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
 			rows = wake.NewFileRows(s.configDir)
 		}
 	}

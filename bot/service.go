@@ -83,11 +83,22 @@ type Config struct {
 	// Agents are more agents the root state lists after the bot-chat
 	// agent: the providers back sessions may run on.
 	Agents []ahp.AgentInfo
+	// Bundled are the bots the host ships (see Bundle); an earlier
+	// bundle's bot wins over a later one's of its slug.
+	Bundled []Bundle
+	// Tools is what back sessions are offered; a bot's tools list only
+	// narrows it. The zero value is wake.DefaultToolPolicy: the
+	// workspace tools go only to bots that list them.
+	Tools wake.ToolPolicy
 }
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
-	store      record.Store
+	store      record.Store // raw with the bundled bots laid over it
+	raw        record.Store // Config.Store
+	bundled    map[string]*bundled
+	bundleMu   sync.Mutex // serialises writes of bundled bots' folders
+	tools      wake.ToolPolicy
 	personas   *persona.Files
 	mode       persona.Mode
 	inFiles    bool
@@ -111,6 +122,13 @@ type Service struct {
 	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
 	badFolders map[string]badFolder // id → the problem checkFolder reported
+
+	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
+	shown    []standing // the problems last published on ProblemsURI
+	probSeq  int64      // the serverSeq of the last problems action
+	probKick chan struct{}
+	probStop context.CancelFunc
+	probDone chan struct{}
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -128,6 +146,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.ConfigDir == "" {
 		return nil, errors.New("bot: Config.ConfigDir is required")
 	}
+	if err := cfg.Options.check(); err != nil {
+		return nil, fmt.Errorf("bot: option %w", err)
+	}
 	configDir, err := filepath.Abs(cfg.ConfigDir)
 	if err != nil {
 		return nil, fmt.Errorf("bot: config folder %q: %w", cfg.ConfigDir, err)
@@ -142,12 +163,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			hostName = "localhost"
 		}
 	}
-	mode := persona.InSection
-	if cfg.Options.InstructionsIn != "" {
-		if mode, err = persona.ParseMode(cfg.Options.InstructionsIn); err != nil {
-			return nil, fmt.Errorf("bot: option instructionsIn: %w", err)
-		}
-	}
+	mode, _ := persona.ParseMode(cfg.Options.InstructionsIn) // checked above
 	root, problem := resolveRoot(cfg.Options.Root, configDir)
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
@@ -174,9 +190,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if bus == nil {
 		bus = engine.NewBus(log)
 	}
+	if err := wake.CheckPolicy(cfg.Tools); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	bundles, err := loadBundles(cfg.Bundled, hostName, root, mode, log)
+	if err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
 	s := &Service{
 		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
+		raw:        cfg.Store,
+		bundled:    bundles,
+		tools:      cfg.Tools,
 		personas:   personas,
 		mode:       mode,
 		inFiles:    inFiles,
@@ -189,6 +215,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
 		badFolders: make(map[string]badFolder),
+		probKick:   make(chan struct{}, 1),
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
@@ -202,6 +229,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
+	if len(bundles) > 0 {
+		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)
+		bs.reportShadowed(ctx)
+		s.store = bs
+	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
 		Bus:       bus,
@@ -212,15 +244,25 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
+	if err := s.startProblems(ctx); err != nil {
+		s.catalog.Close()
+		return nil, fmt.Errorf("bot: problems: %w", err)
+	}
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 	}
+	if g, ok := cfg.Sessions.(wake.Gated); ok {
+		g.SetToolGate(gate{s})
+	}
 	if d, ok := cfg.Users.(membershipSource); ok {
 		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
-			s.catalog.MembershipsChanged(usersfile.Changed(prev, next))
+			changed := usersfile.Changed(prev, next)
+			s.catalog.MembershipsChanged(changed)
+			s.problemsMembershipsChanged(changed)
 		})
 	}
 	return s, nil
@@ -232,8 +274,8 @@ type membershipSource interface {
 	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
-// Close stops the chats, the catalogue and watches. The store is the
-// caller's to close. It is idempotent.
+// Close stops the chats, the catalogue, watches and the problems channel.
+// The store is the caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -241,6 +283,7 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
+		s.stopProblems()
 	})
 	return nil
 }
@@ -257,7 +300,8 @@ func (s *Service) HostName() string { return s.hostName }
 // Options are the plugin options in force, with the root resolved.
 func (s *Service) Options() Options { return s.options }
 
-// Store is the record store the service keeps bots in.
+// Store is the record store the service keeps bots in, with the bundled
+// bots laid over it.
 func (s *Service) Store() record.Store { return s.store }
 
 // Personas are the persona files the service writes.
@@ -290,7 +334,7 @@ func uri(id string) string { return "bot://" + id }
 // files. A record with no folder (a hand-made bot.md without workspace) has
 // no AGENTS.md to read: it never reads the server's working folder's.
 func (s *Service) personaInFile(r record.Record) bool {
-	return s.inFiles && r.Computer == "" && filepath.IsAbs(r.Workspace)
+	return s.inFiles && r.Computer == "" && filepath.IsAbs(r.Workspace) && !s.isBundled(r.ID)
 }
 
 // CanRead reports whether p may read r: its owner, a member of its team or

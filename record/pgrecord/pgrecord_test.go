@@ -32,7 +32,19 @@ func open(t testing.TB, url string) *pgrecord.Store {
 }
 
 func TestConformance(t *testing.T) {
-	recordtest.Run(t, func(t *testing.T) record.Store { return open(t, pgtest.URL(t)) })
+	urls := map[record.Store]string{}
+	openOn := func(url string) (record.Store, error) {
+		s, err := pgrecord.Open(context.Background(), pgrecord.Config{URL: url})
+		if err != nil {
+			return nil, err
+		}
+		urls[s] = url
+		return s, nil
+	}
+	recordtest.Run(t, recordtest.Harness{
+		Open:   func(t *testing.T) (record.Store, error) { return openOn(pgtest.URL(t)) },
+		Reopen: func(t *testing.T, old record.Store) (record.Store, error) { return openOn(urls[old]) },
+	})
 }
 
 func ctx(t testing.TB) context.Context {

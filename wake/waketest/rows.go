@@ -1,6 +1,3 @@
-// Package waketest holds the conformance suites of wake's ports, run from
-// the tests of every implementation, the embedder's own included. RunRows
-// checks a wake.Rows.
 package waketest
 
 import (
@@ -13,158 +10,119 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-// Rows opens the rows RunRows checks.
+// Rows is a wake.Rows under test.
 type Rows struct {
-	// Open returns empty rows on storage of their own, for one test.
-	// Required.
+	// Open returns rows on new, empty storage of their own, for one
+	// check. Required.
 	Open func(t *testing.T) wake.Rows
-	// Reopen returns rows on the storage old keeps, as a restart would
-	// open them. Nil when the storage does not outlive its rows, as
-	// memory does not: the reopen check is then skipped.
+	// Reopen returns rows on the storage old was opened on. Nil when the
+	// storage does not outlive its rows (memory): the reopen check is
+	// then skipped.
 	Reopen func(t *testing.T, old wake.Rows) wake.Rows
 }
 
-// RunRows checks that rows keep one row per (bot, person, name), give back
-// every field, replace a row on a second Put, keep rows of keys that differ
-// in one part apart, take concurrent Puts, and (with Reopen) outlive a
-// restart.
+// RunRows runs the conformance suite of wake.Rows against the rows h
+// opens: a row comes back as it was put (its time to the millisecond), one
+// row per (bot, person, name), a Put replaces, concurrent Puts of
+// different keys all stay, and rows survive a reopen.
 func RunRows(t *testing.T, h Rows) {
 	if h.Open == nil {
 		t.Fatal("waketest: Rows.Open is nil")
 	}
-	checks := []struct {
-		name string
-		fn   func(*testing.T, Rows)
-	}{
-		{"GetOfAMissingRowIsNotOK", testRowMissing},
-		{"PutThenGetGivesBackEveryField", testRowRoundTrip},
-		{"PutReplacesTheRowOfTheSameKey", testRowReplace},
-		{"KeysThatDifferInOnePartAreApart", testRowKeys},
-		{"ConcurrentPutsOfDistinctKeysAreAllKept", testRowConcurrent},
-		{"RowsOutliveAReopen", testRowReopen},
-	}
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
-	}
+	t.Run("PutThenGetGivesTheRowBack", func(t *testing.T) {
+		rows := h.Open(t)
+		want := sampleRow("motion", "user:soft", "work")
+		put(t, rows, want)
+		sameRow(t, get(t, rows, want), want)
+	})
+	t.Run("GetOfNoRowIsNotOK", func(t *testing.T) {
+		if r, ok, err := h.Open(t).Get(rowsCtx(t), "motion", "user:soft", "work"); err != nil || ok {
+			t.Fatalf("Get with no row: %+v, %v, %v", r, ok, err)
+		}
+	})
+	t.Run("OneRowPerBotPersonAndName", func(t *testing.T) {
+		rows := h.Open(t)
+		all := []wake.Row{
+			sampleRow("motion", "user:soft", "work"), sampleRow("motion", "user:tess", "work"),
+			sampleRow("motion", "user:soft", "w-2"), sampleRow("other", "user:soft", "work"),
+		}
+		for i := range all {
+			all[i].Session = fmt.Sprintf("ahp-session:/row-%d", i)
+			put(t, rows, all[i])
+		}
+		for _, r := range all {
+			sameRow(t, get(t, rows, r), r)
+		}
+	})
+	t.Run("PutReplacesTheRowOfItsKey", func(t *testing.T) {
+		rows := h.Open(t)
+		r := sampleRow("motion", "user:soft", "work")
+		put(t, rows, r)
+		r.Session, r.Provider, r.Preset = "ahp-session:/newer", "", "quick"
+		r.UpdatedAt = r.UpdatedAt.Add(time.Minute)
+		put(t, rows, r)
+		sameRow(t, get(t, rows, r), r)
+	})
+	t.Run("ConcurrentPutsOfManyKeysAllStay", func(t *testing.T) {
+		rows := h.Open(t)
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := rows.Put(rowsCtx(t), sampleRow("motion", "user:soft", fmt.Sprintf("w-%d", i))); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range 20 {
+			r := sampleRow("motion", "user:soft", fmt.Sprintf("w-%d", i))
+			sameRow(t, get(t, rows, r), r)
+		}
+	})
+	t.Run("RowsSurviveAReopen", func(t *testing.T) {
+		if h.Reopen == nil {
+			t.Skip("Rows.Reopen is nil: the storage does not outlive its rows")
+		}
+		rows := h.Open(t)
+		want := sampleRow("motion", "user:soft", "work")
+		put(t, rows, want)
+		sameRow(t, get(t, h.Reopen(t, rows), want), want)
+	})
 }
 
-// SampleRow is a row with every field set, its time at millisecond
-// precision.
-func SampleRow(bot, person, name string) wake.Row {
-	return wake.Row{
-		Bot: bot, Person: person, Name: name,
-		Session:  "ahp-session:/back-" + bot + "-" + name,
-		Provider: "claude", Preset: "careful",
-		UpdatedAt: time.Date(2026, 10, 11, 9, 0, 0, 123e6, time.UTC),
-	}
+func rowsCtx(t *testing.T) context.Context { return testCtx(t, DefaultWait) }
+
+// sampleRow is a row with every field set, its time to the millisecond.
+func sampleRow(bot, person, name string) wake.Row {
+	return wake.Row{Bot: bot, Person: person, Name: name, Session: "ahp-session:/" + bot + "-" + name,
+		Provider: "echo", UpdatedAt: time.Date(2026, 11, 30, 9, 0, 0, 123e6, time.UTC)}
 }
 
-// rowsCtx bounds each call of the rows suite.
-func rowsCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func sameRow(t *testing.T, got, want wake.Row) {
+func put(t *testing.T, rows wake.Rows, r wake.Row) {
 	t.Helper()
-	if got.Bot != want.Bot || got.Person != want.Person || got.Name != want.Name || got.Session != want.Session ||
-		got.Provider != want.Provider || got.Preset != want.Preset || !got.UpdatedAt.Equal(want.UpdatedAt) {
-		t.Fatalf("row differs\n got: %+v\nwant: %+v", got, want)
+	if err := rows.Put(rowsCtx(t), r); err != nil {
+		t.Fatalf("Put %s/%s/%s: %v", r.Bot, r.Person, r.Name, err)
 	}
 }
 
-func mustGet(t *testing.T, rows wake.Rows, bot, person, name string) wake.Row {
+func get(t *testing.T, rows wake.Rows, key wake.Row) wake.Row {
 	t.Helper()
-	r, ok, err := rows.Get(rowsCtx(t), bot, person, name)
+	r, ok, err := rows.Get(rowsCtx(t), key.Bot, key.Person, key.Name)
 	if err != nil || !ok {
-		t.Fatalf("Get(%s, %s, %s): ok %v, %v", bot, person, name, ok, err)
+		t.Fatalf("Get %s/%s/%s: %v, %v", key.Bot, key.Person, key.Name, ok, err)
 	}
 	return r
 }
 
-func mustPut(t *testing.T, rows wake.Rows, r wake.Row) {
+func sameRow(t *testing.T, got, want wake.Row) {
 	t.Helper()
-	if err := rows.Put(rowsCtx(t), r); err != nil {
-		t.Fatalf("Put(%s, %s, %s): %v", r.Bot, r.Person, r.Name, err)
+	if !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Fatalf("row %s/%s/%s updated at %v, want %v", want.Bot, want.Person, want.Name, got.UpdatedAt, want.UpdatedAt)
 	}
-}
-
-func testRowMissing(t *testing.T, h Rows) {
-	rows := h.Open(t)
-	if r, ok, err := rows.Get(rowsCtx(t), "motion", "user:soft", "work"); err != nil || ok {
-		t.Fatalf("Get of no row: %+v, ok %v, %v", r, ok, err)
+	got.UpdatedAt = want.UpdatedAt
+	if got != want {
+		t.Fatalf("row %+v, want %+v", got, want)
 	}
-}
-
-func testRowRoundTrip(t *testing.T, h Rows) {
-	rows := h.Open(t)
-	want := SampleRow("motion", "user:soft", "work")
-	mustPut(t, rows, want)
-	sameRow(t, mustGet(t, rows, "motion", "user:soft", "work"), want)
-}
-
-func testRowReplace(t *testing.T, h Rows) {
-	rows := h.Open(t)
-	mustPut(t, rows, SampleRow("motion", "user:soft", "work"))
-	want := SampleRow("motion", "user:soft", "work")
-	want.Session, want.Provider, want.Preset = "ahp-session:/another", "gemini", ""
-	want.UpdatedAt = want.UpdatedAt.Add(time.Minute)
-	mustPut(t, rows, want)
-	sameRow(t, mustGet(t, rows, "motion", "user:soft", "work"), want)
-}
-
-func testRowKeys(t *testing.T, h Rows) {
-	rows := h.Open(t)
-	keys := [][3]string{
-		{"motion", "user:soft", "work"},
-		{"motion", "user:kim", "work"},
-		{"motion", "user:soft", "w-01j9"},
-		{"review", "user:soft", "work"},
-		{"motion", "root:e2e", "work"},
-		{"motion", "user:soft@x/../y é", "work"},
-	}
-	for i, k := range keys {
-		r := SampleRow(k[0], k[1], k[2])
-		r.Session = fmt.Sprintf("ahp-session:/s%d", i)
-		mustPut(t, rows, r)
-	}
-	for i, k := range keys {
-		if got := mustGet(t, rows, k[0], k[1], k[2]); got.Session != fmt.Sprintf("ahp-session:/s%d", i) {
-			t.Errorf("row %v names session %s, want s%d", k, got.Session, i)
-		}
-	}
-}
-
-func testRowConcurrent(t *testing.T, h Rows) {
-	rows := h.Open(t)
-	const n = 40
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			errs <- rows.Put(rowsCtx(t), SampleRow("motion", fmt.Sprintf("user:u%d", i), "work"))
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("a concurrent Put: %v", err)
-		}
-	}
-	for i := range n {
-		sameRow(t, mustGet(t, rows, "motion", fmt.Sprintf("user:u%d", i), "work"), SampleRow("motion", fmt.Sprintf("user:u%d", i), "work"))
-	}
-}
-
-func testRowReopen(t *testing.T, h Rows) {
-	if h.Reopen == nil {
-		t.Skip("these rows do not outlive their storage")
-	}
-	rows := h.Open(t)
-	want := SampleRow("motion", "user:soft", "work")
-	mustPut(t, rows, want)
-	again := h.Reopen(t, rows)
-	sameRow(t, mustGet(t, again, "motion", "user:soft", "work"), want)
 }
