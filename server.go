@@ -78,11 +78,16 @@ type Server struct {
 	// under; "" is ~/.bots (bot.DefaultRoot).
 	Options bot.Options
 
-	// Store keeps the bot records. Nil opens the bot.md files under
-	// ConfigDir (filerecord), watched for hand edits; Close closes that
-	// store. A store given here (a PostgreSQL one, say) is the caller's
-	// to close.
+	// Store keeps the bot records. Nil opens the PostgreSQL of Database
+	// when it is set, else the bot.md files under ConfigDir (filerecord),
+	// watched for hand edits; Close closes the store it opened. A store
+	// given here is the caller's to close.
 	Store record.Store
+	// Database is a PostgreSQL URL (pgrecord) where the records live when
+	// Store is nil: several Servers on one database are one set of bots,
+	// and the root must be the folder they all share - Start refuses a
+	// root that lacks the database's marker (pgrecord.ClaimRoot).
+	Database string
 	// Users is the users directory connections authenticate against. Nil
 	// opens UsersFile when it is set.
 	Users bot.Users
@@ -213,6 +218,14 @@ func (s *Server) start(ctx context.Context) error {
 		users = dir
 	}
 	store := s.Store
+	if store == nil && s.Database != "" {
+		db, err := s.openDatabase(ctx)
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, db.Close)
+		store = db
+	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
 		if err != nil {
@@ -262,6 +275,9 @@ func (s *Server) start(ctx context.Context) error {
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools,
+		// Back-session rows live beside the chat logs, under ConfigDir,
+		// whatever the store: a restart continues its back sessions.
+		Rows: wake.NewFileRows(s.ConfigDir),
 	})
 	if err != nil {
 		return err

@@ -452,12 +452,24 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 // holds the edit, so a subscribe after it sees it.
 func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
 	b, err := s.edit(ctx, p, id, body, ifMatch)
+	// An edit that names no etag applies to the bot as it is. It is merged
+	// onto the revision it read and stored only over that one, so a write
+	// that slipped in between - another instance's, on a store several
+	// share - refuses it; it is then merged again onto the bot as it
+	// became, rather than answered with a conflict nobody asked for.
+	for try := 0; ifMatch == "" && errors.Is(err, record.ErrConflict) && try < editRetries; try++ {
+		b, err = s.edit(ctx, p, id, body, ifMatch)
+	}
 	if err != nil {
 		return Bot{}, unsaved(uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, b.ETag)
 	return b, nil
 }
+
+// editRetries bounds how many times an edit without an etag is merged
+// again after losing a race to another writer.
+const editRetries = 20
 
 func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
 	unlock := s.lock(id)

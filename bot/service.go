@@ -71,6 +71,10 @@ type Config struct {
 	// Sessions is the session host back sessions live on. Nil serves no
 	// bot chats: the session methods answer -32601.
 	Sessions wake.SessionHost
+	// Rows keeps the back-session rows: which back session each (bot,
+	// person, session name) is on. Nil keeps them in files under ConfigDir
+	// when the store is record.FileBacked, and in memory otherwise.
+	Rows wake.Rows
 	// DefaultAgent is the provider a back session runs on when its bot
 	// names neither a preset nor a provider.
 	DefaultAgent string
@@ -245,7 +249,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)
@@ -368,7 +372,10 @@ func (s *Service) get(ctx context.Context, id string) (record.Entry, error) {
 
 // storeError gives a store error its code and a sentence.
 func storeError(id string, err error) error {
+	var taken *record.FolderTakenError
 	switch {
+	case errors.As(err, &taken):
+		return errcode.Wrap(errcode.Invalid, err, "%s", taken.Error())
 	case errors.Is(err, record.ErrNotFound):
 		return errcode.Wrap(errcode.NotFound, err, "no bot at %s", uri(id))
 	case errors.Is(err, record.ErrExists):

@@ -18,6 +18,24 @@ var (
 	ErrClosed   = errors.New("store is closed")
 )
 
+// FolderTakenError is how a store that several servers share refuses a
+// Create or an Update whose folder on this host (Workspace, with no
+// Computer) another bot works in - the folder itself, one holding it or
+// one inside it - which a server's own check before the write cannot see
+// when another server made that bot a moment before.
+type FolderTakenError struct {
+	Folder      string // the folder the write would take
+	Other       string // the bot that works there, when known
+	OtherFolder string // the folder that bot works in
+}
+
+func (e *FolderTakenError) Error() string {
+	if e.Other == "" {
+		return "folder " + e.Folder + " is taken by another bot"
+	}
+	return "folder " + e.Folder + " is taken: bot " + e.Other + " works in " + e.OtherFolder
+}
+
 // Entry is a record as a store holds it at one revision.
 type Entry struct {
 	Record Record

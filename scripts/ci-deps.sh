@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Installs what CI needs beyond Go: Debian's chromium, for the web page's
-# browser tests (examples/server TestWebPage…), only when it is missing.
+# Installs what CI needs beyond Go, each only when it is missing: Debian's
+# chromium, for the web page's browser tests (examples/server TestWebPage…),
+# and Debian's postgresql, whose initdb and pg_ctl the PostgreSQL tests
+# (internal/pgtest) start a throwaway cluster with.
 set -euo pipefail
-if command -v chromium >/dev/null 2>&1; then
+need=()
+if ! command -v chromium >/dev/null 2>&1; then
+  need+=(chromium)
+fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  need+=(postgresql)
+fi
+if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends chromium
+apt-get install -y --no-install-recommends "${need[@]}"

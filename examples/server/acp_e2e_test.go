@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // stops the throwaway PostgreSQL of the -db tests
 }
 
 // lockedBuffer is a buffer written by several goroutines.

@@ -1,0 +1,33 @@
+package bots
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/pgrecord"
+)
+
+// openDatabase opens the PostgreSQL store of s.Database, after checking
+// that the root is the folder every instance on the database shares
+// (pgrecord.ClaimRoot): a node whose shared folder is not there refuses to
+// start rather than make bot folders the others cannot see.
+func (s *Server) openDatabase(ctx context.Context) (record.Store, error) {
+	root, err1 := filepath.Abs(s.root())
+	config, err2 := filepath.Abs(s.ConfigDir)
+	// The service would refuse such a root and use the default instead,
+	// which is not the folder the check is about.
+	if rel, err := filepath.Rel(config, root); err1 == nil && err2 == nil && err == nil && filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("bots: database: refusing to start: the root %s is the configuration folder or under it", root)
+	}
+	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log})
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	if err := store.ClaimRoot(ctx, root); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("bots: database: refusing to start: %w", err)
+	}
+	return store, nil
+}
