@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -127,57 +126,6 @@ func BenchmarkResourceReadRoundTrip(b *testing.B) {
 			roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"resourceRead","params":{"channel":"ahp-root://","uri":"bot://motion"}}`), id)
 		}
 	})
-}
-
-// BenchmarkIdleConnectionMemory opens 1,000 connections, each answered
-// once, and reports the heap (and goroutine stacks) they hold, per
-// connection; clients and server share the process, so both ends count.
-// The floor is 1,000 connections to the bare echo. Goal: server ≤ 64 KiB
-// of heap per connection.
-func BenchmarkIdleConnectionMemory(b *testing.B) {
-	const n = 1000
-	ctx := testCtx(b)
-	b.Run("floor", func(b *testing.B) {
-		hs := echoServer(b)
-		url := "ws" + hs.URL[len("http"):] + "/"
-		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
-			ws := rawDial(ctx, b, url, "")
-			roundTrip(ctx, b, ws, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"ahp-root://"}}`), "1")
-			return ws
-		})
-	})
-	b.Run("server", func(b *testing.B) {
-		srv := startServer(b, newDirs(b).args("-log-level", "error"))
-		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
-			ws := rawDial(ctx, b, srv.wsURL(), softToken)
-			roundTrip(ctx, b, ws, initializeFrame("1", fmt.Sprintf("idle-%d", i)), "1")
-			return ws
-		})
-	})
-}
-
-func measureIdle(ctx context.Context, b *testing.B, n int, open func(i int) *websocket.Conn) {
-	var heap, stack float64
-	runs := 0
-	for b.Loop() {
-		goroutines := runtime.NumGoroutine()
-		before := memStats()
-		conns := make([]*websocket.Conn, n)
-		for i := range conns {
-			conns[i] = open(i)
-		}
-		after := memStats()
-		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
-		stack += float64(after.StackInuse) - float64(before.StackInuse)
-		runs++
-		for _, ws := range conns {
-			ws.CloseNow()
-		}
-		waitGoroutines(ctx, b, goroutines)
-	}
-	b.ReportMetric(heap/float64(runs*n), "heap-B/conn")
-	b.ReportMetric(stack/float64(runs*n), "stack-B/conn")
-	b.ReportMetric(0, "ns/op")
 }
 
 func memStats() runtime.MemStats {
