@@ -8,42 +8,106 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/echo"
 )
 
-// exampleHost is the smallest agent host: it keeps what Apply registers.
-type exampleHost struct {
-	dir       string
+// toyHost is an agent host with a registry of its own: it keeps what
+// Apply registers, and serves it on the wire as a engine.Host.
+type toyHost struct {
+	cfg       bot.Config
 	providers map[string]engine.ResourceProvider
-	channels  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error)
+	prefixes  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error)
+	sessions  map[string]bot.SessionProvider // by agent provider
 	meta      map[string]any
 }
 
-func (h *exampleHost) BotConfig() bot.Config {
-	return bot.Config{ConfigDir: filepath.Join(h.dir, "config"), HostName: "my-host"}
+func newToyHost(cfg bot.Config) *toyHost {
+	return &toyHost{cfg: cfg, providers: map[string]engine.ResourceProvider{}, meta: map[string]any{},
+		prefixes: map[string]func(context.Context, engine.Caller, string) (engine.Channel, error){},
+		sessions: map[string]bot.SessionProvider{}}
 }
 
-func (h *exampleHost) RegisterResourceProvider(scheme string, p engine.ResourceProvider) error {
+// The registry: what bot.Apply calls.
+
+func (h *toyHost) BotConfig() bot.Config { return h.cfg }
+
+func (h *toyHost) RegisterResourceProvider(scheme string, p engine.ResourceProvider) error {
 	h.providers[scheme] = p
 	return nil
 }
 
-func (h *exampleHost) RegisterChannel(prefix string, open func(context.Context, engine.Caller, string) (engine.Channel, error)) error {
-	h.channels[prefix] = open
+func (h *toyHost) RegisterChannel(prefix string, open func(context.Context, engine.Caller, string) (engine.Channel, error)) error {
+	h.prefixes[prefix] = open
 	return nil
 }
 
-func (h *exampleHost) SetMeta(key string, value any) error {
+func (h *toyHost) RegisterSessions(agent ahp.AgentInfo, p bot.SessionProvider) error {
+	h.sessions[agent.Provider] = p
+	return nil
+}
+
+func (h *toyHost) SetMeta(key string, value any) error {
 	h.meta[key] = value
 	return nil
 }
 
-// An embedding host hands Apply its registry; the bot: scheme is then
-// served like any other resource.
+// The wire: what transport asks. This host has no users: everyone is root.
+
+func (h *toyHost) Authenticate(string) (access.Principal, bool) { return access.RootPrincipal(), true }
+
+func (h *toyHost) Meta(context.Context, engine.Caller) (map[string]any, error) { return h.meta, nil }
+
+func (h *toyHost) Resources(scheme string) engine.ResourceProvider {
+	if p, ok := h.providers[scheme]; ok {
+		return p
+	}
+	return nil
+}
+
+func (h *toyHost) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
+	for prefix, open := range h.prefixes {
+		if strings.HasPrefix(uri, prefix) {
+			return open(ctx, c, uri)
+		}
+	}
+	for _, p := range h.sessions {
+		if ch, err := p.Channel(ctx, c, uri); errcode.Of(err) != errcode.NotFound {
+			return ch, err
+		}
+	}
+	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+func (h *toyHost) HandleMethod(ctx context.Context, call engine.Call) (any, error) {
+	if call.Method == "createSession" {
+		var p struct{ Provider string }
+		json.Unmarshal(call.Params, &p)
+		if s, ok := h.sessions[p.Provider]; ok {
+			return s.HandleMethod(ctx, call)
+		}
+		return nil, errcode.New(errcode.Invalid, "no agent for provider %q", p.Provider)
+	}
+	for _, s := range h.sessions { // one provider here; more would merge listSessions
+		if res, err := s.HandleMethod(ctx, call); errcode.Of(err) != errcode.NotFound {
+			return res, err
+		}
+	}
+	return nil, errcode.New(errcode.NotFound, "no session %s", call.URI)
+}
+
+// A host with a registry of its own hands it to Apply, with its store, bus
+// and session host; a client of the host's wire then makes a bot and
+// chats with it.
 func ExampleApply() {
 	dir, err := os.MkdirTemp("", "bots-example")
 	if err != nil {
@@ -51,41 +115,69 @@ func ExampleApply() {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	host := &exampleHost{
-		dir:       dir,
-		providers: map[string]engine.ResourceProvider{},
-		channels:  map[string]func(context.Context, engine.Caller, string) (engine.Channel, error){},
-		meta:      map[string]any{},
+	bus := engine.NewBus(nil)
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+	if err != nil {
+		log.Fatal(err)
 	}
+	defer sessions.Close()
+	host := newToyHost(bot.Config{Store: memrecord.New(), ConfigDir: filepath.Join(dir, "config"), HostName: "my-host",
+		Bus: bus, Sessions: sessions, DefaultAgent: echo.Provider})
 	svc, err := bot.Apply(ctx, host, bot.Options{Root: filepath.Join(dir, "bots")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer svc.Close()
-
-	soft := engine.Caller{Principal: access.Principal{User: "soft", Grants: []string{"bot:put"}}}
-	write, _ := json.Marshal(ahp.ResourceWriteParams{
-		URI: "bot://motion", Encoding: "utf-8", CreateOnly: true,
-		Data: `{"name":"Motion","instructions":"Review pull requests."}`,
-	})
-	provider := host.providers["bot"]
-	if _, err := provider.ServeResource(ctx, engine.Call{Caller: soft, Method: "resourceWrite", Params: write}); err != nil {
-		log.Fatal(err)
-	}
-	read, _ := json.Marshal(ahp.ResourceReadParams{URI: "bot://motion"})
-	res, err := provider.ServeResource(ctx, engine.Call{Caller: soft, Method: "resourceRead", Params: read})
+	wire, err := transport.New(transport.Config{Host: host, Bus: bus})
 	if err != nil {
 		log.Fatal(err)
 	}
-	var b struct{ Name, Owner, Instructions string }
-	json.Unmarshal([]byte(res.(ahp.ResourceReadResult).Data), &b)
-	fmt.Println(b.Name, "is", b.Owner+"'s:", b.Instructions)
-	agents, _ := os.ReadFile(filepath.Join(dir, "bots", "motion", "AGENTS.md"))
-	fmt.Println(strings.Contains(string(agents), "Review pull requests."))
-	_, hasCatalogue := host.channels["x-ahpd-bots://"]
-	fmt.Println(hasCatalogue)
+	defer wire.Close()
+
+	// A client, in memory: the same JSON-RPC messages as over a WebSocket.
+	conn, err := wire.Pipe(ctx, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	id := 0
+	rpc := func(method string, params any) {
+		id++
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if err := conn.Send(ctx, msg); err != nil {
+			log.Fatal(err)
+		}
+	}
+	chat := ahp.DefaultChatURI("ahp-session:/1")
+	rpc("initialize", map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "example"})
+	rpc("resourceWrite", map[string]any{"uri": "bot://motion", "encoding": "utf-8", "createOnly": true, "data": `{"name":"Motion"}`})
+	rpc("createSession", map[string]any{"channel": "ahp-session:/1", "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}})
+	rpc("subscribe", map[string]any{"channel": chat})
+	rpc("dispatchAction", map[string]any{"channel": chat, "clientSeq": 1, "action": ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello"))})
+	for {
+		data, err := conn.Recv(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var m struct {
+			Error  *struct{ Message string }
+			Method string
+			Params struct {
+				Action struct {
+					Type string
+					Part struct{ Kind, Content string }
+				}
+			}
+		}
+		json.Unmarshal(data, &m)
+		switch a := m.Params.Action; {
+		case m.Error != nil:
+			log.Fatal(m.Error.Message)
+		case a.Type == "chat/responsePart" && a.Part.Kind == "markdown":
+			fmt.Println(a.Part.Content)
+		case a.Type == "chat/turnComplete":
+			return
+		}
+	}
 	// Output:
-	// Motion is user:soft's: Review pull requests.
-	// true
-	// true
+	// Motion heard: hello
 }

@@ -160,17 +160,8 @@ func (s *Service) providerInfo() map[string]any {
 // resource watch, a bot chat's session or chat, or a back session's
 // channel the session host serves.
 func (s *Service) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
-	if s.chats != nil {
-		if ch, ok, err := s.chats.channel(ctx, c, uri); ok {
-			return ch, err
-		}
-		if src, ok := s.chats.host.(channelSource); ok {
-			cc := c
-			cc.Principal = s.current(c.Principal)
-			if ch, err := src.Channel(ctx, cc, uri); errcode.Of(err) != errcode.NotFound {
-				return ch, err
-			}
-		}
+	if ch, err := s.sessionChannel(ctx, c, uri); errcode.Of(err) != errcode.NotFound {
+		return ch, err
 	}
 	switch {
 	case uri == ahp.RootURI:
@@ -183,6 +174,48 @@ func (s *Service) Channel(ctx context.Context, c engine.Caller, uri string) (eng
 		}
 	}
 	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+// sessionChannel returns the channel at uri when it is a bot chat's
+// session or chat, or a channel of a back session the session host serves;
+// an errcode.NotFound error otherwise.
+func (s *Service) sessionChannel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
+	if s.chats != nil {
+		if ch, ok, err := s.chats.channel(ctx, c, uri); ok {
+			return ch, err
+		}
+		if src, ok := s.chats.host.(channelSource); ok {
+			cc := c
+			cc.Principal = s.current(c.Principal)
+			if ch, err := src.Channel(ctx, cc, uri); errcode.Of(err) != errcode.NotFound {
+				return ch, err
+			}
+		}
+	}
+	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+// Chats returns the bot-chat provider, for a host that serves sessions
+// by provider (see Apply): createSession of a chat with a bot, its
+// disposeSession, listSessions and fetchTurns, and the channels of its
+// chats and of their back sessions when the session host serves them (as
+// wake.LocalHost does). It is nil when the service has no session host.
+func (s *Service) Chats() SessionProvider {
+	if s.chats == nil {
+		return nil
+	}
+	return chatProvider{s}
+}
+
+// chatProvider is the bot-chat provider as a host's SessionProvider.
+type chatProvider struct{ s *Service }
+
+func (p chatProvider) HandleMethod(ctx context.Context, call engine.Call) (any, error) {
+	return p.s.HandleMethod(ctx, call)
+}
+
+func (p chatProvider) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
+	return p.s.sessionChannel(ctx, c, uri)
 }
 
 // rootChannel is ahp-root://: the agents sessions run on, and the host's

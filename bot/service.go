@@ -103,7 +103,6 @@ type Service struct {
 	catalog    *catalog.Catalog
 	stop       func() // stops following the users directory
 	chats      *chats // the bot-chat provider; nil without a session host
-	closeStore bool   // Apply opened the store, so Close closes it
 	closeOnce  sync.Once
 	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
@@ -229,9 +228,8 @@ type membershipSource interface {
 	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
-// Close stops the catalogue and watches. It closes the store only when
-// Apply opened it; a store given in Config is the caller's. It is
-// idempotent.
+// Close stops the chats, the catalogue and watches. The store is the
+// caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -239,9 +237,6 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
-		if s.closeStore {
-			s.store.Close()
-		}
 	})
 	return nil
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/acp/sandbox/sandboxtest"
 )
 
@@ -105,38 +101,6 @@ func TestEndToEndAnAgentReadsNothingOfTheHostButItsOwnFolder(t *testing.T) {
 		t.Log("node is not on PATH: the terminal's node run is left out")
 	}
 	srv.stop(t)
-}
-
-func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
-	none := func() (int, error) { return 0, fmt.Errorf("%w: the kernel has no Landlock", sandbox.ErrUnavailable) }
-	some := func() (int, error) { return 7, nil }
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	err := checkSandbox(1, false, none, log)
-	if err == nil || !strings.Contains(err.Error(), "-agents-unsandboxed") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("agents without a sandbox: %v, want one line naming -agents-unsandboxed", err)
-	}
-	if !errors.Is(err, sandbox.ErrUnavailable) && !strings.Contains(err.Error(), "no Landlock") {
-		t.Errorf("the refusal does not say why: %v", err)
-	}
-	if err := checkSandbox(0, false, none, log); err != nil {
-		t.Errorf("echo alone without a sandbox: %v", err)
-	}
-	if err := checkSandbox(1, false, some, log); err != nil {
-		t.Errorf("agents with a sandbox: %v", err)
-	}
-	if logs.Len() != 0 {
-		t.Errorf("logged without the flag: %s", logs.Bytes())
-	}
-	for _, available := range []func() (int, error){none, some} {
-		logs.Reset()
-		if err := checkSandbox(1, true, available, log); err != nil {
-			t.Errorf("with -agents-unsandboxed: %v", err)
-		}
-		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "-agents-unsandboxed") {
-			t.Errorf("-agents-unsandboxed is not logged at Warn: %q", logs.String())
-		}
-	}
 }
 
 func TestEndToEndTheUnsandboxedFlagIsLoggedAtWarnOnEveryStart(t *testing.T) {

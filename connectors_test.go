@@ -1,4 +1,4 @@
-package main
+package bots
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-func TestVaultFlagRefusesAFileNotMode0600OrInsideConfigOrRoot(t *testing.T) {
+func TestVaultFileIsRefusedNotMode0600OrInsideConfigOrRoot(t *testing.T) {
 	base := t.TempDir()
 	config, root, outside := filepath.Join(base, "config"), filepath.Join(base, "root"), filepath.Join(base, "secrets")
 	for _, d := range []string{config, root, outside} {
@@ -43,14 +43,14 @@ func TestVaultFlagRefusesAFileNotMode0600OrInsideConfigOrRoot(t *testing.T) {
 		"in root":   write(filepath.Join(root, "vault.json"), 0o600),
 		"no file":   filepath.Join(outside, "none.json"),
 	} {
-		_, err := openVault(context.Background(), path, config, root, nil, log)
+		_, err := openVault(context.Background(), path, config, root, &connector.Scrubber{}, log)
 		if !errors.Is(err, connector.ErrVault) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
 		} else if strings.Contains(err.Error(), "tok-123456") {
 			t.Errorf("%s: the refusal holds the value: %v", name, err)
 		}
 	}
-	v, err := openVault(context.Background(), write(filepath.Join(outside, "vault.json"), 0o600), config, root, nil, log)
+	v, err := openVault(context.Background(), write(filepath.Join(outside, "vault.json"), 0o600), config, root, &connector.Scrubber{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestVaultFallsBackToEnvironmentVariables(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, p := range []string{path, ""} {
-		v, err := openVault(context.Background(), p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), nil, log)
+		v, err := openVault(context.Background(), p, filepath.Join(dir, "config"), filepath.Join(dir, "root"), &connector.Scrubber{}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func (a *recordingAdapter) Call(context.Context, connector.Call) (connector.Resu
 	return connector.Result{Text: "ok"}, nil
 }
 
-// TestConnectorCallAsksTheUsersFileNow: the server checks a call against
+// TestConnectorCallAsksTheUsersFileNow: a Server checks a call against
 // the bot's owner (from its record) and the person the back session
 // answers, with their memberships as the users file has them at the call:
 // a person who leaves the team loses the connector at once, a person the

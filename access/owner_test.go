@@ -1,0 +1,40 @@
+package access
+
+import (
+	"slices"
+	"testing"
+)
+
+// lookup is a users directory as a map.
+type lookup map[string]Principal
+
+func (l lookup) Principal(id string) (Principal, bool) {
+	p, ok := l[id]
+	return p, ok
+}
+
+func TestOwnerPrincipalIsWhoTheOwnerStringNamesNow(t *testing.T) {
+	soft := Principal{User: "soft", Grants: []string{"bot:*"}, Memberships: []string{"backend"}}
+	users := lookup{"soft": soft}
+	for owner, want := range map[string]Principal{
+		"root:my-host":  RootPrincipal(),
+		"user:soft":     soft,
+		"user:gone":     {},
+		"user:":         {},
+		"team:backend":  {Memberships: []string{"backend"}},
+		"project:shop":  {Memberships: []string{"shop"}},
+		"team:":         {},
+		"robot:x":       {},
+		"no colon here": {},
+	} {
+		got := OwnerPrincipal(owner, users)
+		if got.Root != want.Root || got.User != want.User || !slices.Equal(got.Memberships, want.Memberships) || !slices.Equal(got.Grants, want.Grants) {
+			t.Errorf("OwnerPrincipal(%q) = %+v, want %+v", owner, got, want)
+		}
+	}
+	for _, owner := range []string{"user:soft", "team:backend", "nonsense"} {
+		if !OwnerPrincipal(owner, nil).Root {
+			t.Errorf("with no users directory %q is not root", owner)
+		}
+	}
+}

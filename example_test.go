@@ -1,0 +1,62 @@
+package bots_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/agenthost/bots"
+	"github.com/agenthost/bots/bot"
+)
+
+// A Server is the whole system behind one http.Handler: here on an
+// httptest server, with one AHP round trip over its WebSocket.
+func Example_server() {
+	dir, err := os.MkdirTemp("", "bots-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	srv := &bots.Server{
+		ConfigDir: filepath.Join(dir, "config"),
+		HostName:  "my-host",
+		Options:   bot.Options{Root: filepath.Join(dir, "bots")},
+	}
+	defer srv.Close()
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(web.URL, "http")+"/", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ws.CloseNow()
+	err = wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "example"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var reply struct {
+		Result struct {
+			ProtocolVersion string
+			ServerInfo      struct{ Name string }
+			Meta            map[string]any `json:"_meta"`
+		}
+	}
+	if err := wsjson.Read(ctx, ws, &reply); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(reply.Result.ServerInfo.Name, "speaks", reply.Result.ProtocolVersion)
+	fmt.Println("you are", reply.Result.Meta["ahpd.principal"])
+	// Output:
+	// agenthost-bots speaks 1.0.0
+	// you are root:my-host
+}

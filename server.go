@@ -1,0 +1,429 @@
+// Package bots embeds the whole bot system in a Go program. One value, a
+// Server, holds everything: the record store, the users directory, the
+// agents back sessions run on, the vault of connector credentials, the bot
+// service and its one Bus, and serves them over the Agent Host Protocol
+// (JSON-RPC 2.0 over WebSocket) as an http.Handler:
+//
+//	srv := &bots.Server{ConfigDir: "/var/lib/my-host", Options: bot.Options{Root: "/srv/bots"}}
+//	defer srv.Close()
+//	http.ListenAndServe("127.0.0.1:9187", srv.Handler())
+//
+// Back sessions run on echo unless the Server is given more: ACP agents
+// read from an agents file run as sandboxed child processes, each with the
+// connectors of its bot as tools, the credentials from the vault:
+//
+//	agents, err := acp.ReadAgents("/etc/my-host/agents.json", dir)
+//	if err != nil { … }
+//	srv := &bots.Server{ConfigDir: dir, Agents: agents, DefaultAgent: "claude",
+//		UsersFile: "/etc/my-host/users.json", VaultFile: "/etc/my-host/vault.json"}
+//
+// The reference server, examples/server, is flags → a Server →
+// http.Server. A host with a registry of its own (resources by scheme,
+// channels, sessions by provider) plugs bots into it with bot.Apply
+// instead.
+package bots
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/access/usersfile"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/filerecord"
+	"github.com/agenthost/bots/transport"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/acp/sandbox"
+	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/web"
+)
+
+// UsersPoll is how often a users file is looked at for changes: a
+// membership change reaches the catalogue, and a revoked token closes its
+// connections, within it.
+const UsersPoll = 250 * time.Millisecond
+
+// ErrClosed is what Start answers after Close.
+var ErrClosed = errors.New("bots: server closed")
+
+// Server is the whole bot system, served over AHP. Set its fields, then
+// call Start, or let the first request through Handler start it; the
+// fields are read once, at the start. Close stops everything it started.
+// The zero value of every field but ConfigDir is a documented default.
+type Server struct {
+	// ConfigDir is the configuration folder (made, mode 0700, when
+	// absent): the bot records of the default store, persona templates,
+	// chat logs, back-session rows, and each ACP agent's HOME and session
+	// records. Required; DefaultConfigDir is the usual one.
+	ConfigDir string
+	// HostName is this host's name, as in root:<host>; "" is os.Hostname.
+	HostName string
+	// Options are the plugin options. Options.Root is the folder bots work
+	// under; "" is ~/.bots (bot.DefaultRoot).
+	Options bot.Options
+
+	// Store keeps the bot records. Nil opens the bot.md files under
+	// ConfigDir (filerecord), watched for hand edits; Close closes that
+	// store. A store given here (a PostgreSQL one, say) is the caller's
+	// to close.
+	Store record.Store
+	// Users is the users directory connections authenticate against. Nil
+	// opens UsersFile when it is set.
+	Users bot.Users
+	// UsersFile is the users file (see usersfile.Parse), re-read every
+	// UsersPoll when it changes; Close closes it. With neither Users nor
+	// UsersFile the host has no users directory: every connection may do
+	// anything and bots are owned by root:<host>, so serve such a Server
+	// on a loopback address alone.
+	UsersFile string
+
+	// Harnesses are more harnesses back sessions may run on, by provider,
+	// besides echo (echo.Provider), which is always there.
+	Harnesses map[string]wake.Harness
+	// Agents are the ACP agents back sessions may run on, each a child
+	// process in an OS sandbox (acp.ReadAgents reads them from an agents
+	// file). The Server gives each the connectors of the bot its session
+	// serves, the Logger, and the sandbox's bounds: no grant may reach
+	// ConfigDir, the root, VaultFile or UsersFile, and AgentsUnsandboxed
+	// says whether an agent may run where the kernel offers no sandbox.
+	// At Start each agent is checked once (acp.Check) in the background,
+	// its result logged: Info when ready, Warn saying what to do.
+	Agents []acp.Config
+	// LoginCommand, when set, is how a person logs an agent in: with the
+	// agent's name appended, it is named in the sentence that says the
+	// agent is not signed in (an agent's own LoginHint wins).
+	LoginCommand string
+	// AgentsUnsandboxed lets Agents run where the kernel offers no
+	// sandbox, logged at Warn at every start; without it Start refuses
+	// them there. Where the kernel offers one it is always used.
+	AgentsUnsandboxed bool
+	// DefaultAgent is the provider a back session runs on when its bot
+	// names none; "" is echo. It must be echo, a Harnesses key or an
+	// Agents provider.
+	DefaultAgent string
+
+	// Vault holds the connector credentials. Nil reads VaultFile, falling
+	// back to environment variables (envvault), or reads the environment
+	// alone without a VaultFile.
+	Vault connector.Vault
+	// VaultFile is a credentials file (filevault): mode 0600, outside
+	// ConfigDir and the root, re-read when it changes.
+	VaultFile string
+	// Adapters make the connector calls; nil offers the http adapter.
+	Adapters *connector.Registry
+
+	// Logger receives reports; nil discards them. Every credential the
+	// vault holds, and every one a connector call resolves, is taken out
+	// of what reaches it.
+	Logger *slog.Logger
+	// Page answers the requests to / that are not WebSocket upgrades: the
+	// web page (web.Handler), or a host's own; nil leaves them to the AHP
+	// endpoint, which refuses them.
+	Page http.Handler
+
+	initOnce sync.Once
+	log      *slog.Logger
+	scrub    *connector.Scrubber
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	startErr error
+	svc      *bot.Service
+	wire     *transport.Server
+	handler  http.Handler
+	closers  []func() error // what Start made, closed last first
+	checks   sync.WaitGroup
+	stopWork context.CancelFunc
+}
+
+// init fills what every method needs: the scrubbed logger.
+func (s *Server) init() {
+	s.initOnce.Do(func() {
+		s.scrub = &connector.Scrubber{}
+		h := slog.Handler(slog.DiscardHandler)
+		if s.Logger != nil {
+			h = s.Logger.Handler()
+		}
+		s.log = slog.New(s.scrub.Handler(h))
+	})
+}
+
+// Start starts the server: it opens the store, the users directory and
+// the vault, starts the agents' harnesses, the session host and the bot
+// service, and checks the agents in the background. ctx bounds the start
+// alone. Start is idempotent: a second call answers what the first did;
+// after Close it answers ErrClosed.
+func (s *Server) Start(ctx context.Context) error {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.started:
+		return s.startErr
+	}
+	s.started = true
+	if s.startErr = s.start(ctx); s.startErr != nil {
+		s.closeAll()
+	}
+	return s.startErr
+}
+
+func (s *Server) start(ctx context.Context) error {
+	if s.ConfigDir == "" {
+		return errors.New("bots: Server.ConfigDir is required")
+	}
+	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
+		return fmt.Errorf("bots: config folder: %w", err)
+	}
+	users := s.Users
+	if users == nil && s.UsersFile != "" {
+		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: s.UsersFile, Interval: UsersPoll, Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("bots: %w", err)
+		}
+		s.closers = append(s.closers, dir.Close)
+		users = dir
+	}
+	store := s.Store
+	if store == nil {
+		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
+		if err != nil {
+			return fmt.Errorf("bots: %w", err)
+		}
+		s.closers = append(s.closers, fs.Close)
+		store = fs
+	}
+	vault := s.Vault
+	if vault == nil {
+		v, err := openVault(ctx, s.VaultFile, s.ConfigDir, s.root(), s.scrub, s.log)
+		if err != nil {
+			return fmt.Errorf("bots: %w", err)
+		}
+		vault = v
+	}
+	adapters := s.Adapters
+	if adapters == nil {
+		var err error
+		if adapters, err = httpRegistry(s.log); err != nil {
+			return fmt.Errorf("bots: %w", err)
+		}
+	}
+	conns := &botConnectors{store: store, users: users, registry: adapters, vault: vault, scrub: s.scrub, log: s.log}
+	agents, err := s.agentConfigs(conns)
+	if err != nil {
+		return err
+	}
+	harnesses, infos, err := s.harnesses(agents)
+	if err != nil {
+		return err
+	}
+	if err := checkSandbox(len(agents), s.AgentsUnsandboxed, sandbox.Available, s.log); err != nil {
+		return err
+	}
+	defaultAgent := cmp.Or(s.DefaultAgent, echo.Provider)
+	if _, ok := harnesses[defaultAgent]; !ok {
+		return fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
+	}
+	bus := engine.NewBus(s.log)
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, ConfigDir: s.ConfigDir})
+	if err != nil {
+		return fmt.Errorf("bots: %w", err)
+	}
+	s.closers = append(s.closers, sessions.Close)
+	svc, err := bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
+		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
+	})
+	if err != nil {
+		return err
+	}
+	s.closers = append(s.closers, svc.Close)
+	wire, err := transport.New(transport.Config{Host: svc, Bus: bus, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("bots: %w", err)
+	}
+	s.closers = append(s.closers, wire.Close)
+	s.svc, s.wire = svc, wire
+	s.handler = wire
+	if s.Page != nil {
+		s.handler = web.Split(wire, s.Page)
+	}
+	// The agents are checked while the server serves; Close ends the check.
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWork = stop
+	s.checks.Go(func() { acp.LogChecks(work, agents, s.log) })
+	return nil
+}
+
+// DefaultConfigDir is the usual configuration folder of a host:
+// $XDG_CONFIG_HOME/agenthost-bots, else ~/.config/agenthost-bots, else
+// agenthost-bots in the working folder when there is no home.
+func DefaultConfigDir() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "agenthost-bots")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".config", "agenthost-bots")
+	}
+	return "agenthost-bots"
+}
+
+// root is the folder bots work under, as the options name it.
+func (s *Server) root() string { return cmp.Or(s.Options.Root, bot.DefaultRoot()) }
+
+// agentConfigs returns Agents as their harnesses run them: with conns
+// (nil for none), the logger and the sandbox's bounds.
+func (s *Server) agentConfigs(conns acp.Connectors) ([]acp.Config, error) {
+	protect := slices.DeleteFunc([]string{s.ConfigDir, s.root(), s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" })
+	out := make([]acp.Config, len(s.Agents))
+	for i, cfg := range s.Agents {
+		if _, ok := s.Harnesses[cfg.Provider]; ok || cfg.Provider == echo.Provider {
+			return nil, fmt.Errorf("bots: agent %q is named twice (a harness has its name)", cfg.Provider)
+		}
+		cfg.Connectors = conns
+		if cfg.LoginHint == "" && s.LoginCommand != "" {
+			cfg.LoginHint = s.LoginCommand + cfg.Provider
+		}
+		cfg.Logger = s.log
+		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
+		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
+		out[i] = cfg
+	}
+	return out, nil
+}
+
+// harnesses returns every harness back sessions may run on, by provider,
+// and the root state's entries of the ACP agents.
+func (s *Server) harnesses(agents []acp.Config) (map[string]wake.Harness, []ahp.AgentInfo, error) {
+	hs := map[string]wake.Harness{echo.Provider: echo.Harness{}}
+	for name, h := range s.Harnesses {
+		hs[name] = h
+	}
+	var infos []ahp.AgentInfo
+	for _, cfg := range agents {
+		if _, ok := hs[cfg.Provider]; ok {
+			return nil, nil, fmt.Errorf("bots: agent %q is named twice", cfg.Provider)
+		}
+		h, err := acp.New(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bots: %w", err)
+		}
+		hs[cfg.Provider] = h
+		infos = append(infos, h.Info())
+	}
+	return hs, infos, nil
+}
+
+// Handler is the server's HTTP handler: the AHP WebSocket at /, the Page
+// at GET / without an upgrade, and GET /healthz, which answers 200 once
+// the server has started. The first request starts a server Start has not;
+// a server that could not start answers 503 Service Unavailable, and
+// logs why once.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.serving(w, r); ok {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "ok\n")
+		}
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := s.serving(w, r); ok {
+			h.ServeHTTP(w, r)
+		}
+	})
+	return mux
+}
+
+// serving starts the server when it has not started and returns what
+// serves /; it answers 503 when the server could not start or is closed.
+func (s *Server) serving(w http.ResponseWriter, r *http.Request) (http.Handler, bool) {
+	s.mu.Lock()
+	first := !s.started
+	s.mu.Unlock()
+	if err := s.Start(context.WithoutCancel(r.Context())); err != nil {
+		if first {
+			s.log.Error("bots: the server could not start", "err", err)
+		}
+		http.Error(w, "the bots server is not running", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handler == nil {
+		http.Error(w, "the bots server is not running", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	return s.handler, true
+}
+
+// Service is the bot service the server runs, for calls in process (make
+// a bot, read one); nil before a successful Start.
+func (s *Server) Service() *bot.Service {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.svc
+}
+
+// Shutdown closes every WebSocket gracefully (what was queued for a
+// client, then a close frame: http.Server.Shutdown does not close
+// WebSockets), waiting for them until ctx is done, then closes the
+// server. It answers ctx's error when ctx ended first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	wire := s.wire
+	s.mu.Unlock()
+	var err error
+	if wire != nil {
+		err = wire.Shutdown(ctx)
+	}
+	return errors.Join(err, s.Close())
+}
+
+// Close closes every connection, stops the agents' check, the bot
+// service and the session host (waiting for their turns), and closes the
+// store and users directory the server opened, then returns when every
+// goroutine the server started has ended. It is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.closeAll()
+}
+
+// closeAll closes what start made, last first. Called with s.mu held.
+func (s *Server) closeAll() error {
+	if s.stopWork != nil {
+		s.stopWork()
+	}
+	s.checks.Wait()
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	s.svc, s.wire, s.handler = nil, nil, nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,325 @@
+package bots_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/agenthost/bots"
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/memrecord"
+)
+
+// newServer is a Server on temp folders, not started.
+func newServer(t *testing.T) *bots.Server {
+	t.Helper()
+	dir := t.TempDir()
+	return &bots.Server{ConfigDir: filepath.Join(dir, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(dir, "bots")}}
+}
+
+// get answers a GET of path on h: its status and body.
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+func TestServerStartsOnItsFirstRequestAndThenAnswersHealthz(t *testing.T) {
+	srv := newServer(t)
+	defer srv.Close()
+	if srv.Service() != nil {
+		t.Fatal("a Server that was never started has a service")
+	}
+	if code, body := get(t, srv.Handler(), "/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /healthz answered %d %q, want 200 ok", code, body)
+	}
+	if srv.Service() == nil {
+		t.Error("the first request did not start the server")
+	}
+	if err := srv.Start(t.Context()); err != nil {
+		t.Errorf("a second start: %v", err)
+	}
+}
+
+func TestServerThatCannotStartAnswers503AndSaysWhyAtStart(t *testing.T) {
+	srv := &bots.Server{}
+	defer srv.Close()
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "ConfigDir is required") {
+		t.Errorf("start without a config folder: %v", err)
+	}
+	if code, _ := get(t, srv.Handler(), "/healthz"); code != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz answered %d, want 503", code)
+	}
+	bad := newServer(t)
+	bad.DefaultAgent = "claude"
+	if err := bad.Start(t.Context()); err == nil || !strings.Contains(err.Error(), `default agent "claude": no such agent (this server runs echo)`) {
+		t.Errorf("start with an unknown default agent: %v", err)
+	}
+}
+
+func TestServerAfterCloseRefusesToStartAndAnswers503(t *testing.T) {
+	srv := newServer(t)
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(t.Context()); !errors.Is(err, bots.ErrClosed) {
+		t.Errorf("start after close: %v, want ErrClosed", err)
+	}
+	if code, _ := get(t, h, "/healthz"); code != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz after close answered %d, want 503", code)
+	}
+	if err := srv.Close(); err != nil {
+		t.Errorf("a second close: %v", err)
+	}
+}
+
+func TestServerServesThePageOnGETWithoutAnUpgradeAndTheSocketWithOne(t *testing.T) {
+	srv := newServer(t)
+	srv.Page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	defer srv.Close()
+	if code, body := get(t, srv.Handler(), "/"); code != http.StatusOK || body != "the page" {
+		t.Errorf("GET / answered %d %q, want the page", code, body)
+	}
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	initialize(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/")
+	srv.Page = nil
+	other := newServer(t)
+	defer other.Close()
+	if code, body := get(t, other.Handler(), "/"); code == http.StatusOK || strings.Contains(body, "the page") {
+		t.Errorf("with no page GET / answered %d %q", code, body)
+	}
+}
+
+// initialize makes one AHP round trip at url and returns the result's _meta.
+func initialize(t *testing.T, url string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	var reply struct {
+		Result ahp.InitializeResult
+	}
+	if err := wsjson.Read(ctx, ws, &reply); err != nil {
+		t.Fatal(err)
+	}
+	return reply.Result.Meta
+}
+
+func TestServerClosesTheStoreItOpenedAndLeavesAGivenOneOpen(t *testing.T) {
+	ctx := t.Context()
+	opened := newServer(t)
+	if err := opened.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store := opened.Service().Store()
+	opened.Close()
+	if _, err := store.Get(ctx, "motion"); !errors.Is(err, record.ErrClosed) {
+		t.Errorf("the store the server opened answers %v after Close, want ErrClosed", err)
+	}
+	given := newServer(t)
+	given.Store = memrecord.New()
+	if err := given.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := given.Service().Make(ctx, access.RootPrincipal(), "motion", []byte(`{"name":"Motion"}`)); err != nil {
+		t.Fatal(err)
+	}
+	given.Close()
+	if _, err := given.Store.Get(ctx, "motion"); err != nil {
+		t.Errorf("the store given to the server answers %v after Close, want the bot", err)
+	}
+}
+
+func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
+	srv := newServer(t)
+	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
+	writeFile(t, srv.UsersFile, `{"root": {"token": "root-token"}, "users": [{"id": "soft", "token": "soft-token"}]}`)
+	defer srv.Close()
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	url := "ws" + strings.TrimPrefix(web.URL, "http") + "/"
+	if _, resp, err := websocket.Dial(t.Context(), url+"?tkn=wrong", nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %v, want 401", err)
+	}
+	if got := initialize(t, url+"?tkn=soft-token")["ahpd.principal"]; got != "user:soft" {
+		t.Errorf("soft's token connects as %v", got)
+	}
+}
+
+func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
+	before := goroutinesAfterWarmUp(t)
+	srv := newServer(t)
+	web := httptest.NewServer(srv.Handler())
+	if got := chat(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/", "hello"); got != "Motion heard: hello" {
+		t.Errorf("the bot answered %q", got)
+	}
+	web.Close()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGoroutines(t, before)
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chat makes the bot motion over the AHP WebSocket at url, opens a chat
+// with it, says words and returns what the bot posts in the turn.
+func chat(t *testing.T, url, words string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	id := 0
+	rpc := func(method string, params any) {
+		id++
+		if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session := "ahp-session:/t"
+	rpc("initialize", map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"})
+	rpc("resourceWrite", map[string]any{"uri": "bot://motion", "encoding": "utf-8", "createOnly": true, "data": `{"name":"Motion"}`})
+	rpc("createSession", map[string]any{"channel": session, "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}})
+	rpc("subscribe", map[string]any{"channel": ahp.DefaultChatURI(session)})
+	rpc("dispatchAction", map[string]any{"channel": ahp.DefaultChatURI(session), "clientSeq": 1,
+		"action": ahp.TurnStarted("t1", time.Now(), ahp.UserMessage(words))})
+	var said []string
+	for {
+		var m struct {
+			Error  *struct{ Message string }
+			Params struct {
+				Action struct {
+					Type string
+					Part struct{ Kind, Content string }
+				}
+			}
+		}
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			t.Fatal(err)
+		}
+		switch a := m.Params.Action; {
+		case m.Error != nil:
+			t.Fatal(m.Error.Message)
+		case a.Type == "chat/responsePart" && a.Part.Kind == "markdown":
+			said = append(said, a.Part.Content)
+		case a.Type == "chat/turnComplete":
+			return strings.Join(said, "\n")
+		}
+	}
+}
+
+func TestServerCloseDuringATurnStopsItAndLeavesNoGoroutineOfItsOwn(t *testing.T) {
+	before := goroutinesAfterWarmUp(t)
+	srv := newServer(t)
+	web := httptest.NewServer(srv.Handler())
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(web.URL, "http")+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := "ahp-session:/sleepy"
+	for i, m := range []struct {
+		method string
+		params any
+	}{
+		{"initialize", map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"}},
+		{"resourceWrite", map[string]any{"uri": "bot://motion", "encoding": "utf-8", "createOnly": true, "data": `{"name":"Motion"}`}},
+		{"createSession", map[string]any{"channel": session, "provider": bot.ChatProvider, "config": map[string]any{"bot": "motion"}}},
+		{"subscribe", map[string]any{"channel": ahp.DefaultChatURI(session)}},
+		{"dispatchAction", map[string]any{"channel": ahp.DefaultChatURI(session), "clientSeq": 1,
+			"action": ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60"))}},
+	} {
+		if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": m.method, "params": m.params}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Close comes once the turn is accepted: while it wakes the back
+	// session or sleeps in it.
+	for {
+		var m struct{ ID int }
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ID == 5 {
+			break
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Close did not return while a turn slept")
+	}
+	ws.CloseNow()
+	web.Close()
+	waitGoroutines(t, before)
+}
+
+// goroutinesAfterWarmUp counts the goroutines once a Server has started and
+// closed: the file watching library keeps goroutines of its own for the
+// process once it is first used, so that only a Server's are counted after.
+func goroutinesAfterWarmUp(t *testing.T) int {
+	t.Helper()
+	warm := newServer(t)
+	if err := warm.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	return runtime.NumGoroutine()
+}
+
+// waitGoroutines polls until no more than before goroutines run, failing
+// with every goroutine's stack after ten seconds.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,116 @@
+package acp_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/wake/acp"
+)
+
+// writeAgents writes an agents file holding body in dir.
+func writeAgents(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadAgentsSortsByNameAndRefusesBadEntries(t *testing.T) {
+	dir := t.TempDir()
+	cfgs, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"gemini": {"command": "gemini", "args": ["--acp"]},
+		"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
+		"codex": {"command": "codex-acp"}}}`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Provider)
+		if _, err := acp.New(c); err != nil {
+			t.Errorf("agent %s does not make a harness: %v", c.Provider, err)
+		}
+	}
+	if strings.Join(names, " ") != "claude codex gemini" {
+		t.Errorf("agents %q, want claude codex gemini", names)
+	}
+	for _, bad := range []string{
+		`{"agents": {"a/b": {"command": "x"}}}`,
+		`{"agents": {"..": {"command": "x"}}}`,
+		`{"agents": {"x": {"command": "x", "secret": "y"}}}`,
+		`{"agents": {"x": {"command": "x", "startTimeout": "soon"}}}`,
+		`not json`,
+	} {
+		if cfgs, err := acp.ReadAgents(writeAgents(t, dir, bad), dir); err == nil {
+			t.Errorf("%s was taken: %+v", bad, cfgs)
+		}
+	}
+	if cfgs, err := acp.ReadAgents("", dir); err != nil || len(cfgs) != 0 {
+		t.Errorf("no file: %v, %v", cfgs, err)
+	}
+	if _, err := acp.ReadAgents(filepath.Join(dir, "none.json"), dir); err == nil {
+		t.Error("a missing file was taken")
+	}
+}
+
+func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
+	dir := t.TempDir()
+	cfgs, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"codex": {"command": "codex-acp", "env": ["OPENAI_API_KEY"],
+		"auth": "openai-api-key", "login": {"command": "codex", "args": ["login"]},
+		"startTimeout": "90s", "turnIdle": "3m", "turnTimeout": "1h"}}}`), dir)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	c := cfgs[0]
+	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.Agent.Auth != "openai-api-key" || c.Agent.Login == nil || c.Agent.Login.Command != "codex" {
+		t.Errorf("config %+v", c)
+	}
+	if s, ok := c.Store.(acp.FileStore); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
+		t.Errorf("session records kept in %#v", c.Store)
+	}
+	if c.StartTimeout != 90*time.Second || c.TurnIdle != 3*time.Minute || c.TurnTimeout != time.Hour {
+		t.Errorf("limits %v %v %v", c.StartTimeout, c.TurnIdle, c.TurnTimeout)
+	}
+}
+
+func TestReadAgentsRefusesABadLimitNamingTheAgentAndField(t *testing.T) {
+	dir := t.TempDir()
+	for field, value := range map[string]string{"startTimeout": "90", "turnIdle": "-1s", "turnTimeout": "soon"} {
+		_, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"claude": {"command": "c", "`+field+`": "`+value+`"}}}`), dir)
+		if err == nil {
+			t.Errorf("%s %q was taken", field, value)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, `agent "claude"`) || !strings.Contains(msg, field+` "`+value+`"`) {
+			t.Errorf("%s %q is refused with %q; want it to name the agent and the field", field, value, msg)
+		}
+	}
+}
+
+func TestCheckAllAnswersInOrderAndLogChecksWarnsOfAnAgentNotReady(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-agent")
+	cfgs := []acp.Config{{Provider: "b", Agent: acp.Command{Command: missing}}, {Provider: "a", Agent: acp.Command{Command: missing}}}
+	results := acp.CheckAll(context.Background(), cfgs)
+	if len(results) != 2 || results[0].Provider != "b" || results[1].Provider != "a" || results[0].Ready || results[0].Problem == "" {
+		t.Errorf("results %+v", results)
+	}
+	var logs bytes.Buffer
+	acp.LogChecks(context.Background(), cfgs[:1], slog.New(slog.NewTextHandler(&logs, nil)))
+	if !strings.Contains(logs.String(), `level=WARN msg="agent not ready" agent=b problem=`) {
+		t.Errorf("logged %q", logs.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	logs.Reset()
+	acp.LogChecks(ctx, cfgs, slog.New(slog.NewTextHandler(&logs, nil)))
+	if logs.Len() != 0 {
+		t.Errorf("a check whose context ended logged %q", logs.String())
+	}
+}
