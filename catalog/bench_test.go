@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/internal/cputime"
 )
 
 // fanOutSizes are the subscriber counts of BenchmarkFanOut's curve;
@@ -62,7 +64,7 @@ func fanOut(b *testing.B, subscribers int) {
 	}
 	queued := make([]time.Duration, 0, b.N)
 	delivered := make([]time.Duration, 0, b.N)
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := 0; b.Loop(); i++ {
 		r := bot("alpha", "user:alice")
 		r.Description = fmt.Sprint(i)
@@ -79,7 +81,7 @@ func fanOut(b *testing.B, subscribers int) {
 		}
 		delivered = append(delivered, time.Since(start))
 	}
-	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(len(queued)), "cpu-µs/edit")
+	b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/float64(len(queued)), "cpu-µs/edit")
 	reportPercentiles(b, "queued", queued)
 	reportPercentiles(b, "delivered", delivered)
 }

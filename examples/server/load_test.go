@@ -18,6 +18,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/cputime"
 )
 
 // heapSample is the live heap after a GC at a time of a load run; warm
@@ -108,7 +109,8 @@ type chatLoadResult struct {
 	turns, lost, dup int
 	took             []time.Duration // each turn, message to reply, sorted
 	elapsed          time.Duration
-	samples          []heapSample // when sampled
+	cpu              time.Duration // the process's CPU time, server and clients
+	samples          []heapSample  // when sampled
 }
 
 func (r chatLoadResult) percentile(p int) time.Duration {
@@ -119,9 +121,14 @@ func (r chatLoadResult) percentile(p int) time.Duration {
 }
 
 func (r chatLoadResult) String() string {
-	return fmt.Sprintf("%d turns in %s (%.0f/s), lost %d, duplicated %d; turn p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+	return fmt.Sprintf("%d turns in %s (%.0f/s), lost %d, duplicated %d; turn p50 %.1f ms, p99 %.1f ms, max %.1f ms; CPU %.0f µs a turn",
 		r.turns, r.elapsed.Round(time.Second), float64(r.turns)/r.elapsed.Seconds(), r.lost, r.dup,
-		ms(r.percentile(50)), ms(r.percentile(99)), ms(r.percentile(100)))
+		ms(r.percentile(50)), ms(r.percentile(99)), ms(r.percentile(100)), r.cpuPerTurn())
+}
+
+// cpuPerTurn is the CPU time of a turn, server and client, in µs.
+func (r chatLoadResult) cpuPerTurn() float64 {
+	return float64(r.cpu.Microseconds()) / float64(max(r.turns, 1))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -166,6 +173,23 @@ func (l chatLoad) start(tb testing.TB) []*personChat {
 	}
 	close(next)
 	wg.Wait()
+	// one turn each, so that every back session has started before the
+	// load is measured.
+	next = make(chan int)
+	for range 32 {
+		wg.Go(func() {
+			for p := range next {
+				o := chats[p]
+				o.c.dispatch(o.chat, ahp.TurnStarted("warm", time.Now(), ahp.UserMessage("warm")))
+				o.c.turn(o.chat, "warm")
+			}
+		})
+	}
+	for p := range l.people {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
 	return chats
 }
 
@@ -186,7 +210,7 @@ func (l chatLoad) run(chats []*personChat, warmTurns int, sampleEvery time.Durat
 	results := make(chan result, len(chats))
 	var cold atomic.Int64
 	cold.Store(int64(len(chats)))
-	begin := time.Now()
+	begin, cpu := time.Now(), cputime.Process()
 	deadline := begin.Add(l.length)
 	var wg sync.WaitGroup
 	for i, o := range chats {
@@ -231,7 +255,7 @@ func (l chatLoad) run(chats []*personChat, warmTurns int, sampleEvery time.Durat
 	} else {
 		<-done
 	}
-	out.elapsed = time.Since(begin)
+	out.elapsed, out.cpu = time.Since(begin), cputime.Process()-cpu
 	close(results)
 	for r := range results {
 		out.turns += r.turns
@@ -307,6 +331,7 @@ func BenchmarkEchoChatPeople(b *testing.B) {
 				all.lost += r.lost
 				all.dup += r.dup
 				all.elapsed += r.elapsed
+				all.cpu += r.cpu
 				all.took = append(all.took, r.took...)
 			}
 			if all.lost > 0 || all.dup > 0 {
@@ -316,6 +341,7 @@ func BenchmarkEchoChatPeople(b *testing.B) {
 			b.ReportMetric(float64(all.turns)/all.elapsed.Seconds(), "turns/s")
 			b.ReportMetric(ms(all.percentile(50)), "p50-ms")
 			b.ReportMetric(ms(all.percentile(99)), "p99-ms")
+			b.ReportMetric(all.cpuPerTurn(), "cpu-µs/turn")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -1,15 +1,13 @@
 //go:build unix
 
-package catalog
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time this process has used so far, user and
-// system: a machine shared with other work slows the wall clock, not this.
-func processCPU() time.Duration {
+func process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
