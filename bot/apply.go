@@ -88,7 +88,7 @@ func register(h Host, svc *Service) error {
 			return fmt.Errorf("register %s: %w", ChatProvider, err)
 		}
 	}
-	for _, prefix := range []string{catalog.URI, catalog.WatchPrefix} {
+	for _, prefix := range []string{catalog.URI, catalog.WatchPrefix, ProblemsURI} {
 		if err := h.RegisterChannel(prefix, svc.Channel); err != nil {
 			return fmt.Errorf("register %s: %w", prefix, err)
 		}

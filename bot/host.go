@@ -83,7 +83,7 @@ func (s *Service) Meta(ctx context.Context, c engine.Caller) (map[string]any, er
 func (s *Service) meta(p access.Principal) map[string]any {
 	return map[string]any{
 		"ahpd.resourceProviders": map[string]any{Scheme: s.providerInfo()},
-		"ahpd.channels":          []any{catalog.Info()},
+		"ahpd.channels":          []any{catalog.Info(), ProblemsInfo()},
 		"ahpd.principal":         p.Owner(s.hostName),
 	}
 }
@@ -96,31 +96,9 @@ const ProblemsMeta = "ahpd.problems"
 
 // addProblems puts the problems p may see into m under ProblemsMeta.
 func (s *Service) addProblems(ctx context.Context, m map[string]any, p access.Principal) {
-	var out []any
-	for _, pr := range s.Problems() {
-		item := map[string]any{"reason": pr.Reason, "since": record.FormatTime(pr.Since)}
-		if pr.ID != "" {
-			item["bot"] = pr.ID
-		}
-		if p.Any() {
-			item["path"] = pr.Path
-		} else if !s.mayRead(ctx, p, pr.ID) {
-			continue
-		}
-		out = append(out, item)
-	}
-	if len(out) > 0 {
+	if out := seenBy(p, s.standingProblems(ctx)); len(out) > 0 {
 		m[ProblemsMeta] = out
 	}
-}
-
-// mayRead reports whether p may read the bot id the service serves.
-func (s *Service) mayRead(ctx context.Context, p access.Principal, id string) bool {
-	if id == "" {
-		return false
-	}
-	e, err := s.store.Get(ctx, id)
-	return err == nil && CanRead(p, e.Record)
 }
 
 // Problems returns what is wrong with the bots now, ordered by bot then
@@ -168,6 +146,8 @@ func (s *Service) Channel(ctx context.Context, c engine.Caller, uri string) (eng
 		return rootChannel{s}, nil
 	case uri == catalog.URI:
 		return s.catalog.Channel(), nil
+	case uri == ProblemsURI:
+		return problemsChannel{s}, nil
 	case strings.HasPrefix(uri, catalog.WatchPrefix):
 		if ch, ok := s.catalog.WatchChannel(uri); ok {
 			return ch, nil

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/wake"
 )
 
 // Options are the plugin's options, as an operator sets them.
@@ -15,16 +18,31 @@ type Options struct {
 	// MainTurnPostMessageAbsent is what a main turn does when the back
 	// session's turn ends without post_message: post (default), notice,
 	// silence or postNotice.
-	MainTurnPostMessageAbsent string
+	MainTurnPostMessageAbsent wake.PostMessageAbsent
 	// InstructionsIn is where a bot's instructions are in its AGENTS.md:
 	// section (default) or body.
 	InstructionsIn string
 	// ContextIn is where a woken message's context goes: text (default) or
 	// meta.
-	ContextIn string
+	ContextIn wake.ContextIn
 	// AskIn is where a back session's question or approval is shown: main
 	// (default) or own.
-	AskIn string
+	AskIn wake.AskIn
+}
+
+// check refuses an option value that is not one of its constants, in one
+// sentence naming the option, the value and the values allowed. The empty
+// value is each option's default.
+func (o Options) check() error {
+	if _, err := persona.ParseMode(o.InstructionsIn); err != nil {
+		return err
+	}
+	for _, v := range []interface{ Check() error }{o.MainTurnPostMessageAbsent, o.ContextIn, o.AskIn} {
+		if err := v.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DefaultRoot returns ~/.bots, or .bots in the working folder when there is

@@ -283,6 +283,7 @@ func (s *Service) folderBad(id, dir, reason string) {
 		keeper.ReportProblem(id, dir, reason)
 	} else {
 		s.log.Warn("bot: work folder refused", "bot", id, "path", dir, "reason", reason)
+		s.kickProblems()
 	}
 }
 
@@ -297,6 +298,8 @@ func (s *Service) folderGood(id string) {
 	}
 	if keeper, ok := s.store.(problemKeeper); ok {
 		keeper.ClearProblem(old.dir)
+	} else {
+		s.kickProblems()
 	}
 }
 

@@ -107,6 +107,13 @@ type Service struct {
 	agents     []ahp.AgentInfo // Config.Agents
 	folderMu   sync.Mutex
 	badFolders map[string]badFolder // id → the problem checkFolder reported
+
+	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
+	shown    []standing // the problems last published on ProblemsURI
+	probSeq  int64      // the serverSeq of the last problems action
+	probKick chan struct{}
+	probStop context.CancelFunc
+	probDone chan struct{}
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -124,6 +131,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.ConfigDir == "" {
 		return nil, errors.New("bot: Config.ConfigDir is required")
 	}
+	if err := cfg.Options.check(); err != nil {
+		return nil, fmt.Errorf("bot: option %w", err)
+	}
 	configDir, err := filepath.Abs(cfg.ConfigDir)
 	if err != nil {
 		return nil, fmt.Errorf("bot: config folder %q: %w", cfg.ConfigDir, err)
@@ -138,12 +148,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			hostName = "localhost"
 		}
 	}
-	mode := persona.InSection
-	if cfg.Options.InstructionsIn != "" {
-		if mode, err = persona.ParseMode(cfg.Options.InstructionsIn); err != nil {
-			return nil, fmt.Errorf("bot: option instructionsIn: %w", err)
-		}
-	}
+	mode, _ := persona.ParseMode(cfg.Options.InstructionsIn) // checked above
 	root, problem := resolveRoot(cfg.Options.Root, configDir)
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
@@ -185,6 +190,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
 		badFolders: make(map[string]badFolder),
+		probKick:   make(chan struct{}, 1),
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
@@ -208,15 +214,22 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
+	if err := s.startProblems(ctx); err != nil {
+		s.catalog.Close()
+		return nil, fmt.Errorf("bot: problems: %w", err)
+	}
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
 		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
-			s.catalog.MembershipsChanged(usersfile.Changed(prev, next))
+			changed := usersfile.Changed(prev, next)
+			s.catalog.MembershipsChanged(changed)
+			s.problemsMembershipsChanged(changed)
 		})
 	}
 	return s, nil
@@ -228,8 +241,8 @@ type membershipSource interface {
 	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
-// Close stops the chats, the catalogue and watches. The store is the
-// caller's to close. It is idempotent.
+// Close stops the chats, the catalogue, watches and the problems channel.
+// The store is the caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -237,6 +250,7 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
+		s.stopProblems()
 	})
 	return nil
 }

@@ -29,6 +29,24 @@ var (
 	ErrRefused = errors.New("refused")
 )
 
+// RefusedError is a host's refusal with its reason; errors.Is(err,
+// ErrRefused) holds of it. LocalHost refuses with one; another host may
+// wrap ErrRefused with fmt.Errorf instead.
+type RefusedError struct {
+	// Reason says in one sentence what the host would not do, and why.
+	Reason string
+	// Err is the error behind the refusal, if any.
+	Err error
+}
+
+func (e *RefusedError) Error() string { return e.Reason + ": " + ErrRefused.Error() }
+
+// Unwrap returns the error behind the refusal.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrRefused.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
 // SessionHost is where back sessions live: VS Code's agent host, an
 // embedding host's own sessions, or LocalHost. A session is addressed by its
 // URI; its one chat, where turns run, is its default chat at

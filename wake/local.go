@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -154,7 +153,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	s := h.newSession(uri, spec, hr, provider, model, h.now())
 	agent, err := hr.Open(ctx, s.info)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", err, ErrRefused)
+		return "", &RefusedError{Reason: err.Error(), Err: err}
 	}
 	s.agent = agent
 	if err := h.add(s, provider, model); err != nil {
@@ -172,7 +171,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 // cannot honour, is ErrRefused.
 func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
 	if !localURI(uri) {
-		return fmt.Errorf("%q is not a session URI of this host: %w", uri, ErrRefused)
+		return refused("%q is not a session URI of this host", uri)
 	}
 	if _, ok := h.session(uri); ok {
 		return nil
@@ -190,16 +189,16 @@ func (h *LocalHost) harness(spec Spec) (Harness, string, string, error) {
 	if spec.Preset != "" {
 		p, ok := h.presets[spec.Preset]
 		if !ok {
-			return nil, "", "", fmt.Errorf("no preset %q: %w", spec.Preset, ErrRefused)
+			return nil, "", "", refused("no preset %q", spec.Preset)
 		}
 		provider, model = p.Provider, p.Model
 	}
 	hr, ok := h.harnesses[provider]
 	if !ok {
-		return nil, "", "", fmt.Errorf("no agent for provider %q: %w", provider, ErrRefused)
+		return nil, "", "", refused("no agent for provider %q", provider)
 	}
 	if spec.Dir == "" {
-		return nil, "", "", fmt.Errorf("a session needs a folder to work in: %w", ErrRefused)
+		return nil, "", "", refused("a session needs a folder to work in")
 	}
 	return hr, provider, model, nil
 }
@@ -251,9 +250,9 @@ func (h *LocalHost) add(s *localSession, provider, model string) error {
 			jsonl.Remove(s.path)
 		}
 		if h.closed {
-			return fmt.Errorf("the host is closed: %w", ErrRefused)
+			return refused("the host is closed")
 		}
-		return fmt.Errorf("the host holds %s already: %w", s.uri, ErrRefused)
+		return refused("the host holds %s already", s.uri)
 	}
 	h.sessions[s.uri] = s
 	h.chats[s.chat] = s
@@ -522,9 +521,9 @@ func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	s.sessionSeq = seq
 }
 
-// refused is the error of an action the chat does not take.
+// refused is a refusal of the host, for reason (a format and its args).
 func refused(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrRefused)
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
 }
 
 // dispatch validates and applies a client's action to the chat; origin is
@@ -919,8 +918,15 @@ func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage)
 		return a.Body.(*ahp.ChatToolCallCompleteAction).Result, nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		delete(s.waits, id)
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		if _, waiting := s.waits[id]; waiting {
+			delete(s.waits, id)
+			if w.liveLocked() { // abandoned: the call ends now, as a withdrawn question does
+				s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, ahp.ToolCallResult{
+					Success: false, PastTenseMessage: ahp.Plain("Abandoned " + display), Error: &ahp.ToolError{Message: "the call was abandoned"},
+				}), nil)
+			}
+		}
 		return ahp.ToolCallResult{}, ctx.Err()
 	}
 }
@@ -1052,13 +1058,16 @@ func decodeAction(raw json.RawMessage) (ahp.Action, error) {
 
 // wireError gives a dispatch error the code transport answers it with.
 func wireError(err error) error {
+	var r *RefusedError
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNoSession):
 		return errcode.Wrap(errcode.NotFound, err, "no such session")
+	case errors.As(err, &r):
+		return errcode.Wrap(errcode.Invalid, err, "%s", r.Reason)
 	case errors.Is(err, ErrRefused):
-		return errcode.Wrap(errcode.Invalid, err, "%s", strings.TrimSuffix(err.Error(), ": "+ErrRefused.Error()))
+		return errcode.Wrap(errcode.Invalid, err, "%s", err.Error())
 	}
 	return err
 }

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/keyfile"
 )
 
 // Row says which back session a bot's (person, session name) is on: the
@@ -81,14 +79,35 @@ func (m *MemRows) Put(ctx context.Context, row Row) error {
 // restarts.
 type FileRows struct {
 	botsDir string
-
-	mu    sync.Mutex
-	cache map[rowKey]Row
+	files   *keyfile.Store[rowKey, Row]
 }
 
 // NewFileRows returns the rows kept under configDir.
 func NewFileRows(configDir string) *FileRows {
-	return &FileRows{botsDir: filepath.Join(configDir, "bots"), cache: map[rowKey]Row{}}
+	f := &FileRows{botsDir: filepath.Join(configDir, "bots")}
+	f.files = keyfile.New(keyfile.Config[rowKey, Row]{
+		Path: func(k rowKey) (string, error) {
+			if err := checkRowKey(k.bot, k.name); err != nil {
+				return "", err
+			}
+			return f.Path(k.bot, k.person, k.name), nil
+		},
+		Decode: decodeRow,
+		Cache:  true,
+	})
+	return f
+}
+
+// decodeRow reads a row's file; one that names no session is not a row.
+func decodeRow(data []byte) (Row, bool, error) {
+	var r Row
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Row{}, false, err
+	}
+	if r.Session == "" {
+		return Row{}, false, errors.New("names no session")
+	}
+	return r, true, nil
 }
 
 // Path is the file of the row of (bot, person, name).
@@ -99,57 +118,22 @@ func (f *FileRows) Path(bot, person, name string) string {
 // Get returns the row of (bot, person, name). A file that is not a row is
 // an error naming it.
 func (f *FileRows) Get(ctx context.Context, bot, person, name string) (Row, bool, error) {
-	if err := checkRowKey(bot, name); err != nil {
-		return Row{}, false, err
-	}
-	k := rowKey{bot, person, name}
-	f.mu.Lock()
-	r, ok := f.cache[k]
-	f.mu.Unlock()
-	if ok {
-		return r, true, nil
-	}
-	path := f.Path(bot, person, name)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Row{}, false, nil
-	}
+	r, ok, err := f.files.Get(rowKey{bot, person, name})
 	if err != nil {
 		return Row{}, false, fmt.Errorf("read session row: %w", err)
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Row{}, false, fmt.Errorf("session row %s: %w", path, err)
+	if ok {
+		r.Bot, r.Person, r.Name = bot, person, name
 	}
-	if r.Session == "" {
-		return Row{}, false, fmt.Errorf("session row %s names no session", path)
-	}
-	r.Bot, r.Person, r.Name = bot, person, name
-	f.mu.Lock()
-	f.cache[k] = r
-	f.mu.Unlock()
-	return r, true, nil
+	return r, ok, nil
 }
 
 // Put writes the row's file crash-safely, making the sessions folder when
 // missing.
 func (f *FileRows) Put(ctx context.Context, row Row) error {
-	if err := checkRowKey(row.Bot, row.Name); err != nil {
-		return err
-	}
-	data, err := json.Marshal(row)
-	if err != nil {
-		return fmt.Errorf("encode session row: %w", err)
-	}
-	path := f.Path(row.Bot, row.Person, row.Name)
-	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := f.files.Put(rowKey{row.Bot, row.Person, row.Name}, row); err != nil {
 		return fmt.Errorf("write session row: %w", err)
 	}
-	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write session row: %w", err)
-	}
-	f.mu.Lock()
-	f.cache[rowKey{row.Bot, row.Person, row.Name}] = row
-	f.mu.Unlock()
 	return nil
 }
 

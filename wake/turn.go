@@ -385,8 +385,9 @@ func (t *Turn) absentText(final string) string {
 	return final
 }
 
-// back handles an action of the back chat that concerns this main turn.
-// prev and next are the back chat's state before and after it.
+// back handles an action of the back chat that concerns this main turn:
+// backTurn is the back turn it belongs to (the one it starts, else the one
+// that was active before it), and next is the back chat's state after it.
 func (t *Turn) back(fs *followed, a ahp.Action, backTurn string, next ahp.ChatState) {
 	switch b := a.Body.(type) {
 	case *ahp.ChatTurnStartedAction:

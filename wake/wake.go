@@ -15,18 +15,6 @@ import (
 	"github.com/agenthost/bots/record"
 )
 
-// The values of the plugin options the Waker follows.
-const (
-	PostMessageAbsentPost       = "post"
-	PostMessageAbsentNotice     = "notice"
-	PostMessageAbsentSilence    = "silence"
-	PostMessageAbsentPostNotice = "postNotice"
-	ContextInText               = "text"
-	ContextInMeta               = "meta"
-	AskInMain                   = "main"
-	AskInOwn                    = "own"
-)
-
 // Names the wake gives things.
 const (
 	// ClientID is the client id under which the wake provides post_message
@@ -87,9 +75,11 @@ type Config struct {
 	// names neither a preset nor a provider.
 	DefaultAgent string
 	// MainTurnPostMessageAbsent, ContextIn and AskIn are the plugin
-	// options; "" is the default, any other unknown value is reported and
-	// the default used.
-	MainTurnPostMessageAbsent, ContextIn, AskIn string
+	// options; "" is each one's default, and New refuses a value that is
+	// not one of its constants.
+	MainTurnPostMessageAbsent PostMessageAbsent
+	ContextIn                 ContextIn
+	AskIn                     AskIn
 	// Deny names tools back sessions may not call.
 	Deny []string
 	// Scrub takes every secret value it knows out of each action the wake
@@ -115,9 +105,9 @@ type Waker struct {
 	rows        Rows
 	persona     Persona
 	agent       string
-	absent      string
-	contextIn   string
-	askIn       string
+	absent      PostMessageAbsent
+	contextIn   ContextIn
+	askIn       AskIn
 	deny        []string
 	scrub       Scrubber
 	sendTimeout time.Duration
@@ -146,6 +136,11 @@ func New(cfg Config) (*Waker, error) {
 	if cfg.Host == nil {
 		return nil, errors.New("wake: Config.Host is required")
 	}
+	for _, o := range []interface{ Check() error }{cfg.MainTurnPostMessageAbsent, cfg.ContextIn, cfg.AskIn} {
+		if err := o.Check(); err != nil {
+			return nil, fmt.Errorf("wake: option %w", err)
+		}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -170,32 +165,18 @@ func New(cfg Config) (*Waker, error) {
 	if w.loc == nil {
 		w.loc = time.Local
 	}
-	w.absent = option(log, "mainTurnPostMessageAbsent", cfg.MainTurnPostMessageAbsent, PostMessageAbsentPost,
-		PostMessageAbsentNotice, PostMessageAbsentSilence, PostMessageAbsentPostNotice)
-	w.contextIn = option(log, "contextIn", cfg.ContextIn, ContextInText, ContextInMeta)
-	w.askIn = option(log, "askIn", cfg.AskIn, AskInMain, AskInOwn)
+	w.absent = or(cfg.MainTurnPostMessageAbsent, PostMessageAbsentPost)
+	w.contextIn = or(cfg.ContextIn, ContextInText)
+	w.askIn = or(cfg.AskIn, AskInMain)
 	w.base, w.cancel = context.WithCancel(context.Background())
 	return w, nil
 }
 
-// option returns v when it is def or one of others, else def; an unknown
-// value is reported.
-func option(log *slog.Logger, name, v, def string, others ...string) string {
-	if v == "" || v == def {
-		return def
-	}
-	for _, o := range others {
-		if v == o {
-			return v
-		}
-	}
-	log.Warn("wake: unknown option value, the default is used", "option", name, "value", v, "default", def)
-	return def
-}
-
 // Options returns the option values in force: mainTurnPostMessageAbsent,
 // contextIn and askIn.
-func (w *Waker) Options() (absent, contextIn, askIn string) { return w.absent, w.contextIn, w.askIn }
+func (w *Waker) Options() (PostMessageAbsent, ContextIn, AskIn) {
+	return w.absent, w.contextIn, w.askIn
+}
 
 // Close stops following back sessions and ends every main turn still
 // waiting, without ending it in its chat (the process is going away), and

@@ -59,12 +59,11 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 		{"silence", "silent", nil},
 		{"postNotice", "silent", []string{"quiet reply"}},
 		{"postNotice", "mute", []string{"Motion finished without a reply"}},
-		{"bogus", "silent", []string{"quiet reply"}},
 		{"notice", "hi", []string{"Motion heard: hi"}},
 	}
 	for _, c := range cases {
 		t.Run(c.policy+"/"+c.words, func(t *testing.T) {
-			e := newEnv(t, nil, func(cfg *wake.Config) { cfg.MainTurnPostMessageAbsent = c.policy })
+			e := newEnv(t, nil, func(cfg *wake.Config) { cfg.MainTurnPostMessageAbsent = wake.PostMessageAbsent(c.policy) })
 			m, _, _ := e.say(c.words)
 			got := m.ended(t)
 			if got.State != ahp.TurnStateComplete || !slices.Equal(texts(got), c.want) {
@@ -74,13 +73,39 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 	}
 }
 
-func TestUnknownOptionValueIsReportedAndTheDefaultUsed(t *testing.T) {
+func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
 	h, _ := wake.NewLocalHost(wake.LocalConfig{})
-	w, err := wake.New(wake.Config{Host: h, MainTurnPostMessageAbsent: "loud", ContextIn: "x", AskIn: "y"})
+	defer h.Close()
+	for _, c := range []struct {
+		cfg  wake.Config
+		want string
+	}{
+		{wake.Config{MainTurnPostMessageAbsent: "loud"}, `mainTurnPostMessageAbsent "loud" is not one of post, notice, silence or postNotice`},
+		{wake.Config{ContextIn: "x"}, `contextIn "x" is neither text nor meta`},
+		{wake.Config{AskIn: "y"}, `askIn "y" is neither main nor own`},
+	} {
+		c.cfg.Host = h
+		w, err := wake.New(c.cfg)
+		if err == nil {
+			w.Close()
+			t.Errorf("New took %+v", c.cfg)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New: %v, want it to say %s", err, c.want)
+		}
+	}
+}
+
+func TestEmptyOptionValuesAreTheDefaults(t *testing.T) {
+	h, _ := wake.NewLocalHost(wake.LocalConfig{})
+	defer h.Close()
+	w, err := wake.New(wake.Config{Host: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, c, q := w.Options(); a != "post" || c != "text" || q != "main" {
+	defer w.Close()
+	if a, c, q := w.Options(); a != wake.PostMessageAbsentPost || c != wake.ContextInText || q != wake.AskInMain {
 		t.Errorf("options %s %s %s, want post text main", a, c, q)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,6 +163,7 @@ func TestVendoredLibrariesAreCurrent(t *testing.T) {
 	if len(pinned) != 2 {
 		t.Fatalf("scripts/web-vendor.sh pins %v, want marked and dompurify", pinned)
 	}
+	versions := maps.Clone(pinned)
 	f, err := os.Open("assets/vendor/VENDOR")
 	if err != nil {
 		t.Fatal(err)
@@ -195,5 +197,19 @@ func TestVendoredLibrariesAreCurrent(t *testing.T) {
 	}
 	if len(pinned) != 0 || sums != 4 {
 		t.Errorf("VENDOR lacks %v, or lists %d files, want 4", pinned, sums)
+	}
+	// And each library says, in its own first lines, that it is the
+	// version pinned: VENDOR rewritten by hand over other files fails too.
+	for file, head := range map[string]string{
+		"marked.esm.js": "marked v" + versions["marked"] + " ",
+		"purify.es.mjs": "@license DOMPurify " + versions["dompurify"] + " ",
+	} {
+		data, err := os.ReadFile(filepath.Join("assets/vendor", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data[:min(len(data), 400)]), head) {
+			t.Errorf("assets/vendor/%s does not start by naming %q: run scripts/web-vendor.sh", file, strings.TrimSpace(head))
+		}
 	}
 }

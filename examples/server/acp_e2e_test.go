@@ -32,6 +32,17 @@ import (
 
 func TestMain(m *testing.M) {
 	acpfake.Main()
+	if os.Getenv(asServerEnv) == "1" {
+		// Run as the server itself, its arguments after "--".
+		for i, a := range os.Args {
+			if a == "--" {
+				os.Args = append([]string{"server"}, os.Args[i+1:]...)
+				break
+			}
+		}
+		main()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

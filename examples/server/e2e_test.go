@@ -582,7 +582,7 @@ func checkMeta(t *testing.T, meta map[string]any) {
 	if b.Manifest["type"] != "object" || props["name"] == nil || !strings.Contains(jsonString(owner), `"const":"root:`+hostName+`"`) {
 		t.Errorf("manifest %s", jsonString(b.Manifest))
 	}
-	if len(m.Channels) != 1 || m.Channels[0].Scheme != "x-ahpd-bots" || m.Channels[0].Title != "Bots" ||
+	if len(m.Channels) != 2 || m.Channels[0].Scheme != "x-ahpd-bots" || m.Channels[0].Title != "Bots" || m.Channels[1].Scheme != "x-ahpd-problems" ||
 		m.Channels[0].Grant != "bot:read" || m.Channels[0].Description == "" {
 		t.Errorf("ahpd.channels = %+v", m.Channels)
 	}

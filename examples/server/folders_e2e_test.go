@@ -197,6 +197,7 @@ func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
 	d, srv, cs := serve(t, softToken)
 	soft := cs[0]
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	soft.subscribe(t, "x-ahpd-problems://", "problems")
 	folder := filepath.Join(d.root, "motion")
 	if err := os.RemoveAll(folder); err != nil {
 		t.Fatal(err)
@@ -205,6 +206,10 @@ func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
 		t.Fatal(err)
 	}
 	soft.fail(t, "resourceRead", res("bot://motion"), codeDenied, folder)
+	// The owner, subscribed to the problems, hears of it at once.
+	if ps := problemsOf(t, soft); len(ps) != 1 || ps[0]["bot"] != "motion" || !strings.Contains(ps[0]["reason"].(string), "out of root") {
+		t.Fatalf("the owner hears %v, want the folder that left root", ps)
+	}
 
 	problems := func(token string) []map[string]any {
 		c := dial(ctx, t, srv, token, byQuery)
@@ -222,5 +227,17 @@ func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
 	}
 	if ps := problems(nemoToken); len(ps) != 0 {
 		t.Fatalf("nemo, who may read no bot, sees problems %v", ps)
+	}
+	// The folder put back, the next read clears the problem, and the
+	// owner hears that too.
+	if err := os.Remove(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	soft.readBot(t, "motion")
+	if ps := problemsOf(t, soft); len(ps) != 0 {
+		t.Fatalf("with the folder back the owner hears %v, want none", ps)
 	}
 }

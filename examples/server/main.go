@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) { // -h: usage, status 0
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
@@ -48,10 +49,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
 	fs.BoolVar(&s.AgentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&s.VaultFile, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
-	fs.StringVar(&s.Options.MainTurnPostMessageAbsent, "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
+	fs.StringVar((*string)(&s.Options.MainTurnPostMessageAbsent), "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&s.Options.InstructionsIn, "instructions-in", "section", "section or body")
-	fs.StringVar(&s.Options.ContextIn, "context-in", "text", "text or meta")
-	fs.StringVar(&s.Options.AskIn, "ask-in", "main", "main or own")
+	fs.StringVar((*string)(&s.Options.ContextIn), "context-in", "text", "text or meta")
+	fs.StringVar((*string)(&s.Options.AskIn), "ask-in", "main", "main or own")
 	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&checkAgents, "check-agents", false, "start each configured agent, sign in, open a session, print one line per agent (ready, or what to do); exit non-zero if any is not ready")
 	fs.StringVar(&login, "login", "", "run the agent's own login with the HOME its back sessions use")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -190,6 +194,22 @@ func (b *tab) signIn(token string) {
 	b.until("the bot list", `document.querySelector("#bots") && document.querySelector("#conn").dataset.state === "open"`)
 }
 
+// tabTo presses Tab until the element sel has the focus, and checks the
+// focus is drawn.
+func (b *tab) tabTo(sel string) {
+	b.t.Helper()
+	for range 40 {
+		b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+		if eval[bool](b, fmt.Sprintf(`document.activeElement && document.activeElement.matches(%q)`, sel)) {
+			if eval[string](b, `getComputedStyle(document.activeElement).outlineStyle`) == "none" {
+				b.t.Errorf("%s has the focus but shows no outline", sel)
+			}
+			return
+		}
+	}
+	b.t.Fatalf("Tab never reached %s\npage: %s", sel, b.bodyText())
+}
+
 // say sends a chat message and waits for the reply that holds want.
 func (b *tab) say(msg string) {
 	b.t.Helper()
@@ -238,7 +258,7 @@ func TestWebPage(t *testing.T) {
 
 	one := newTab(t, b, base)
 	two := newTab(t, b, base)
-	t.Run("TheChatReducerAgreesWithGo", func(t *testing.T) {
+	t.Run("ThePageReducersAgreeWithGo", func(t *testing.T) {
 		one.t = t
 		one.do("open the page", chromedp.Navigate(base+"/"))
 		reducersAgree(t, one)
@@ -261,6 +281,11 @@ func TestWebPage(t *testing.T) {
 		if u := eval[string](one, "location.href"); strings.Contains(u, softToken) {
 			t.Errorf("the token is in the page's URL %s", u)
 		}
+		// Remembered in the tab alone: not for other tabs, not in a cookie.
+		if !eval[bool](one, `sessionStorage.getItem("bots.token") === `+strconv.Quote(softToken)+` && localStorage.length === 0 && document.cookie === ""`) {
+			t.Error("the token is not in the tab's sessionStorage alone")
+		}
+		one.readable("the bot list")
 	})
 	t.Run("MakeThroughTheFormShowsRefusalsBesideTheirFields", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -275,6 +300,7 @@ func TestWebPage(t *testing.T) {
 		// The server's refusal, beside the colour.
 		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, "neither one of"))
 		one.shot("make-error")
+		one.readable("the make form with a refusal")
 		one.fill("#f-color", "teal")
 		one.fill("#f-description", "Reviews pull requests")
 		one.click("#save")
@@ -284,7 +310,33 @@ func TestWebPage(t *testing.T) {
 		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
 		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal")+
 			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
+		// And its body: the one a make picks, named and drawn.
+		reader := dial(testCtx(t), t, s, rootToken, byQuery)
+		reader.initialize(t, "body-reader")
+		body, _ := reader.readBot(t, "motion")["body"].(string)
+		two.until("its body", textOf(`#bots li[data-id="motion"] .kind`, body)+
+			` && document.querySelector('#bots li[data-id="motion"] .swatch').classList.contains("b-`+body+`")`)
 		two.shot("bots")
+	})
+	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
+		one.t, two.t = t, t
+		// one is on Motion's page, two on the list, when a person edits
+		// bot.md by hand to change its owner, which a hand edit may not.
+		file := filepath.Join(d.config, "bots", "motion", "bot.md")
+		good, err := os.ReadFile(file)
+		if err != nil || !strings.Contains(string(good), "owner: user:soft") {
+			t.Fatalf("bot.md: %v\n%s", err, good)
+		}
+		one.until("the bot's page", textOf("#bot-name", "Motion"))
+		writeAtomic(t, file, strings.Replace(string(good), "owner: user:soft", "owner: user:kim", 1))
+		one.until("the problem on the bot's page", textOf("#problems", "the owner may not be changed by hand"))
+		two.until("the problem flagged in the list", textOf(`#bots li[data-id="motion"] .flag`, "problem"))
+		one.shot("problem")
+		one.readable("a bot's page with a problem")
+		two.readable("the list with a problem flagged")
+		writeAtomic(t, file, string(good))
+		one.until("the problem cleared", `!document.querySelector("#problems") && document.querySelector("#bot-name")`)
+		two.until("the flag cleared", `document.querySelector('#bots li[data-id="motion"]') && !document.querySelector('#bots li[data-id="motion"] .flag')`)
 	})
 	t.Run("ChatWithTheEchoAgent", func(t *testing.T) {
 		one.t = t
@@ -293,6 +345,31 @@ func TestWebPage(t *testing.T) {
 		one.say("hello")
 		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
 		one.until("the back session as a step", `document.querySelector("details.step")`)
+	})
+	t.Run("TheReplyStreamsInAsItComes", func(t *testing.T) {
+		one.t = t
+		// The back session replies a word at a time (echo's stream); its
+		// step, open, shows the reply growing while the turn runs, and the
+		// post reaches the chat before the turn ends. Sent by keyboard.
+		const words = "one two three four five six seven eight nine ten eleven twelve"
+		eval[bool](one, recordJS("__back", `article[data-state="active"] details.step[open] .msg.bot`))
+		eval[bool](one, recordJS("__post", `article[data-state="active"] > .msg.bot`))
+		one.until("the composer", `!document.querySelector("#send").disabled`)
+		one.fill("#message", "stream "+words)
+		one.do("send with Enter", chromedp.KeyEvent(kb.Enter))
+		one.until("the back session's step", `document.querySelector('article[data-state="active"] details.step summary')`)
+		one.click(`article[data-state="active"] details.step summary`)
+		one.until("the whole reply", textOf(".msg.bot", words)+` && !document.querySelector('article[data-state="active"]')`)
+		back := eval[[]string](one, `window.__back`)
+		if len(back) < 3 || !prefixes(back) || back[len(back)-1] != words {
+			t.Errorf("the back session's reply was drawn as %q, want it growing a word at a time to %q", back, words)
+		}
+		if post := eval[[]string](one, `window.__post`); !slices.Contains(post, words) {
+			t.Errorf("the reply was drawn in the running turn as %q, want %q before the turn ended", post, words)
+		}
+		// Closed again, the step stops following the back session.
+		one.click(`article:last-child details.step[open] summary`)
+		one.until("the step closed", `!document.querySelector("details.step[open]")`)
 	})
 	t.Run("AQuestionIsAnsweredInThePage", func(t *testing.T) {
 		one.t = t
@@ -315,6 +392,7 @@ func TestWebPage(t *testing.T) {
 		}
 		one.do("type on", chromedp.SendKeys(chromedp.CSS("form.ask input"), "a"))
 		one.shot("question")
+		one.readable("a question in the chat")
 		one.click("form.ask .answer")
 		one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
 	})
@@ -332,7 +410,9 @@ func TestWebPage(t *testing.T) {
 		// The step opens onto the back session's own chat.
 		one.click(`article[data-state="active"] details.step summary`)
 		one.until("the back session's turn", textOf(`article[data-state="active"] details.step`, "sleep 5"))
+		eval[bool](one, `(document.querySelector('article[data-state="active"] details.step').scrollIntoView({block: "end"}), true)`)
 		one.shot("chat-mid-turn")
+		one.readable("a chat mid-turn")
 		one.click("#stop")
 		one.until("the turn stopped", `[...document.querySelectorAll('article[data-state="cancelled"]')].some(a => a.textContent.includes("sleep 5"))`)
 		one.until("the composer back", `document.querySelector("#stop").hidden && !document.querySelector("#send").disabled`)
@@ -374,6 +454,22 @@ func TestWebPage(t *testing.T) {
 		if got := c.readBot(t, "motion")["instructions"]; got != "Answer in limericks." {
 			t.Errorf("the bot's instructions read %q", got)
 		}
+		// Beaten again, the person takes theirs: the form shows it, and
+		// nothing of the person's is saved.
+		one.click("#edit")
+		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in limericks."`)
+		c.editBot(t, "motion", `{"instructions":"Answer in sonnets."}`, "")
+		one.fill("#f-instructions", "Answer in prose.")
+		one.click("#save")
+		one.until("the conflict", textOf("#conflict", "Answer in sonnets."))
+		one.readable("an edit beaten by another")
+		one.click("#take-theirs")
+		one.until("theirs in the form", `document.querySelector("#f-instructions").value === "Answer in sonnets." && document.querySelector("#conflict").hidden`)
+		if got := c.readBot(t, "motion")["instructions"]; got != "Answer in sonnets." {
+			t.Errorf("after taking theirs the bot's instructions read %q", got)
+		}
+		one.visit("#/bots/motion")
+		one.until("the bot's page", textOf("#bot-instructions", "Answer in sonnets."))
 	})
 	t.Run("WhatABotOrAPersonWritesRunsNothing", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -401,6 +497,15 @@ func TestWebPage(t *testing.T) {
 			}
 		}
 		one.click(".chat-head a.button")
+		// A delete asks first; Cancel keeps the bot.
+		one.click("#delete")
+		one.until("the question", `document.querySelector("#confirm").open && document.querySelector("#confirm-text").textContent.includes("can never be used again")`)
+		one.readable("the delete confirmation")
+		one.click(`#confirm button[value="cancel"]`)
+		one.until("the dialog closed", `!document.querySelector("#confirm").open`)
+		if !eval[bool](one, `!!document.querySelector("#new-chat")`) || !eval[bool](two, `!!document.querySelector('#bots li[data-id="xss"]')`) {
+			t.Fatal("a cancelled delete deleted the bot")
+		}
 		one.click("#delete")
 		one.click("#confirm-ok")
 		one.until("the list", `location.hash === "#/"`)
@@ -419,6 +524,25 @@ func TestWebPage(t *testing.T) {
 		two.do("type a slug, Tab, a name, Enter", chromedp.KeyEvent("nemos"+kb.Tab+"Nemo's"+kb.Enter))
 		two.until("the refusal", textOf("#form-error", "You may not do that"))
 	})
+	t.Run("ReadableInADarkScheme", func(t *testing.T) {
+		one.t = t
+		one.do("prefer dark", colorScheme("dark"))
+		defer one.do("prefer light", colorScheme("light"))
+		one.visit("#/")
+		one.until("the list", `document.querySelector('#bots li[data-id="motion"]') && getComputedStyle(document.body).backgroundColor === "rgb(18, 18, 18)"`)
+		one.readable("the bot list, dark")
+		one.click(`#bots li[data-id="motion"] a`)
+		one.until("the bot's page", `document.querySelector("#chats a")`)
+		one.readable("a bot's page, dark")
+		one.click("#chats a")
+		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
+		one.readable("a chat, dark")
+		one.visit("#/make")
+		one.fill("#f-slug", "Bad Slug")
+		one.click("#save")
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.readable("the make form with a refusal, dark")
+	})
 	t.Run("PhoneWidth", func(t *testing.T) {
 		one.t = t
 		one.do("a phone-sized window", chromedp.EmulateViewport(390, 844))
@@ -434,13 +558,20 @@ func TestWebPage(t *testing.T) {
 		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("the chat is %dpx wide in a 390px window", w)
 		}
+		one.readable("a chat at phone width")
 		one.shot("phone-chat")
 	})
 }
 
-// reducersAgree runs the page's chat reducer (reduce.js) over every chat
-// fixture of ahp's reducer tests, and checks it comes to the
-// state Go's ahp.ApplyChat comes to, without changing its input.
+// pageSessionActions are the session actions the page's applySession
+// follows; a session fixture with any other is left out.
+var pageSessionActions = []string{"session/titleChanged", "session/inputNeededSet", "session/inputNeededRemoved"}
+
+// reducersAgree runs the page's reducers (reduce.js) over the fixtures of
+// ahp's reducer tests - every chat and root fixture, and the
+// session fixtures of the actions the page follows - and checks each
+// comes to the state Go's ahp.ApplyChat, ApplyRoot or ApplySession comes
+// to, without changing its input.
 func reducersAgree(t *testing.T, b *tab) {
 	t.Helper()
 	files, err := filepath.Glob("../../ahp/testdata/reducers/*.json")
@@ -453,7 +584,8 @@ func reducersAgree(t *testing.T, b *tab) {
 		Initial json.RawMessage   `json:"initial"`
 		Actions []json.RawMessage `json:"actions"`
 	}
-	var chats []fixture
+	var fixtures []fixture
+	count := map[string]int{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -463,12 +595,22 @@ func reducersAgree(t *testing.T, b *tab) {
 		if err := json.Unmarshal(data, &fx); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if fx.Reducer == "chat" {
+		if fx.Reducer == "session" {
+			for _, raw := range fx.Actions {
+				var a struct{ Type string }
+				json.Unmarshal(raw, &a)
+				if !slices.Contains(pageSessionActions, a.Type) {
+					fx.Reducer = ""
+				}
+			}
+		}
+		if fx.Reducer == "chat" || fx.Reducer == "root" || fx.Reducer == "session" {
 			fx.Name = strings.TrimSuffix(filepath.Base(f), ".json")
-			chats = append(chats, fx)
+			fixtures = append(fixtures, fx)
+			count[fx.Reducer]++
 		}
 	}
-	in, err := json.Marshal(chats)
+	in, err := json.Marshal(fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,40 +622,75 @@ func reducersAgree(t *testing.T, b *tab) {
 	defer cancel()
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]result](`import("/assets/reduce.js").then(m => `+string(in)+`.map(fx => {
 		const before = JSON.stringify(fx.initial);
+		const reduce = { chat: m.applyChat, root: m.applyRoot, session: m.applySession }[fx.reducer];
 		let s = fx.initial;
-		for (const a of fx.actions) s = m.applyChat(s, a);
+		for (const a of fx.actions) s = reduce(s, a);
 		return { state: JSON.stringify(s), mutated: JSON.stringify(fx.initial) !== before };
 	}))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	if err != nil {
-		t.Fatalf("run the page's reducer: %v", err)
+		t.Fatalf("run the page's reducers: %v", err)
 	}
-	if len(got) != len(chats) {
-		t.Fatalf("%d results for %d fixtures", len(got), len(chats))
+	if len(got) != len(fixtures) {
+		t.Fatalf("%d results for %d fixtures", len(got), len(fixtures))
 	}
-	for i, fx := range chats {
-		var s ahp.ChatState
-		if err := json.Unmarshal(fx.Initial, &s); err != nil {
-			t.Fatalf("%s: %v", fx.Name, err)
-		}
-		for _, raw := range fx.Actions {
-			var a ahp.Action
-			if err := json.Unmarshal(raw, &a); err != nil {
-				t.Fatalf("%s: %v", fx.Name, err)
-			}
-			s = ahp.ApplyChat(s, a)
-		}
-		want, err := json.Marshal(s)
+	for i, fx := range fixtures {
+		want, err := applyGo(fx.Reducer, fx.Initial, fx.Actions)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", fx.Name, err)
 		}
 		if got[i].Mutated {
 			t.Errorf("%s: the page's reducer changed its input", fx.Name)
 		}
 		if diff := cmp.Diff(withoutNulls(t, want), withoutNulls(t, []byte(got[i].State))); diff != "" {
-			t.Errorf("%s: the page's reducer disagrees with ahp.ApplyChat (-Go +page):\n%s", fx.Name, diff)
+			t.Errorf("%s: the page's %s reducer disagrees with Go's (-Go +page):\n%s", fx.Name, fx.Reducer, diff)
 		}
 	}
-	t.Logf("ran %d chat fixtures", len(chats))
+	if count["chat"] == 0 || count["root"] == 0 || count["session"] == 0 {
+		t.Errorf("fixtures run: %v, want some of each", count)
+	}
+	t.Logf("ran %v fixtures", count)
+}
+
+// applyGo runs Go's reducer of kind over the actions from initial and
+// returns the state it comes to, as JSON.
+func applyGo(kind string, initial json.RawMessage, actions []json.RawMessage) ([]byte, error) {
+	var as []ahp.Action
+	for _, raw := range actions {
+		var a ahp.Action
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, err
+		}
+		as = append(as, a)
+	}
+	switch kind {
+	case "chat":
+		var s ahp.ChatState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplyChat(s, a)
+		}
+		return json.Marshal(s)
+	case "root":
+		var s ahp.RootState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplyRoot(s, a)
+		}
+		return json.Marshal(s)
+	default:
+		var s ahp.SessionState
+		if err := json.Unmarshal(initial, &s); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			s = ahp.ApplySession(s, a)
+		}
+		return json.Marshal(s)
+	}
 }
 
 // withoutNulls parses JSON, leaving out members that are null, as absent.
@@ -544,13 +721,10 @@ func withoutNulls(t *testing.T, data []byte) any {
 	return drop(v)
 }
 
-// TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
-// users file (no sign-in), a chat longer than a snapshot holds, and a turn
-// a restart interrupts: older turns load as the person scrolls up, the
-// chat is reopened from the bot's list, the page reconnects by itself and
-// offers to keep the interrupted turn going.
-func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
-	b := browser(t)
+// openDirs are the folders of a server with no users file (no sign-in),
+// and a free loopback address for it to listen on again after a restart.
+func openDirs(t *testing.T) (dirs, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -559,6 +733,17 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 	ln.Close()
 	d := newDirs(t)
 	d.users = ""
+	return d, addr
+}
+
+// TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
+// users file (no sign-in), a chat longer than a snapshot holds, and a turn
+// a restart interrupts: older turns load as the person scrolls up, the
+// chat is reopened from the bot's list, the page reconnects by itself and
+// offers to keep the interrupted turn going.
+func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
+	b := browser(t)
+	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))
 	base := "http://" + addr
 
@@ -593,6 +778,27 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		}
 		one.until("no sign-in", `!document.querySelector("#token") && document.querySelector("#signout").hidden`)
 	})
+	t.Run("AProblemOfABotLeftOutIsShownAboveTheList", func(t *testing.T) {
+		one.t = t
+		// A bot.md made by hand that is not a bot record: the bot is left
+		// out, so it is not in the list, and its problem stands above it
+		// for root (everyone, with no users file) with the file's path.
+		folder := filepath.Join(d.config, "bots", "ghost")
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(folder, "bot.md")
+		writeAtomic(t, file, "---\nname: [unclosed\n---\n")
+		one.until("the problem above the list", textOf("#all-problems", "ghost")+" && "+textOf("#all-problems", file))
+		if eval[bool](one, `!!document.querySelector('#bots li[data-id="ghost"]')`) {
+			t.Error("a bot left out is in the list")
+		}
+		one.readable("the list with a problem above it")
+		if err := os.RemoveAll(folder); err != nil {
+			t.Fatal(err)
+		}
+		one.until("the problem gone", `!document.querySelector("#all-problems")`)
+	})
 	t.Run("AnEarlierChatIsReopened", func(t *testing.T) {
 		one.t = t
 		one.click(`#bots li[data-id="motion"] a`)
@@ -616,8 +822,10 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		one.until("the turn running", `!document.querySelector("#stop").hidden`)
 		s.stop(t)
 		one.until("the connection state", `["reconnecting", "closed"].includes(document.querySelector("#conn").dataset.state)`)
+		one.until("a plain sentence saying so", textOf("#notice", "The server cannot be reached; trying again"))
+		one.readable("the page while the server is away")
 		startServer(t, d.args("-addr", addr))
-		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open"`)
+		one.until("reconnected", `document.querySelector("#conn").dataset.state === "open" && document.querySelector("#notice").hidden`)
 		// A new server has no replay for the page: it resumed from fresh
 		// snapshots.
 		if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "snapshot" {
@@ -707,4 +915,167 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 	if how := eval[string](one, `document.querySelector("#conn").dataset.resumed`); how != "replay" {
 		t.Errorf("the page resumed from a %q, want a replay", how)
 	}
+}
+
+// TestWebPageAnswersWhatWaitsOnTheSession runs the server with -ask-in
+// own, where a back session's question and approval wait on the main
+// chat's session (inputNeeded) rather than in its chat: the page shows
+// them in the chat and answers each in the back chat it names. The person
+// uses the keyboard alone, from the bot list to the answers.
+func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
+	b := browser(t)
+	d := newDirs(t)
+	d.users = ""
+	s := startServer(t, d.args("-ask-in", "own"))
+	base := "http://" + s.addr
+	c := dialChat(t, s.addr, "setup")
+	c.makeBot("motion", `{"name": "Motion"}`)
+
+	one := newTab(t, b, base)
+	one.do("open the page", chromedp.Navigate(base+"/"))
+	one.until("the list", `document.querySelector('#bots li[data-id="motion"] a')`)
+	one.tabTo(`#bots li[data-id="motion"] a`)
+	one.do("open the bot with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the bot's page", textOf("#bot-name", "Motion"))
+	one.tabTo("#new-chat")
+	one.do("open a chat with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the focus in the message box", `document.activeElement && document.activeElement.id === "message"`)
+	// Typed and sent at once, even before the chat is in, it is sent.
+	one.do("ask by keyboard", chromedp.KeyEvent("ask your name?"+kb.Enter))
+	one.until("the question", textOf("form.ask[data-waiting]", "your name?"))
+	one.readable("a question waiting on the session")
+	one.tabTo("form.ask[data-waiting] input")
+	one.do("answer with Enter", chromedp.KeyEvent("Ada"+kb.Enter))
+	one.until("the answer's reply", textOf(".msg.bot", "you said: Ada"))
+	one.until("the question gone", `!document.querySelector("[data-waiting]")`)
+
+	one.tabTo("#message")
+	one.do("ask for an approval", chromedp.KeyEvent("approve"+kb.Enter))
+	one.until("the approval", textOf("[data-waiting]", "Echo asks to go ahead"))
+	one.tabTo("[data-waiting] .approve")
+	one.do("approve with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the approved reply", textOf(".msg.bot", "approved"))
+	one.until("the approval gone", `!document.querySelector("[data-waiting]")`)
+
+	// A work folder swapped for a link out of root: the bot's page says
+	// the read was refused, and the problem beside it; the folder put
+	// back, the next visit reads the bot and the problem clears.
+	folder := filepath.Join(d.root, "motion")
+	if err := os.RemoveAll(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), folder); err != nil {
+		t.Fatal(err)
+	}
+	one.visit("#/bots/motion")
+	one.until("the refusal and the problem", textOf("#main .error", "Permission denied")+" && "+textOf("#problems", "out of root"))
+	one.readable("a bot whose folder left root")
+	if err := os.Remove(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one.visit("#/")
+	one.visit("#/bots/motion")
+	one.until("the bot read again, its problem gone", `document.querySelector("#bot-name") && !document.querySelector("#problems")`)
+}
+
+// TestWebPageOpensAChatOf1000TurnsInAWindow opens a chat whose log holds
+// 1,000 turns and one whose log holds one, each five times: the page draws
+// only the window the snapshot holds (bot.KeepTurns turns), so the long
+// chat opens in about the time the short one does. The figures are logged
+// for docs/PERFORMANCE.md.
+func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
+	b := browser(t)
+	d, addr := openDirs(t)
+	s := startServer(t, d.args("-addr", addr))
+	c := dialChat(t, addr, "setup")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	const turns = 1000
+	long, short := "ahp-session:/long", "ahp-session:/short"
+	for _, session := range []string{long, short} {
+		chat := c.openChat(session, "motion")
+		c.dispatch(chat, ahp.TurnStarted("seed", time.Now(), ahp.UserMessage("hello")))
+		c.turn(chat, "seed")
+	}
+	s.stop(t)
+	// The long chat's log gets the seed turn's lines again for each more
+	// turn, under ids of their own.
+	path := filepath.Join(d.config, "bots", "motion", "logs", base64.RawURLEncoding.EncodeToString([]byte(long))+".jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed []string
+	for line := range strings.Lines(string(data)) {
+		if strings.Contains(line, `"turnId":"seed"`) {
+			seed = append(seed, line)
+		}
+	}
+	ids := regexp.MustCompile(`"(toolCallId|turnId)":"([^"]+)"|"kind":"markdown","id":"([^"]+)"`)
+	var more strings.Builder
+	for i := 1; i < turns; i++ {
+		for _, line := range seed {
+			line = ids.ReplaceAllStringFunc(line, func(m string) string { return strings.TrimSuffix(m, `"`) + fmt.Sprintf("-%d\"", i) })
+			line = strings.ReplaceAll(line, `hello"`, fmt.Sprintf(`m%d"`, i))
+			more.WriteString(line)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(more.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	startServer(t, d.args("-addr", addr))
+
+	one := newTab(t, b, "http://"+addr)
+	last := map[string]string{long: fmt.Sprint("Motion heard: m", turns-1), short: "Motion heard: hello"}
+	took := map[string][]time.Duration{}
+	for range 5 {
+		for _, session := range []string{short, long} {
+			start := time.Now()
+			one.do("open the chat", chromedp.Navigate("http://"+addr+"/#/chats/"+url.PathEscape(session)))
+			one.until("its latest turn", textOf(".msg.bot", last[session]))
+			took[session] = append(took[session], time.Since(start))
+			if n := eval[int](one, `document.querySelectorAll("article.turn").length`); n > bot.KeepTurns {
+				t.Fatalf("%d turns drawn, want at most the window of %d", n, bot.KeepTurns)
+			}
+			if more := eval[bool](one, `!!document.querySelector("#older")`); more != (session == long) {
+				t.Fatalf("%s: older turns to load: %v", session, more)
+			}
+			one.do("leave", chromedp.Navigate("about:blank"))
+		}
+	}
+	median := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	l, sh := median(took[long]), median(took[short])
+	t.Logf("navigation to the latest turn, median of %d: a chat of %d turns %v, of one turn %v (%.2fx); %d turns drawn",
+		len(took[long]), turns, l.Round(time.Millisecond), sh.Round(time.Millisecond), float64(l)/float64(sh), bot.KeepTurns)
+	// Loose, for a shared machine: a long chat drawn whole would take many
+	// times as long.
+	if l > 4*sh+time.Second {
+		t.Errorf("a chat of %d turns took %v to open, one of one turn %v", turns, l, sh)
+	}
+	// Scrolled all the way up, page after page, the chat draws every turn.
+	one.do("open the chat", chromedp.Navigate("http://"+addr+"/#/chats/"+url.PathEscape(long)))
+	one.until("its latest turn", textOf(".msg.bot", last[long]))
+	ctx, cancel := context.WithTimeout(one.ctx, time.Minute)
+	defer cancel()
+	ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`new Promise((done) => {
+		const start = performance.now(), t = document.querySelector("#transcript");
+		const tick = () => { if (!document.querySelector("#older")) return done(performance.now() - start); t.scrollTop = 0; requestAnimationFrame(tick); };
+		tick();
+	})`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if err != nil {
+		t.Fatalf("scroll to the top: %v", err)
+	}
+	one.until("the first turn", textOf(".msg.user", "hello"))
+	all := time.Duration(ms * float64(time.Millisecond))
+	if n := eval[int](one, `document.querySelectorAll("article.turn").length`); n != turns {
+		t.Errorf("scrolled to the top, %d turns are drawn, want %d", n, turns)
+	}
+	t.Logf("scrolled to the top: all %d turns loaded and drawn in %v", turns, all.Round(time.Millisecond))
 }

@@ -82,6 +82,7 @@ type Store struct {
 	botsDir, goneDir string
 	log              *slog.Logger
 	feed             *feed.Feed[record.Change]
+	problemFeed      *feed.Feed[struct{}] // a value after each change of problems
 
 	mu sync.RWMutex
 	// bots holds every loaded bot. An entry's ETag is the etag of the file
@@ -150,15 +151,16 @@ func newStore(cfg Config) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Store{
-		configDir: cfg.ConfigDir,
-		botsDir:   filepath.Join(cfg.ConfigDir, botsDirName),
-		goneDir:   filepath.Join(cfg.ConfigDir, goneDirName),
-		log:       log,
-		feed:      feed.New[record.Change](),
-		bots:      make(map[string]record.Entry),
-		gone:      make(map[string]struct{}),
-		problems:  make(map[string]record.Problem),
-		locks:     make(map[string]*slugLock),
+		configDir:   cfg.ConfigDir,
+		botsDir:     filepath.Join(cfg.ConfigDir, botsDirName),
+		goneDir:     filepath.Join(cfg.ConfigDir, goneDirName),
+		log:         log,
+		feed:        feed.New[record.Change](),
+		problemFeed: feed.New[struct{}](),
+		bots:        make(map[string]record.Entry),
+		gone:        make(map[string]struct{}),
+		problems:    make(map[string]record.Problem),
+		locks:       make(map[string]*slugLock),
 	}, nil
 }
 
@@ -222,7 +224,29 @@ func (s *Store) ReportProblem(id, path, reason string) {
 func (s *Store) ClearProblem(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.problems, path)
+	s.clear(path)
+}
+
+// clear drops the problems standing at paths, and tells WatchProblems
+// when there were any. The caller holds s.mu for writing.
+func (s *Store) clear(paths ...string) {
+	gone := false
+	for _, p := range paths {
+		if _, ok := s.problems[p]; ok {
+			delete(s.problems, p)
+			gone = true
+		}
+	}
+	if gone {
+		s.problemFeed.Publish(struct{}{})
+	}
+}
+
+// WatchProblems returns a channel that receives a value after each change
+// of Problems: a problem reported, changed or cleared. It is closed when
+// ctx is done or the store is closed.
+func (s *Store) WatchProblems(ctx context.Context) <-chan struct{} {
+	return s.problemFeed.Subscribe(ctx)
 }
 
 // report logs a problem at Warn and keeps it for Problems. The caller holds
@@ -232,9 +256,13 @@ func (s *Store) report(id, path, reason string) {
 	s.log.Warn("bot record problem", "id", id, "path", path, "reason", reason)
 	p := record.Problem{ID: id, Path: path, Reason: reason, Since: time.Now()}
 	if old, ok := s.problems[path]; ok && old.Reason == reason {
+		if old.ID == id {
+			return
+		}
 		p.Since = old.Since
 	}
 	s.problems[path] = p
+	s.problemFeed.Publish(struct{}{})
 }
 
 // SetGuard installs g and checks every bot the store serves with it,
@@ -355,6 +383,7 @@ func (s *Store) Close() error {
 	}
 	s.writes.Wait()
 	s.feed.Close()
+	s.problemFeed.Close()
 	return nil
 }
 
@@ -568,7 +597,7 @@ func (s *Store) commit(kind record.ChangeKind, e record.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bots[e.Record.ID] = e
-	delete(s.problems, s.file(e.Record.ID))
+	s.clear(s.file(e.Record.ID))
 	s.feed.Publish(record.Change{Kind: kind, ID: e.Record.ID, Entry: clone(e)})
 }
 

@@ -19,8 +19,18 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	recordtest.Run(t, func(t *testing.T) record.Store {
-		return open(t, t.TempDir(), nil)
+	dirs := map[record.Store]string{}
+	openIn := func(dir string) (record.Store, error) {
+		s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
+		if err != nil {
+			return nil, err
+		}
+		dirs[s] = dir
+		return s, nil
+	}
+	recordtest.Run(t, recordtest.Harness{
+		Open:   func(t *testing.T) (record.Store, error) { return openIn(t.TempDir()) },
+		Reopen: func(_ *testing.T, old record.Store) (record.Store, error) { return openIn(dirs[old]) },
 	})
 }
 

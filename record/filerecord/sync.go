@@ -113,8 +113,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 				return true
 			}
 			s.bots[id] = l.entry
-			delete(s.problems, path)
-			delete(s.problems, s.dir(id))
+			s.clear(path, s.dir(id))
 			s.feed.Publish(record.Change{Kind: record.Created, ID: id, Entry: clone(l.entry)})
 			s.mu.Unlock()
 			s.log.Info("bot made by hand", "id", id, "path", path)
@@ -141,7 +140,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 		if len(refused) > 0 {
 			s.report(id, path, strings.Join(refused, "; "))
 		} else {
-			delete(s.problems, path)
+			s.clear(path)
 		}
 		s.feed.Publish(record.Change{Kind: record.Updated, ID: id, Entry: clone(e)})
 		s.mu.Unlock()
@@ -176,8 +175,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 	case lookNoFolder:
 		if !known {
 			s.mu.Lock()
-			delete(s.problems, path)
-			delete(s.problems, s.dir(id))
+			s.clear(path, s.dir(id))
 			s.mu.Unlock()
 			return true
 		}
@@ -207,8 +205,7 @@ func (s *Store) deletedByHand(id string, old record.Entry) bool {
 	s.mu.Lock()
 	delete(s.bots, id)
 	s.gone[id] = struct{}{}
-	delete(s.problems, s.file(id))
-	delete(s.problems, s.dir(id))
+	s.clear(s.file(id), s.dir(id))
 	s.feed.Publish(record.Change{Kind: record.Deleted, ID: id, Entry: clone(old)})
 	s.mu.Unlock()
 	s.log.Info("bot deleted by hand: its folder was removed", "id", id, "path", s.dir(id))

@@ -654,3 +654,40 @@ func TestBotsLoadedBeforeTheWatchIsSetAreWatched(t *testing.T) {
 		t.Fatalf("change %v %s %+v", c.Kind, c.ID, c.Entry.Record)
 	}
 }
+
+func TestWatchProblemsTellsWhenAProblemIsReportedAndWhenItClears(t *testing.T) {
+	w := openWatched(t, t.TempDir())
+	w.create(handBot("motion"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	told := w.s.WatchProblems(ctx)
+	path := botFile(w.dir, "motion")
+	wait := func(what string, standing bool) {
+		t.Helper()
+		for {
+			select {
+			case <-told:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("WatchProblems told nothing of %s: %+v", what, w.s.Problems())
+			}
+			has := false
+			for _, p := range w.s.Problems() {
+				has = has || p.Path == path
+			}
+			if has == standing {
+				return
+			}
+		}
+	}
+	r := handBot("motion")
+	r.Owner = "user:someone-else"
+	w.editByHand(r)
+	wait("a refused hand edit", true)
+	w.editByHand(handBot("motion")) // put back
+	wait("the fix", false)
+
+	// A store closed closes the channel.
+	w.s.Close()
+	for range told {
+	}
+}

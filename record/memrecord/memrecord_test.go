@@ -9,5 +9,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	recordtest.Run(t, func(*testing.T) record.Store { return memrecord.New() })
+	recordtest.Run(t, recordtest.Harness{
+		Open: func(*testing.T) (record.Store, error) { return memrecord.New(), nil },
+	})
 }

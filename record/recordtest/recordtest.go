@@ -1,6 +1,35 @@
 // Package recordtest is the conformance suite of record.Store: every
-// implementation runs Run from its own tests, so that "works in memory"
-// means "works on disk".
+// implementation runs it from its own tests, so that "works in memory"
+// means "works on disk" and "works in a database".
+//
+// A store's test hands Run a Harness: Open opens a store on new, empty
+// storage of its own (a fresh folder, a fresh schema), and Reopen, when the
+// storage outlives its store, opens another store on the storage of one the
+// suite has closed:
+//
+//	func TestConformance(t *testing.T) {
+//		dirs := map[record.Store]string{}
+//		recordtest.Run(t, recordtest.Harness{
+//			Open: func(t *testing.T) (record.Store, error) {
+//				dir := t.TempDir()
+//				s, err := mystore.Open(dir)
+//				dirs[s] = dir
+//				return s, err
+//			},
+//			Reopen: func(t *testing.T, old record.Store) (record.Store, error) {
+//				return mystore.Open(dirs[old])
+//			},
+//		})
+//	}
+//
+// The suite checks every method's contract as record.Store documents it:
+// the sentinel errors, etags, tombstones, copies, concurrent writers, Close;
+// that records, etags and tombstones survive a reopen; a change feed that
+// hears 10,000 changes in order from a reader that reads none of them until
+// the last write returned (a store that drops changes past a buffer fails
+// it); and record.Filterer, when the store implements it. Run's subtests
+// run one after the other (Harness functions need no locking) and the suite
+// closes every store it opens.
 package recordtest
 
 import (
@@ -15,46 +44,113 @@ import (
 	"github.com/agenthost/bots/record"
 )
 
-// NewStore returns a fresh, empty store for one test. The suite closes it.
-type NewStore func(t *testing.T) record.Store
+// Harness opens the stores the suite runs against.
+type Harness struct {
+	// Open opens a store on new, empty storage of its own, for one test.
+	// Required.
+	Open func(t *testing.T) (record.Store, error)
+	// Reopen opens a new store on the storage the store old was opened on
+	// (by Open or by Reopen), after the suite has closed old. Nil when the
+	// storage does not outlive its store, as memory does not: the reopen
+	// checks are then skipped.
+	Reopen func(t *testing.T, old record.Store) (record.Store, error)
+}
 
-// waitFor bounds every wait on a change feed.
-const waitFor = 10 * time.Second
+// WatchChanges is how many changes the suite's change feed check makes
+// before it reads the first.
+const WatchChanges = 10_000
 
-// Run runs the conformance suite against stores made by newStore.
-func Run(t *testing.T, newStore NewStore) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, record.Store)
-	}{
-		{"CreateThenGetGivesBackEveryField", testCreateThenGet},
-		{"CreateOnTakenSlugIsErrExists", testCreateTaken},
-		{"CreateRefusesBadSlug", testCreateBadSlug},
-		{"GetMissingIsErrNotFound", testGetMissing},
-		{"ListIsOrderedByID", testListOrdered},
-		{"UpdateWithCurrentETagMakesNewETag", testUpdateCurrent},
-		{"UpdateWithStaleETagIsErrConflict", testUpdateStale},
-		{"UpdateWithoutETagAlwaysApplies", testUpdateNoETag},
-		{"UpdateMissingIsErrNotFound", testUpdateMissing},
-		{"ETagIsStableWithoutWrites", testETagStable},
-		{"DeleteLeavesTombstoneForever", testDeleteTombstone},
-		{"DeleteMissingIsErrNotFound", testDeleteMissing},
-		{"DeleteWithStaleETagIsErrConflict", testDeleteStale},
-		{"ReturnedRecordsAreCopies", testCopies},
-		{"WatchHearsEveryChangeInOrder", testWatchOrder},
-		{"WatchNeverDropsChangesForSlowReader", testWatchSlow},
-		{"WatchClosesWhenContextEnds", testWatchCancel},
-		{"ConcurrentCreatesOfOneSlugLetExactlyOneWin", testConcurrentCreate},
-		{"ConcurrentUpdatesWithOneETagLetExactlyOneWin", testConcurrentUpdate},
-		{"CloseIsIdempotentAndLaterCallsAreErrClosed", testClose},
+// waitFor bounds every wait on a change feed; the suite's own tests
+// shorten it to see a lost change quickly.
+var waitFor = 30 * time.Second
+
+// check is one conformance check, run on a store of its own.
+type check struct {
+	name string
+	fn   func(testing.TB, record.Store)
+}
+
+var checks = []check{
+	{"CreateThenGetGivesBackEveryField", testCreateThenGet},
+	{"CreateOnTakenSlugIsErrExists", testCreateTaken},
+	{"CreateRefusesBadSlug", testCreateBadSlug},
+	{"GetMissingIsErrNotFound", testGetMissing},
+	{"ListIsOrderedByID", testListOrdered},
+	{"UpdateWithCurrentETagMakesNewETag", testUpdateCurrent},
+	{"UpdateWithStaleETagIsErrConflict", testUpdateStale},
+	{"UpdateWithoutETagAlwaysApplies", testUpdateNoETag},
+	{"UpdateMissingIsErrNotFound", testUpdateMissing},
+	{"ETagIsStableWithoutWrites", testETagStable},
+	{"DeleteLeavesTombstoneForever", testDeleteTombstone},
+	{"DeleteMissingIsErrNotFound", testDeleteMissing},
+	{"DeleteWithStaleETagIsErrConflict", testDeleteStale},
+	{"ReturnedRecordsAreCopies", testCopies},
+	{"WatchHearsEveryChangeInOrder", testWatchOrder},
+	{"WatchNeverDropsChangesForSlowReader", testWatchSlow},
+	{"WatchClosesWhenContextEnds", testWatchCancel},
+	{"ConcurrentCreatesOfOneSlugLetExactlyOneWin", testConcurrentCreate},
+	{"ConcurrentUpdatesWithOneETagLetExactlyOneWin", testConcurrentUpdate},
+	{"CloseIsIdempotentAndLaterCallsAreErrClosed", testClose},
+}
+
+// filterChecks run when the store implements record.Filterer.
+var filterChecks = []struct {
+	name string
+	fn   func(testing.TB, record.Filterer, record.Store)
+}{
+	{"ListFuncKeepsWhatKeepAcceptsOrderedByID", testListFunc},
+	{"ListFuncAnswersCopies", testListFuncCopies},
+	{"ListFuncAfterCloseIsErrClosed", testListFuncClosed},
+}
+
+// Run runs the conformance suite against the stores h opens.
+func Run(t *testing.T, h Harness) {
+	if h.Open == nil {
+		t.Fatal("recordtest: Harness.Open is nil")
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t)
+	open := func(t *testing.T) record.Store {
+		t.Helper()
+		s, err := h.Open(t)
+		if err != nil {
+			t.Fatalf("open a store: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+	t.Run("Filterer", func(t *testing.T) {
+		if _, ok := open(t).(record.Filterer); !ok {
+			t.Skip("the store does not implement record.Filterer")
+		}
+		for _, c := range filterChecks {
+			t.Run(c.name, func(t *testing.T) {
+				s := open(t)
+				c.fn(t, s.(record.Filterer), s)
+			})
+		}
+	})
+	t.Run("Reopen", func(t *testing.T) {
+		if h.Reopen == nil {
+			t.Skip("Harness.Reopen is nil: the storage does not outlive its store")
+		}
+		reopen := func(t *testing.T, old record.Store) record.Store {
+			t.Helper()
+			if err := old.Close(); err != nil {
+				t.Fatalf("close before reopening: %v", err)
+			}
+			s, err := h.Reopen(t, old)
+			if err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
 			t.Cleanup(func() { s.Close() })
-			tc.fn(t, s)
-		})
-	}
+			return s
+		}
+		for _, c := range reopenChecks {
+			t.Run(c.name, func(t *testing.T) { c.fn(t, open(t), reopen) })
+		}
+	})
 }
 
 // Sample returns a record with every field set, its times at millisecond
@@ -83,13 +179,14 @@ func Sample(id string) record.Record {
 	}
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
+	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), waitFor)
 	t.Cleanup(cancel)
 	return c
 }
 
-func mustCreate(t *testing.T, s record.Store, r record.Record) record.Entry {
+func mustCreate(t testing.TB, s record.Store, r record.Record) record.Entry {
 	t.Helper()
 	e, err := s.Create(ctx(t), r)
 	if err != nil {
@@ -98,14 +195,14 @@ func mustCreate(t *testing.T, s record.Store, r record.Record) record.Entry {
 	return e
 }
 
-func sameRecord(t *testing.T, got, want record.Record) {
+func sameRecord(t testing.TB, got, want record.Record) {
 	t.Helper()
 	if !got.Equal(want) {
 		t.Fatalf("record differs\n got: %+v\nwant: %+v", got, want)
 	}
 }
 
-func testCreateThenGet(t *testing.T, s record.Store) {
+func testCreateThenGet(t testing.TB, s record.Store) {
 	want := Sample("motion")
 	e := mustCreate(t, s, want)
 	if e.ETag == "" {
@@ -129,7 +226,7 @@ func testCreateThenGet(t *testing.T, s record.Store) {
 	sameRecord(t, got.Record, minimal)
 }
 
-func testCreateTaken(t *testing.T, s record.Store) {
+func testCreateTaken(t testing.TB, s record.Store) {
 	mustCreate(t, s, Sample("motion"))
 	_, err := s.Create(ctx(t), Sample("motion"))
 	if !errors.Is(err, record.ErrExists) {
@@ -137,7 +234,7 @@ func testCreateTaken(t *testing.T, s record.Store) {
 	}
 }
 
-func testCreateBadSlug(t *testing.T, s record.Store) {
+func testCreateBadSlug(t testing.TB, s record.Store) {
 	for _, id := range []string{"", "Motion", "../x", "a/b", "9lives"} {
 		if _, err := s.Create(ctx(t), record.Record{ID: id, Name: "x"}); err == nil {
 			t.Errorf("Create(%q) succeeded", id)
@@ -145,13 +242,13 @@ func testCreateBadSlug(t *testing.T, s record.Store) {
 	}
 }
 
-func testGetMissing(t *testing.T, s record.Store) {
+func testGetMissing(t testing.TB, s record.Store) {
 	if _, err := s.Get(ctx(t), "nobody"); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("Get: %v, want ErrNotFound", err)
 	}
 }
 
-func testListOrdered(t *testing.T, s record.Store) {
+func testListOrdered(t testing.TB, s record.Store) {
 	for _, id := range []string{"zed", "alpha", "mid"} {
 		mustCreate(t, s, Sample(id))
 	}
@@ -168,7 +265,7 @@ func testListOrdered(t *testing.T, s record.Store) {
 	}
 }
 
-func testUpdateCurrent(t *testing.T, s record.Store) {
+func testUpdateCurrent(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	r := e.Record
 	r.Color = "#2f6fdf"
@@ -195,7 +292,7 @@ func testUpdateCurrent(t *testing.T, s record.Store) {
 	}
 }
 
-func testUpdateStale(t *testing.T, s record.Store) {
+func testUpdateStale(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	r := e.Record
 	r.Name = "First"
@@ -212,7 +309,7 @@ func testUpdateStale(t *testing.T, s record.Store) {
 	}
 }
 
-func testUpdateNoETag(t *testing.T, s record.Store) {
+func testUpdateNoETag(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	r := e.Record
 	r.Name = "Renamed"
@@ -225,13 +322,13 @@ func testUpdateNoETag(t *testing.T, s record.Store) {
 	}
 }
 
-func testUpdateMissing(t *testing.T, s record.Store) {
+func testUpdateMissing(t testing.TB, s record.Store) {
 	if _, err := s.Update(ctx(t), Sample("nobody"), ""); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("Update: %v, want ErrNotFound", err)
 	}
 }
 
-func testETagStable(t *testing.T, s record.Store) {
+func testETagStable(t testing.TB, s record.Store) {
 	mustCreate(t, s, Sample("motion"))
 	a, _ := s.Get(ctx(t), "motion")
 	b, _ := s.Get(ctx(t), "motion")
@@ -241,7 +338,7 @@ func testETagStable(t *testing.T, s record.Store) {
 	}
 }
 
-func testDeleteTombstone(t *testing.T, s record.Store) {
+func testDeleteTombstone(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	if err := s.Delete(ctx(t), "motion", e.ETag); err != nil {
 		t.Fatal(err)
@@ -263,13 +360,13 @@ func testDeleteTombstone(t *testing.T, s record.Store) {
 	}
 }
 
-func testDeleteMissing(t *testing.T, s record.Store) {
+func testDeleteMissing(t testing.TB, s record.Store) {
 	if err := s.Delete(ctx(t), "nobody", ""); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("Delete: %v, want ErrNotFound", err)
 	}
 }
 
-func testDeleteStale(t *testing.T, s record.Store) {
+func testDeleteStale(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	if _, err := s.Update(ctx(t), e.Record, e.ETag); err != nil {
 		t.Fatal(err)
@@ -282,7 +379,7 @@ func testDeleteStale(t *testing.T, s record.Store) {
 	}
 }
 
-func testCopies(t *testing.T, s record.Store) {
+func testCopies(t testing.TB, s record.Store) {
 	r := Sample("motion")
 	mustCreate(t, s, r)
 	r.Labels[0] = "changed"
@@ -294,7 +391,7 @@ func testCopies(t *testing.T, s record.Store) {
 	sameRecord(t, again.Record, Sample("motion"))
 }
 
-func next(t *testing.T, ch <-chan record.Change) record.Change {
+func next(t testing.TB, ch <-chan record.Change) record.Change {
 	t.Helper()
 	select {
 	case c, ok := <-ch:
@@ -308,7 +405,7 @@ func next(t *testing.T, ch <-chan record.Change) record.Change {
 	return record.Change{}
 }
 
-func testWatchOrder(t *testing.T, s record.Store) {
+func testWatchOrder(t testing.TB, s record.Store) {
 	ch, err := s.Watch(ctx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +426,16 @@ func testWatchOrder(t *testing.T, s record.Store) {
 		name string
 	}{{record.Created, e.ETag, Sample("motion").Name}, {record.Updated, u.ETag, "Edited"}, {record.Deleted, u.ETag, "Edited"}}
 	for i, w := range want {
-		c := next(t, ch)
+		var c record.Change
+		select {
+		case got, ok := <-ch:
+			if !ok {
+				t.Fatalf("the feed closed after %d of %d changes", i, len(want))
+			}
+			c = got
+		case <-time.After(waitFor):
+			t.Fatalf("change %d of %d never came: the feed lost it (a reader that waits must miss no change)", i+1, len(want))
+		}
 		if c.Kind != w.kind || c.ID != "motion" || c.Entry.ETag != w.etag || c.Entry.Record.Name != w.name {
 			t.Fatalf("change %d: %v %s etag %s name %q, want %v etag %s name %q",
 				i, c.Kind, c.ID, c.Entry.ETag, c.Entry.Record.Name, w.kind, w.etag, w.name)
@@ -337,24 +443,75 @@ func testWatchOrder(t *testing.T, s record.Store) {
 	}
 }
 
-func testWatchSlow(t *testing.T, s record.Store) {
-	ch, err := s.Watch(ctx(t))
+// testWatchSlow makes WatchChanges changes before it reads the first: a
+// feed that buffers a fixed number and drops the rest fails it. Ten
+// writers each make one bot and edit it; the feed must hear every change,
+// each bot's in the order they were made.
+func testWatchSlow(t testing.TB, s record.Store) {
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := s.Watch(wctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 60
-	for i := range n {
-		mustCreate(t, s, Sample(fmt.Sprintf("bot-%03d", i)))
+	const writers = 10
+	type made struct {
+		kind record.ChangeKind
+		etag string
 	}
-	for i := range n {
-		c := next(t, ch)
-		if want := fmt.Sprintf("bot-%03d", i); c.ID != want || c.Kind != record.Created {
-			t.Fatalf("change %d: %v %s, want created %s", i, c.Kind, c.ID, want)
+	want := make([][]made, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A small record: the check is of the feed, not of encoding.
+			e, err := s.Create(ctx(t), record.Record{ID: fmt.Sprintf("bot-%02d", w), Name: "Watched", Owner: "user:soft"})
+			if err != nil {
+				t.Errorf("create bot-%02d: %v", w, err)
+				return
+			}
+			want[w] = append(want[w], made{record.Created, e.ETag})
+			for i := 1; i < WatchChanges/writers; i++ {
+				r := e.Record
+				r.Name = fmt.Sprintf("edit %d", i)
+				if e, err = s.Update(ctx(t), r, e.ETag); err != nil {
+					t.Errorf("update %d of bot-%02d: %v", i, w, err)
+					return
+				}
+				want[w] = append(want[w], made{record.Updated, e.ETag})
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	heard := make([]int, writers)
+	for i := range WatchChanges {
+		var c record.Change
+		select {
+		case got, ok := <-ch:
+			if !ok {
+				t.Fatalf("the feed closed after %d of %d changes", i, WatchChanges)
+			}
+			c = got
+		case <-time.After(waitFor):
+			t.Fatalf("change %d of %d never came: the feed lost it (a reader that waits must miss no change)", i+1, WatchChanges)
 		}
+		var w int
+		if _, err := fmt.Sscanf(c.ID, "bot-%02d", &w); err != nil || w < 0 || w >= writers || heard[w] >= len(want[w]) {
+			t.Fatalf("change %d of %d is %v %s, which no writer made", i+1, WatchChanges, c.Kind, c.ID)
+		}
+		if m := want[w][heard[w]]; c.Kind != m.kind || c.Entry.ETag != m.etag {
+			t.Fatalf("change %d of %s: %v etag %s, want %v etag %s (a bot's changes come in the order they were made)",
+				heard[w]+1, c.ID, c.Kind, c.Entry.ETag, m.kind, m.etag)
+		}
+		heard[w]++
 	}
 }
 
-func testWatchCancel(t *testing.T, s record.Store) {
+func testWatchCancel(t testing.TB, s record.Store) {
 	c, cancel := context.WithCancel(ctx(t))
 	ch, err := s.Watch(c)
 	if err != nil {
@@ -374,7 +531,7 @@ func testWatchCancel(t *testing.T, s record.Store) {
 	}
 }
 
-func testConcurrentCreate(t *testing.T, s record.Store) {
+func testConcurrentCreate(t testing.TB, s record.Store) {
 	const n = 50
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -404,7 +561,7 @@ func testConcurrentCreate(t *testing.T, s record.Store) {
 	}
 }
 
-func testConcurrentUpdate(t *testing.T, s record.Store) {
+func testConcurrentUpdate(t testing.TB, s record.Store) {
 	e := mustCreate(t, s, Sample("motion"))
 	const n = 50
 	var wg sync.WaitGroup
@@ -435,7 +592,7 @@ func testConcurrentUpdate(t *testing.T, s record.Store) {
 	}
 }
 
-func testClose(t *testing.T, s record.Store) {
+func testClose(t testing.TB, s record.Store) {
 	mustCreate(t, s, Sample("motion"))
 	ch, err := s.Watch(ctx(t))
 	if err != nil {
@@ -460,5 +617,189 @@ func testClose(t *testing.T, s record.Store) {
 	}
 	if _, err := s.Create(ctx(t), Sample("other")); !errors.Is(err, record.ErrClosed) {
 		t.Fatalf("Create after Close: %v", err)
+	}
+}
+
+func testListFunc(t testing.TB, f record.Filterer, s record.Store) {
+	for _, id := range []string{"zed", "alpha", "mid", "beta"} {
+		r := Sample(id)
+		if id == "mid" || id == "beta" {
+			r.Owner = "user:other"
+		}
+		mustCreate(t, s, r)
+	}
+	list, err := f.ListFunc(ctx(t), func(r record.Record) bool { return r.Owner == "user:soft" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range list {
+		ids = append(ids, e.Record.ID)
+		got, err := s.Get(ctx(t), e.Record.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ETag != e.ETag {
+			t.Errorf("ListFunc etag of %s %s, Get %s", e.Record.ID, e.ETag, got.ETag)
+		}
+		sameRecord(t, e.Record, got.Record)
+	}
+	if !slices.Equal(ids, []string{"alpha", "zed"}) {
+		t.Fatalf("ListFunc ids %v, want [alpha zed]", ids)
+	}
+	none, err := f.ListFunc(ctx(t), func(record.Record) bool { return false })
+	if err != nil || len(none) != 0 {
+		t.Fatalf("ListFunc keeping nothing: %v, %v", none, err)
+	}
+}
+
+func testListFuncCopies(t testing.TB, f record.Filterer, s record.Store) {
+	mustCreate(t, s, Sample("motion"))
+	list, err := f.ListFunc(ctx(t), func(record.Record) bool { return true })
+	if err != nil || len(list) != 1 {
+		t.Fatalf("ListFunc: %v, %v", list, err)
+	}
+	list[0].Record.Labels[0] = "changed"
+	list[0].Record.Connectors["new"] = "connectors://x/y"
+	again, err := s.Get(ctx(t), "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, again.Record, Sample("motion"))
+}
+
+func testListFuncClosed(t testing.TB, f record.Filterer, s record.Store) {
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ListFunc(ctx(t), func(record.Record) bool { return true }); !errors.Is(err, record.ErrClosed) {
+		t.Fatalf("ListFunc after Close: %v, want ErrClosed", err)
+	}
+}
+
+// reopenChecks run when the harness can reopen a store's storage.
+var reopenChecks = []struct {
+	name string
+	fn   func(t *testing.T, s record.Store, reopen func(*testing.T, record.Store) record.Store)
+}{
+	{"RecordsAndETagsSurviveReopen", testReopenKeeps},
+	{"TombstonesSurviveReopen", testReopenTombstones},
+	{"ETagFromBeforeReopenStillGuardsWrites", testReopenETagGuards},
+	{"ReopenedStoreWatchesItsOwnWrites", testReopenWatch},
+}
+
+func testReopenKeeps(t *testing.T, s record.Store, reopen func(*testing.T, record.Store) record.Store) {
+	want := map[string]record.Entry{}
+	for _, id := range []string{"zed", "alpha", "mid"} {
+		want[id] = mustCreate(t, s, Sample(id))
+	}
+	r := want["mid"].Record
+	r.Name = "Edited"
+	r.Labels = nil
+	u, err := s.Update(ctx(t), r, want["mid"].ETag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["mid"] = u
+	minimal := record.Record{ID: "plain", Name: "Plain", Owner: "root:host"}
+	want["plain"] = mustCreate(t, s, minimal)
+
+	again := reopen(t, s)
+	list, err := again.List(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range list {
+		ids = append(ids, e.Record.ID)
+		w, ok := want[e.Record.ID]
+		if !ok {
+			continue
+		}
+		if e.ETag != w.ETag {
+			t.Errorf("%s: etag %s after reopen, %s before", e.Record.ID, e.ETag, w.ETag)
+		}
+		sameRecord(t, e.Record, w.Record)
+		got, err := again.Get(ctx(t), e.Record.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ETag != w.ETag {
+			t.Errorf("%s: Get etag %s after reopen, %s before", e.Record.ID, got.ETag, w.ETag)
+		}
+	}
+	if !slices.Equal(ids, []string{"alpha", "mid", "plain", "zed"}) {
+		t.Fatalf("List after reopen %v, want [alpha mid plain zed]", ids)
+	}
+}
+
+func testReopenTombstones(t *testing.T, s record.Store, reopen func(*testing.T, record.Store) record.Store) {
+	mustCreate(t, s, Sample("motion"))
+	mustCreate(t, s, Sample("kept"))
+	if err := s.Delete(ctx(t), "motion", ""); err != nil {
+		t.Fatal(err)
+	}
+	again := reopen(t, s)
+	if gone, err := again.Gone(ctx(t), "motion"); err != nil || !gone {
+		t.Fatalf("Gone after reopen: %v, %v", gone, err)
+	}
+	if gone, err := again.Gone(ctx(t), "kept"); err != nil || gone {
+		t.Fatalf("Gone(kept) after reopen: %v, %v", gone, err)
+	}
+	if _, err := again.Get(ctx(t), "motion"); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("Get of a deleted bot after reopen: %v, want ErrNotFound", err)
+	}
+	if _, err := again.Create(ctx(t), Sample("motion")); !errors.Is(err, record.ErrGone) {
+		t.Fatalf("Create on a tombstone after reopen: %v, want ErrGone", err)
+	}
+}
+
+func testReopenETagGuards(t *testing.T, s record.Store, reopen func(*testing.T, record.Store) record.Store) {
+	e := mustCreate(t, s, Sample("motion"))
+	stale := e.ETag
+	r := e.Record
+	r.Name = "Before"
+	e, err := s.Update(ctx(t), r, e.ETag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := reopen(t, s)
+	r.Name = "Stale"
+	if _, err := again.Update(ctx(t), r, stale); !errors.Is(err, record.ErrConflict) {
+		t.Fatalf("Update with an etag older than the reopen's: %v, want ErrConflict", err)
+	}
+	r.Name = "After"
+	u, err := again.Update(ctx(t), r, e.ETag)
+	if err != nil {
+		t.Fatalf("Update with the etag current at the reopen: %v", err)
+	}
+	if u.ETag == e.ETag {
+		t.Fatal("a write after the reopen kept the etag")
+	}
+	if err := again.Delete(ctx(t), "motion", e.ETag); !errors.Is(err, record.ErrConflict) {
+		t.Fatalf("Delete with a replaced etag: %v, want ErrConflict", err)
+	}
+}
+
+func testReopenWatch(t *testing.T, s record.Store, reopen func(*testing.T, record.Store) record.Store) {
+	mustCreate(t, s, Sample("motion"))
+	again := reopen(t, s)
+	ch, err := again.Watch(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := again.Get(ctx(t), "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Record
+	r.Name = "Edited"
+	u, err := again.Update(ctx(t), r, e.ETag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := next(t, ch)
+	if c.Kind != record.Updated || c.ID != "motion" || c.Entry.ETag != u.ETag {
+		t.Fatalf("first change after reopen: %v %s etag %s, want updated motion etag %s", c.Kind, c.ID, c.Entry.ETag, u.ETag)
 	}
 }

@@ -117,7 +117,7 @@ func (a *agent) check(parent context.Context) string {
 			return "the check was stopped before the agent answered " + step
 		case ctx.Err() != nil:
 			return fmt.Sprintf("the agent did not answer %s within %s", step, cfg.StartTimeout)
-		case !c.alive():
+		case c.waitExit():
 			return fmt.Sprintf("the agent ended during %s: %s", step, c.how(exitWait))
 		}
 		return fmt.Sprintf("the agent failed %s: %s", step, rpcMessage(err))
@@ -138,6 +138,20 @@ func (a *agent) check(parent context.Context) string {
 	}
 	a.log.Debug("acp: check: opened a session", "id", resp.SessionId, "after", time.Since(began))
 	return ""
+}
+
+// waitExit reports whether the child has exited, waiting a moment for it
+// to be reaped: a request to a child that is exiting may fail (its pipe
+// closed) before its exit is seen.
+func (c *child) waitExit() bool {
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return !c.alive()
+	}
 }
 
 // spawnProblem says why the agent's command did not start.

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/keyfile"
 )
 
 // Reasons a Record gives for a fresh agent session.
@@ -96,38 +93,40 @@ func (f FileStore) Path(key string) string {
 	return filepath.Join(f.Dir, base64.RawURLEncoding.EncodeToString([]byte(key))+".id")
 }
 
-// Load returns the record kept for key.
-func (f FileStore) Load(ctx context.Context, key string) (Record, bool, error) {
-	path := f.Path(key)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, false, nil
-	}
-	if err != nil {
-		return Record{}, false, fmt.Errorf("acp: reading a session record: %w", err)
-	}
+func (f FileStore) files() *keyfile.Store[string, Record] {
+	return keyfile.New(keyfile.Config[string, Record]{
+		Path:   func(key string) (string, error) { return f.Path(key), nil },
+		Decode: decodeRecord,
+	})
+}
+
+// decodeRecord reads a record's file: JSON, or an id alone on one line as
+// kept before records.
+func decodeRecord(data []byte) (Record, bool, error) {
 	text := strings.TrimSpace(string(data))
 	if !strings.HasPrefix(text, "{") {
 		return Record{ID: text}, text != "", nil
 	}
 	var r Record
 	if err := json.Unmarshal([]byte(text), &r); err != nil {
-		return Record{}, false, fmt.Errorf("acp: session record %s: %w", path, err)
+		return Record{}, false, err
 	}
 	return r, r.ID != "", nil
 }
 
-// Save keeps r for key, crash-safe: a temp file fsynced and renamed over
-// the key's file, and the folder fsynced.
-func (f FileStore) Save(ctx context.Context, key string, r Record) error {
-	data, err := json.Marshal(r)
+// Load returns the record kept for key.
+func (f FileStore) Load(ctx context.Context, key string) (Record, bool, error) {
+	r, ok, err := f.files().Get(key)
 	if err != nil {
-		return fmt.Errorf("acp: encoding a session record: %w", err)
+		return Record{}, false, fmt.Errorf("acp: reading a session record: %w", err)
 	}
-	if err := atomicfile.MkdirAll(f.Dir, 0o700); err != nil {
-		return fmt.Errorf("acp: session record folder: %w", err)
-	}
-	if err := atomicfile.Write(f.Path(key), append(data, '\n'), 0o600); err != nil {
+	return r, ok, nil
+}
+
+// Save keeps r for key, crash-safe: a temp file fsynced and renamed over
+// the key's file, and the folder (made mode 0700 when missing) fsynced.
+func (f FileStore) Save(ctx context.Context, key string, r Record) error {
+	if err := f.files().Put(key, r); err != nil {
 		return fmt.Errorf("acp: saving a session record: %w", err)
 	}
 	return nil

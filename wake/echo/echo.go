@@ -11,6 +11,7 @@
 //	approve           ask approval for a tool call, then post "approved" or "denied"
 //	fail              fail the turn
 //	sleep <seconds>   wait, then post "awake" (a stop cancels the wait)
+//	stream <words>    reply the words one at a time, StreamPause apart, then post them
 //	context           post the whole message received, context block included
 package echo
 
@@ -41,6 +42,10 @@ const QuestionID = "answer"
 
 // MaxSleep bounds "sleep <seconds>".
 const MaxSleep = time.Hour
+
+// StreamPause is how long "stream" waits between two words, so that a
+// client sees the reply grow.
+const StreamPause = 200 * time.Millisecond
 
 // Harness is the echo harness. The zero value is ready to use.
 type Harness struct{}
@@ -122,19 +127,37 @@ func (a agent) Turn(ctx context.Context, w wake.Work) error {
 		if err != nil || secs < 0 {
 			return fmt.Errorf("echo: sleep takes a number of seconds, not %q", rest)
 		}
-		d := min(time.Duration(secs*float64(time.Second)), MaxSleep)
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := pause(ctx, min(time.Duration(secs*float64(time.Second)), MaxSleep)); err != nil {
+			return err
 		}
 		return post("awake")
+	case "stream":
+		for i, word := range strings.Fields(rest) {
+			if i > 0 {
+				if err := pause(ctx, StreamPause); err != nil {
+					return err
+				}
+				word = " " + word
+			}
+			w.Reply(word)
+		}
+		return post(rest)
 	case "context":
 		return post(text)
 	}
 	return post(a.name() + " heard: " + words)
+}
+
+// pause waits for d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Post calls post_message with text.

@@ -15,7 +15,7 @@ const main = document.getElementById("main");
 const conn = document.getElementById("conn");
 const signout = document.getElementById("signout");
 
-const app = { client: null, init: null, cleanup: null };
+const app = { client: null, init: null, root: null, cleanup: null };
 
 const statusText = { connecting: "Connecting…", open: "Connected", reconnecting: "Reconnecting…", refused: "Not signed in", closed: "Offline" };
 
@@ -41,7 +41,14 @@ function connect() {
     onStatus: setStatus,
     onRejected: (reason) => say("The server refused that: " + reason),
   });
-  app.client.start().then((init) => { app.init = init; route(); }, () => { /* onStatus says why */ });
+  app.root = null;
+  app.client.start().then((init) => {
+    app.init = init;
+    // The root state, kept with its reducer: its _meta is the host's
+    // advertisements as they are now.
+    app.client.watch("ahp-root://", (st) => { if (st) app.root = st; });
+    route();
+  }, () => { /* onStatus says why */ });
 }
 
 function signIn(message) {
@@ -70,9 +77,15 @@ signout.addEventListener("click", () => {
   signIn("");
 });
 
+// meta is the host's _meta: the root state's, or initialize's until the
+// root state is in.
+function meta() {
+  return (app.root && app.root._meta) || (app.init && app.init._meta) || {};
+}
+
 // manifest is the make schema the server advertises.
 function manifest() {
-  const p = app.init && app.init._meta && app.init._meta["ahpd.resourceProviders"];
+  const p = meta()["ahpd.resourceProviders"];
   return (p && p.bot && p.bot.manifest) || { properties: { name: { type: "string" } }, required: ["name"] };
 }
 
@@ -93,20 +106,53 @@ function route() {
 window.addEventListener("hashchange", route);
 
 
+// hasChannel reports whether the server advertises a plugin channel.
+function hasChannel(scheme) {
+  const cs = meta()["ahpd.channels"];
+  return Array.isArray(cs) && cs.some((c) => c && c.scheme === scheme);
+}
+
+// watchProblems calls f with the problems the person may see, now and as
+// they appear and clear; it returns what stops watching.
+function watchProblems(f) {
+  if (!hasChannel("x-ahpd-problems")) return () => {};
+  return app.client.watch("x-ahpd-problems://", (state, sub) => { if (!sub.error && state) f(state.problems || []); });
+}
+
+// problemList is a card listing problems, or null for none.
+function problemList(problems, id, title) {
+  if (!problems.length) return null;
+  return h("div", { class: "card problems", id, role: "status" }, h("h2", {}, title),
+    h("ul", {}, problems.map((p) => h("li", {}, p.bot && id === "all-problems" ? h("strong", {}, p.bot + ": ") : null, p.reason,
+      p.path ? h("span", { class: "path" }, " (" + p.path + ")") : null))));
+}
+
 function botsView() {
   const list = h("ul", { class: "bots", id: "bots", "aria-live": "polite" });
   const empty = h("p", { class: "muted", id: "no-bots" }, "No bots yet.");
+  const trouble = h("div", {});
   replace(main, h("div", { class: "row" }, h("h1", {}, "Your bots"), h("a", { class: "button", href: "#/make", id: "make" }, "Make a bot")),
-    list, empty);
-  return app.client.watch("x-ahpd-bots://", (state, sub) => {
-    if (sub.error) { say("The list of bots cannot be shown: " + sub.error); return; }
-    const bots = [...(state.bots || [])].sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
+    trouble, list, empty);
+  let bots = [], problems = [];
+  const draw = () => {
+    const flagged = new Set(problems.map((p) => p.bot).filter(Boolean));
     replace(list, bots.map((b) => h("li", { class: "bot", dataset: { id: b.id } },
       h("a", { href: "#/bots/" + encodeURIComponent(b.id) }, swatch(b),
         h("span", {}, h("span", { class: "name" }, b.name || b.id), h("span", { class: "desc" }, b.description || ""),
-          h("span", { class: "kind" }, [b.body, b.color].filter(Boolean).join(" · ")))))));
+          h("span", { class: "kind" }, [b.body, b.color].filter(Boolean).join(" · ")),
+          flagged.has(b.id) ? h("span", { class: "flag" }, "Has a problem") : null)))));
     empty.hidden = bots.length > 0;
+    // Problems of no bot listed here: a bot left out, the bots folder.
+    const listed = new Set(bots.map((b) => b.id));
+    replace(trouble, problemList(problems.filter((p) => !listed.has(p.bot)), "all-problems", "Problems"));
+  };
+  const stopBots = app.client.watch("x-ahpd-bots://", (state, sub) => {
+    if (sub.error) { say("The list of bots cannot be shown: " + sub.error); return; }
+    bots = [...(state.bots || [])].sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
+    draw();
   });
+  const stopProblems = watchProblems((ps) => { problems = ps; draw(); });
+  return () => { stopBots(); stopProblems(); };
 }
 
 async function readBot(slug) {
@@ -125,17 +171,15 @@ function field(label, value, id) {
 
 function botView(slug) {
   const box = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  // The bot's problems, live: a hand edit refused, a folder that left root.
+  const trouble = h("div", { id: "bot-problems" });
   replace(main, box);
   let gone = false;
   const draw = async () => {
     let bot;
-    try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e))); return; }
+    try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
     if (gone) return;
     const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
-    const problems = Array.isArray(bot.problems) && bot.problems.length
-      ? h("div", { class: "card problems", id: "problems", role: "note" }, h("h2", {}, "Problems"),
-        h("ul", {}, bot.problems.map((p) => h("li", {}, typeof p === "string" ? p : (p.reason || JSON.stringify(p))))))
-      : null;
     replace(box,
       h("div", { class: "row" }, swatch(bot), h("h1", { id: "bot-name" }, bot.name || slug)),
       bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
@@ -143,7 +187,7 @@ function botView(slug) {
         h("button", { type: "button", id: "new-chat", onclick: () => newChat(slug) }, "Chat"),
         h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit"),
         h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete")),
-      problems,
+      trouble,
       h("div", { class: "card" }, h("dl", {},
         field("Instructions", bot.instructions, "bot-instructions"),
         field("Body", bot.body), field("Colour", bot.color), field("Labels", bot.labels),
@@ -173,7 +217,8 @@ function botView(slug) {
     }
     draw();
   });
-  return () => { gone = true; stop(); };
+  const stopProblems = watchProblems((ps) => replace(trouble, problemList(ps.filter((p) => p.bot === slug), "problems", "Problems")));
+  return () => { gone = true; stop(); stopProblems(); };
 }
 
 

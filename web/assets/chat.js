@@ -17,9 +17,10 @@ export function chatView(app, main, session, chat) {
   const state = h("span", { class: "state", id: "chat-state", role: "status", "aria-live": "polite" });
   const older = h("div", { class: "older" });
   const list = h("div", { id: "turns" });
-  const transcript = h("div", { class: "transcript", id: "transcript", tabindex: "0", "aria-label": "Messages" }, older, list);
+  const waiting = h("div", { id: "waiting", "aria-live": "polite" });
+  const transcript = h("div", { class: "transcript", id: "transcript", tabindex: "0", "aria-label": "Messages" }, older, list, waiting);
   const text = h("textarea", { id: "message", "aria-label": "Message", placeholder: "Write a message", title: "Enter sends; Shift+Enter starts a new line" });
-  const send = h("button", { type: "submit", id: "send" }, "Send");
+  const send = h("button", { type: "submit", id: "send", disabled: true }, "Send"); // until the chat is in
   const stop = h("button", { type: "button", class: "danger", id: "stop", hidden: true }, "Stop");
   const form = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); submit(); } }, text, send, stop);
   replace(main, h("section", { class: "chat" }, h("div", { class: "chat-head" }, back, face, name, state), transcript, form));
@@ -28,6 +29,8 @@ export function chatView(app, main, session, chat) {
   let cur = null; // the chat's state
   const turnEls = new Map(); // turn id -> {turn, el}
   const partEls = new Map(); // turn id/index -> {part, el}
+  const steps = new Map(); // tool call id -> {open, unwatch, inner}: a step
+  stops.push(() => { for (const st of steps.values()) if (st.unwatch) st.unwatch(); });
   let loading = false;
   const hello = h("p", { class: "muted" }, "Say hello.");
 
@@ -35,9 +38,11 @@ export function chatView(app, main, session, chat) {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); submit(); }
   });
 
+  let sendWhenIn = false;
   function submit() {
     const words = text.value.trim();
-    if (!words || !cur) return;
+    if (!words) return;
+    if (!cur) { sendWhenIn = true; return; } // sent once the chat is in
     if (cur.activeTurn) { say("Wait for the reply, or stop it, before sending another message."); return; }
     try {
       client.dispatch(chat, { type: "chat/turnStarted", turnId: randomId("t-"), startedAt: new Date().toISOString(), message: { text: words, origin: { kind: "user" } } });
@@ -58,6 +63,13 @@ export function chatView(app, main, session, chat) {
     try { await client.request("fetchTurns", { channel: chat, cursor: cur.turnsNextCursor }); } catch (e) { say("Older messages could not be loaded: " + plain(e)); }
     loading = false;
     if (first) transcript.scrollTop += first.getBoundingClientRect().top - top; // keep the reading place
+    // Still at the top (scrolled up while the page loaded): the observer
+    // hears no change, so load the next page here.
+    requestAnimationFrame(() => { if (!loading && inView(older)) loadOlder(); });
+  }
+  function inView(el) {
+    const r = el.getBoundingClientRect(), v = transcript.getBoundingClientRect();
+    return r.height > 0 && r.bottom >= v.top && r.top <= v.bottom;
   }
   const olderButton = h("button", { type: "button", class: "secondary", id: "older", onclick: loadOlder }, "Load older messages");
   const seen = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) loadOlder(); }, { root: transcript });
@@ -96,6 +108,12 @@ export function chatView(app, main, session, chat) {
       return h("div", { class: "state" }, (req.message || (req.questions || []).map((q) => q.message).join(" ")) + " — " +
         (p.response === "accept" ? "answered: " + answers.join(", ") : p.response ? "declined" : "not answered"));
     }
+    return askForm(req, dispatch);
+  }
+
+  // askForm is a question to answer, its answer dispatched with send (to
+  // the chat that asked).
+  function askForm(req, send) {
     const fields = (req.questions || []).map((q) => {
       const id = "q-" + req.id + "-" + q.id;
       let input;
@@ -114,29 +132,34 @@ export function chatView(app, main, session, chat) {
         else value = { kind: "text", value: input.value };
         answers[q.id] = { state: "submitted", value };
       }
-      dispatch({ type: "chat/inputCompleted", requestId: req.id, response: "accept", answers });
+      send({ type: "chat/inputCompleted", requestId: req.id, response: "accept", answers });
     };
     const el = h("form", { class: "ask", dataset: { request: req.id }, onsubmit: (ev) => { ev.preventDefault(); answer(); } },
       req.message ? h("p", {}, req.message) : null, fields.map((f) => f.el),
       h("div", { class: "row" }, h("button", { type: "submit", class: "answer" }, "Answer"),
-        h("button", { type: "button", class: "secondary decline", onclick: () => dispatch({ type: "chat/inputCompleted", requestId: req.id, response: "decline" }) }, "Decline")));
+        h("button", { type: "button", class: "secondary decline", onclick: () => send({ type: "chat/inputCompleted", requestId: req.id, response: "decline" }) }, "Decline")));
     queueMicrotask(() => { if (fields[0] && document.activeElement === document.body) fields[0].input.focus(); });
     return el;
   }
 
+  // approval asks the person to approve tool call tc of turnId, the answer
+  // dispatched with send (to the chat the call is in).
+  function approval(turnId, tc, send) {
+    const label = tc.displayName || tc.toolName;
+    const answer = (approved) => send(approved
+      ? { type: "chat/toolCallConfirmed", turnId, toolCallId: tc.toolCallId, approved: true, confirmed: "user-action" }
+      : { type: "chat/toolCallConfirmed", turnId, toolCallId: tc.toolCallId, approved: false, reason: "denied" });
+    return h("div", { class: "ask", dataset: { tool: tc.toolCallId } },
+      h("p", {}, h("strong", {}, tc.confirmationTitle ? rich(tc.confirmationTitle) : label)),
+      tc.invocationMessage ? h("p", {}, rich(tc.invocationMessage)) : null,
+      typeof tc.toolInput === "string" && tc.toolInput ? h("pre", { class: "pre" }, tc.toolInput) : null,
+      h("div", { class: "row" }, h("button", { type: "button", class: "approve", onclick: () => answer(true) }, "Approve"),
+        h("button", { type: "button", class: "secondary deny", onclick: () => answer(false) }, "Deny")));
+  }
+
   function drawTool(turn, tc, active) {
     const label = tc.displayName || tc.toolName;
-    if (tc.status === "pending-confirmation" && active) {
-      const answer = (approved) => dispatch(approved
-        ? { type: "chat/toolCallConfirmed", turnId: turn.id, toolCallId: tc.toolCallId, approved: true, confirmed: "user-action" }
-        : { type: "chat/toolCallConfirmed", turnId: turn.id, toolCallId: tc.toolCallId, approved: false, reason: "denied" });
-      return h("div", { class: "ask", dataset: { tool: tc.toolCallId } },
-        h("p", {}, h("strong", {}, tc.confirmationTitle ? rich(tc.confirmationTitle) : label)),
-        tc.invocationMessage ? h("p", {}, rich(tc.invocationMessage)) : null,
-        typeof tc.toolInput === "string" && tc.toolInput ? h("pre", { class: "pre" }, tc.toolInput) : null,
-        h("div", { class: "row" }, h("button", { type: "button", class: "approve", onclick: () => answer(true) }, "Approve"),
-          h("button", { type: "button", class: "secondary deny", onclick: () => answer(false) }, "Deny")));
-    }
+    if (tc.status === "pending-confirmation" && active) return approval(turn.id, tc, dispatch);
     const sub = (tc.content || []).find((c) => c.type === "subagent");
     const status = { streaming: "starting", running: "working…", completed: tc.success === false ? "failed" : "done",
       cancelled: tc.reason === "denied" ? "denied" : "stopped", "pending-confirmation": "waiting for approval" }[tc.status] || tc.status;
@@ -145,16 +168,21 @@ export function chatView(app, main, session, chat) {
       h("summary", {}, sub || tc.toolName === "subagent" ? `Back session of ${label}: ${status}` : `${label}: ${status}`),
       tc.invocationMessage ? h("p", { class: "state" }, rich(tc.invocationMessage)) : null,
       tc.pastTenseMessage ? h("p", { class: "state" }, rich(tc.pastTenseMessage)) : null, inner);
-    if (sub) {
-      // The back session's own chat, followed while the step is open.
-      let unwatch = null;
-      det.addEventListener("toggle", () => {
-        if (det.open && !unwatch) {
-          unwatch = client.watch(sub.resource, (st) => { if (st) replace(inner, backTranscript(st)); });
-          stops.push(() => unwatch && unwatch());
-        } else if (!det.open && unwatch) { unwatch(); unwatch = null; }
-      });
-    }
+    // The step keeps its open state when it is drawn again (its call
+    // changed); open, it follows the back session's own chat, from when
+    // the call names it.
+    let st = steps.get(tc.toolCallId);
+    if (!st) { st = { open: false, unwatch: null }; steps.set(tc.toolCallId, st); }
+    st.inner = inner;
+    const follow = () => {
+      if (sub && st.open && !st.unwatch) st.unwatch = client.watch(sub.resource, (s) => { if (s) replace(st.inner, backTranscript(s)); });
+      else if (!st.open && st.unwatch) { st.unwatch(); st.unwatch = null; }
+    };
+    const now = sub && st.unwatch && client.state(sub.resource);
+    if (now) replace(inner, backTranscript(now));
+    det.open = st.open;
+    det.addEventListener("toggle", () => { st.open = det.open; follow(); });
+    follow();
     return det;
   }
 
@@ -220,12 +248,33 @@ export function chatView(app, main, session, chat) {
     reconcile(list, els.length ? els : [hello]);
     stop.hidden = !st.activeTurn;
     send.disabled = !!st.activeTurn;
+    if (sendWhenIn) { sendWhenIn = false; submit(); }
     state.textContent = st.activeTurn ? "replying…" : "";
     if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
   }
 
+  // What waits on the person in the session rather than the chat (a back
+  // session's question or approval with -ask-in own), answered in the
+  // chat it names. An entry keeps its element while it waits.
+  const waitEls = new Map(); // entry id -> {entry, el}
+  function drawWaiting(st) {
+    const entries = ((st && st.inputNeeded) || []).filter((e) => e.chat && (e.kind === "chatInput" ? e.request : e.kind === "toolConfirmation" && e.toolCall));
+    const els = entries.map((e) => {
+      const had = waitEls.get(e.id);
+      if (had && had.entry === e) return had.el;
+      const send = (a) => { try { client.dispatch(e.chat, a); } catch (err) { say("Not sent: " + plain(err)); } };
+      const el = e.kind === "chatInput" ? askForm(e.request, send) : approval(e.turnId, e.toolCall, send);
+      el.dataset.waiting = e.id;
+      waitEls.set(e.id, { entry: e, el });
+      return el;
+    });
+    for (const id of [...waitEls.keys()]) if (!entries.some((e) => e.id === id)) waitEls.delete(id);
+    reconcile(waiting, els);
+    if (els.length && transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80) transcript.scrollTop = transcript.scrollHeight;
+  }
+
   stops.push(client.watch(chat, draw));
   // The session is followed too, so the chat stays announced to the server.
-  stops.push(client.watch(session, () => {}));
+  stops.push(client.watch(session, (st) => drawWaiting(st)));
   return () => { for (const f of stops.splice(0)) f(); };
 }

@@ -405,10 +405,66 @@ export function applyCatalogue(s, a) {
   return s;
 }
 
-// reducerFor returns the reducer of a channel, or null for a channel whose
-// state the page does not keep.
+// applyProblems applies an x-ahpd-problems:// action to {problems: [...]}:
+// changed replaces the list whole.
+export function applyProblems(s, a) {
+  if (a.type === "x-ahpd-problems/changed") return { ...s, problems: a.problems || [] };
+  return s;
+}
+
+const awaitsUser = (r) => r.kind !== "toolClientExecution";
+
+function inputNeededStatus(status, list) {
+  if (list.some(awaitsUser)) return withActivity(status || 0, Status.InputNeeded);
+  return (status || 0) & ~(Status.InputNeeded & ~Status.InProgress);
+}
+
+// applySession is ahp's ApplySession for what the page follows
+// of a session: its title and the requests that wait on the person
+// (inputNeeded), which -ask-in own lists there. Other actions change
+// nothing the page reads.
+export function applySession(s, a) {
+  switch (a.type) {
+    case "session/titleChanged": return { ...s, title: a.title };
+    case "session/inputNeededSet": {
+      const list = (s.inputNeeded || []).slice();
+      const i = list.findIndex((r) => r.id === a.request.id);
+      if (i < 0) list.push(a.request); else list[i] = a.request;
+      return { ...s, inputNeeded: list, status: inputNeededStatus(s.status, list) };
+    }
+    case "session/inputNeededRemoved": {
+      const list = (s.inputNeeded || []).filter((r) => r.id !== a.id);
+      if (list.length === (s.inputNeeded || []).length) return s;
+      const n = { ...s, inputNeeded: list, status: inputNeededStatus(s.status, list) };
+      if (!list.length) delete n.inputNeeded;
+      return n;
+    }
+  }
+  return s;
+}
+
+// applyRoot is ahp's ApplyRoot.
+export function applyRoot(s, a) {
+  switch (a.type) {
+    case "root/agentsChanged": return { ...s, agents: (a.agents || []).slice() };
+    case "root/activeSessionsChanged": return { ...s, activeSessions: a.activeSessions };
+    case "root/terminalsChanged": return { ...s, terminals: (a.terminals || []).slice() };
+    case "root/configChanged": {
+      if (!s.config) return s;
+      const values = a.replace || !s.config.values ? {} : { ...s.config.values };
+      return { ...s, config: { ...s.config, values: Object.assign(values, a.config || {}) } };
+    }
+  }
+  return s;
+}
+
+// reducerFor returns the reducer of a channel; a channel whose state the
+// page does not keep changes only with its snapshots.
 export function reducerFor(uri) {
   if (uri.startsWith("ahp-chat:")) return applyChat;
+  if (uri.startsWith("ahp-session:")) return applySession;
+  if (uri === "ahp-root://") return applyRoot;
   if (uri === "x-ahpd-bots://") return applyCatalogue;
+  if (uri === "x-ahpd-problems://") return applyProblems;
   return (s) => s;
 }

@@ -1,0 +1,230 @@
+package bot
+
+import (
+	"context"
+	"slices"
+
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/record"
+)
+
+// ProblemsURI is the problems channel: the problems of the bots a
+// subscriber may read, in one snapshot { problems: Problem[] }, then an
+// ActionProblemsChanged each time that list changes. AHP has no root
+// action for _meta, where ProblemsMeta stands at initialize, so the
+// problems are pushed on a plugin channel of their own, as the catalogue's
+// bots are.
+const ProblemsURI = "x-ahpd-problems://"
+
+// ActionProblemsChanged is the problems channel's one action,
+// { type, problems }: the subscriber's whole list now, which replaces the
+// one it had. A subscriber gets it only when its own list changed.
+const ActionProblemsChanged = "x-ahpd-problems/changed"
+
+// ProblemsInfo is the problems channel's advertisement, one element of
+// _meta['ahpd.channels'] on initialize and on the root state.
+func ProblemsInfo() map[string]any {
+	return map[string]any{
+		"scheme":      "x-ahpd-problems",
+		"title":       "Problems",
+		"description": "What is wrong with the bots the reader may read (a hand edit refused, a folder that left root), replaced whole as it changes.",
+		"grant":       "bot:read",
+	}
+}
+
+// Problem is one problem as a client sees it, in ProblemsMeta and on the
+// problems channel. Path is given only to root and holders of *:*.
+type Problem struct {
+	Bot    string `json:"bot,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+	Since  string `json:"since"`
+}
+
+// problemsState is the problems channel's snapshot state.
+type problemsState struct {
+	Problems []Problem `json:"problems"`
+}
+
+// problemsAction is ActionProblemsChanged.
+type problemsAction struct {
+	Type     string    `json:"type"`
+	Problems []Problem `json:"problems"`
+}
+
+// standing is a problem with what decides who sees it: the bot's record,
+// when the store serves the bot.
+type standing struct {
+	item   Problem // without its path
+	path   string
+	served bool // the store serves the bot, so its readers see the problem
+	rec    record.Record
+}
+
+func (a standing) same(b standing) bool {
+	return a.item == b.item && a.path == b.path && a.served == b.served && a.rec.Owner == b.rec.Owner
+}
+
+// standingProblems are the problems now, each with its bot's record.
+func (s *Service) standingProblems(ctx context.Context) []standing {
+	var out []standing
+	for _, pr := range s.Problems() {
+		st := standing{item: Problem{Bot: pr.ID, Reason: pr.Reason, Since: record.FormatTime(pr.Since)}, path: pr.Path}
+		if pr.ID != "" {
+			if e, err := s.store.Get(ctx, pr.ID); err == nil {
+				st.served, st.rec = true, e.Record
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// seenBy is what p sees of problems: every one with its path for root and
+// *:*, else those of the bots p may read.
+func seenBy(p access.Principal, problems []standing) []Problem {
+	out := []Problem{}
+	for _, st := range problems {
+		switch {
+		case p.Any():
+			it := st.item
+			it.Path = st.path
+			out = append(out, it)
+		case st.served && CanRead(p, st.rec):
+			out = append(out, st.item)
+		}
+	}
+	return out
+}
+
+// problemWatcher is a store that tells when its problems change, as
+// filerecord.Store does.
+type problemWatcher interface {
+	WatchProblems(ctx context.Context) <-chan struct{}
+}
+
+// startProblems takes the problems standing now as the channel's first
+// state and follows their changes until Close: the store's, the service's
+// own work folders' (problemKick), and every change of a bot, which may
+// change who may read its problems.
+func (s *Service) startProblems(ctx context.Context) error {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var changed <-chan struct{}
+	if w, ok := s.store.(problemWatcher); ok {
+		changed = w.WatchProblems(life)
+	}
+	bots, err := s.store.Watch(life)
+	if err != nil {
+		cancel()
+		return err
+	}
+	s.shown = s.standingProblems(ctx)
+	s.probStop = cancel
+	s.probDone = make(chan struct{})
+	go func() {
+		defer close(s.probDone)
+		for {
+			select {
+			case <-life.Done():
+				return
+			case _, ok := <-changed:
+				if !ok {
+					changed = nil
+					continue
+				}
+			case _, ok := <-bots:
+				if !ok {
+					return // the store is closed
+				}
+			case <-s.probKick:
+			}
+			s.publishProblems(life)
+		}
+	}()
+	return nil
+}
+
+// stopProblems stops following the problems and waits for the follower.
+func (s *Service) stopProblems() {
+	if s.probStop != nil {
+		s.probStop()
+		<-s.probDone
+	}
+}
+
+// kickProblems tells the follower that the service's own problems changed.
+func (s *Service) kickProblems() {
+	select {
+	case s.probKick <- struct{}{}:
+	default:
+	}
+}
+
+// publishProblems publishes the problems when they changed: each
+// subscriber whose own list changed gets its new list.
+func (s *Service) publishProblems(ctx context.Context) {
+	now := s.standingProblems(ctx)
+	s.probMu.Lock()
+	defer s.probMu.Unlock()
+	prev := s.shown
+	if slices.EqualFunc(prev, now, standing.same) {
+		return
+	}
+	s.shown = now
+	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
+		p := s.principalNow(sub)
+		mine := seenBy(p, now)
+		if slices.Equal(seenBy(p, prev), mine) {
+			return nil, false
+		}
+		return problemsAction{Type: ActionProblemsChanged, Problems: mine}, true
+	}})
+	if err != nil {
+		s.log.Error("bot: publish the problems", "err", err)
+		return
+	}
+	s.probSeq = seq
+}
+
+// problemsMembershipsChanged sends the subscribers of userIDs their list
+// as it is now, which their new memberships may have changed.
+func (s *Service) problemsMembershipsChanged(userIDs []string) {
+	if len(userIDs) == 0 {
+		return
+	}
+	s.probMu.Lock()
+	defer s.probMu.Unlock()
+	shown := s.shown
+	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
+		if sub.Principal.Root || !slices.Contains(userIDs, sub.Principal.User) {
+			return nil, false
+		}
+		return problemsAction{Type: ActionProblemsChanged, Problems: seenBy(s.principalNow(sub), shown)}, true
+	}})
+	if err == nil {
+		s.probSeq = seq
+	}
+}
+
+// problemsChannel is ProblemsURI.
+type problemsChannel struct{ s *Service }
+
+var _ engine.Dispatcher = problemsChannel{}
+
+func (problemsChannel) URI() string { return ProblemsURI }
+
+// Subscribe returns the problems the subscriber may see now, at the
+// serverSeq of the last problems action.
+func (ch problemsChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
+	s := ch.s
+	s.probMu.Lock()
+	defer s.probMu.Unlock()
+	return engine.Snapshot{State: problemsState{Problems: seenBy(s.principalNow(sub), s.shown)}, Seq: s.probSeq}, nil
+}
+
+// Dispatch rejects the action: the channel takes none.
+func (problemsChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
+	return errcode.New(errcode.Invalid, "a client cannot dispatch an action to the channel")
+}

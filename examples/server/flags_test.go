@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestOptionFlagWithAnUnknownValueStopsTheServerNamingIt(t *testing.T) {
+	for _, c := range []struct{ flag, value, want string }{
+		{"-main-turn-post-message-absent", "loud", `mainTurnPostMessageAbsent "loud" is not one of post, notice, silence or postNotice`},
+		{"-context-in", "header", `contextIn "header" is neither text nor meta`},
+		{"-ask-in", "elsewhere", `askIn "elsewhere" is neither main nor own`},
+		{"-instructions-in", "footer", `instructionsIn "footer" is neither section nor body`},
+	} {
+		s, err := tryStart(newDirs(t).args(c.flag, c.value))
+		if err == nil {
+			s.stop(t)
+			t.Errorf("the server started with %s %s", c.flag, c.value)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want it to say %s", c.flag, c.value, err, c.want)
+		}
+	}
+}
+
+// asServerEnv set to "1" makes the test binary run main (see TestMain).
+const asServerEnv = "BOTS_TEST_AS_SERVER"
+
+func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
+	for _, flag := range []string{"-h", "-help", "--help"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", flag)
+		cmd.Env = append(os.Environ(), asServerEnv+"=1", "HOME="+t.TempDir())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			t.Errorf("server %s: %v (stderr %q), want exit status 0", flag, err, stderr.String())
+			continue
+		}
+		usage := stdout.String() + stderr.String()
+		for _, want := range []string{"Usage", "-config", "-addr", "-ask-in"} {
+			if !strings.Contains(usage, want) {
+				t.Errorf("server %s printed %q, which does not show %s", flag, usage, want)
+			}
+		}
+		if strings.Contains(usage, "help requested") {
+			t.Errorf("server %s printed %q", flag, usage)
+		}
+	}
+}

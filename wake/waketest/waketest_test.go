@@ -1,0 +1,49 @@
+package waketest_test
+
+import (
+	"testing"
+
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/waketest"
+)
+
+func TestEchoHarnessConformance(t *testing.T) {
+	waketest.RunHarness(t, waketest.Harness{
+		Open:     func(*testing.T) wake.Harness { return echo.Harness{} },
+		Provider: echo.Provider,
+		Script:   waketest.EchoScript(),
+	})
+}
+
+func TestLocalHostConformance(t *testing.T) {
+	waketest.RunSessionHost(t, waketest.SessionHost{
+		Open: func(t *testing.T) wake.SessionHost {
+			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			return h
+		},
+		Provider: echo.Provider,
+		Script:   waketest.EchoScript(),
+	})
+}
+
+func TestMemRowsConformance(t *testing.T) {
+	waketest.RunRows(t, waketest.Rows{Open: func(*testing.T) wake.Rows { return &wake.MemRows{} }})
+}
+
+func TestFileRowsConformance(t *testing.T) {
+	dirs := map[wake.Rows]string{}
+	waketest.RunRows(t, waketest.Rows{
+		Open: func(t *testing.T) wake.Rows {
+			dir := t.TempDir()
+			r := wake.NewFileRows(dir)
+			dirs[r] = dir
+			return r
+		},
+		Reopen: func(_ *testing.T, old wake.Rows) wake.Rows { return wake.NewFileRows(dirs[old]) },
+	})
+}
