@@ -128,6 +128,15 @@ type Server struct {
 	// Adapters make the connector calls; nil offers the http adapter.
 	Adapters *connector.Registry
 
+	// Bundled are the bots the host ships (see bot.Bundle): read-only,
+	// owned by root:<host>; an earlier bundle wins a slug. The reference
+	// server gives the builder bot (bot/builder) and -bundled's folder.
+	Bundled []bot.Bundle
+	// Tools is what back sessions are offered; a bot's tools list only
+	// narrows it. The zero value is wake.DefaultToolPolicy: the workspace
+	// tools go only to bots that list them.
+	Tools wake.ToolPolicy
+
 	// Logger receives reports; nil discards them. Every credential the
 	// vault holds, and every one a connector call resolves, is taken out
 	// of what reaches it.
@@ -252,6 +261,7 @@ func (s *Server) start(ctx context.Context) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
+		Bundled: s.Bundled, Tools: s.Tools,
 	})
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ type chats struct {
 // newChats makes the provider and replays every chat it has logs for.
 func newChats(s *Service, host wake.SessionHost, defaultAgent string, deny []string) (*chats, error) {
 	var rows wake.Rows = &wake.MemRows{}
-	if fb, ok := s.store.(record.FileBacked); ok && fb.FileBacked() {
+	if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
 		rows = wake.NewFileRows(s.configDir)
 	}
 	w, err := wake.New(wake.Config{

@@ -255,6 +255,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		var bt Bot
 		if bt, err = s.withPersona(ctx, e, true); err == nil {
 			r = bt.Record
+			err = s.writeBundled(ctx, ch.bot)
 		}
 	}
 	if err != nil {

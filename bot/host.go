@@ -108,10 +108,10 @@ func (s *Service) addProblems(ctx context.Context, m map[string]any, p access.Pr
 // was found.
 func (s *Service) Problems() []record.Problem {
 	var out []record.Problem
-	if r, ok := s.store.(record.ProblemReporter); ok {
+	if r, ok := s.raw.(record.ProblemReporter); ok {
 		out = r.Problems()
 	}
-	if _, kept := s.store.(problemKeeper); !kept {
+	if _, kept := s.raw.(problemKeeper); !kept {
 		s.folderMu.Lock()
 		for id, b := range s.badFolders {
 			out = append(out, record.Problem{ID: id, Path: b.dir, Reason: b.reason, Since: b.since})

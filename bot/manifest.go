@@ -2,6 +2,7 @@ package bot
 
 import (
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/wake"
 )
 
 // Manifest is the JSON Schema of the body a make takes, as advertised in
@@ -37,6 +38,8 @@ func Manifest(hostName string) map[string]any {
 			"connectors": map[string]any{"type": "object", "description": "Connectors by alias.",
 				"propertyNames":        map[string]any{"pattern": slug},
 				"additionalProperties": map[string]any{"type": "string", "pattern": "^connectors://[^/]+/.+$"}},
+			"tools": map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"type": "string", "enum": wake.ToolNames()},
+				"description": "The tools its back sessions may hold: it narrows what the host offers; post_message always stays."},
 			"owner": map[string]any{"type": "string", "description": "Whose it is.",
 				"anyOf": []any{
 					map[string]any{"const": "root:" + hostName},

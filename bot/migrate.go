@@ -51,7 +51,7 @@ func (s *Service) migratePersonas(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list records to move personas from: %w", err)
 	}
-	keeper, _ := s.store.(problemKeeper)
+	keeper, _ := s.raw.(problemKeeper)
 	moved := 0
 	for _, e := range list {
 		path := filepath.Join(e.Record.Workspace, persona.AgentsFile)

@@ -1,7 +1,8 @@
 package bot
 
 import (
-	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/agenthost/bots/ahp"
@@ -15,39 +16,35 @@ var readParamsCases = []string{
 	`{"uri":"a\"b"}`, `{"uri":"\u0062ot://a"}`, `{"ur\u0069":"bot://a"}`, `{"uri":1}`,
 	`{"uri":null}`, `{"_meta":{}}`, `{"_META":"x"}`, `{"uri":"a"}x`, `{"uri":"a",}`,
 	`{"uri" "a"}`, `{"uri":"a"`, `[]`, `null`, ``, `{"uri":"a"} {}`, "{\"uri\":\"a\tb\"}",
-	`{"ſ":"x"}`, `{"uri":"a","x":{"y":1}}`,
+	`{"ſ":"x"}`, `{"uri":"a","x":{"y":1}}`, `{"uri":"a","uri":null}`, `{"encoding":5}`, `{"_meta":{"a":1e400}}`,
+	`{"_meta":null,"uri":"\ud800x"}`, `{"chaNNel":"ahp-root://","encodinG":"base64"}`,
 }
 
-func TestScanReadParamsAgrees(t *testing.T) {
+func TestReadParamsAgrees(t *testing.T) {
 	for _, s := range readParamsCases {
 		checkReadParamsAgree(t, []byte(s))
 	}
 }
 
-func FuzzScanReadParams(f *testing.F) {
+func FuzzReadParams(f *testing.F) {
 	for _, s := range readParamsCases {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkReadParamsAgree(t, raw) })
 }
 
-// checkReadParamsAgree checks that what scanReadParams reads is what
-// decodeParams decodes.
+// checkReadParamsAgree checks that readParams, in one pass, decodes what
+// decodeParams (json.Unmarshal) decodes and fails as it fails, in the same
+// words.
 func checkReadParamsAgree(t *testing.T, raw []byte) {
 	t.Helper()
-	got, ok := scanReadParams(raw)
+	got, err := readParams(raw, "bot://a")
 	var want ahp.ResourceReadParams
-	err := decodeParams(raw, &want)
-	if !ok {
-		return
+	wantErr := decodeParams(raw, &want)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("%q: error %v, decodeParams %v", raw, err, wantErr)
 	}
-	if err != nil {
-		t.Fatalf("%q: scanned %+v, but decodeParams fails: %v", raw, got, err)
-	}
-	if got.Channel != want.Channel || got.URI != want.URI || got.Encoding != want.Encoding || want.Meta != nil {
-		t.Fatalf("%q: scanned %+v, want %+v", raw, got, want)
-	}
-	if !json.Valid(raw) {
-		t.Fatalf("%q: scanned invalid JSON", raw)
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: read %+v, want %+v", raw, got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/jsonx"
 	"github.com/agenthost/bots/record"
 )
 
@@ -36,7 +37,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 	p := r.svc.current(call.Principal)
 	switch call.Method {
 	case ahp.MethodResourceRead:
-		params, err := readParams(call.Params)
+		params, err := readParams(call.Params, call.URI)
 		if err != nil {
 			return nil, err
 		}
@@ -221,120 +222,59 @@ func decodeParams(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// readParams decodes the params of a read as decodeParams does. The usual
-// params, an object of plain ASCII keys and plain string values (no
-// escapes) that holds no _meta, are read without reflection.
-func readParams(raw json.RawMessage) (ahp.ResourceReadParams, error) {
-	if p, ok := scanReadParams(raw); ok {
+// readParams decodes the params of a read as decodeParams does, in one
+// pass with jsonx; _meta, which holds any JSON, and a field of the wrong
+// kind (to name it as decodeParams does) are left to decodeParams. uri is
+// the URI the call names, which params.uri usually is: it is used rather
+// than a copy.
+func readParams(raw json.RawMessage, uri string) (ahp.ResourceReadParams, error) {
+	var p ahp.ResourceReadParams
+	var d jsonx.Decoder
+	d.Reset(raw)
+	typed := true
+	for key := range d.Object {
+		var field *string
+		switch {
+		case jsonx.KeyIs(key, "channel"):
+			field = &p.Channel
+		case jsonx.KeyIs(key, "uri"):
+			field = &p.URI
+		case jsonx.KeyIs(key, "encoding"):
+			field = &p.Encoding
+		case jsonx.KeyIs(key, "_meta"):
+			typed = false
+		default:
+			continue
+		}
+		switch d.Peek() {
+		case '"':
+			if field != nil {
+				*field = knownString(d.String(), uri)
+			}
+		case 'n': // leaves the field as it is
+		default:
+			typed = false
+		}
+	}
+	if d.End() && typed {
 		return p, nil
 	}
-	var p ahp.ResourceReadParams
-	return p, decodeParams(raw, &p)
+	var q ahp.ResourceReadParams
+	return q, decodeParams(raw, &q)
 }
 
-// scanReadParams reads raw when it is a flat JSON object of plain ASCII
-// keys and plain string values; ok false for anything else. Keys match
-// the fields without regard to case, the last of a repeated key wins, as
-// in encoding/json.
-func scanReadParams(raw []byte) (p ahp.ResourceReadParams, ok bool) {
-	i := skipJSONSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return p, false
+// knownString is string(v), without an allocation for the usual values:
+// uri, the root channel and the encodings.
+func knownString(v []byte, uri string) string {
+	switch string(v) {
+	case uri:
+		return uri
+	case ahp.RootURI:
+		return ahp.RootURI
+	case "utf-8":
+		return "utf-8"
+	case "base64":
+		return "base64"
 	}
-	i = skipJSONSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return p, skipJSONSpace(raw, i+1) == len(raw)
-	}
-	for {
-		key, next, ok := plainJSONString(raw, i)
-		if !ok {
-			return p, false
-		}
-		i = skipJSONSpace(raw, next)
-		if i >= len(raw) || raw[i] != ':' {
-			return p, false
-		}
-		for _, c := range key {
-			if c >= utf8.RuneSelf {
-				return p, false // encoding/json folds such keys by Unicode rules
-			}
-		}
-		val, next, ok := plainJSONString(raw, skipJSONSpace(raw, i+1))
-		if !ok || !utf8.Valid(val) {
-			return p, false // invalid UTF-8 would be replaced
-		}
-		switch {
-		case equalFoldASCII(key, "channel"):
-			p.Channel = knownString(val, ahp.RootURI)
-		case equalFoldASCII(key, "uri"):
-			p.URI = string(val)
-		case equalFoldASCII(key, "encoding"):
-			p.Encoding = knownString(val, "utf-8")
-		case equalFoldASCII(key, "_meta"):
-			return p, false
-		}
-		i = skipJSONSpace(raw, next)
-		if i >= len(raw) {
-			return p, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipJSONSpace(raw, i+1)
-		case '}':
-			return p, skipJSONSpace(raw, i+1) == len(raw)
-		default:
-			return p, false
-		}
-	}
-}
-
-// knownString is string(val), known itself when it is that string: the
-// usual value costs no allocation.
-func knownString(val []byte, known string) string {
-	if string(val) == known {
-		return known
-	}
-	return string(val)
-}
-
-// plainJSONString reads the JSON string at raw[i] when it holds no escape and
-// no control character: its contents and the index after it.
-func plainJSONString(raw []byte, i int) (s []byte, next int, ok bool) {
-	if i >= len(raw) || raw[i] != '"' {
-		return nil, i, false
-	}
-	for j := i + 1; j < len(raw); j++ {
-		switch c := raw[j]; {
-		case c == '"':
-			return raw[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, i, false
-		}
-	}
-	return nil, i, false
-}
-
-func skipJSONSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// equalFoldASCII reports whether key is name (lower case ASCII) without
-// regard to ASCII case.
-func equalFoldASCII(key []byte, name string) bool {
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range len(key) {
-		c := key[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
+	return string(v)
 }

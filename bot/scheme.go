@@ -35,12 +35,18 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	if !CanMake(p) {
 		return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: making a bot needs bot:put", uri(id))
 	}
+	if s.isBundled(id) {
+		return Bot{}, errcode.New(errcode.AlreadyExists, "%s is a bot bundled with this host: its slug is never made", uri(id))
+	}
 	patch, err := record.ParsePatch(body)
 	if err != nil {
 		return Bot{}, invalid(err)
 	}
 	r, err := patch.Make(id)
 	if err != nil {
+		return Bot{}, invalid(err)
+	}
+	if err := s.tools.Check(r.Tools); err != nil {
 		return Bot{}, invalid(err)
 	}
 	if err := s.checkPersona(ctx, r, patch.Template.Has()); err != nil {
@@ -196,27 +202,27 @@ func (s *Service) folderEscape(dir string) (string, error) {
 		return "is not an absolute path", nil
 	}
 	// Both are clean and absolute, so dir is strictly under root when it
-	// starts with root and a separator.
-	prefix := s.root
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
+	// starts with root and a separator (root's own, when it is "/").
+	below := len(s.root)
+	if !strings.HasSuffix(s.root, string(filepath.Separator)) {
+		below++
 	}
-	if len(dir) <= len(prefix) || !strings.HasPrefix(dir, prefix) {
+	if len(dir) <= below || !strings.HasPrefix(dir, s.root) || dir[below-1] != filepath.Separator {
 		return "is not under root " + s.root, nil
 	}
-	for i := len(prefix); ; {
+	for i := below; ; {
 		end := len(dir)
 		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
 			end = i + j
 		}
-		fi, err := os.Lstat(dir[:end])
+		link, err := isLink(dir[:end])
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", nil // nothing from here down exists, so no link can lead away
 		}
 		if err != nil {
 			return "", fmt.Errorf("look at folder %s: %w", dir[:end], err)
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
+		if link {
 			return s.linkEscape(dir), nil
 		}
 		if end == len(dir) {
@@ -279,7 +285,7 @@ func (s *Service) folderBad(id, dir, reason string) {
 	if same {
 		return
 	}
-	if keeper, ok := s.store.(problemKeeper); ok {
+	if keeper, ok := s.raw.(problemKeeper); ok {
 		keeper.ReportProblem(id, dir, reason)
 	} else {
 		s.log.Warn("bot: work folder refused", "bot", id, "path", dir, "reason", reason)
@@ -296,7 +302,7 @@ func (s *Service) folderGood(id string) {
 	if !known {
 		return
 	}
-	if keeper, ok := s.store.(problemKeeper); ok {
+	if keeper, ok := s.raw.(problemKeeper); ok {
 		keeper.ClearProblem(old.dir)
 	} else {
 		s.kickProblems()
@@ -364,6 +370,9 @@ func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
 // strictly under root, reached through no symbolic link. It is the
 // record.Guard the service gives a record.Guarded store.
 func (s *Service) guard(r record.Record, others []record.Record) error {
+	if b, ok := s.bundled[r.ID]; ok {
+		return fmt.Errorf("the slug %s is a bot bundled with this host (%s), which wins: this bot is ignored", r.ID, b.origin)
+	}
 	if r.Computer != "" {
 		return nil
 	}
@@ -378,10 +387,19 @@ func (s *Service) guard(r record.Record, others []record.Record) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	if other, ok := takenBy(r.ID, dir, others); ok {
+	if other, ok := takenBy(r.ID, dir, append(others, s.bundledRecords()...)); ok {
 		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
 	}
 	return nil
+}
+
+// bundledRecords are the bundled bots' records.
+func (s *Service) bundledRecords() []record.Record {
+	out := make([]record.Record, 0, len(s.bundled))
+	for _, b := range s.bundled {
+		out = append(out, b.entry.Record)
+	}
+	return out
 }
 
 // Read returns the bot as p may read it. A read starts nothing, and takes
@@ -448,6 +466,9 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	if err != nil {
 		return Bot{}, err
 	}
+	if s.isBundled(id) && CanRead(p, e.Record) {
+		return Bot{}, bundledErr(id, "edited")
+	}
 	if !CanWrite(p, e.Record) {
 		if CanRead(p, e.Record) {
 			return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: you may read this bot but not edit it", uri(id))
@@ -457,6 +478,11 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	patch, err := record.ParsePatch(body)
 	if err != nil {
 		return Bot{}, invalid(err)
+	}
+	if patch.Tools.Has() {
+		if err := s.tools.Check(patch.Tools.V); err != nil {
+			return Bot{}, invalid(err)
+		}
 	}
 	if ifMatch != "" && ifMatch != e.ETag {
 		return Bot{}, storeError(id, record.ErrConflict)
@@ -545,6 +571,9 @@ func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifM
 	e, err := s.get(ctx, id)
 	if err != nil {
 		return err
+	}
+	if s.isBundled(id) && CanRead(p, e.Record) {
+		return bundledErr(id, "deleted")
 	}
 	if !CanWrite(p, e.Record) {
 		if CanRead(p, e.Record) {

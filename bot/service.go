@@ -79,11 +79,22 @@ type Config struct {
 	// Agents are more agents the root state lists after the bot-chat
 	// agent: the providers back sessions may run on.
 	Agents []ahp.AgentInfo
+	// Bundled are the bots the host ships (see Bundle); an earlier
+	// bundle's bot wins over a later one's of its slug.
+	Bundled []Bundle
+	// Tools is what back sessions are offered; a bot's tools list only
+	// narrows it. The zero value is wake.DefaultToolPolicy: the
+	// workspace tools go only to bots that list them.
+	Tools wake.ToolPolicy
 }
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
-	store      record.Store
+	store      record.Store // raw with the bundled bots laid over it
+	raw        record.Store // Config.Store
+	bundled    map[string]*bundled
+	bundleMu   sync.Mutex // serialises writes of bundled bots' folders
+	tools      wake.ToolPolicy
 	personas   *persona.Files
 	mode       persona.Mode
 	inFiles    bool
@@ -175,9 +186,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if bus == nil {
 		bus = engine.NewBus(log)
 	}
+	if err := wake.CheckPolicy(cfg.Tools); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	bundles, err := loadBundles(cfg.Bundled, hostName, root, mode, log)
+	if err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
 	s := &Service{
 		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
+		raw:        cfg.Store,
+		bundled:    bundles,
+		tools:      cfg.Tools,
 		personas:   personas,
 		mode:       mode,
 		inFiles:    inFiles,
@@ -204,6 +225,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
+	if len(bundles) > 0 {
+		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)
+		bs.reportShadowed(ctx)
+		s.store = bs
+	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
 		Bus:       bus,
@@ -224,6 +250,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
+	}
+	if g, ok := cfg.Sessions.(wake.Gated); ok {
+		g.SetToolGate(gate{s})
 	}
 	if d, ok := cfg.Users.(membershipSource); ok {
 		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
@@ -267,7 +296,8 @@ func (s *Service) HostName() string { return s.hostName }
 // Options are the plugin options in force, with the root resolved.
 func (s *Service) Options() Options { return s.options }
 
-// Store is the record store the service keeps bots in.
+// Store is the record store the service keeps bots in, with the bundled
+// bots laid over it.
 func (s *Service) Store() record.Store { return s.store }
 
 // Personas are the persona files the service writes.
@@ -300,7 +330,7 @@ func uri(id string) string { return "bot://" + id }
 // files. A record with no folder (a hand-made bot.md without workspace) has
 // no AGENTS.md to read: it never reads the server's working folder's.
 func (s *Service) personaInFile(r record.Record) bool {
-	return s.inFiles && r.Computer == "" && filepath.IsAbs(r.Workspace)
+	return s.inFiles && r.Computer == "" && filepath.IsAbs(r.Workspace) && !s.isBundled(r.ID)
 }
 
 // CanRead reports whether p may read r: its owner, a member of its team or

@@ -1,7 +1,6 @@
 package persona
 
 import (
-	"os"
 	"sync"
 	"time"
 )
@@ -63,12 +62,4 @@ func (c *partsCache) forget(path string) {
 	delete(c.m, path)
 }
 
-// identify returns the identity of the regular file at path, without
-// following a symlink; ok is false when there is none to trust.
-func identify(path string) (identity, bool) {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return identity{}, false
-	}
-	return identityOf(fi)
-}
+

@@ -2,21 +2,26 @@
 
 package persona
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-func identityOf(fi os.FileInfo) (identity, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+// identify returns the identity of the regular file at path, without
+// following a symlink; ok is false when there is none to trust. It asks
+// the kernel directly rather than through os.Lstat, which would build a
+// FileInfo on the heap: every read of a bot looks here.
+func identify(path string) (identity, bool) {
+	var st syscall.Stat_t
+	err := syscall.Lstat(path, &st)
+	for err == syscall.EINTR {
+		err = syscall.Lstat(path, &st)
+	}
+	if err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return identity{}, false
 	}
 	return identity{
 		dev:   uint64(st.Dev),
 		ino:   uint64(st.Ino),
-		size:  fi.Size(),
-		mtime: fi.ModTime().UnixNano(),
-		ctime: ctimeOf(st),
+		size:  st.Size,
+		mtime: mtimeOf(&st),
+		ctime: ctimeOf(&st),
 	}, true
 }

@@ -135,3 +135,18 @@ func ParseConnector(ref string) (adapter, id string, err error) {
 	adapter, id, _ = strings.Cut(rest, "/")
 	return adapter, id, nil
 }
+
+// CheckToolName reports why s is not a tool name a record's tools list may
+// hold: 1 to 40 lowercase letters, digits, underscores and dashes, starting
+// with a letter. Which names a host offers is the host's to check.
+func CheckToolName(s string) error {
+	ok := len(s) > 0 && len(s) <= MaxSlug && 'a' <= s[0] && s[0] <= 'z'
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("tools names %q, which is no tool name: use 1 to %d lowercase letters, digits, underscores and dashes, starting with a letter", s, MaxSlug)
+	}
+	return nil
+}

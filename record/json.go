@@ -57,6 +57,16 @@ func (r Record) appendJSON(b []byte) []byte {
 		}
 		b = append(b, '}')
 	}
+	if len(r.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range r.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, t)
+		}
+		b = append(b, ']')
+	}
 	b = appendField(b, "owner", r.Owner)
 	b = appendTime(b, "createdAt", r.CreatedAt)
 	b = appendTime(b, "updatedAt", r.UpdatedAt)

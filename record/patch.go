@@ -43,6 +43,7 @@ type Patch struct {
 	Session      Opt[string]
 	Computer     Opt[string]
 	Connectors   Opt[map[string]string]
+	Tools        Opt[[]string]
 	Owner        Opt[string]
 	CreatedAt    Opt[time.Time]
 	UpdatedAt    Opt[time.Time]
@@ -52,7 +53,7 @@ type Patch struct {
 var keys = []string{
 	"id", "name", "labels", "description", "body", "color", "instructions", "template",
 	"provider", "model", "preset", "workspace", "session", "computer", "connectors",
-	"owner", "createdAt", "updatedAt",
+	"tools", "owner", "createdAt", "updatedAt",
 }
 
 // Keys returns the names of the record's fields, in the spec's order.
@@ -164,6 +165,8 @@ func (p *Patch) set(k string, v any) error {
 		return str(&p.Computer, k, v, nonEmpty(k))
 	case "connectors":
 		return connectors(&p.Connectors, v)
+	case "tools":
+		return tools(&p.Tools, v)
 	case "owner":
 		return str(&p.Owner, k, v, CheckOwner)
 	case "createdAt":
@@ -222,6 +225,34 @@ func labels(o *Opt[[]string], v any) error {
 		}
 		if strings.TrimSpace(s) == "" {
 			return fmt.Errorf("labels[%d] must not be empty", i)
+		}
+		out = append(out, s)
+	}
+	o.V = out
+	return nil
+}
+
+func tools(o *Opt[[]string], v any) error {
+	o.Set = true
+	if v == nil {
+		o.Null = true
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("tools must be a list of tool names, not %s", typeName(v))
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return fmt.Errorf("tools[%d] must be a string, not %s", i, typeName(e))
+		}
+		if err := CheckToolName(s); err != nil {
+			return err
+		}
+		if slices.Contains(out, s) {
+			return fmt.Errorf("tools names %q twice", s)
 		}
 		out = append(out, s)
 	}
@@ -349,6 +380,10 @@ func (p Patch) Apply(r Record) (Record, error) {
 	apply(&r.Preset, p.Preset)
 	apply(&r.Computer, p.Computer)
 	apply(&r.Connectors, p.Connectors)
+	apply(&r.Tools, p.Tools)
+	if len(r.Tools) == 0 {
+		r.Tools = nil
+	}
 	apply(&r.Session, p.Session)
 	if r.Session == "" {
 		r.Session = DefaultSession

@@ -38,6 +38,7 @@ type Record struct {
 	Session      string            // the back session name; empty reads as DefaultSession
 	Computer     string            // the machine it runs in, where it names one
 	Connectors   map[string]string // alias → connectors://<adapter>/<id>
+	Tools        []string          // the tools its back sessions may hold: narrows the host's offer; nil takes the host's default
 	Owner        string            // user:<id>, team:<t>, project:<t>:<p> or root:<host>
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -56,6 +57,7 @@ func (r Record) SessionName() string {
 func (r Record) Clone() Record {
 	r.Labels = slices.Clone(r.Labels)
 	r.Connectors = maps.Clone(r.Connectors)
+	r.Tools = slices.Clone(r.Tools)
 	return r
 }
 
@@ -67,6 +69,7 @@ func (r Record) Equal(o Record) bool {
 		r.Provider == o.Provider && r.Model == o.Model && r.Preset == o.Preset &&
 		r.Workspace == o.Workspace && r.SessionName() == o.SessionName() &&
 		r.Computer == o.Computer && maps.Equal(r.Connectors, o.Connectors) &&
+		slices.Equal(r.Tools, o.Tools) &&
 		r.Owner == o.Owner && r.CreatedAt.Equal(o.CreatedAt) && r.UpdatedAt.Equal(o.UpdatedAt)
 }
 
@@ -87,6 +90,7 @@ type wire struct {
 	Session      string            `json:"session,omitempty"`
 	Computer     string            `json:"computer,omitempty"`
 	Connectors   map[string]string `json:"connectors,omitempty"`
+	Tools        []string          `json:"tools,omitempty"`
 	Owner        string            `json:"owner,omitempty"`
 	CreatedAt    string            `json:"createdAt,omitempty"`
 	UpdatedAt    string            `json:"updatedAt,omitempty"`
@@ -129,7 +133,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		ID: w.ID, Name: w.Name, Labels: w.Labels, Description: w.Description,
 		Body: w.Body, Color: w.Color, Instructions: w.Instructions, Template: w.Template,
 		Provider: w.Provider, Model: w.Model, Preset: w.Preset, Workspace: w.Workspace,
-		Session: w.Session, Computer: w.Computer, Connectors: w.Connectors,
+		Session: w.Session, Computer: w.Computer, Connectors: w.Connectors, Tools: w.Tools,
 		Owner: w.Owner, CreatedAt: parse(w.CreatedAt), UpdatedAt: parse(w.UpdatedAt),
 	}
 	return err

@@ -11,8 +11,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// decodeFrameByMap is decodeFrame as it was before its fast path: every
-// frame decoded into a map. The fast path must answer exactly as it does.
+// decodeFrameByMap is decodeFrame by encoding/json: every frame decoded
+// into a map. The one pass must answer exactly as it does.
 func decodeFrameByMap(data []byte) (*message, json.RawMessage, *wireError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
@@ -123,16 +123,19 @@ var resourceParamsCases = []string{
 	`{"uri":"bot://a","uri":null}`,
 	`{"uri":"bot://ä","source":"s","destination":"d","x":{"uri":1}}`,
 	`{"uri":1}`, `{"channel":"a\"b"}`, `{"ur\u0069":"x"}`, `{"uri":"caf\u00e9"}`,
-	"{\"uri\":\"\xff\"}", `{ "uri" : "x" , "encoding" : "base64" }`,
+	"{\"uri\":\"\xff\"}", `{ "uri" : "x" , "encoding" : "base64" }`, `{"channel":1,"uri":"x"}`,
+	`{"ſource":"s","destinatioN":"d"}`, `{"uri":"\ud800"}`, `{"channel":"ahp-root://","channel":[]}`,
 }
 
-func TestScanResourceParamsAgrees(t *testing.T) {
+func TestRouteParamsAgree(t *testing.T) {
 	for _, s := range resourceParamsCases {
-		checkResourceParamsAgree(t, []byte(s))
+		checkRouteParamsAgree(t, []byte(s))
 	}
 }
 
-func FuzzScanResourceParams(f *testing.F) {
+// FuzzRouteParams checks that the params a frame's one pass routes by are
+// what json.Unmarshal decodes, and fail where it fails.
+func FuzzRouteParams(f *testing.F) {
 	for _, s := range resourceParamsCases {
 		f.Add([]byte(s))
 	}
@@ -140,39 +143,58 @@ func FuzzScanResourceParams(f *testing.F) {
 		if !json.Valid(raw) || firstByte(raw) != '{' {
 			return // handle sees objects of valid frames only
 		}
-		checkResourceParamsAgree(t, raw)
+		checkRouteParamsAgree(t, raw)
 	})
 }
 
-func checkResourceParamsAgree(t *testing.T, raw []byte) {
+func checkRouteParamsAgree(t *testing.T, raw []byte) {
 	t.Helper()
-	p, ok := scanResourceParams(raw)
-	if !ok {
-		return
-	}
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"resourceRead","params":` + string(raw) + `}`)
 	if len(raw) == 0 {
+		frame = []byte(`{"jsonrpc":"2.0","id":1,"method":"resourceRead"}`)
 		raw = []byte("{}")
 	}
+	m, _, werr := decodeFrame(frame)
+	if werr != nil {
+		t.Fatalf("%s: %v", frame, werr)
+	}
+	p := m.route
 	var ch struct {
 		Channel *string `json:"channel"`
 	}
-	var want resourceParams
-	if err := json.Unmarshal(raw, &ch); err != nil {
-		t.Fatalf("%s: scanned, but decoding the channel fails: %v", raw, err)
+	var want struct {
+		URI         *string `json:"uri"`
+		Source      *string `json:"source"`
+		Destination *string `json:"destination"`
 	}
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatalf("%s: scanned, but decoding fails: %v", raw, err)
+	chErr, err := json.Unmarshal(raw, &ch), json.Unmarshal(raw, &want)
+	if p.badChannel != (chErr != nil) || p.badRoute != (err != nil) {
+		t.Fatalf("%s: bad channel %v, bad route %v; json.Unmarshal: %v, %v", raw, p.badChannel, p.badRoute, chErr, err)
 	}
-	want.Channel = ch.Channel
 	str := func(s *string) string {
 		if s == nil {
 			return "<nil>"
 		}
 		return *s
 	}
-	for _, f := range [][2]*string{{p.Channel, want.Channel}, {p.URI, want.URI}, {p.Source, want.Source}, {p.Destination, want.Destination}} {
-		if str(f[0]) != str(f[1]) {
-			t.Fatalf("%s: scanned %s, want %s", raw, str(f[0]), str(f[1]))
+	opt := func(o optString) string {
+		if !o.set {
+			return "<nil>"
+		}
+		return o.v
+	}
+	if chErr == nil && opt(p.channel) != str(ch.Channel) {
+		t.Fatalf("%s: channel %s, want %s", raw, opt(p.channel), str(ch.Channel))
+	}
+	if err != nil {
+		return
+	}
+	for _, f := range []struct {
+		got  optString
+		want *string
+	}{{p.uri, want.URI}, {p.source, want.Source}, {p.destination, want.Destination}} {
+		if opt(f.got) != str(f.want) {
+			t.Fatalf("%s: decoded %s, want %s", raw, opt(f.got), str(f.want))
 		}
 	}
 }

@@ -37,8 +37,8 @@ var rootLevel = map[string]bool{
 
 // handleFrame decodes and handles one frame.
 func (c *conn) handleFrame(data []byte) {
-	m, id, werr := decodeFrame(data)
-	if werr != nil {
+	var m message
+	if id, werr := readMessage(data, &m); werr != nil {
 		c.replyError(id, werr)
 		return
 	}
@@ -46,7 +46,7 @@ func (c *conn) handleFrame(data []byte) {
 		c.log.Debug("ignoring a response: the server sends no requests")
 		return
 	}
-	c.handle(m)
+	c.handle(&m)
 }
 
 func (c *conn) handle(m *message) {
@@ -57,26 +57,13 @@ func (c *conn) handle(m *message) {
 		}
 		return
 	}
-	if resourceMethods[m.Method] {
-		if p, ok := scanResourceParams(m.Params); ok {
-			// the fields are plain strings: no decoding error to answer.
-			if p.Channel != nil && *p.Channel != rootChannel {
-				c.answerError(id, invalidParams("params.channel must be %q for %s", rootChannel, m.Method))
-				return
-			}
-			c.route(id, m.Method, m.Params, p)
-			return
-		}
-	}
 	if rootLevel[m.Method] || resourceMethods[m.Method] {
-		var p struct {
-			Channel *string `json:"channel"`
-		}
-		if werr := decodeParams(m.Params, &p); werr != nil {
-			c.answerError(id, werr)
+		p := &m.route
+		if p.badChannel {
+			c.answerError(id, channelError(m.Params))
 			return
 		}
-		if p.Channel != nil && *p.Channel != rootChannel {
+		if p.channel.set && p.channel.v != rootChannel {
 			c.answerError(id, invalidParams("params.channel must be %q for %s", rootChannel, m.Method))
 			return
 		}
@@ -95,9 +82,9 @@ func (c *conn) handle(m *message) {
 	case m.Method == "dispatchAction":
 		c.dispatch(id, m.Params)
 	case resourceMethods[m.Method]:
-		c.resource(id, m.Method, m.Params)
+		c.route(id, m.Method, m.Params, &m.route)
 	case hostMethods[m.Method]:
-		c.hostMethod(id, m.Method, m.Params)
+		c.hostMethod(id, m.Method, m.Params, &m.route)
 	default:
 		c.answerError(id, methodNotFound("method not found: %s", m.Method))
 	}
@@ -450,111 +437,51 @@ func (c *conn) reject(channel string, action json.RawMessage, origin engine.Orig
 	c.link.Reject(channel, compact(action), origin, reason)
 }
 
-type resourceParams struct {
-	Channel     *string `json:"-"` // checked by handle
-	URI         *string `json:"uri"`
-	Source      *string `json:"source"`
-	Destination *string `json:"destination"`
+// channelError is the answer to params whose channel is neither a string
+// nor null, in the words json.Unmarshal gives decodeParams.
+func channelError(raw json.RawMessage) *wireError {
+	var p struct {
+		Channel *string `json:"channel"`
+	}
+	return decodeParams(raw, &p)
 }
 
-// scanResourceParams reads the params of a resource method (a JSON object
-// from a valid frame, or nil) as handle and resource decode them, when
-// their keys are plain ASCII and the fields they name are strings without
-// escapes, or null: then no decoding error can arise. ok false leaves
-// them to json.Unmarshal.
-func scanResourceParams(raw json.RawMessage) (p resourceParams, ok bool) {
-	if len(raw) == 0 {
-		return p, true
+// routeError is the answer to params whose uri, source or destination is
+// neither a string nor null: the first such, as json.Unmarshal names it.
+func routeError(raw json.RawMessage) *wireError {
+	var p struct {
+		URI         *string `json:"uri"`
+		Source      *string `json:"source"`
+		Destination *string `json:"destination"`
 	}
-	var strs *[4]string // the fields' strings, in one allocation
-	n := 0
-	ok = scanObject(raw, func(key, val []byte) bool {
-		var field **string
-		// encoding/json matches a key to a field without regard to case.
-		switch {
-		case asciiEqualFold(key, "channel"):
-			field = &p.Channel
-		case asciiEqualFold(key, "uri"):
-			field = &p.URI
-		case asciiEqualFold(key, "source"):
-			field = &p.Source
-		case asciiEqualFold(key, "destination"):
-			field = &p.Destination
-		default:
-			return true
-		}
-		if string(val) == "null" {
-			*field = nil // as json.Unmarshal sets a pointer
-			return true
-		}
-		v, plain := plainString(val)
-		if !plain {
-			return false
-		}
-		if strs == nil || n == len(strs) {
-			strs, n = new([4]string), 0
-		}
-		if string(v) == rootChannel {
-			strs[n] = rootChannel
-		} else {
-			strs[n] = string(v)
-		}
-		*field = &strs[n]
-		n++
-		return true
-	})
-	return p, ok
-}
-
-// asciiEqualFold reports whether key, plain ASCII, is name without regard
-// to case.
-func asciiEqualFold(key []byte, name string) bool {
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range len(key) {
-		c := key[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// resource routes a resource method to the provider of its URI's scheme.
-func (c *conn) resource(id json.RawMessage, method string, raw json.RawMessage) {
-	var p resourceParams
-	if werr := decodeParams(raw, &p); werr != nil {
-		c.answerError(id, werr)
-		return
-	}
-	c.route(id, method, raw, p)
+	return decodeParams(raw, &p)
 }
 
 // route sends a resource method to the provider of its URI's scheme.
-func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p resourceParams) {
+func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p *routeParams) {
+	if p.badRoute {
+		c.answerError(id, routeError(raw))
+		return
+	}
 	var uri string
 	if method == "resourceMove" || method == "resourceCopy" {
-		if p.Source == nil || p.Destination == nil {
+		if !p.source.set || !p.destination.set {
 			c.answerError(id, invalidParams("params.source and params.destination are required"))
 			return
 		}
-		uri = *p.Source
-		s1, ok1 := schemeOf(*p.Source)
-		s2, ok2 := schemeOf(*p.Destination)
+		uri = p.source.v
+		s1, ok1 := schemeOf(p.source.v)
+		s2, ok2 := schemeOf(p.destination.v)
 		if ok1 && ok2 && s1 != s2 {
 			c.answerError(id, invalidParams("%s cannot cross schemes (%s: to %s:)", method, s1, s2))
 			return
 		}
 	} else {
-		if p.URI == nil {
+		if !p.uri.set {
 			c.answerError(id, invalidParams("params.uri is required"))
 			return
 		}
-		uri = *p.URI
+		uri = p.uri.v
 	}
 	scheme, ok := schemeOf(uri)
 	if !ok {
@@ -570,24 +497,17 @@ func (c *conn) route(id json.RawMessage, method string, raw json.RawMessage, p r
 }
 
 // hostMethod forwards a session method to the host.
-func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage) {
+func (c *conn) hostMethod(id json.RawMessage, method string, raw json.RawMessage, p *routeParams) {
 	h, ok := c.srv.host.(engine.Methods)
 	if !ok {
 		c.answerError(id, methodNotFound("method not found: %s", method))
 		return
 	}
-	var p struct {
-		Channel *string `json:"channel"`
-	}
-	if werr := decodeParams(raw, &p); werr != nil {
-		c.answerError(id, werr)
+	if p.badChannel {
+		c.answerError(id, channelError(raw))
 		return
 	}
-	uri := ""
-	if p.Channel != nil {
-		uri = *p.Channel
-	}
-	c.call(id, method, uri, raw, h.HandleMethod)
+	c.call(id, method, p.channel.v, raw, h.HandleMethod)
 }
 
 func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage, fn func(context.Context, engine.Call) (any, error)) {

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/errcode"
@@ -18,23 +17,22 @@ import (
 // The JSON-RPC error codes the server answers with. transport is the only
 // package that knows these numbers.
 const (
-	CodeParseError            = -32700 // the frame is not JSON
-	CodeInvalidRequest        = -32600 // JSON, but not a JSON-RPC request the server can take now
-	CodeMethodNotFound        = -32601 // an unknown method, an unserved scheme or operation (errcode.Unsupported)
-	CodeInvalidParams         = -32602 // params of the wrong shape (errcode.Invalid)
-	CodeInternalError         = -32603 // errcode.Internal (generic message) and errcode.Unavailable
-	CodeSessionNotFound       = -32001 // errcode.NotFound on disposeSession
-	CodeSessionAlreadyExists  = -32003 // errcode.AlreadyExists on createSession
-	CodeUnsupportedProtocol   = -32005 // initialize offered no version the server speaks
-	CodeAuthRequired          = -32007 // errcode.Unauthenticated
-	CodeNotFound              = -32008 // errcode.NotFound
-	CodePermissionDenied      = -32009 // errcode.PermissionDenied
-	CodeAlreadyExists         = -32010 // errcode.AlreadyExists
-	CodeConflict              = -32011 // errcode.Conflict
-	jsonrpcVersion            = "2.0"
-	rootChannel               = "ahp-root://"
-	internalMessage           = "internal error"
-	unavailableMessageDefault = "unavailable: try again later"
+	CodeParseError           = -32700 // the frame is not JSON
+	CodeInvalidRequest       = -32600 // JSON, but not a JSON-RPC request the server can take now
+	CodeMethodNotFound       = -32601 // an unknown method, an unserved scheme or operation (errcode.Unsupported)
+	CodeInvalidParams        = -32602 // params of the wrong shape (errcode.Invalid)
+	CodeInternalError        = -32603 // errcode.Internal (generic message) and errcode.Unavailable
+	CodeSessionNotFound      = -32001 // errcode.NotFound on disposeSession
+	CodeSessionAlreadyExists = -32003 // errcode.AlreadyExists on createSession
+	CodeUnsupportedProtocol  = -32005 // initialize offered no version the server speaks
+	CodeAuthRequired         = -32007 // errcode.Unauthenticated
+	CodeNotFound             = -32008 // errcode.NotFound
+	CodePermissionDenied     = -32009 // errcode.PermissionDenied
+	CodeAlreadyExists        = -32010 // errcode.AlreadyExists
+	CodeConflict             = -32011 // errcode.Conflict
+	jsonrpcVersion           = "2.0"
+	rootChannel              = "ahp-root://"
+	internalMessage          = "internal error"
 )
 
 // message is one JSON-RPC 2.0 message: a request (id and method), a
@@ -46,6 +44,9 @@ type message struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *wireError      `json:"error,omitempty"`
+	// route is what params hold that a request is routed by, read with
+	// the frame.
+	route routeParams
 }
 
 // isRequest reports whether m expects a response.
@@ -74,91 +75,116 @@ type notification struct {
 var nullID = json.RawMessage("null")
 
 // frameFields are the members of a frame's object that the server reads,
-// as raw JSON, with whether each was present.
+// as raw JSON, with whether each was present; jsonrpc and method decoded.
 type frameFields struct {
-	id, jsonrpc, method, params, result     json.RawMessage
+	id, params, result                      json.RawMessage
+	jsonrpc, method                         string
 	hasID, hasJSONRPC, hasMethod, hasParams bool
 	hasResult, hasError                     bool
+	// jsonrpcOK and methodOK say each was a string or null, which
+	// json.Unmarshal decodes into a string without an error.
+	jsonrpcOK, methodOK bool
+	route               routeParams
 }
 
-// decodeFrame decodes one text frame into a JSON-RPC message. On failure
-// it returns the error to answer and the id to answer it with (null when
-// the id could not be read).
+// routeParams are the members of a request's params that the transport
+// routes by, decoded with the frame: they are decoded for every method,
+// and used by those that take them.
+type routeParams struct {
+	channel, uri, source, destination optString
+	// badChannel is set when params.channel is neither a string nor
+	// null; badRoute when params.uri, .source or .destination is not.
+	// decodeParams then says which, as it would have.
+	badChannel, badRoute bool
+}
+
+// optString is a member that may be absent: set is false when it is, or
+// is null.
+type optString struct {
+	v   string
+	set bool
+}
+
+// decodeFrame decodes one text frame into a JSON-RPC message, reading it
+// once. On failure it returns the error to answer and the id to answer it
+// with (null when the id could not be read).
 func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
-	var f frameFields
-	if !scanFrame(data, &f) {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-			if !json.Valid(data) {
-				return nil, nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
-			}
-			if firstByte(data) == '[' {
-				return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
-			}
-			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
-		}
-		f.id, f.hasID = fields["id"]
-		f.jsonrpc, f.hasJSONRPC = fields["jsonrpc"]
-		f.method, f.hasMethod = fields["method"]
-		f.params, f.hasParams = fields["params"]
-		f.result, f.hasResult = fields["result"]
-		_, f.hasError = fields["error"]
-	}
-	return checkFrame(&f)
-}
-
-// checkFrame makes a message of a frame's members.
-func checkFrame(f *frameFields) (*message, json.RawMessage, *wireError) {
 	m := &message{}
-	if f.hasID {
-		switch firstByte(f.id) {
-		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			m.ID = f.id // a scalar, so already compact
-		default:
-			return nil, nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string or a number"}
-		}
-	}
-	answerID := m.ID
-	if answerID == nil {
-		answerID = nullID
-	}
-	if !f.hasJSONRPC || !stringValue(f.jsonrpc, &m.JSONRPC) || m.JSONRPC != jsonrpcVersion {
-		return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
-	}
-	if f.hasMethod {
-		if !stringValue(f.method, &m.Method) || m.Method == "" {
-			return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
-		}
-	}
-	if m.Method == "" {
-		// A response: it needs an id and a result or an error.
-		if !f.hasID || f.hasResult == f.hasError {
-			return nil, answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
-		}
-		m.Result = f.result
-		return m, nil, nil
-	}
-	if p := f.params; f.hasParams && firstByte(p) != 'n' {
-		if firstByte(p) != '{' {
-			return nil, answerID, &wireError{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
-		}
-		m.Params = p
+	if id, werr := readMessage(data, m); werr != nil {
+		return nil, id, werr
 	}
 	return m, nil, nil
 }
 
-// stringValue decodes the JSON value raw into *s as json.Unmarshal does
-// (null leaves *s as it is); false when raw is not a string.
-func stringValue(raw []byte, s *string) bool {
-	if v, ok := plainString(raw); ok {
-		if known, ok := knownStrings[string(v)]; ok {
-			*s = known
-		} else {
-			*s = string(v)
-		}
-		return true
+// readMessage is decodeFrame into m, which the caller may keep on its
+// stack.
+func readMessage(data []byte, m *message) (json.RawMessage, *wireError) {
+	var f frameFields
+	var d jsonx.Decoder
+	d.Reset(data)
+	if d.Peek() == '{' {
+		readFrame(&d, &f)
 	}
-	return json.Unmarshal(raw, s) == nil
+	if !d.End() {
+		switch {
+		case !jsonx.Valid(data):
+			return nullID, &wireError{Code: CodeParseError, Message: "parse error: the frame is not valid JSON"}
+		case d.Peek() == '[':
+			return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one message per frame"}
+		}
+		return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+	}
+	return checkFrame(&f, m)
+}
+
+// readFrame reads the members of the frame's object into f, as decoding
+// it into a map[string]json.RawMessage would (the last of a repeated key
+// counts), with the members of params that route a request.
+func readFrame(d *jsonx.Decoder, f *frameFields) {
+	for key := range d.Object {
+		switch string(key) {
+		case "id":
+			f.id, f.hasID = d.Skip(), true
+		case "jsonrpc":
+			f.jsonrpc, f.jsonrpcOK = readName(d)
+			f.hasJSONRPC = true
+		case "method":
+			f.method, f.methodOK = readName(d)
+			f.hasMethod = true
+		case "params":
+			f.hasParams = true
+			f.route = routeParams{}
+			if d.Peek() != '{' {
+				f.params = d.Skip()
+				continue
+			}
+			start := d.Offset()
+			readRoute(d, &f.route)
+			f.params = d.Data()[start:d.Offset()]
+		case "result":
+			f.result, f.hasResult = d.Skip(), true
+		case "error":
+			f.hasError = true
+		}
+	}
+}
+
+// readName reads the value of jsonrpc or method as json.Unmarshal decodes
+// it into a string: false when it is neither a string nor null.
+func readName(d *jsonx.Decoder) (string, bool) {
+	switch d.Peek() {
+	case '"':
+		v := d.String()
+		if known, ok := knownStrings[string(v)]; ok {
+			return known, true
+		}
+		return string(v), true
+	case 'n':
+		d.Skip()
+		return "", true
+	}
+	d.Skip()
+	return "", false
 }
 
 // knownStrings spares an allocation for the strings every frame carries.
@@ -173,370 +199,83 @@ var knownStrings = map[string]string{
 	"createResourceWatch": "createResourceWatch",
 }
 
-// plainString returns the contents of raw when it is a JSON string that
-// decodes to exactly those bytes: no escapes, valid UTF-8 (json.Unmarshal
-// would replace invalid bytes).
-func plainString(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
-	}
-	v := raw[1 : len(raw)-1]
-	ascii := true
-	for _, c := range v {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return nil, false
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
-	}
-	if !ascii && !utf8.Valid(v) {
-		return nil, false
-	}
-	return v, true
-}
-
-// scanFrame reads the top-level members of data into f without copying,
-// as decoding into a map[string]json.RawMessage would. It answers false,
-// leaving the frame to that slower decoding, when data is not valid JSON,
-// not an object, or has a key that is not plain ASCII.
-func scanFrame(data []byte, f *frameFields) bool {
-	if !validJSON(data) {
-		return false
-	}
-	ok := scanObject(data, func(key, val []byte) bool {
-		switch string(key) {
-		case "id":
-			f.id, f.hasID = val, true
-		case "jsonrpc":
-			f.jsonrpc, f.hasJSONRPC = val, true
-		case "method":
-			f.method, f.hasMethod = val, true
-		case "params":
-			f.params, f.hasParams = val, true
-		case "result":
-			f.result, f.hasResult = val, true
-		case "error":
-			f.hasError = true
-		}
-		return true
-	})
-	if !ok {
-		*f = frameFields{}
-	}
-	return ok
-}
-
-// scanObject calls fn with each member of the JSON object data, which must
-// be valid JSON, in order: its key, unquoted, and its value, without the
-// space around it. It answers false when data is not an object, a key is
-// not plain printable ASCII (escapes, other characters: encoding/json
-// decodes those, and matches them to fields by folding), or fn answers
-// false.
-func scanObject(data []byte, fn func(key, val []byte) bool) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return true
-	}
-	for i < len(data) {
-		if data[i] != '"' {
-			return false
-		}
-		start := i + 1
-		j := start
-		for j < len(data) && data[j] != '"' {
-			if c := data[j]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				return false
-			}
-			j++
-		}
-		if j >= len(data) {
-			return false
-		}
-		key := data[start:j]
-		i = skipSpace(data, j+1)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipSpace(data, i+1)
-		end := skipValue(data, i)
-		if end <= i {
-			return false
-		}
-		if !fn(key, data[i:end]) {
-			return false
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return false
-		}
-		switch data[i] {
-		case '}':
-			return true
-		case ',':
-			i = skipSpace(data, i+1)
+// readRoute reads the params object into p as json.Unmarshal decodes it
+// into a struct of *string fields named channel, uri, source and
+// destination: keys matched without regard to case, the last of a
+// repeated key counting, null setting nil.
+func readRoute(d *jsonx.Decoder, p *routeParams) {
+	for key := range d.Object {
+		var field *optString
+		bad := &p.badRoute
+		switch {
+		case jsonx.KeyIs(key, "channel"):
+			field, bad = &p.channel, &p.badChannel
+		case jsonx.KeyIs(key, "uri"):
+			field = &p.uri
+		case jsonx.KeyIs(key, "source"):
+			field = &p.source
+		case jsonx.KeyIs(key, "destination"):
+			field = &p.destination
 		default:
-			return false
+			continue
 		}
-	}
-	return false
-}
-
-// maxValidDepth is the nesting validJSON follows itself; deeper frames
-// are left to json.Valid, which allows 10,000 levels.
-const maxValidDepth = 64
-
-// validJSON reports json.Valid(data): one pass over the bytes without the
-// per-byte state machine encoding/json steps through.
-func validJSON(data []byte) bool {
-	var objects uint64 // bit d is set when level d+1 is an object
-	depth := 0
-	i := skipSpace(data, 0)
-	for {
-		// a value starts at i.
-		if i >= len(data) {
-			return false
-		}
-		switch c := data[i]; c {
-		case '{', '[':
-			if depth == maxValidDepth {
-				return json.Valid(data)
-			}
-			objects &^= 1 << depth
-			if c == '{' {
-				objects |= 1 << depth
-			}
-			depth++
-			i = skipSpace(data, i+1)
-			if i < len(data) && (c == '{' && data[i] == '}' || c == '[' && data[i] == ']') {
-				depth--
-				i++
-				break // an empty object or array: a value ends
-			}
-			if c == '{' {
-				if i = validKey(data, i); i < 0 {
-					return false
-				}
-			}
-			continue // a member's value starts
+		switch d.Peek() {
 		case '"':
-			if i = validString(data, i); i < 0 {
-				return false
-			}
-		case 't':
-			if i = validLiteral(data, i, "true"); i < 0 {
-				return false
-			}
-		case 'f':
-			if i = validLiteral(data, i, "false"); i < 0 {
-				return false
+			v := d.String()
+			if string(v) == rootChannel {
+				*field = optString{rootChannel, true}
+			} else {
+				*field = optString{string(v), true}
 			}
 		case 'n':
-			if i = validLiteral(data, i, "null"); i < 0 {
-				return false
-			}
+			*field = optString{}
 		default:
-			if i = validNumber(data, i); i < 0 {
-				return false
-			}
-		}
-		// a value ended before i: what follows closes its containers,
-		// or separates it from the next.
-		for {
-			i = skipSpace(data, i)
-			if depth == 0 {
-				return i == len(data)
-			}
-			if i >= len(data) {
-				return false
-			}
-			inObject := objects&(1<<(depth-1)) != 0
-			c := data[i]
-			if c == '}' && inObject || c == ']' && !inObject {
-				depth--
-				i++
-				continue
-			}
-			if c != ',' {
-				return false
-			}
-			i = skipSpace(data, i+1)
-			if inObject {
-				if i = validKey(data, i); i < 0 {
-					return false
-				}
-			}
-			break
+			*bad = true
 		}
 	}
 }
 
-// validKey reads an object's key at data[i] with the colon after it: the
-// index after the space that follows the colon, or -1.
-func validKey(data []byte, i int) int {
-	if i >= len(data) || data[i] != '"' {
-		return -1
-	}
-	if i = validString(data, i); i < 0 {
-		return -1
-	}
-	i = skipSpace(data, i)
-	if i >= len(data) || data[i] != ':' {
-		return -1
-	}
-	return skipSpace(data, i+1)
-}
-
-// validString reads the string starting at data[i], a quote: the index
-// after it, or -1. Any byte from 0x20 on may appear unescaped, as
-// encoding/json allows.
-func validString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
-			return -1
-		case c == '\\':
-			i++
-			if i >= len(data) {
-				return -1
-			}
-			switch data[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(data) {
-					return -1
-				}
-				for _, h := range data[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return -1
-					}
-				}
-				i += 4
-			default:
-				return -1
-			}
-		}
-	}
-	return -1
-}
-
-// validLiteral reads lit at data[i]: the index after it, or -1.
-func validLiteral(data []byte, i int, lit string) int {
-	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
-		return -1
-	}
-	return i + len(lit)
-}
-
-// validNumber reads the number at data[i]: the index after it, or -1.
-func validNumber(data []byte, i int) int {
-	if i < len(data) && data[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && '1' <= data[i] && data[i] <= '9':
-		i = skipDigits(data, i+1)
-	default:
-		return -1
-	}
-	if i < len(data) && data[i] == '.' {
-		j := skipDigits(data, i+1)
-		if j == i+1 {
-			return -1
-		}
-		i = j
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		j := skipDigits(data, i)
-		if j == i {
-			return -1
-		}
-		i = j
-	}
-	return i
-}
-
-func skipDigits(data []byte, i int) int {
-	for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
+// checkFrame makes m of a frame's members.
+func checkFrame(f *frameFields, m *message) (json.RawMessage, *wireError) {
+	if f.hasID {
+		switch firstByte(f.id) {
+		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			m.ID = f.id // a scalar, so already compact
 		default:
-			return i
+			return nullID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string or a number"}
 		}
 	}
-	return i
+	answerID := m.ID
+	if answerID == nil {
+		answerID = nullID
+	}
+	m.JSONRPC = f.jsonrpc
+	if !f.hasJSONRPC || !f.jsonrpcOK || m.JSONRPC != jsonrpcVersion {
+		return answerID, &wireError{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
+	}
+	m.Method = f.method
+	if f.hasMethod && (!f.methodOK || m.Method == "") {
+		return answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
+	}
+	if m.Method == "" {
+		// A response: it needs an id and a result or an error.
+		if !f.hasID || f.hasResult == f.hasError {
+			return answerID, &wireError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
+		}
+		m.Result = f.result
+		return nil, nil
+	}
+	if p := f.params; f.hasParams && firstByte(p) != 'n' {
+		if firstByte(p) != '{' {
+			return answerID, &wireError{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
+		}
+		m.Params = p
+		m.route = f.route
+	}
+	return nil, nil
 }
 
-// skipValue returns the end of the valid JSON value starting at data[i]; i
-// itself when there is none.
-func skipValue(data []byte, i int) int {
-	if i >= len(data) {
-		return i
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				j = skipString(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return i
-	}
-	j := i
-	for j < len(data) {
-		switch data[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-		j++
-	}
-	return j
-}
-
-// skipString returns the end of the JSON string starting at data[i].
-func skipString(data []byte, i int) int {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(data)
-}
-
+// firstByte is the first byte of b after space; 0 when there is none.
 func firstByte(b []byte) byte {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	if len(b) == 0 {
@@ -617,8 +356,13 @@ func errorFor(method string, err error) (e *wireError, internal bool) {
 	if errors.As(err, &we) {
 		return we, false
 	}
-	msg := errcode.Message(err)
-	switch errcode.Of(err) {
+	code, msg := errcode.Of(err), errcode.Message(err)
+	if strings.TrimSpace(msg) == "" || code == errcode.Unavailable && msg == internalMessage {
+		// an Unavailable that says "internal error" would hide that a
+		// retry may succeed.
+		msg = emptyMessage(method, code)
+	}
+	switch code {
 	case errcode.Invalid:
 		return &wireError{Code: CodeInvalidParams, Message: msg}, false
 	case errcode.NotFound:
@@ -645,12 +389,31 @@ func errorFor(method string, err error) (e *wireError, internal bool) {
 		// AHP has no "try again" code and -32000..-32099 are its to
 		// assign, so Unavailable is an InternalError that keeps its
 		// message: the requester learns it may try again.
-		if msg == internalMessage || msg == "" {
-			msg = unavailableMessageDefault
-		}
 		return &wireError{Code: CodeInternalError, Message: msg}, false
 	}
 	return &wireError{Code: CodeInternalError, Message: internalMessage}, true
+}
+
+// emptyMessages say what went wrong for a host error of each code whose
+// message says nothing, after the method's name.
+var emptyMessages = map[errcode.Code]string{
+	errcode.Invalid:          "was refused: the request is not valid",
+	errcode.NotFound:         "failed: what it names does not exist",
+	errcode.PermissionDenied: "was refused: permission denied",
+	errcode.AlreadyExists:    "was refused: what it would make exists already",
+	errcode.Conflict:         "was refused: what it names changed since it was read",
+	errcode.Unauthenticated:  "was refused: authenticate first",
+	errcode.Unavailable:      "cannot be served now: try again later",
+	errcode.Unsupported:      "is not served here",
+}
+
+// emptyMessage is the sentence answered for a host error of code that
+// carries none.
+func emptyMessage(method string, code errcode.Code) string {
+	if what, ok := emptyMessages[code]; ok {
+		return method + " " + what
+	}
+	return internalMessage
 }
 
 // encoder is a reusable buffer with a JSON encoder writing into it.

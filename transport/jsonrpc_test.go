@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/bots/errcode"
@@ -69,8 +70,8 @@ func TestErrorForMapsEveryCode(t *testing.T) {
 		{"resourceRead", errcode.New(errcode.Unauthenticated, "sign in"), CodeAuthRequired, "sign in", false},
 		{"resourceRead", errcode.New(errcode.Unsupported, "no"), CodeMethodNotFound, "no", false},
 		{"resourceRead", errcode.New(errcode.Unavailable, "shutting down"), CodeInternalError, "shutting down", false},
+		{"resourceRead", errcode.New(errcode.Unavailable, "internal error"), CodeInternalError, "resourceRead cannot be served now: try again later", false},
 		{"resourceWrite", fmt.Errorf("make: %w", errcode.Wrap(errcode.Unavailable, errors.New("/secret/path: no space"), "the server's disk is full: bot://x was not saved")), CodeInternalError, "the server's disk is full: bot://x was not saved", false},
-		{"resourceWrite", errcode.Wrap(errcode.Unavailable, errors.New("/secret/path: busy"), ""), CodeInternalError, unavailableMessageDefault, false},
 		{"resourceRead", errcode.New(errcode.Internal, "secret detail"), CodeInternalError, "internal error", true},
 		{"resourceRead", errors.New("secret detail"), CodeInternalError, "internal error", true},
 		{"resourceRead", fmt.Errorf("wrapped: %w", errcode.New(errcode.NotFound, "deep")), CodeNotFound, "deep", false},
@@ -121,4 +122,28 @@ func FuzzDecodeFrame(f *testing.F) {
 			t.Fatalf("%q: the error response does not encode: %v %s", data, err, out)
 		}
 	})
+}
+
+// TestErrorForNeverAnswersAnEmptyMessage: a host error of any code whose
+// message is empty (or only space) still goes out as a sentence that names
+// the method and what kind of failure it was.
+func TestErrorForNeverAnswersAnEmptyMessage(t *testing.T) {
+	for _, code := range []errcode.Code{
+		errcode.Invalid, errcode.NotFound, errcode.PermissionDenied, errcode.AlreadyExists, errcode.Conflict,
+		errcode.Unauthenticated, errcode.Unavailable, errcode.Unsupported,
+	} {
+		for _, err := range []error{
+			errcode.New(code, ""),
+			errcode.Wrap(code, errors.New("/secret/path: busy"), " "),
+			fmt.Errorf("wrapped: %w", errcode.New(code, "")),
+		} {
+			e, internal := errorFor("resourceWrite", err)
+			if internal || !strings.HasPrefix(e.Message, "resourceWrite ") || strings.Contains(e.Message, "secret") {
+				t.Errorf("%v %q: answered %q (internal %v), want a sentence naming resourceWrite", code, err, e.Message, internal)
+			}
+		}
+	}
+	if e, _ := errorFor("resourceWrite", errcode.New(errcode.Unavailable, "")); !strings.Contains(e.Message, "try again") {
+		t.Errorf("an empty Unavailable answers %q, which does not say to try again", e.Message)
+	}
 }

@@ -44,6 +44,10 @@ type SessionInfo struct {
 	// Meta is the session's _meta, as Spec.Meta gave it; a back session's
 	// holds BackSessionMeta.
 	Meta map[string]any
+	// Gate says which tools the session may hold and calls the workspace
+	// tools (see ToolGate); nil when its host has none, and then the
+	// session holds what DefaultToolPolicy gives a bot that lists none.
+	Gate ToolGate
 }
 
 // BackSessionMeta is the _meta key of a back session started by the Waker:

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/bots/ahp"
@@ -86,9 +87,44 @@ type LocalHost struct {
 	closed   bool
 
 	turns sync.WaitGroup // the turns' goroutines, which Close waits for
+
+	gate atomic.Pointer[ToolGate] // SetToolGate's, asked by every session's SessionInfo.Gate
 }
 
-var _ SessionHost = (*LocalHost)(nil)
+var (
+	_ SessionHost = (*LocalHost)(nil)
+	_ Gated       = (*LocalHost)(nil)
+)
+
+// SetToolGate sets the gate every session asks, those already open
+// included: bot.New gives the service's.
+func (h *LocalHost) SetToolGate(g ToolGate) { h.gate.Store(&g) }
+
+// hostGate is the ToolGate a LocalHost's sessions are given: it asks the
+// one SetToolGate set at each call, and answers as a host with none until
+// then.
+type hostGate struct{ h *LocalHost }
+
+func (g hostGate) inner() ToolGate {
+	if p := g.h.gate.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (g hostGate) Allowed(ctx context.Context, s SessionInfo) (ToolSet, error) {
+	if in := g.inner(); in != nil {
+		return in.Allowed(ctx, s)
+	}
+	return DefaultToolPolicy().For(nil), nil
+}
+
+func (g hostGate) Call(ctx context.Context, s SessionInfo, name string, input json.RawMessage) (string, error) {
+	if in := g.inner(); in != nil {
+		return in.Call(ctx, s, name, input)
+	}
+	return "", fmt.Errorf("this host offers no %s", name)
+}
 
 // NewLocalHost returns a LocalHost running sessions on cfg's harnesses.
 func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
@@ -206,7 +242,7 @@ func (h *LocalHost) harness(spec Spec) (Harness, string, string, error) {
 // newSession is the session uri of spec as it begins, with no agent yet.
 func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, model string, now time.Time) *localSession {
 	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt,
-		Owner: spec.Owner, Meta: maps.Clone(spec.Meta)}
+		Owner: spec.Owner, Meta: maps.Clone(spec.Meta), Gate: hostGate{h}}
 	if spec.Client != nil {
 		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
 	}

@@ -170,9 +170,9 @@ func TestEndToEndListAnswersExactlyTheReadableBots(t *testing.T) {
 		c     *client
 		reads []string
 	}{
-		{"root", root, []string{"hosts", "project", "softs", "teams"}},
+		{"root", root, []string{"bot-builder", "hosts", "project", "softs", "teams"}}, // the builder is bundled
 		{"soft", soft, []string{"softs", "teams"}},
-		{"kim", kim, []string{"hosts", "project", "softs", "teams"}},
+		{"kim", kim, []string{"bot-builder", "hosts", "project", "softs", "teams"}},
 		{"nemo", nemo, []string{}},
 	}
 	all := []string{"hosts", "project", "softs", "teams"}
@@ -284,9 +284,9 @@ func TestEndToEndCatalogueShowsEachReaderItsBots(t *testing.T) {
 	g.settle(t)
 
 	t.Run("the snapshot holds the bots the reader may read", func(t *testing.T) {
-		wantList(t, "root", root.subscribeCatalogue(t), []string{"hosts", "softs", "teams"})
+		wantList(t, "root", root.subscribeCatalogue(t), []string{"bot-builder", "hosts", "softs", "teams"}) // the builder is bundled
 		wantList(t, "soft", soft.subscribeCatalogue(t), []string{"softs", "teams"})
-		wantList(t, "kim", kim.subscribeCatalogue(t), []string{"hosts", "softs", "teams"})
+		wantList(t, "kim", kim.subscribeCatalogue(t), []string{"bot-builder", "hosts", "softs", "teams"})
 		wantList(t, "nemo", nemo.subscribeCatalogue(t), []string{})
 	})
 	t.Run("added, changed and removed follow for the bots the reader may read", func(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/agenthost/bots"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/bot/builder"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/web"
 )
@@ -35,7 +37,7 @@ func main() {
 // run is the whole server: it serves until ctx is done, then shuts down.
 // It writes one line, "listening on http://<addr>", to stdout once ready.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	s := &bots.Server{Page: web.Handler(web.Config{})}
+	s := &bots.Server{Page: web.Handler(web.Config{}), Bundled: []bot.Bundle{builder.Bundle()}}
 	var addr, agents, login string
 	var checkAgents bool
 	var level slog.Level
@@ -49,6 +51,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
 	fs.BoolVar(&s.AgentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&s.VaultFile, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
+	fs.Func("bundled", "a folder of more bundled (read-only, host-owned) bots, one folder each, besides the builder bot", func(dir string) error {
+		b, err := bot.BundleDir(dir)
+		s.Bundled = append(s.Bundled, b)
+		return err
+	})
 	fs.StringVar((*string)(&s.Options.MainTurnPostMessageAbsent), "main-turn-post-message-absent", "post", "post, notice, silence or postNotice")
 	fs.StringVar(&s.Options.InstructionsIn, "instructions-in", "section", "section or body")
 	fs.StringVar((*string)(&s.Options.ContextIn), "context-in", "text", "text or meta")

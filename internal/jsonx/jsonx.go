@@ -1,6 +1,9 @@
-// Package jsonx writes the JSON of the hot paths by hand, byte for byte as
-// encoding/json writes it, without reflection: strings (with or without
-// HTML escaping) and times at milliseconds.
+// Package jsonx is the one hand-written JSON of the hot paths, without
+// reflection and held to encoding/json by differential tests: it writes
+// strings (with or without HTML escaping) and times at milliseconds byte
+// for byte as encoding/json writes them, and reads a text in one pass with
+// a Decoder that accepts what encoding/json accepts and decodes the same
+// values.
 package jsonx
 
 import (

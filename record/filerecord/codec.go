@@ -61,6 +61,14 @@ func Encode(r record.Record) []byte {
 			b = append(b, '\n')
 		}
 	}
+	if len(r.Tools) > 0 {
+		b = append(b, "tools:\n"...)
+		for _, t := range r.Tools {
+			b = append(b, "- "...)
+			b = appendScalar(b, t)
+			b = append(b, '\n')
+		}
+	}
 	b = field(b, "owner", r.Owner)
 	b = stamp(b, "createdAt", r.CreatedAt.IsZero(), record.FormatTime(r.CreatedAt))
 	b = stamp(b, "updatedAt", r.UpdatedAt.IsZero(), record.FormatTime(r.UpdatedAt))
@@ -299,6 +307,9 @@ func fromPatch(id string, p record.Patch) record.Record {
 	set(&r.Computer, p.Computer)
 	if p.Connectors.Has() && len(p.Connectors.V) > 0 {
 		r.Connectors = p.Connectors.V
+	}
+	if p.Tools.Has() && len(p.Tools.V) > 0 {
+		r.Tools = p.Tools.V
 	}
 	set(&r.Owner, p.Owner)
 	if p.CreatedAt.Has() {

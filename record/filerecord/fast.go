@@ -99,6 +99,8 @@ func recordKey(b []byte) (string, bool) {
 		return "computer", true
 	case "connectors":
 		return "connectors", true
+	case "tools":
+		return "tools", true
 	case "owner":
 		return "owner", true
 	case "createdAt":

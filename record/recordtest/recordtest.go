@@ -173,6 +173,7 @@ func Sample(id string) record.Record {
 		Session:      "work-{turn}",
 		Computer:     "box",
 		Connectors:   map[string]string{"mail": "connectors://resend/account-123"},
+		Tools:        []string{"post_message", "bots"},
 		Owner:        "user:soft",
 		CreatedAt:    at,
 		UpdatedAt:    at.Add(time.Hour),
@@ -384,7 +385,9 @@ func testCopies(t testing.TB, s record.Store) {
 	mustCreate(t, s, r)
 	r.Labels[0] = "changed"
 	r.Connectors["mail"] = "connectors://x/y"
+	r.Tools[0] = "changed"
 	got, _ := s.Get(ctx(t), "motion")
+	got.Record.Tools[1] = "changed"
 	got.Record.Labels[1] = "changed"
 	got.Record.Connectors["new"] = "connectors://x/y"
 	again, _ := s.Get(ctx(t), "motion")

@@ -266,7 +266,8 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	if err != nil {
 		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
 	}
-	a.syncConnectors(ctx)
+	a.openTools(ctx)
+	a.syncTools(ctx)
 	if _, err := a.ensure(ctx); err != nil {
 		a.Close()
 		return nil, err

@@ -36,15 +36,17 @@ type turn struct {
 // agent is one back session's agent: its tool server, and its child while
 // one runs.
 type agent struct {
-	h     *Harness
-	info  wake.SessionInfo
-	key   string
-	bot   string // the bot's name, for failure sentences
-	dir   folder
-	tools *toolServer
-	home  string
-	temp  bool // home is a temporary folder of this agent's
-	log   *slog.Logger
+	h      *Harness
+	info   wake.SessionInfo
+	key    string
+	bot    string // the bot's name, for failure sentences
+	dir    folder
+	tools  *toolServer
+	heldMu sync.Mutex
+	held   wake.ToolSet // the tools the session holds: what its gate allowed at its open, narrowed since
+	home   string
+	temp   bool // home is a temporary folder of this agent's
+	log    *slog.Logger
 
 	startMu sync.Mutex    // serialises starts of a child
 	turns   chan struct{} // holds the running turn until its child has ended it
@@ -494,7 +496,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		return ctx.Err()
 	}
 	defer func() { <-a.turns }()
-	a.syncConnectors(ctx)
+	a.syncTools(ctx)
 	c, err := a.ensure(ctx)
 	if err != nil {
 		return err

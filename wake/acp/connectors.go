@@ -29,7 +29,7 @@ type Connectors interface {
 }
 
 // reserved are the names of the bot's own tools; no connector takes them.
-var reserved = []string{PostMessageTool, AskTool}
+var reserved = append([]string{PostMessageTool, AskTool}, wake.NewToolSet(wake.WorkspaceTools).Names()...)
 
 // defaultInput is the input schema of a connector tool whose own is not a
 // JSON Schema of an object.
@@ -46,18 +46,22 @@ func objectSchema(schema json.RawMessage) json.RawMessage {
 }
 
 // syncConnectors makes the tool server offer one tool per connector of the
-// bot's map as it is now: tools of new aliases are added, tools of aliases
+// bot's map as it is now, or none when the session does not hold the
+// connector tools (on): tools of new aliases are added, tools of aliases
 // taken out removed (the MCP server tells the agent the list changed). A
 // failure to list leaves the tools as they were.
-func (a *agent) syncConnectors(ctx context.Context) {
+func (a *agent) syncConnectors(ctx context.Context, on bool) {
 	src := a.h.cfg.Connectors
 	if src == nil {
 		return
 	}
-	tools, err := src.List(ctx, a.info)
-	if err != nil {
-		a.log.Warn("acp: listing the bot's connectors failed; its tools are left as they were", "err", err)
-		return
+	var tools []connector.Tool
+	if on {
+		var err error
+		if tools, err = src.List(ctx, a.info); err != nil {
+			a.log.Warn("acp: listing the bot's connectors failed; its tools are left as they were", "err", err)
+			return
+		}
 	}
 	ts := a.tools
 	ts.mu.Lock()
@@ -106,6 +110,9 @@ func (a *agent) callConnector(ctx context.Context, alias string, args json.RawMe
 		return errorResult(err.Error())
 	}
 	defer cancel()
+	if !a.allowed(ctx).Has(wake.ConnectorTools) {
+		return notHeld(alias)
+	}
 	res, err := a.h.cfg.Connectors.Call(ctx, a.info, alias, args)
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s: %v", alias, err))

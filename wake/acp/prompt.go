@@ -12,14 +12,28 @@ import (
 // says of its question tool, after the session's own system prompt.
 const QuestionPrompt = "Ask them a question with " + AskTool + ": it waits for their answer and returns it."
 
+// WorkspacePrompt is what the system prompt of a session that holds the
+// workspace tools says of them, after QuestionPrompt.
+const WorkspacePrompt = "Make, read, edit, validate and delete bots with bot_list, bot_read, bot_make, bot_edit, bot_validate and bot_delete: they act with the rights of the person whose message you answer."
+
 // systemPrompt is what the agent is told before any message: the
-// session's system prompt, then QuestionPrompt; "" when the session has
-// none.
+// session's system prompt, then QuestionPrompt and WorkspacePrompt for
+// the tools it holds; "" when the session has none.
 func (a *agent) systemPrompt() string {
 	if a.info.SystemPrompt == "" {
 		return ""
 	}
-	return a.info.SystemPrompt + " " + QuestionPrompt
+	a.heldMu.Lock()
+	held := a.held
+	a.heldMu.Unlock()
+	prompt := a.info.SystemPrompt
+	if held.Has(AskTool) {
+		prompt += " " + QuestionPrompt
+	}
+	if held.Has(wake.BotMake) {
+		prompt += " " + WorkspacePrompt
+	}
+	return prompt
 }
 
 // promptInMeta reports whether the agent takes the system prompt out of

@@ -33,6 +33,7 @@ type toolServer struct {
 
 	mu         sync.Mutex
 	connectors map[string]string // the connector tools offered: alias → description and schema
+	own        map[string]bool   // the bot's own tools offered besides post_message: ask_question, the workspace tools
 }
 
 // postInput is post_message's input.
@@ -59,12 +60,6 @@ func startTools(a *agent, log *slog.Logger) (*toolServer, error) {
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in postInput) (*mcp.CallToolResult, any, error) {
 		return a.post(ctx, in.Text)
 	})
-	mcp.AddTool(s, &mcp.Tool{
-		Name:        AskTool,
-		Description: "Ask the person in the main chat a question and wait for their answer.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
-		return a.ask(ctx, in.Question)
-	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		JSONResponse: true, Logger: log, PropagateRequestCancellation: true,
 	})
@@ -75,7 +70,7 @@ func startTools(a *agent, log *slog.Logger) (*toolServer, error) {
 		return nil, fmt.Errorf("acp: tool server: %w", err)
 	}
 	ts := &toolServer{
-		url: "http://" + ln.Addr().String() + path, mcp: s, connectors: map[string]string{},
+		url: "http://" + ln.Addr().String() + path, mcp: s, connectors: map[string]string{}, own: map[string]bool{},
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)},
 	}
 	go ts.srv.Serve(ln)

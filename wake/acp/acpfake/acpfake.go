@@ -165,6 +165,8 @@ func Serve(in io.Reader, out io.Writer) {
 //	prompt             says the whole prompt
 //	tool <name> <json> calls the MCP tool name with the JSON object and says "tool: <result>" or "tool failed: <why>"
 //	tools              says the names of the MCP tools offered, sorted, comma-separated
+//	call <name> <json> calls the MCP tool name with the JSON object and posts "tool: <result>" or "tool failed: <why>"
+//	post-tools         posts the names of the MCP tools offered, sorted, comma-separated
 //	terminal <cwd> <cmd> [args…]  runs cmd in a client terminal in cwd ("-" for none), waits, releases it, and says "exit <code>: <output>" or "refused: <why>"
 //	background <cmd> [args…]      starts cmd in a client terminal and says "started <terminal id>", leaving it running
 //	shell <script>     runs sh -c script in a client terminal in the bot's folder and posts "exit <code>: <output>" or "refused: <why>"
@@ -563,6 +565,25 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	case "prompt":
 		say(text)
 		return end, nil
+	case "call":
+		name, raw, _ := strings.Cut(rest, " ")
+		args := map[string]any{}
+		if strings.TrimSpace(raw) != "" {
+			if err := json.Unmarshal([]byte(raw), &args); err != nil {
+				return post("tool failed: " + err.Error())
+			}
+		}
+		out, err := f.callTool(ctx, s, name, args)
+		if err != nil {
+			return post("tool failed: " + err.Error())
+		}
+		return post("tool: " + out)
+	case "post-tools":
+		names, err := f.listTools(ctx, s)
+		if err != nil {
+			return post("tools failed: " + err.Error())
+		}
+		return post(strings.Join(names, ","))
 	case "tool":
 		name, raw, _ := strings.Cut(rest, " ")
 		args := map[string]any{}

@@ -1,0 +1,496 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/frontmatter"
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+)
+
+// Bundle is a read-only set of bots a host ships with itself: one folder
+// per bot, named by its slug, holding its bot.md (a record's frontmatter,
+// as in <configDir>/bots/<slug>/bot.md, without owner, workspace or
+// computer) and the files of its work folder, AGENTS.md among them.
+//
+// A bundled bot is owned by the host (root:<host>), is readable by all
+// who may read bots, and cannot be made, edited or deleted through the
+// service; a bot of the store with its slug is ignored, and reported. Its
+// persona (name, description, instructions) is the bundle's AGENTS.md
+// where it has one, else its bot.md's.
+//
+// Its work folder, <root>/<slug>, is written from the bundle at the first
+// message to the bot, and again only when the bundle's version (a hash of
+// all its files) changes: then a file is written when it is missing or
+// still holds exactly what the previous version wrote; a file changed in
+// the folder since is kept, and reported at Warn. What was written is
+// kept in <configDir>/bundled/<slug>.json.
+type Bundle struct {
+	// FS holds the bots' folders.
+	FS fs.FS
+	// Origin says where the bundle comes from in reports: a folder's path,
+	// or "built in".
+	Origin string
+}
+
+// bundled is one bot of a bundle.
+type bundled struct {
+	entry   record.Entry      // the record, with its persona, and an etag of its version
+	files   map[string][]byte // the work folder's files by slash path
+	version string            // a hash of every file of the bot's folder in the bundle
+	origin  string            // <Bundle.Origin>/<slug>
+}
+
+// bundleBotFile is the record's file in a bundled bot's folder.
+const bundleBotFile = "bot.md"
+
+// loadBundles reads every bot of the bundles; a bot of an earlier bundle
+// wins over one of a later with its slug, reported at Warn. A bot that
+// cannot be read is an error: the host shipped it.
+func loadBundles(bundles []Bundle, hostName, root string, mode persona.Mode, log *slog.Logger) (map[string]*bundled, error) {
+	out := map[string]*bundled{}
+	for _, b := range bundles {
+		if b.FS == nil {
+			return nil, fmt.Errorf("bundle %q has no files", b.Origin)
+		}
+		entries, err := fs.ReadDir(b.FS, ".")
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", b.Origin, err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			bb, err := loadBundled(b, e.Name(), hostName, root, mode)
+			if err != nil {
+				return nil, err
+			}
+			if prev, ok := out[e.Name()]; ok {
+				log.Warn("bot: two bundles ship a bot of one slug; the first is kept", "bot", e.Name(), "kept", prev.origin, "ignored", bb.origin)
+				continue
+			}
+			out[e.Name()] = bb
+		}
+	}
+	return out, nil
+}
+
+func loadBundled(b Bundle, slug, hostName, root string, mode persona.Mode) (*bundled, error) {
+	origin := b.Origin + "/" + slug
+	if err := record.CheckSlug(slug); err != nil {
+		return nil, fmt.Errorf("bundled bot %s: %w", origin, err)
+	}
+	sub, err := fs.Sub(b.FS, slug)
+	if err != nil {
+		return nil, fmt.Errorf("bundled bot %s: %w", origin, err)
+	}
+	files := map[string][]byte{}
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		data, err := fs.ReadFile(sub, p)
+		files[p] = data
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bundled bot %s: %w", origin, err)
+	}
+	front, ok := files[bundleBotFile]
+	if !ok {
+		return nil, fmt.Errorf("bundled bot %s has no %s", origin, bundleBotFile)
+	}
+	r, err := bundledRecord(slug, front)
+	if err != nil {
+		return nil, fmt.Errorf("bundled bot %s: %s: %w", origin, bundleBotFile, err)
+	}
+	if agents, ok := files[persona.AgentsFile]; ok {
+		parts, err := persona.Read(agents, mode)
+		if err != nil {
+			return nil, fmt.Errorf("bundled bot %s: %s: %w", origin, persona.AgentsFile, err)
+		}
+		if parts.Name != "" {
+			r.Name = parts.Name
+		}
+		if parts.Description != "" {
+			r.Description = parts.Description
+		}
+		if parts.Instructions != "" {
+			r.Instructions = parts.Instructions
+		}
+	}
+	if strings.TrimSpace(r.Name) == "" {
+		return nil, fmt.Errorf("bundled bot %s has no name", origin)
+	}
+	r.Owner = "root:" + hostName
+	r.Workspace = filepath.Join(root, slug)
+	if r.Body == "" {
+		r.Body = record.Bodies()[0]
+	}
+	if r.Color == "" {
+		r.Color = record.DefaultColor()
+	}
+	version := versionOf(files)
+	delete(files, bundleBotFile)
+	return &bundled{entry: record.Entry{Record: r, ETag: "bundled-" + version[:32]}, files: files, version: version, origin: origin}, nil
+}
+
+// bundledRecord reads a bundled bot's bot.md: the record's fields, and
+// instructions below the frontmatter. Owner, workspace and computer are
+// the host's to say.
+func bundledRecord(slug string, data []byte) (record.Record, error) {
+	doc, err := frontmatter.Split(data)
+	if err != nil {
+		return record.Record{}, err
+	}
+	m := map[string]any{}
+	if doc.Has {
+		if m, err = frontmatter.Decode(doc.Front); err != nil {
+			return record.Record{}, err
+		}
+	}
+	for _, k := range []string{"owner", "workspace", "computer"} {
+		if _, ok := m[k]; ok {
+			return record.Record{}, fmt.Errorf("a bundled bot names no %s: the host gives it", k)
+		}
+	}
+	if body := strings.TrimSpace(string(doc.Body)); body != "" {
+		if _, ok := m["instructions"]; !ok {
+			m["instructions"] = body
+		}
+	}
+	if _, ok := m["name"]; !ok {
+		m["name"] = slug // AGENTS.md may name it
+	}
+	p, err := record.PatchFromMap(m)
+	if err != nil {
+		return record.Record{}, err
+	}
+	return p.Make(slug)
+}
+
+// versionOf is a hash of a bot folder's files, paths and contents.
+func versionOf(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%d:%s:%d:", len(n), n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// bundleStamp is what was last written of a bundled bot into its work
+// folder: the bundle's version and each file's hash as written.
+type bundleStamp struct {
+	Version string            `json:"version"`
+	Files   map[string]string `json:"files"`
+}
+
+// bundledErr is the refusal of a write to a bundled bot through the
+// service, naming why.
+func bundledErr(id, what string) error {
+	return errcode.New(errcode.PermissionDenied, "Permission denied: %s is bundled with this host, so it cannot be %s; make a bot of another slug from it instead", uri(id), what)
+}
+
+// isBundled reports whether id is a bundled bot's slug.
+func (s *Service) isBundled(id string) bool {
+	_, ok := s.bundled[id]
+	return ok
+}
+
+// writeBundled writes a bundled bot's work folder from the bundle when
+// its version is not the one last written (see Bundle). It runs before a
+// message wakes the bot.
+func (s *Service) writeBundled(ctx context.Context, id string) error {
+	b, ok := s.bundled[id]
+	if !ok {
+		return nil
+	}
+	s.bundleMu.Lock()
+	defer s.bundleMu.Unlock()
+	stampPath := filepath.Join(s.configDir, "bundled", id+".json")
+	var old bundleStamp
+	if data, err := os.ReadFile(stampPath); err == nil {
+		if err := json.Unmarshal(data, &old); err != nil {
+			s.log.Warn("bot: a bundled bot's stamp cannot be read; its folder's files are kept", "bot", id, "path", stampPath, "err", err)
+			old = bundleStamp{}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", stampPath, err)
+	}
+	if old.Version == b.version {
+		return nil
+	}
+	dir := b.entry.Record.Workspace
+	if err := s.confine(dir); err != nil {
+		return err
+	}
+	if err := ensureFolder(dir); err != nil {
+		return fmt.Errorf("%s: %w", uri(id), err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("%s: open work folder: %w", uri(id), err)
+	}
+	defer root.Close()
+	next := bundleStamp{Version: b.version, Files: map[string]string{}}
+	names := make([]string, 0, len(b.files))
+	for n := range b.files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		data := b.files[name]
+		cur, err := root.ReadFile(filepath.FromSlash(name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			s.log.Warn("bot: a bundled bot's file in its folder cannot be read; it is kept", "bot", id, "file", name, "err", err)
+			continue
+		case hashOf(cur) == hashOf(data):
+			next.Files[name] = hashOf(data)
+			continue
+		case old.Files[name] == "" || hashOf(cur) != old.Files[name]:
+			// Changed since the bundle wrote it (or never written by it).
+			s.log.Warn("bot: a bundled bot's file was changed in its folder; the bundle's new version of it is not written", "bot", id, "file", filepath.Join(dir, name), "bundle", b.origin)
+			if old.Files[name] != "" {
+				next.Files[name] = old.Files[name]
+			}
+			continue
+		}
+		if err := writeIn(root, name, data); err != nil {
+			return fmt.Errorf("%s: write %s: %w", uri(id), name, err)
+		}
+		next.Files[name] = hashOf(data)
+	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.MkdirAll(filepath.Dir(stampPath), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(stampPath, data, 0o600)
+}
+
+// writeIn writes name (a slash path) inside root crash-safely: a temp
+// file beside it, synced, renamed over it, and the folder synced. Through os.Root, no link in
+// the folder leads the write out of it.
+func writeIn(root *os.Root, name string, data []byte) error {
+	name = filepath.FromSlash(name)
+	if d := filepath.Dir(name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(name), ".bundle-"+hashOf([]byte(name))[:12]+".tmp")
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		root.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		root.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	d, err := root.Open(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// bundledStore is the service's store with the bundled bots laid over
+// it: they are listed and read as its own, never written, and a bot of
+// the store with a bundled slug is ignored, reported at Warn with both
+// paths.
+type bundledStore struct {
+	record.Store
+	bundled map[string]*bundled
+	where   func(id string) string // where the store keeps bot id, for reports
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	reported map[string]bool
+}
+
+var _ record.Filterer = (*bundledStore)(nil)
+
+func newBundledStore(inner record.Store, b map[string]*bundled, where func(string) string, log *slog.Logger) *bundledStore {
+	return &bundledStore{Store: inner, bundled: b, where: where, log: log, reported: map[string]bool{}}
+}
+
+// shadowed reports, once per slug, a bot of the store that a bundled bot
+// hides.
+func (b *bundledStore) shadowed(id string) {
+	b.mu.Lock()
+	seen := b.reported[id]
+	b.reported[id] = true
+	b.mu.Unlock()
+	if !seen {
+		b.log.Warn("bot: a bot takes the slug of a bundled bot and is ignored; the bundled bot wins", "bot", id, "path", b.where(id), "bundled", b.bundled[id].origin)
+	}
+}
+
+func (b *bundledStore) Get(ctx context.Context, id string) (record.Entry, error) {
+	if bb, ok := b.bundled[id]; ok {
+		return bundledEntry(bb), nil
+	}
+	return b.Store.Get(ctx, id)
+}
+
+func bundledEntry(bb *bundled) record.Entry {
+	return record.Entry{Record: bb.entry.Record.Clone(), ETag: bb.entry.ETag}
+}
+
+func (b *bundledStore) List(ctx context.Context) ([]record.Entry, error) {
+	return b.ListFunc(ctx, func(record.Record) bool { return true })
+}
+
+// ListFunc lists the store's bots and the bundled ones keep keeps, by id.
+func (b *bundledStore) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
+	list, err := record.ListFunc(ctx, b.Store, func(r record.Record) bool {
+		_, hidden := b.bundled[r.ID]
+		return !hidden && keep(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, bb := range b.bundled {
+		if keep(bb.entry.Record) {
+			list = append(list, bundledEntry(bb))
+		}
+	}
+	slices.SortFunc(list, func(x, y record.Entry) int { return strings.Compare(x.Record.ID, y.Record.ID) })
+	return list, nil
+}
+
+func (b *bundledStore) Create(ctx context.Context, r record.Record) (record.Entry, error) {
+	if _, ok := b.bundled[r.ID]; ok {
+		return record.Entry{}, fmt.Errorf("%w: bundled with this host", record.ErrExists)
+	}
+	return b.Store.Create(ctx, r)
+}
+
+func (b *bundledStore) Update(ctx context.Context, r record.Record, ifMatch string) (record.Entry, error) {
+	if _, ok := b.bundled[r.ID]; ok {
+		return record.Entry{}, fmt.Errorf("bot %s is bundled with this host and is never written", r.ID)
+	}
+	return b.Store.Update(ctx, r, ifMatch)
+}
+
+func (b *bundledStore) Delete(ctx context.Context, id, ifMatch string) error {
+	if _, ok := b.bundled[id]; ok {
+		return fmt.Errorf("bot %s is bundled with this host and is never deleted", id)
+	}
+	return b.Store.Delete(ctx, id, ifMatch)
+}
+
+// Watch passes on the store's changes but those of a bundled slug, which
+// are reported.
+func (b *bundledStore) Watch(ctx context.Context) (<-chan record.Change, error) {
+	in, err := b.Store.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan record.Change)
+	go func() {
+		defer close(out)
+		for c := range in {
+			if _, ok := b.bundled[c.ID]; ok {
+				if c.Kind != record.Deleted {
+					b.shadowed(c.ID)
+				}
+				continue
+			}
+			select {
+			case out <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// reportShadowed reports every bot of the store a bundled bot hides now.
+func (b *bundledStore) reportShadowed(ctx context.Context) {
+	for id := range b.bundled {
+		if _, err := b.Store.Get(ctx, id); err == nil {
+			b.shadowed(id)
+		}
+	}
+}
+
+// bundledWhere says where the store keeps a bot, for reports: its bot.md
+// for a file store.
+func bundledWhere(configDir string, store record.Store) func(string) string {
+	fb, ok := store.(record.FileBacked)
+	files := ok && fb.FileBacked()
+	return func(id string) string {
+		if files {
+			return filepath.Join(configDir, "bots", id, "bot.md")
+		}
+		return path.Join("store", id)
+	}
+}
+
+// BundleDir is the bundle of the bot folders in dir, as a host's option
+// (the reference server's -bundled) names it.
+func BundleDir(dir string) (Bundle, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("bundled bots %q: %w", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("bundled bots: %w", err)
+	}
+	if !st.IsDir() {
+		return Bundle{}, fmt.Errorf("bundled bots: %s is not a folder", abs)
+	}
+	return Bundle{FS: os.DirFS(abs), Origin: abs}, nil
+}

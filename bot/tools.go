@@ -1,0 +1,295 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/persona"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/wake"
+)
+
+// gate is the service's wake.ToolGate: which tools a back session may
+// hold, and the workspace tools, each acting as the person whose message
+// woke the session, through the permission table a wire request meets.
+type gate struct{ s *Service }
+
+var _ wake.ToolGate = gate{}
+
+// Allowed answers the host's tool policy narrowed by the session's bot's
+// tools list as its record is now; a bot that is gone leaves post_message
+// alone.
+func (g gate) Allowed(ctx context.Context, si wake.SessionInfo) (wake.ToolSet, error) {
+	id, _, _, ok := wake.BackSession(si.Meta)
+	if !ok {
+		return g.s.tools.For(nil), nil
+	}
+	e, err := g.s.store.Get(ctx, id)
+	if errors.Is(err, record.ErrNotFound) {
+		return wake.NewToolSet(wake.PostMessage), nil
+	}
+	if err != nil {
+		return wake.ToolSet{}, fmt.Errorf("read bot %s: %w", id, err)
+	}
+	return g.s.tools.For(e.Record.Tools), nil
+}
+
+// toolInput is the input of the workspace tools.
+type toolInput struct {
+	Slug    string          `json:"slug"`
+	Bot     json.RawMessage `json:"bot"`
+	IfMatch string          `json:"ifMatch"`
+}
+
+// Call calls a workspace tool for the person the session answers.
+func (g gate) Call(ctx context.Context, si wake.SessionInfo, name string, input json.RawMessage) (string, error) {
+	s := g.s
+	p, err := s.personOf(si.Owner)
+	if err != nil {
+		return "", err
+	}
+	var in toolInput
+	if len(bytes.TrimSpace(input)) > 0 {
+		if err := json.Unmarshal(input, &in); err != nil {
+			return "", fmt.Errorf("%s takes a JSON object of slug, bot and ifMatch: %v", name, err)
+		}
+	}
+	in.Bot = unquoteBody(in.Bot)
+	text, err := g.call(ctx, p, name, in)
+	if err != nil {
+		if errcode.Of(err) == errcode.Internal {
+			s.log.Error("bot: a workspace tool failed", "tool", name, "bot", in.Slug, "err", err)
+		}
+		return "", errors.New(errcode.Message(err))
+	}
+	return text, nil
+}
+
+func (g gate) call(ctx context.Context, p access.Principal, name string, in toolInput) (string, error) {
+	s := g.s
+	switch name {
+	case wake.BotList:
+		bots, err := s.List(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		type item struct {
+			Slug        string `json:"slug"`
+			Name        string `json:"name"`
+			Description string `json:"description,omitempty"`
+			Owner       string `json:"owner"`
+			Bundled     bool   `json:"bundled,omitempty"`
+		}
+		out := make([]item, len(bots))
+		for i, b := range bots {
+			out[i] = item{Slug: b.Record.ID, Name: b.Record.Name, Description: b.Record.Description, Owner: b.Record.Owner, Bundled: s.isBundled(b.Record.ID)}
+		}
+		return jsonText(out)
+	case wake.BotRead:
+		b, err := s.Read(ctx, p, in.Slug)
+		if err != nil {
+			return "", err
+		}
+		r := b.Record
+		r.Workspace = "" // a path on this host is not the agent's to know
+		return jsonText(map[string]any{"bot": r, "etag": b.ETag})
+	case wake.BotValidate:
+		problems := s.validate(ctx, in.Slug, in.Bot)
+		if len(problems) == 0 {
+			return "The bot is valid: nothing was written.", nil
+		}
+		return fmt.Sprintf("%d problem(s), nothing was written:\n- %s", len(problems), strings.Join(problems, "\n- ")), nil
+	case wake.BotMake, wake.BotEdit:
+		if problems := s.validate(ctx, in.Slug, in.Bot); len(problems) > 0 {
+			return "", errcode.New(errcode.Invalid, "%s was not written: %s", uri(in.Slug), strings.Join(problems, " "))
+		}
+		var b Bot
+		var err error
+		if name == wake.BotMake {
+			b, err = s.Make(ctx, p, in.Slug, in.Bot)
+		} else {
+			b, err = s.Edit(ctx, p, in.Slug, in.Bot, in.IfMatch)
+		}
+		if err != nil {
+			return "", err
+		}
+		verb := "Made"
+		if name == wake.BotEdit {
+			verb = "Edited"
+		}
+		return fmt.Sprintf("%s %s (%s); its etag is now %s.", verb, uri(b.Record.ID), b.Record.Name, b.ETag), nil
+	case wake.BotDelete:
+		if err := s.Delete(ctx, p, in.Slug, in.IfMatch); err != nil {
+			return "", err
+		}
+		return "Deleted " + uri(in.Slug) + "; its slug is never made again.", nil
+	}
+	return "", errcode.New(errcode.Invalid, "there is no workspace tool %q", name)
+}
+
+// unquoteBody takes a body an agent gave as a JSON string holding the
+// object for the object itself.
+func unquoteBody(b json.RawMessage) json.RawMessage {
+	var text string
+	if len(b) > 0 && b[0] == '"' && json.Unmarshal(b, &text) == nil {
+		return json.RawMessage(text)
+	}
+	return b
+}
+
+func jsonText(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode a tool's answer: %w", err)
+	}
+	return string(data), nil
+}
+
+// personOf is the principal of the person a back session answers, as
+// the users directory has them now.
+func (s *Service) personOf(owner string) (access.Principal, error) {
+	kind, rest, _ := strings.Cut(owner, ":")
+	switch {
+	case s.users == nil || kind == "root":
+		return access.RootPrincipal(), nil
+	case kind == "user" && rest != "":
+		if p, ok := s.users.Principal(rest); ok {
+			return p, nil
+		}
+		return access.Principal{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s is no longer a user of this host", owner)
+	}
+	return access.Principal{}, errcode.New(errcode.PermissionDenied, "Permission denied: the session answers %q, who is no person of this host", owner)
+}
+
+// validate checks a make or edit body of bot slug without writing: each
+// problem is one sentence. An empty slug, or one no bot has, is checked
+// as a make.
+func (s *Service) validate(ctx context.Context, slug string, body json.RawMessage) []string {
+	var problems []string
+	making := true
+	if slug != "" {
+		if err := record.CheckSlug(slug); err != nil {
+			problems = append(problems, sentence(err.Error()))
+		} else if s.isBundled(slug) {
+			problems = append(problems, fmt.Sprintf("%s is bundled with this host: it is never made, edited or deleted.", uri(slug)))
+		} else if _, err := s.store.Get(ctx, slug); err == nil {
+			making = false
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return append(problems, "The bot must be a JSON object of its fields, such as {\"name\": \"…\", \"instructions\": \"…\"}.")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	order := record.Keys()
+	slices.SortFunc(keys, func(a, b string) int {
+		ia, ib := slices.Index(order, a), slices.Index(order, b)
+		if ia < 0 {
+			ia = len(order)
+		}
+		if ib < 0 {
+			ib = len(order)
+		}
+		return ia - ib
+	})
+	for _, k := range keys {
+		p, err := record.PatchFromMap(map[string]any{k: m[k]})
+		if err != nil {
+			problems = append(problems, sentence(err.Error()))
+			continue
+		}
+		switch {
+		case k == "tools" && p.Tools.Has():
+			if err := s.tools.Check(p.Tools.V); err != nil {
+				problems = append(problems, sentence(err.Error()))
+			}
+		case k == "instructions" && p.Instructions.Has():
+			if err := persona.CheckInstructions(p.Instructions.V, s.mode); err != nil {
+				problems = append(problems, sentence(err.Error()))
+			}
+		case k == "workspace" && p.Workspace.Has():
+			problems = append(problems, "workspace names a path on this host: leave it out, and the bot works in a folder of its own.")
+			continue
+		}
+		if path := s.hostPath(m[k]); path != "" {
+			problems = append(problems, fmt.Sprintf("%s names a path on this host (%s): a bot refers to its own folder as ./ and is given the rest through tools.", k, path))
+		}
+	}
+	if making {
+		if name, _ := m["name"].(string); strings.TrimSpace(name) == "" {
+			problems = append(problems, "A bot must have a name.")
+		}
+	}
+	return problems
+}
+
+// sentence ends an error's text with a full stop; it starts with the
+// field it names, as the wire's refusals do.
+func sentence(s string) string {
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// homePath matches a path into a person's home folder, written out.
+var homePath = regexp.MustCompile(`(?:^|[\s"'(\x60=:])((?:~|/home/[A-Za-z0-9._-]+|/Users/[A-Za-z0-9._-]+|/root)(?:/[^\s"'\x60)]*)?)`)
+
+// hostPath returns the first path of this host v (a value of a body, or
+// the strings in it) names: one under the bots' root, the configuration
+// folder or a home folder. "" when it names none.
+func (s *Service) hostPath(v any) string {
+	switch v := v.(type) {
+	case string:
+		for _, dir := range s.hostDirs() {
+			if i := strings.Index(v, dir); i >= 0 {
+				return firstField(v[i:])
+			}
+		}
+		if m := homePath.FindStringSubmatch(v); m != nil {
+			return m[1]
+		}
+	case []any:
+		for _, e := range v {
+			if p := s.hostPath(e); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if p := s.hostPath(e); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// hostDirs are the folders of this host a bot's text must not name.
+func (s *Service) hostDirs() []string {
+	dirs := []string{s.root, s.configDir}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) && home != "/" {
+		dirs = append(dirs, home)
+	}
+	return dirs
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return strings.TrimRight(f[0], `"'.,;)`)
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/wake"
+)
+
+// someUsers is a users directory of fixed principals.
+type someUsers map[string]access.Principal
+
+func (u someUsers) Authenticate(string) (access.Principal, bool) { return access.Principal{}, false }
+func (u someUsers) Principal(id string) (access.Principal, bool) {
+	p, ok := u[id]
+	return p, ok
+}
+
+func newGateService(t *testing.T) (*Service, wake.ToolGate) {
+	t.Helper()
+	base := t.TempDir()
+	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}}
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, gate{s}
+}
+
+func softSession(bot string) wake.SessionInfo {
+	return wake.SessionInfo{Owner: "user:soft", Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": bot, "person": "user:soft", "name": "work"}}}
+}
+
+func TestWorkspaceToolsRefuseSecretsAndHostPathsAndAnswerNoPath(t *testing.T) {
+	s, g := newGateService(t)
+	ctx := context.Background()
+	si := softSession("builder")
+	said, err := g.Call(ctx, si, wake.BotValidate, json.RawMessage(`{"slug":"mail","bot":{"name":"Mail","instructions":"Work in `+s.Root()+`/mail.","connectors":{"x":"api_key=sk-live-0123456789abcdef0123456789"},"tools":["telepathy"],"workspace":"/srv/x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"instructions names a path on this host (" + s.Root() + "/mail)", `"telepathy"`, "workspace names a path on this host", "nothing was written"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("bot_validate says %q, want %q in it", said, want)
+		}
+	}
+	if !strings.Contains(said, "connectors") || strings.Contains(said, "sk-live") {
+		t.Errorf("bot_validate says %q: want the secret refused by field, never echoed", said)
+	}
+	if _, err := s.store.Get(ctx, "mail"); err == nil {
+		t.Error("bot_validate wrote the bot")
+	}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"mail","bot":{"name":"Mail","description":"token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}}`)); err == nil {
+		t.Error("bot_make took a secret-looking value")
+	}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"mail","bot":{"name":"Mail","instructions":"You sort mail."}}`)); err != nil {
+		t.Fatal(err)
+	}
+	read, err := g.Call(ctx, si, wake.BotRead, json.RawMessage(`{"slug":"mail"}`))
+	if err != nil || strings.Contains(read, s.Root()) || !strings.Contains(read, `"owner":"user:soft"`) {
+		t.Errorf("bot_read says %q (%v): want soft's bot and no host path", read, err)
+	}
+	gone := wake.SessionInfo{Owner: "user:left", Meta: si.Meta}
+	if _, err := g.Call(ctx, gone, wake.BotList, nil); err == nil || !strings.Contains(err.Error(), "user:left is no longer a user of this host") {
+		t.Errorf("a person the users file no longer holds gets %v", err)
+	}
+}
+
+func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
+	s, g := newGateService(t)
+	ctx := context.Background()
+	if _, err := s.Make(ctx, access.RootPrincipal(), "b", []byte(`{"name":"B","tools":["ask_question","bots"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	set, err := g.Allowed(ctx, softSession("b"))
+	if err != nil || strings.Join(set.Names(), ",") != "ask_question,bot_delete,bot_edit,bot_list,bot_make,bot_read,bot_validate,post_message" {
+		t.Fatalf("Allowed = %v (%v)", set.Names(), err)
+	}
+	if _, err := s.Edit(ctx, access.RootPrincipal(), "b", []byte(`{"tools":["bot_read"]}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := g.Allowed(ctx, softSession("b")); strings.Join(set.Names(), ",") != "bot_read,post_message" {
+		t.Errorf("after the edit Allowed = %v", set.Names())
+	}
+	if err := s.Delete(ctx, access.RootPrincipal(), "b", ""); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := g.Allowed(ctx, softSession("b")); strings.Join(set.Names(), ",") != "post_message" {
+		t.Errorf("for a deleted bot Allowed = %v, want post_message alone", set.Names())
+	}
+}

@@ -1,0 +1,41 @@
+package wake
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestToolPolicyOnlyNarrowsAndKeepsPostMessage(t *testing.T) {
+	p := DefaultToolPolicy()
+	if got := p.For(nil).Names(); slices.Contains(got, BotMake) || !slices.Contains(got, AskQuestion) {
+		t.Fatalf("a bot listing no tools holds %v: want the default set, without the workspace tools", got)
+	}
+	if got := p.For([]string{WorkspaceTools}).Names(); !slices.Contains(got, BotMake) || !slices.Contains(got, PostMessage) || slices.Contains(got, AskQuestion) {
+		t.Fatalf("a bot listing bots holds %v: want the workspace tools and post_message alone", got)
+	}
+	if got := p.For([]string{AskQuestion}).Names(); !slices.Equal(got, []string{AskQuestion, PostMessage}) {
+		t.Fatalf("a bot listing ask_question alone holds %v: post_message is never narrowed away", got)
+	}
+	narrow := ToolPolicy{Offered: []string{PostMessage, AskQuestion}}
+	if got := narrow.For([]string{WorkspaceTools, ConnectorTools}).Names(); !slices.Equal(got, []string{PostMessage}) {
+		t.Fatalf("a list wider than the host's offer gives %v: want the intersection", got)
+	}
+}
+
+func TestToolPolicyRefusesAToolItDoesNotOfferNamingIt(t *testing.T) {
+	narrow := ToolPolicy{Offered: []string{PostMessage, AskQuestion}}
+	err := narrow.Check([]string{PostMessage, WorkspaceTools})
+	if err == nil || !strings.Contains(err.Error(), `"bots"`) {
+		t.Fatalf("Check = %v, want a refusal naming bots", err)
+	}
+	if err := DefaultToolPolicy().Check([]string{"telepathy"}); err == nil || !strings.Contains(err.Error(), `"telepathy"`) {
+		t.Fatalf("Check = %v, want a refusal naming telepathy", err)
+	}
+	if err := (ToolPolicy{Offered: []string{AskQuestion}}).Check([]string{PostMessage}); err != nil {
+		t.Errorf("Check of post_message on a host not listing it = %v: every back session holds it", err)
+	}
+	if err := DefaultToolPolicy().Check([]string{BotRead, WorkspaceTools, ConnectorTools}); err != nil {
+		t.Fatalf("Check of offered tools = %v", err)
+	}
+}
