@@ -343,7 +343,7 @@ func (c *chats) notify(owner, method string, params any) {
 // reported once per chat and returned; the chat goes on in memory.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := appendLine(ch.path, l); err != nil {
+	if err := appendLine(ch.path, l, wake.Durable(a)); err != nil {
 		if !ch.logError {
 			ch.logError = true
 			ch.c.s.log.Warn("bot: a chat log line could not be written", "path", ch.path, "bot", ch.bot, "err", err)

@@ -67,12 +67,12 @@ func logPath(botsDir, bot, session string) string {
 	return filepath.Join(botsDir, bot, "logs", chatID(session)+".jsonl")
 }
 
-// appendLine appends one line to the log at path, durably: write, fsync,
-// and fsync the folder when the file is new. A write that fails leaves
-// none of the line behind. It never makes the folder, so a bot whose
-// folder was removed (deleted) gets no new one. Appends to one log are
-// serialised by its caller.
-func appendLine(path string, line logLine) error {
+// appendLine appends one line to the log at path with one write; with
+// sync, or when the file is new, durably: fsynced, and the folder fsynced
+// when the file is new. A write that fails leaves none of the line behind.
+// It never makes the folder, so a bot whose folder was removed (deleted)
+// gets no new one. Appends to one log are serialised by its caller.
+func appendLine(path string, line logLine, sync bool) error {
 	data, err := json.Marshal(line)
 	if err != nil {
 		return fmt.Errorf("encode log line: %w", err)
@@ -101,9 +101,11 @@ func appendLine(path string, line logLine) error {
 		f.Close()
 		return fmt.Errorf("append to chat log %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync chat log %s: %w", path, err)
+	if sync || created {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync chat log %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close chat log %s: %w", path, err)
@@ -122,7 +124,7 @@ func createLog(path string, open logLine) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("chat log %s: %w", path, fs.ErrExist)
 	}
-	return appendLine(path, open)
+	return appendLine(path, open, true)
 }
 
 // readLog reads a chat log. A last line cut short by a crash mid-append is

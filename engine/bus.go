@@ -144,10 +144,11 @@ func (b *Bus) End(channel string) {
 
 // event is a published action or notification.
 type event struct {
-	seq     int64 // 0 for a notification
-	action  json.RawMessage
-	origin  *Origin
-	project func(*Subscriber) (any, bool)
+	seq        int64 // 0 for a notification
+	action     json.RawMessage
+	origin     *Origin
+	project    func(*Subscriber) (any, bool)
+	marshalled []marshalled // what project returned, checked and compacted
 
 	method string                     // notification
 	params map[string]json.RawMessage // notification, without "channel"
@@ -208,7 +209,7 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 		if !ok {
 			return
 		}
-		raw, err := Marshal(a)
+		raw, err := ev.marshal(a)
 		if err != nil {
 			b.log.Error("projected action did not marshal", "channel", sub.key, "serverSeq", ev.seq, "err", err)
 			return
@@ -221,6 +222,39 @@ func (b *Bus) sendLocked(sub *subscription, ev *event) {
 		return
 	}
 	rec.link.peer.Deliver(Message{Action: &env})
+}
+
+// marshalled is a projection's marshalled action (in) and what the Bus
+// made of it (out).
+type marshalled struct{ in, out json.RawMessage }
+
+// maxMarshalled is how many of a projection's distinct actions an event
+// keeps checked and compacted: the catalogue hands out three (added,
+// changed, removed).
+const maxMarshalled = 4
+
+// marshal marshals what ev's projection returned for one subscriber. A
+// projection marshals its actions beforehand (Marshal) and hands the same
+// one to many subscribers: the same slice is checked and compacted once
+// per event, not once per subscriber. Called with the Bus locked.
+func (ev *event) marshal(a any) (json.RawMessage, error) {
+	r, ok := a.(json.RawMessage)
+	if !ok || len(r) == 0 {
+		return Marshal(a)
+	}
+	for _, m := range ev.marshalled {
+		if len(m.in) == len(r) && &m.in[0] == &r[0] {
+			return m.out, nil
+		}
+	}
+	out, err := Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(ev.marshalled) < maxMarshalled {
+		ev.marshalled = append(ev.marshalled, marshalled{in: r, out: out})
+	}
+	return out, nil
 }
 
 // addSubLocked registers a subscription of rec to ch under the client's

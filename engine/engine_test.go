@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -361,6 +362,55 @@ func TestMarshalKeepsHTMLAndCompactsRawJSON(t *testing.T) {
 	for _, bad := range []any{json.RawMessage(nil), json.RawMessage("{"), func() {}} {
 		if _, err := engine.Marshal(bad); err == nil {
 			t.Errorf("Marshal(%T) succeeded", bad)
+		}
+	}
+}
+
+// A projection hands many subscribers the same marshalled action, and
+// some their own: each subscriber gets the action its projection chose,
+// checked and compacted, whether it shares it or not (the Bus compacts a
+// shared one once per event).
+func TestAProjectionsActionsReachEachSubscriberCompacted(t *testing.T) {
+	r := newRig(t, opts)
+	// a and b have the same length and different bytes; the subscribers
+	// with an action of their own outnumber what an event keeps compacted.
+	a, b := json.RawMessage(`{ "type": "a" }`), json.RawMessage(`{ "type": "b" }`)
+	const n = 12
+	peers := make([]*peer, n)
+	for i := range peers {
+		peers[i] = &peer{}
+		l := r.clients.Link(peers[i])
+		l.Initialize(engine.Caller{ClientID: fmt.Sprint(i), Principal: access.Principal{User: "soft"}}, "1.0.0")
+		l.Finish(l.Open(context.Background(), r.host, []string{"test:/notes"}), "subscribed")
+		peers[i].take()
+	}
+	want := make([]string, n)
+	_, err := r.bus.Publish("test:/notes", engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
+		var i int
+		fmt.Sscan(sub.ClientID, &i)
+		raw := json.RawMessage(fmt.Sprintf(`{ "type" : "own-%d" }`, i))
+		switch i % 3 {
+		case 0:
+			raw = a
+		case 1:
+			raw = b
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			t.Error(err)
+		}
+		want[i] = buf.String()
+		return raw, true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range peers {
+		p.mu.Lock()
+		got := p.got
+		p.mu.Unlock()
+		if len(got) != 1 || got[0].Action == nil || string(got[0].Action.Action) != want[i] {
+			t.Errorf("subscriber %d got %+v, want the action %s", i, got, want[i])
 		}
 	}
 }

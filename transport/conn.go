@@ -62,8 +62,7 @@ type conn struct {
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 
-	out       *sendQueue
-	writerEnd chan struct{}
+	out *sendQueue
 
 	// Direct writes: an answer the reading goroutine writes itself when
 	// nothing is queued, sparing the writer's wake-up. direct is the
@@ -103,10 +102,10 @@ func (c *conn) caller() engine.Caller {
 }
 
 // serve reads and handles messages until the connection ends, then tidies
-// up. It runs on the goroutine that accepted the connection.
+// up. It is the connection's one goroutine while it is idle: a writer runs
+// only while messages wait (sendQueue).
 func (c *conn) serve() {
 	defer c.srv.forget(c)
-	go c.writeLoop()
 	c.log.Debug("connection open")
 	moved, err := c.readLoop()
 	if moved {
@@ -116,18 +115,18 @@ func (c *conn) serve() {
 	graceful := c.graceful
 	c.closeMu.Unlock()
 	if graceful {
-		// the writer sends what is queued, then closes; a client that
+		// the writer sends what is queued, then closes and cancels the
+		// connection's context (as a failed write does); a client that
 		// does not read for that long is cut off.
 		t := time.NewTimer(gracefulCloseTimeout)
 		select {
-		case <-c.writerEnd:
 		case <-c.ctx.Done():
 		case <-t.C:
 		}
 		t.Stop()
 	}
 	c.cancel()
-	<-c.writerEnd
+	c.out.stop()
 	c.unwatch()
 	c.w.closeNow(websocket.StatusNormalClosure, "")
 	c.link.Close()
@@ -264,17 +263,15 @@ func (c *conn) isClosing() bool {
 	return c.closing
 }
 
+// writeLoop writes what waits, in order, and returns once nothing does:
+// the queue starts it again when a message comes. It also returns, leaving
+// the wire taken so that no writer starts again, once the connection ends,
+// closes or a write fails.
 func (c *conn) writeLoop() {
-	defer close(c.writerEnd)
 	for {
 		it, ok := c.out.take()
 		if !ok {
-			select {
-			case <-c.ctx.Done():
-				return
-			case <-c.out.ready:
-				continue
-			}
+			return
 		}
 		if c.ctx.Err() != nil {
 			return
@@ -297,18 +294,46 @@ func (c *conn) writeLoop() {
 // the limit's size would hold it for every idle connection.
 //
 // One message is written at a time: busy while the writer or a direct
-// write of the reading goroutine has the wire.
+// write of the reading goroutine has the wire. The writer is a goroutine
+// started when a message waits and the wire is free, which returns once
+// nothing waits: an idle connection has none.
 type sendQueue struct {
-	mu    sync.Mutex
-	items []outItem // waiting from head on
-	head  int
-	limit int
-	busy  bool
-	ready chan struct{} // holds a token once something waits for the writer
+	mu      sync.Mutex
+	items   []outItem // waiting from head on
+	head    int
+	limit   int
+	busy    bool
+	writing bool   // a writer runs
+	stopped bool   // no writer starts any more
+	writer  func() // the writer's loop
+	writers sync.WaitGroup
 }
 
-func newSendQueue(limit int) *sendQueue {
-	return &sendQueue{limit: limit, ready: make(chan struct{}, 1)}
+func newSendQueue(limit int, writer func()) *sendQueue {
+	return &sendQueue{limit: limit, writer: writer}
+}
+
+// kickLocked starts the writer when a message waits, the wire is free and
+// no writer runs. Called with mu held; it never blocks.
+func (q *sendQueue) kickLocked() {
+	if q.writing || q.busy || q.stopped || q.head == len(q.items) {
+		return
+	}
+	q.writing = true
+	q.writers.Add(1)
+	go func() {
+		defer q.writers.Done()
+		q.writer()
+	}()
+}
+
+// stop starts no writer any more and waits for the one running, if any.
+// The connection's context is cancelled first, which ends a blocked write.
+func (q *sendQueue) stop() {
+	q.mu.Lock()
+	q.stopped = true
+	q.mu.Unlock()
+	q.writers.Wait()
 }
 
 // push queues it; false when limit messages wait already.
@@ -325,32 +350,29 @@ func (q *sendQueue) push(it outItem) bool {
 		q.items, q.head = q.items[:n], 0
 	}
 	q.items = append(q.items, it)
-	busy := q.busy
+	// a busy wire starts the writer when it is given back.
+	q.kickLocked()
 	q.mu.Unlock()
-	if !busy {
-		// a busy wire wakes the writer when it is given back.
-		q.wake()
-	}
 	return true
 }
 
-func (q *sendQueue) wake() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
+// idleQueueCap is the most room for waiting messages an idle connection
+// keeps from its last burst (each is about 100 bytes).
+const idleQueueCap = 8
 
 // take takes the oldest waiting message for the writer, which has the
-// wire until done; false when none waits or the wire is busy.
+// wire until done; false when none waits or the wire is busy, and the
+// writer then returns.
 func (q *sendQueue) take() (outItem, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy {
+		q.writing = false
 		return outItem{}, false
 	}
 	if q.head == len(q.items) {
-		if cap(q.items) > 64 {
+		q.writing = false
+		if cap(q.items) > idleQueueCap {
 			q.items = nil // a burst is over: give its memory back
 		}
 		q.items, q.head = q.items[:0], 0
@@ -382,19 +404,15 @@ func (q *sendQueue) reserve(c *conn) bool {
 	return true
 }
 
-// release gives the wire back after a direct write, waking the writer
+// release gives the wire back after a direct write, starting the writer
 // for what was queued meanwhile. It reports whether reading moved to
 // another goroutine during the write.
 func (q *sendQueue) release(c *conn) (moved bool) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.busy, c.inDirect = false, false
-	waiting := q.head != len(q.items)
-	moved = c.moved
-	q.mu.Unlock()
-	if waiting {
-		q.wake()
-	}
-	return moved
+	q.kickLocked()
+	return c.moved
 }
 
 // len is how many messages wait.

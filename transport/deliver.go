@@ -2,10 +2,12 @@ package transport
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/coder/websocket"
 
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/internal/jsonx"
 )
 
 // A conn is the engine's Peer: what the engine delivers is queued as it
@@ -55,7 +57,7 @@ func (e *encoder) message(m engine.Message) error {
 		return e.value(m.Answer)
 	}
 	if m.Action != nil {
-		return e.value(notification{JSONRPC: jsonrpcVersion, Method: "action", Params: m.Action})
+		return e.action(m.Action)
 	}
 	params := make(map[string]json.RawMessage, len(m.Params)+1)
 	for k, v := range m.Params {
@@ -67,4 +69,42 @@ func (e *encoder) message(m engine.Message) error {
 	}
 	params["channel"] = ch
 	return e.value(notification{JSONRPC: jsonrpcVersion, Method: m.Method, Params: params})
+}
+
+// action appends the action notification of env exactly as value would
+// write notification{"2.0", "action", env}, without reflection: every
+// subscriber of a channel gets one, so a catalogue edit writes it once per
+// connection. The action is checked and compacted (a rejected dispatch
+// carries the client's own JSON); on invalid JSON nothing is written.
+func (e *encoder) action(env *engine.Envelope) error {
+	start := e.buf.Len()
+	e.buf.Grow(len(env.Action) + len(env.Channel) + len(env.RejectionReason) + 160)
+	b := e.buf.AvailableBuffer()
+	b = append(b, `{"jsonrpc":"2.0","method":"action","params":{"channel":`...)
+	b = jsonx.AppendStringNoHTML(b, env.Channel)
+	b = append(b, `,"action":`...)
+	e.buf.Write(b)
+	if env.Action == nil {
+		e.buf.WriteString("null") // as json.RawMessage marshals nil
+	} else if err := json.Compact(&e.buf, env.Action); err != nil {
+		e.buf.Truncate(start)
+		return err
+	}
+	b = e.buf.AvailableBuffer()
+	b = append(b, `,"serverSeq":`...)
+	b = strconv.AppendInt(b, env.ServerSeq, 10)
+	if o := env.Origin; o != nil {
+		b = append(b, `,"origin":{"clientId":`...)
+		b = jsonx.AppendStringNoHTML(b, o.ClientID)
+		b = append(b, `,"clientSeq":`...)
+		b = strconv.AppendInt(b, o.ClientSeq, 10)
+		b = append(b, '}')
+	}
+	if env.RejectionReason != "" {
+		b = append(b, `,"rejectionReason":`...)
+		b = jsonx.AppendStringNoHTML(b, env.RejectionReason)
+	}
+	b = append(b, "}}"...)
+	e.buf.Write(b)
+	return nil
 }

@@ -177,7 +177,9 @@ func tokenOf(r *http.Request) string {
 }
 
 // ServeHTTP authenticates the request's token, upgrades it to a WebSocket
-// and serves AHP on it until either side closes. A wrong token, or a
+// and returns, serving AHP on it from a goroutine of its own until either
+// side closes (the request's memory is not held for the connection's
+// life; Close and Shutdown end the connection). A wrong token, or a
 // missing one where the host requires one, is refused with 401 before the
 // upgrade; after Close or Shutdown every request is refused with 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -213,8 +215,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// the end of the connection's context ends a blocked read or write.
 	context.AfterFunc(c.ctx, func() { _ = ws.CloseNow() })
-	defer s.wg.Done()
-	c.serve()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+	}()
 }
 
 // Pipe connects to the server in memory, presenting token as a client
@@ -264,11 +268,10 @@ func (s *Server) newConn(p access.Principal, token string, w wire, remote string
 		token:     token,
 		ctx:       ctx,
 		cancel:    cancel,
-		out:       newSendQueue(s.cfg.SendQueue),
-		writerEnd: make(chan struct{}),
 		directOK:  socket, // a pipe's write waits for its client: queue
-		log:       s.log.With("conn", id, "principal", p.String(), "remote", remote),
+		log:       slog.New(&connHandler{h: s.log.Handler(), id: id, principal: p, remote: remote}),
 	}
+	c.out = newSendQueue(s.cfg.SendQueue, c.writeLoop)
 	c.link = s.clients.Link(c)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)

@@ -89,9 +89,12 @@ func backLogPath(configDir, uri string, meta map[string]any) string {
 	return filepath.Join(configDir, "bots", bot, "sessions", base64.RawURLEncoding.EncodeToString([]byte(uri))+".jsonl")
 }
 
-// syncs reports whether a's line is fsynced: it begins or ends a turn or
-// changes what waits.
-func syncs(a ahp.Action) bool {
+// Durable reports whether a chat log fsyncs a's line: it begins or ends a
+// turn or changes what waits. The other lines (the parts streamed while a
+// turn runs) are written with one write each, which a killed process
+// keeps; a power loss costs at most the streamed parts of a running turn.
+// The back sessions' logs and the bot chats' logs follow it.
+func Durable(a ahp.Action) bool {
 	switch a.Type {
 	case ahp.ActionChatTurnStarted, ahp.ActionChatTurnComplete, ahp.ActionChatTurnCancelled, ahp.ActionChatError,
 		ahp.ActionChatPendingMessageSet, ahp.ActionChatPendingMessageRemoved, ahp.ActionChatQueuedMessagesReordered:
@@ -107,7 +110,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 	if s.path == "" || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return
 	}
-	err := jsonl.Append(s.path, backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a}, kind == backSession || syncs(a))
+	err := jsonl.Append(s.path, backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a}, kind == backSession || Durable(a))
 	if err != nil {
 		if !s.logError {
 			s.logError = true

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -200,57 +199,6 @@ func readyToRead(ctx context.Context, b *testing.B) *benchClient {
 // readFrame is the resourceRead of bot://motion with id.
 func readFrame(id string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"resourceRead","params":{"channel":"ahp-root://","uri":"bot://motion"}}`)
-}
-
-// BenchmarkIdleConnectionMemory opens 1,000 connections, each answered
-// once, and reports the heap (and goroutine stacks) they hold, per
-// connection; clients and server share the process, so both ends count.
-// The floor is 1,000 connections to the bare echo. Goal: server ≤ 64 KiB
-// of heap per connection.
-func BenchmarkIdleConnectionMemory(b *testing.B) {
-	const n = 1000
-	ctx := testCtx(b)
-	b.Run("floor", func(b *testing.B) {
-		hs := echoServer(b)
-		url := "ws" + hs.URL[len("http"):] + "/"
-		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
-			c := rawDial(ctx, b, url, "")
-			c.roundTrip(ctx, b, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"ahp-root://"}}`), "1")
-			return c.ws // its buffer is let go: the server's memory is measured
-		})
-	})
-	b.Run("server", func(b *testing.B) {
-		srv := startServer(b, newDirs(b).args("-log-level", "error"))
-		measureIdle(ctx, b, n, func(i int) *websocket.Conn {
-			c := rawDial(ctx, b, srv.wsURL(), softToken)
-			c.roundTrip(ctx, b, initializeFrame("1", fmt.Sprintf("idle-%d", i)), "1")
-			return c.ws
-		})
-	})
-}
-
-func measureIdle(ctx context.Context, b *testing.B, n int, open func(i int) *websocket.Conn) {
-	var heap, stack float64
-	runs := 0
-	for b.Loop() {
-		goroutines := runtime.NumGoroutine()
-		before := memStats()
-		conns := make([]*websocket.Conn, n)
-		for i := range conns {
-			conns[i] = open(i)
-		}
-		after := memStats()
-		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
-		stack += float64(after.StackInuse) - float64(before.StackInuse)
-		runs++
-		for _, ws := range conns {
-			ws.CloseNow()
-		}
-		waitGoroutines(ctx, b, goroutines)
-	}
-	b.ReportMetric(heap/float64(runs*n), "heap-B/conn")
-	b.ReportMetric(stack/float64(runs*n), "stack-B/conn")
-	b.ReportMetric(0, "ns/op")
 }
 
 func memStats() runtime.MemStats {

@@ -9,9 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -776,34 +773,9 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 			results <- r
 		})
 	}
-	// The live heap after a GC, every sampleEvery while the load runs.
-	type sample struct {
-		at   time.Duration
-		heap uint64
-		warm bool
-	}
-	var samples []sample
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	tick := time.NewTicker(sampleEvery)
-	defer tick.Stop()
-	for running := true; running; {
-		select {
-		case <-tick.C:
-			runtime.GC()
-			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-			metrics.Read(live)
-			samples = append(samples, sample{time.Since(begin).Round(time.Second), live[0].Value.Uint64(), cold.Load() == 0})
-			if path := os.Getenv("BOTS_LOAD_HEAP_PROFILE"); path != "" {
-				if f, err := os.Create(fmt.Sprint(path, ".", len(samples))); err == nil {
-					pprof.WriteHeapProfile(f)
-					f.Close()
-				}
-			}
-		case <-done:
-			running = false
-		}
-	}
+	samples := sampleHeap(done, sampleEvery, func() bool { return cold.Load() == 0 })
 	close(results)
 	var total result
 	for r := range results {
@@ -811,40 +783,9 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 		total.dup += r.dup
 		total.turns += r.turns
 	}
-	mib := func(n uint64) float64 { return float64(n) / (1 << 20) }
-	var trace []string
-	var first, last, peak *sample
-	for i := range samples {
-		x := &samples[i]
-		mark := ""
-		if !x.warm {
-			mark = " (warming up)"
-		}
-		trace = append(trace, fmt.Sprintf("%s %.1f%s", x.at, mib(x.heap), mark))
-		if !x.warm {
-			continue
-		}
-		if first == nil {
-			first = x
-		}
-		last = x
-		if peak == nil || x.heap > peak.heap {
-			peak = x
-		}
-	}
-	t.Logf("%d turns in %ds (%.0f/s), lost %d, duplicated %d; live heap MiB by time: %s",
-		total.turns, secs, float64(total.turns)/float64(secs), total.lost, total.dup, strings.Join(trace, ", "))
+	t.Logf("%d turns in %ds (%.0f/s), lost %d, duplicated %d", total.turns, secs, float64(total.turns)/float64(secs), total.lost, total.dup)
 	if total.lost > 0 || total.dup > 0 {
 		t.Errorf("lost %d, duplicated %d replies", total.lost, total.dup)
 	}
-	if first == nil || first == last {
-		t.Logf("the run is too short to judge the heap once every chat has ended %d turns", warmTurns)
-		return
-	}
-	t.Logf("after the warm-up: first %.1f MiB at %s, last %.1f MiB at %s, max %.1f MiB at %s",
-		mib(first.heap), first.at, mib(last.heap), last.at, mib(peak.heap), peak.at)
-	if peak.heap > first.heap+loadHeapGrowth {
-		t.Errorf("the heap grew from %.1f MiB to %.1f MiB under load, more than %d MiB: memory is not flat",
-			mib(first.heap), mib(peak.heap), loadHeapGrowth>>20)
-	}
+	judgeHeap(t, samples, warmTurns, loadHeapGrowth)
 }
