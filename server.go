@@ -31,6 +31,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -402,12 +403,55 @@ func (s *Server) serving(w http.ResponseWriter, r *http.Request) (http.Handler, 
 	return s.handler, true
 }
 
+// Listen listens on the TCP address addr for Handler to be served on.
+// With neither Users nor UsersFile every connection may do anything, so
+// Listen then refuses an address that is not loopback ("localhost", or an
+// IP that is loopback), saying why.
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("bots: listen address %q: %w", addr, err)
+	}
+	if s.Users == nil && s.UsersFile == "" && host != "localhost" && !net.ParseIP(host).IsLoopback() {
+		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none every connection may do anything; pass a users file or a loopback address", addr)
+	}
+	return net.Listen("tcp", addr)
+}
+
 // Service is the bot service the server runs, for calls in process (make
 // a bot, read one); nil before a successful Start.
 func (s *Server) Service() *bot.Service {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.svc
+}
+
+// ShutdownGrace is how long Serve waits for connections to end once its
+// ctx is done.
+const ShutdownGrace = 10 * time.Second
+
+// Serve serves Handler on ln until ctx is done, then shuts down: every
+// WebSocket is closed gracefully within ShutdownGrace (Shutdown), and the
+// HTTP server with it; Close is then done. Like Handler, it starts the
+// server with the first request when Start was not called. It answers
+// why serving stopped early, or the shutdown's error.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.init()
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down")
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
+	err := s.Shutdown(ctx) // closes the WebSockets, which hs.Shutdown does not
+	err = errors.Join(err, hs.Shutdown(ctx))
+	<-served
+	return err
 }
 
 // Shutdown closes every WebSocket gracefully (what was queued for a

@@ -323,3 +323,62 @@ func waitGoroutines(t *testing.T, before int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestListenRefusesAnAddressThatIsNotLoopbackWithoutAUsersDirectory(t *testing.T) {
+	srv := newServer(t)
+	defer srv.Close()
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		ln, err := srv.Listen(addr)
+		if err == nil {
+			ln.Close()
+			t.Errorf("Listen(%q) without a users directory listened", addr)
+		} else if !strings.Contains(err.Error(), "without a users file") {
+			t.Errorf("Listen(%q) answered %q, which does not say a users file is missing", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		ln, err := srv.Listen(addr)
+		if err != nil {
+			t.Errorf("Listen(%q) on loopback: %v", addr, err)
+			continue
+		}
+		ln.Close()
+	}
+}
+
+func TestListenServesAnyAddressWithAUsersFile(t *testing.T) {
+	srv := newServer(t)
+	defer srv.Close()
+	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
+	ln, err := srv.Listen("0.0.0.0:0")
+	if err != nil {
+		t.Fatalf("Listen with a users file: %v", err)
+	}
+	ln.Close()
+}
+
+func TestServeAnswersUntilItsContextEndsThenClosesTheServer(t *testing.T) {
+	srv := newServer(t)
+	ln, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	if meta := initialize(t, "ws://"+ln.Addr().String()+"/"); meta == nil {
+		t.Fatal("initialize through Serve answered no _meta")
+	}
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after its context ended: %v", err)
+		}
+	case <-time.After(bots.ShutdownGrace + 5*time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	if err := srv.Start(t.Context()); !errors.Is(err, bots.ErrClosed) {
+		t.Errorf("Start after Serve returned answers %v, want ErrClosed", err)
+	}
+}

@@ -52,3 +52,16 @@ func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
 		}
 	}
 }
+
+func TestServerRefusesAnAddressThatIsNotLoopbackWithoutAUsersFile(t *testing.T) {
+	d := newDirs(t)
+	d.users = ""
+	s, err := tryStart(d.args("-addr", "0.0.0.0:0"))
+	if err == nil {
+		s.stop(t)
+		t.Fatal("the server served 0.0.0.0 with no users file")
+	}
+	if want := "refusing to serve 0.0.0.0:0 without a users file"; !strings.Contains(err.Error(), want) {
+		t.Errorf("the server stopped with %q, want it to say %s", err, want)
+	}
+}

@@ -10,13 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
@@ -84,37 +81,23 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if s.ConfigDir != bots.DefaultConfigDir() {
 		s.LoginCommand = "go run ./examples/server -config " + s.ConfigDir + " -login "
 	}
-	switch host, _, _ := net.SplitHostPort(addr); {
-	case login != "":
+	if login != "" {
 		return s.LoginAgent(ctx, login, acp.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
-	case checkAgents:
+	} else if checkAgents {
 		return s.CheckAgents(ctx, stdout)
-	case s.UsersFile == "" && host != "localhost" && !net.ParseIP(host).IsLoopback():
-		return fmt.Errorf("refusing to serve %s without a users file: with none every connection may do anything; pass -users or a loopback -addr", addr)
 	}
-	defer s.Close()
-	if err := s.Start(ctx); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.Listen(addr) // refuses a non-loopback addr without -users
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn)}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
 	s.Logger.Info("serving bots", "addr", ln.Addr().String(), "config", s.ConfigDir, "root", s.Service().Root(), "users", s.UsersFile, "host", s.Service().HostName())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	s.Logger.Info("shutting down")
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	s.Shutdown(ctx) // closes the WebSockets, which hs.Shutdown does not
-	return hs.Shutdown(ctx)
+	return s.Serve(ctx, ln)
 }
 
 // orExisting is path, or def when path is "" and a file is at def.
