@@ -182,6 +182,7 @@ func (s *Service) validate(ctx context.Context, slug string, body json.RawMessag
 			problems = append(problems, sentence(err.Error()))
 		} else if s.isBundled(slug) {
 			problems = append(problems, fmt.Sprintf("%s is bundled with this host: it is never made, edited or deleted.", uri(slug)))
+			making = false // the slug is taken: the body is no make's
 		} else if _, err := s.store.Get(ctx, slug); err == nil {
 			making = false
 		}

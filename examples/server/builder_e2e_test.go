@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,6 +231,148 @@ func TestEndToEndToolsListOnlyNarrowsWhatARunningBackSessionHolds(t *testing.T) 
 	e = c.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://wide", "encoding": "utf-8", "data": `{"tools": ["telepathy"]}`}, nil, nil)
 	if e == nil || !strings.Contains(e.Message, `"telepathy"`) {
 		t.Errorf("an edit naming an unknown tool answers %+v", e)
+	}
+	srv.stop(t)
+}
+
+// toolJSON decodes the JSON a tool answered in the main turn ("tool: …").
+func toolJSON(t *testing.T, said string, v any) {
+	t.Helper()
+	text, ok := strings.CutPrefix(said, "tool: ")
+	if !ok {
+		t.Fatalf("the tool answered %q", said)
+	}
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		t.Fatalf("the tool answered %q: %v", said, err)
+	}
+}
+
+func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollowTheEtag(t *testing.T) {
+	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
+	srv := setup.start(t)
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft.subscribe("x-ahpd-bots://")
+	chat := soft.openChat("ahp-session:/tools", "bot-builder")
+	turn := 0
+	ask := func(words string) string {
+		turn++
+		return one(t, soft, chat, "t"+strconv.Itoa(turn), words)
+	}
+	refused := func(words string, want ...string) {
+		t.Helper()
+		said := ask(words)
+		if !strings.HasPrefix(said, "tool failed: ") {
+			t.Errorf("%s answers %q, want a refusal", words, said)
+		}
+		for _, w := range want {
+			if !strings.Contains(said, w) {
+				t.Errorf("%s answers %q, want %q in it", words, said, w)
+			}
+		}
+	}
+	noFolder := func(slug string) {
+		t.Helper()
+		if _, err := os.Stat(filepath.Join(setup.root, slug)); !os.IsNotExist(err) {
+			t.Errorf("a refused write left %s a folder (%v)", slug, err)
+		}
+		if _, err := os.Stat(filepath.Join(setup.config, "bots", slug)); !os.IsNotExist(err) {
+			t.Errorf("a refused write left %s a record (%v)", slug, err)
+		}
+	}
+
+	// Secret-looking values are refused as the wire refuses them, by
+	// field and kind, never echoed.
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	said := ask(`call bot_make {"slug": "leaky", "bot": {"name": "Leaky", "description": "uses ` + token + `"}}`)
+	if !strings.HasPrefix(said, "tool failed: ") || !strings.Contains(said, "description holds what looks like a secret (a GitHub token)") || strings.Contains(said, token) {
+		t.Errorf("a make holding a token answers %q: want the wire's refusal, the token not in it", said)
+	}
+	noFolder("leaky")
+	e := soft.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://leaky", "encoding": "utf-8", "createOnly": true,
+		"data": `{"name": "Leaky", "description": "uses ` + token + `"}`}, nil, nil)
+	if e == nil || !strings.Contains(said, e.Message) {
+		t.Errorf("the wire refuses the same make with %+v; the tool said %q", e, said)
+	}
+
+	// A tools list naming a tool this host does not offer is refused at
+	// make and at edit, naming the tool.
+	refused(`call bot_make {"slug": "odd", "bot": {"name": "Odd", "tools": ["telepathy"]}}`, `tools names "telepathy", which this host does not offer`)
+	noFolder("odd")
+
+	// The bundled builder: readable, never made, edited or deleted, each
+	// refusal naming why.
+	var read struct {
+		Bot struct {
+			ID    string   `json:"id"`
+			Owner string   `json:"owner"`
+			Tools []string `json:"tools"`
+		} `json:"bot"`
+		ETag string `json:"etag"`
+	}
+	toolJSON(t, ask(`call bot_read {"slug": "bot-builder"}`), &read)
+	if read.Bot.Owner != "root:chathost" || len(read.Bot.Tools) == 0 {
+		t.Errorf("bot_read of the builder answers %+v, want the host's bot and its tools", read)
+	}
+	refused(`call bot_make {"slug": "bot-builder", "bot": {"name": "Mine"}}`, "bot://bot-builder is bundled with this host")
+	refused(`call bot_edit {"slug": "bot-builder", "bot": {"color": "teal"}}`, "bot://bot-builder is bundled with this host")
+	refused(`call bot_delete {"slug": "bot-builder"}`, "bot://bot-builder is bundled with this host, so it cannot be deleted")
+	if said := ask(`call bot_edit {"slug": "bot-builder", "bot": {"color": "teal"}}`); strings.Contains(said, "must have a name") {
+		t.Errorf("an edit of the builder answers %q: an edit needs no name", said)
+	}
+
+	// Make, then edit with ifMatch: a stale etag is refused, the current
+	// one is taken, and the catalogue hears both at once; then delete.
+	if said := ask(`call bot_make {"slug": "notes", "bot": {"name": "Notes", "instructions": "You keep notes."}}`); !strings.HasPrefix(said, "tool: Made bot://notes") {
+		t.Fatalf("bot_make says %q", said)
+	}
+	toolJSON(t, ask(`call bot_read {"slug": "notes"}`), &read)
+	first := read.ETag
+	if said := ask(`call bot_edit {"slug": "notes", "ifMatch": ` + strconv.Quote(first) + `, "bot": {"color": "teal"}}`); !strings.HasPrefix(said, "tool: Edited bot://notes") {
+		t.Fatalf("bot_edit with the current etag says %q", said)
+	}
+	editTurn := "t" + strconv.Itoa(turn)
+	refused(`call bot_edit {"slug": "notes", "ifMatch": `+strconv.Quote(first)+`, "bot": {"color": "red"}}`, "bot://notes changed since the etag")
+	toolJSON(t, ask(`call bot_read {"slug": "notes"}`), &read)
+	if read.ETag == first {
+		t.Error("the edit left the etag as it was")
+	}
+	refused(`call bot_edit {"slug": "notes", "bot": {"tools": ["post_message", "telepathy"]}}`, `"telepathy"`)
+	if said := ask(`call bot_delete {"slug": "notes", "ifMatch": ` + strconv.Quote(read.ETag) + `}`); !strings.HasPrefix(said, "tool: Deleted bot://notes") {
+		t.Fatalf("bot_delete says %q", said)
+	}
+	deleteTurn := "t" + strconv.Itoa(turn)
+	wire := setup.wire.Bytes()
+	within := func(event, turnID string) {
+		t.Helper()
+		at := regexp.MustCompile(event).FindIndex(wire)
+		end := regexp.MustCompile(`"type":"chat/turnComplete","turnId":"` + turnID + `"`).FindIndex(wire)
+		if at == nil || end == nil || at[0] > end[0] {
+			t.Errorf("%s is at %v and the end of turn %s at %v: want it within the turn", event, at, turnID, end)
+		}
+	}
+	within(`"type":"x-ahpd-bots/changed","bot":\{"id":"notes"[^}]*"color":"teal"`, editTurn)
+	within(`"type":"x-ahpd-bots/removed","id":"notes"`, deleteTurn)
+	if _, err := os.Stat(filepath.Join(setup.config, "bots", "notes")); !os.IsNotExist(err) {
+		t.Errorf("bot_delete left the record's folder (%v)", err)
+	}
+
+	// One who may only read bots reads the bundled builder, and lists it.
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	var got struct {
+		Data string `json:"data"`
+	}
+	tess.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://bot-builder"}, &got)
+	if !strings.Contains(got.Data, `"owner":"root:chathost"`) {
+		t.Errorf("tess reads the builder as %s", got.Data)
+	}
+	tchat := tess.openChat("ahp-session:/tess-tools", "bot-builder")
+	var list []struct {
+		Slug, Owner string
+		Bundled     bool
+	}
+	toolJSON(t, one(t, tess, tchat, "t1", `call bot_list {}`), &list)
+	if len(list) != 1 || list[0].Slug != "bot-builder" || !list[0].Bundled || list[0].Owner != "root:chathost" {
+		t.Errorf("tess's bot_list answers %+v, want the bundled builder", list)
 	}
 	srv.stop(t)
 }
