@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/bots/ahp"
 )
@@ -373,6 +374,71 @@ func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollow
 	toolJSON(t, one(t, tess, tchat, "t1", `call bot_list {}`), &list)
 	if len(list) != 1 || list[0].Slug != "bot-builder" || !list[0].Bundled || list[0].Owner != "root:chathost" {
 		t.Errorf("tess's bot_list answers %+v, want the bundled builder", list)
+	}
+	srv.stop(t)
+}
+
+// readUntil reads bot://slug until its JSON holds want, within a deadline.
+func readUntil(t *testing.T, c *ahpClient, slug, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var read struct {
+			Data string `json:"data"`
+		}
+		c.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://" + slug}, &read)
+		if strings.Contains(read.Data, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bot://%s reads %s, never %s", slug, read.Data, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+}
+
+func TestEndToEndPostMessageIsNeverNarrowedAwayAndHandAndToolEditsOnlyNarrow(t *testing.T) {
+	setup := newACPSetup(t, "-agent", "fake")
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "narrow")
+
+	// A list that leaves post_message out still holds it: the main turn
+	// waits on it, and hears this answer through it.
+	c.makeBot("asker", `{"name": "Asker", "tools": ["ask_question"]}`)
+	achat := c.openChat("ahp-session:/asker", "asker")
+	if got := one(t, c, achat, "t1", "post-tools"); got != "ask_question,post_message" {
+		t.Errorf("a bot whose tools name ask_question alone sees %q over MCP, want post_message too", got)
+	}
+
+	c.makeBot("wide", `{"name": "Wide", "connectors": {"crm": "connectors://http/crm"}}`)
+	chat := c.openChat("ahp-session:/wide", "wide")
+	if got := one(t, c, chat, "t1", "post-tools"); got != "ask_question,crm,post_message" {
+		t.Fatalf("a bot listing no tools sees %q", got)
+	}
+
+	// By hand: a tools list in bot.md that leaves out connectors and adds
+	// the workspace tools narrows the running session, never widens it.
+	file := filepath.Join(setup.config, "bots", "wide", "bot.md")
+	data, err := os.ReadFile(file)
+	if err != nil || !bytes.HasPrefix(data, []byte("---\n")) || bytes.Contains(data, []byte("\ntools:")) {
+		t.Fatalf("bot.md is %q (%v)", data, err)
+	}
+	writeAtomic(t, file, "---\ntools: [post_message, ask_question, bots]\n"+strings.TrimPrefix(string(data), "---\n"))
+	readUntil(t, c, "wide", `"tools":["post_message","ask_question","bots"]`)
+	if got := one(t, c, chat, "t2", "call crm {}"); !strings.HasPrefix(got, "tool failed:") {
+		t.Errorf("a connector call after a hand edit took connectors out says %q", got)
+	}
+	if got := one(t, c, chat, "t3", "post-tools"); got != "ask_question,post_message" {
+		t.Errorf("after the hand edit the running session sees %q: want connectors gone and no workspace tools", got)
+	}
+
+	// By a tool: the builder narrows wide further, from another session.
+	bchat := c.openChat("ahp-session:/builder", "bot-builder")
+	if got := one(t, c, bchat, "t1", `call bot_edit {"slug": "wide", "bot": {"tools": ["post_message", "connectors"]}}`); !strings.HasPrefix(got, "tool: Edited bot://wide") {
+		t.Fatalf("bot_edit says %q", got)
+	}
+	if got := one(t, c, chat, "t4", "post-tools"); got != "post_message" {
+		t.Errorf("after the builder's edit the running session sees %q, want post_message alone", got)
 	}
 	srv.stop(t)
 }
