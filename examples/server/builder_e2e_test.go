@@ -442,3 +442,41 @@ func TestEndToEndPostMessageIsNeverNarrowedAwayAndHandAndToolEditsOnlyNarrow(t *
 	}
 	srv.stop(t)
 }
+
+func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsAndIgnored(t *testing.T) {
+	bundle := writeBundle(t)
+	setup := newACPSetup(t, "-bundled", bundle)
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "hand")
+	readUntil(t, c, "house-rules", `"owner":"root:chathost"`)
+
+	hand := filepath.Join(setup.config, "bots", "house-rules", "bot.md")
+	if err := os.MkdirAll(filepath.Dir(hand), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(t, hand, "---\nname: Impostor\nowner: root:chathost\nworkspace: "+filepath.Join(setup.root, "impostor")+"\n---\n")
+	origin := filepath.Join(bundle, "house-rules")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		warned := false
+		for _, line := range strings.Split(string(setup.logs.Bytes()), "\n") {
+			warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, hand) && strings.Contains(line, origin)
+		}
+		if warned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Warn line naming %s and %s in the logs:\n%s", hand, origin, setup.logs.Bytes())
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+	readUntil(t, c, "house-rules", `"name":"House Rules"`)
+	chat := c.openChat("ahp-session:/rules", "house-rules")
+	if got := one(t, c, chat, "t1", "hello"); got != "House Rules heard: hello" {
+		t.Errorf("the bundled bot says %q after a hand-made folder took its slug", got)
+	}
+	if _, err := os.Stat(filepath.Join(setup.root, "impostor")); !os.IsNotExist(err) {
+		t.Errorf("the hand-made bot's folder was made (%v)", err)
+	}
+	srv.stop(t)
+}
