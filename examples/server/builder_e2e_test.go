@@ -480,3 +480,66 @@ func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsA
 	}
 	srv.stop(t)
 }
+
+func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWroteIt(t *testing.T) {
+	bundle := writeBundle(t)
+	setup := newACPSetup(t, "-bundled", bundle)
+	dir := filepath.Join(setup.root, "house-rules")
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "upgrade")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the bundled bot's folder exists before its first message (%v)", err)
+	}
+	chat := c.openChat("ahp-session:/rules", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	rules := filepath.Join(dir, "notes", "rules.txt")
+	if data, err := os.ReadFile(rules); string(data) != "Be kind.\n" {
+		t.Fatalf("rules.txt after the first message is %q (%v)", data, err)
+	}
+	// The bot's person changes one file.
+	if err := os.WriteFile(rules, []byte("Mine.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.stop(t)
+
+	// The same bundle again writes nothing.
+	srv = setup.start(t)
+	c = dialChat(t, srv.addr, "again")
+	chat = c.openChat("ahp-session:/rules-again", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	if data, _ := os.ReadFile(rules); string(data) != "Mine.\n" {
+		t.Errorf("rules.txt after a restart on the same bundle is %q, want the person's", data)
+	}
+	srv.stop(t)
+
+	// A new version writes what is new or unchanged, and keeps, logged at
+	// Warn, what was changed in the folder.
+	for name, content := range map[string]string{
+		"house-rules/notes/rules.txt": "Be kinder.\n",
+		"house-rules/notes/more.txt":  "Be brief.\n",
+		"house-rules/AGENTS.md":       "---\nname: House Rules\ndescription: Says the rules.\n---\n## Instructions\nYou say the house rules, briefly.\n",
+	} {
+		writeAtomic(t, filepath.Join(bundle, filepath.FromSlash(name)), content)
+	}
+	srv = setup.start(t)
+	c = dialChat(t, srv.addr, "upgraded")
+	chat = c.openChat("ahp-session:/rules-upgraded", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	if data, _ := os.ReadFile(rules); string(data) != "Mine.\n" {
+		t.Errorf("rules.txt after an upgrade is %q: a file changed in the folder is never overwritten", data)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "notes", "more.txt")); string(data) != "Be brief.\n" {
+		t.Errorf("more.txt after the upgrade is %q (%v), want the new version's", data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); !strings.Contains(string(data), "briefly") {
+		t.Errorf("AGENTS.md after the upgrade is %q: the file the bundle wrote and no one changed takes the new version", data)
+	}
+	warned := false
+	for _, line := range strings.Split(string(setup.logs.Bytes()), "\n") {
+		warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, rules)
+	}
+	if !warned {
+		t.Errorf("the kept rules.txt is not in a Warn line:\n%s", setup.logs.Bytes())
+	}
+	srv.stop(t)
+}
