@@ -96,3 +96,42 @@ func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
 		t.Errorf("for a deleted bot Allowed = %v, want post_message alone", set.Names())
 	}
 }
+
+func TestWorkspaceToolsActWithThePersonsRightsAsTheyAreAtTheCall(t *testing.T) {
+	s, g := newGateService(t)
+	ctx := context.Background()
+	si := softSession("builder")
+	if _, err := s.Make(ctx, access.RootPrincipal(), "other", []byte(`{"name":"Other"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"mine","bot":{"name":"Mine"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct{ name, input string }{
+		{wake.BotEdit, `{"slug":"other","bot":{"color":"teal"}}`},
+		{wake.BotDelete, `{"slug":"other"}`},
+	} {
+		if _, err := g.Call(ctx, si, call.name, json.RawMessage(call.input)); err == nil || !strings.HasPrefix(err.Error(), "Permission denied: ") {
+			t.Errorf("%s of root's bot by soft answers %v, want the permission sentence", call.name, err)
+		}
+	}
+	if b, _ := s.store.Get(ctx, "other"); b.Record.Color == "teal" {
+		t.Error("the refused edit was written")
+	}
+
+	// soft loses bot:put: the next make is refused, and soft still edits
+	// and deletes the bot soft owns, as on the wire.
+	s.users.(someUsers)["soft"] = access.Principal{User: "soft"}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"more","bot":{"name":"More"}}`)); err == nil || err.Error() != "Permission denied: bot://more: making a bot needs bot:put" {
+		t.Errorf("a make after bot:put was taken answers %v", err)
+	}
+	if _, err := g.Call(ctx, si, wake.BotEdit, json.RawMessage(`{"slug":"mine","bot":{"color":"teal"}}`)); err != nil {
+		t.Errorf("soft's edit of soft's bot answers %v", err)
+	}
+	if said, err := g.Call(ctx, si, wake.BotDelete, json.RawMessage(`{"slug":"mine"}`)); err != nil || !strings.HasPrefix(said, "Deleted bot://mine") {
+		t.Errorf("soft's delete of soft's bot answers %q (%v)", said, err)
+	}
+	if _, err := s.store.Get(ctx, "mine"); err == nil {
+		t.Error("the deleted bot is still in the store")
+	}
+}
