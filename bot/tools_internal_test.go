@@ -135,3 +135,25 @@ func TestWorkspaceToolsActWithThePersonsRightsAsTheyAreAtTheCall(t *testing.T) {
 		t.Error("the deleted bot is still in the store")
 	}
 }
+
+func TestHostPathsAreFoundInAValueAndPlainProseIsLeftAlone(t *testing.T) {
+	s, _ := newGateService(t)
+	for text, want := range map[string]string{
+		"Read /home/soft/notes.md first.":     "/home/soft/notes.md",
+		"Keep it in ~/notes.":                 "~/notes",
+		"Run `cd ~` first.":                   "~",
+		"Work in " + s.Root() + "/mail today": s.Root() + "/mail",
+		`Open "/Users/kim/x".`:                "/Users/kim/x",
+		"Write under /root.":                  "/root",
+		"Work in " + s.Root() + ".":           s.Root(),
+		"Work in " + s.Root() + "s.d today.":  "",
+		"Answer in about ~5 minutes.":         "",
+		"Answer in ~ two lines.":              "",
+		"Check the /rooted and /homeless.":    "",
+		"Use ./notes and /tmp/x.":             "",
+	} {
+		if got := s.hostPath(text); got != want {
+			t.Errorf("hostPath(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
