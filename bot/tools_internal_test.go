@@ -157,3 +157,18 @@ func TestHostPathsAreFoundInAValueAndPlainProseIsLeftAlone(t *testing.T) {
 		}
 	}
 }
+
+func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
+	base := t.TempDir()
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Tools: wake.ToolPolicy{Offered: []string{wake.AskQuestion}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	props := s.providerInfo()["manifest"].(map[string]any)["properties"].(map[string]any)
+	enum := props["tools"].(map[string]any)["items"].(map[string]any)["enum"]
+	if got, _ := json.Marshal(enum); string(got) != `["post_message","ask_question"]` {
+		t.Errorf("the manifest offers tools %s, want post_message and ask_question, what the host offers", got)
+	}
+}
