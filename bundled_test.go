@@ -45,4 +45,12 @@ func TestServerServesTheBundlesItIsGivenAndNarrowsByItsToolPolicy(t *testing.T) 
 	if _, err := svc.Make(t.Context(), root, "house", []byte(`{"name": "Mine"}`)); err == nil || !strings.Contains(err.Error(), "bundled with this host") {
 		t.Errorf("a make of a bundled slug answers %v", err)
 	}
+	plain := newServer(t)
+	defer plain.Close()
+	if err := plain.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := plain.Service().List(t.Context(), root); err != nil || len(list) != 0 {
+		t.Errorf("a server given no bundles lists %v (%v), want no bot", list, err)
+	}
 }
