@@ -134,3 +134,14 @@ func TestABundledBotHidesAStoreBotOfItsSlugAndReportsBothPlaces(t *testing.T) {
 		t.Errorf("a store Create of the bundled slug answers %v, want ErrExists", err)
 	}
 }
+
+func TestABundledBotsWorkFolderIsTakenForAMake(t *testing.T) {
+	base := t.TempDir()
+	var logs bytes.Buffer
+	s := newBundledService(t, filepath.Join(base, "config"), filepath.Join(base, "bots"), houseBundle("n", "k"), &logs)
+	body := []byte(`{"name":"Thief","workspace":"` + filepath.Join(base, "bots", "house") + `"}`)
+	_, err := s.Make(context.Background(), access.RootPrincipal(), "thief", body)
+	if err == nil || !strings.Contains(err.Error(), "is taken: bot house works in") {
+		t.Errorf("a make in the bundled bot's folder answers %v, want it refused naming house", err)
+	}
+}

@@ -130,7 +130,7 @@ func (s *Service) providerInfo() map[string]any {
 		"description": "Bots: records with a work folder and a persona, talked to in a chat of their own.",
 		"root":        SchemeRoot,
 		"operations":  []string{"get", "list", "resolve", "watch", "put", "delete"},
-		"manifest":    Manifest(s.hostName),
+		"manifest":    Manifest(s.hostName, s.tools),
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 
 // Manifest is the JSON Schema of the body a make takes, as advertised in
 // _meta['ahpd.resourceProviders'].bot.manifest. It gives this host's own
-// owner as a const, so a client sends it as given.
-func Manifest(hostName string) map[string]any {
+// owner as a const, so a client sends it as given, and as the tools a
+// list may name those the host's policy offers.
+func Manifest(hostName string, tools wake.ToolPolicy) map[string]any {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	slug := "^[a-z][a-z0-9-]{0,39}$"
 	return map[string]any{
@@ -38,7 +39,7 @@ func Manifest(hostName string) map[string]any {
 			"connectors": map[string]any{"type": "object", "description": "Connectors by alias.",
 				"propertyNames":        map[string]any{"pattern": slug},
 				"additionalProperties": map[string]any{"type": "string", "pattern": "^connectors://[^/]+/.+$"}},
-			"tools": map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"type": "string", "enum": wake.ToolNames()},
+			"tools": map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"type": "string", "enum": tools.Listable()},
 				"description": "The tools its back sessions may hold: it narrows what the host offers; post_message always stays."},
 			"owner": map[string]any{"type": "string", "description": "Whose it is.",
 				"anyOf": []any{

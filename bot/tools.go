@@ -182,6 +182,7 @@ func (s *Service) validate(ctx context.Context, slug string, body json.RawMessag
 			problems = append(problems, sentence(err.Error()))
 		} else if s.isBundled(slug) {
 			problems = append(problems, fmt.Sprintf("%s is bundled with this host: it is never made, edited or deleted.", uri(slug)))
+			making = false // the slug is taken: the body is no make's
 		} else if _, err := s.store.Get(ctx, slug); err == nil {
 			making = false
 		}
@@ -245,8 +246,10 @@ func sentence(s string) string {
 	return s
 }
 
-// homePath matches a path into a person's home folder, written out.
-var homePath = regexp.MustCompile(`(?:^|[\s"'(\x60=:])((?:~|/home/[A-Za-z0-9._-]+|/Users/[A-Za-z0-9._-]+|/root)(?:/[^\s"'\x60)]*)?)`)
+// homePath matches a path into a person's home folder, written out: ~/…,
+// a ~ standing alone (not "~5", "~ two"), or /home/<name>, /Users/<name>
+// or /root, whole words, and what follows them.
+var homePath = regexp.MustCompile(`(?:^|[\s"'(\x60=:])(?:(~/[^\s"'\x60)]*)|(~)(?:$|["'\x60)])|((?:/home/[A-Za-z0-9._-]+|/Users/[A-Za-z0-9._-]+|/root)(?:/[^\s"'\x60)]*)?)(?:$|[\s"'\x60).,;:!?]))`)
 
 // hostPath returns the first path of this host v (a value of a body, or
 // the strings in it) names: one under the bots' root, the configuration
@@ -255,12 +258,12 @@ func (s *Service) hostPath(v any) string {
 	switch v := v.(type) {
 	case string:
 		for _, dir := range s.hostDirs() {
-			if i := strings.Index(v, dir); i >= 0 {
+			if i := pathIndex(v, dir); i >= 0 {
 				return firstField(v[i:])
 			}
 		}
 		if m := homePath.FindStringSubmatch(v); m != nil {
-			return m[1]
+			return strings.TrimRight(m[1]+m[2]+m[3], ".,;:!?")
 		}
 	case []any:
 		for _, e := range v {
@@ -285,6 +288,36 @@ func (s *Service) hostDirs() []string {
 		dirs = append(dirs, home)
 	}
 	return dirs
+}
+
+// pathIndex is the index of the first place s names dir as a whole path
+// (not "/rooted" for "/root", nor "/data/root"), or -1.
+func pathIndex(s, dir string) int {
+	for from := 0; ; {
+		i := strings.Index(s[from:], dir)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		end := i + len(dir)
+		j := end // past a full stop or comma ending a sentence
+		for j < len(s) && strings.IndexByte(".,;:!?", s[j]) >= 0 {
+			j++
+		}
+		before := i == 0 || !isPathByte(s[i-1])
+		after := j == len(s) || j == end && s[j] == '/' || !isPathByte(s[j])
+		if before && after {
+			return i
+		}
+		from = i + 1
+	}
+}
+
+// isPathByte reports whether c may be inside a path's component (or be
+// its separator).
+func isPathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || c == '~' ||
+		'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 func firstField(s string) string {

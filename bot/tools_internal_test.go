@@ -96,3 +96,79 @@ func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
 		t.Errorf("for a deleted bot Allowed = %v, want post_message alone", set.Names())
 	}
 }
+
+func TestWorkspaceToolsActWithThePersonsRightsAsTheyAreAtTheCall(t *testing.T) {
+	s, g := newGateService(t)
+	ctx := context.Background()
+	si := softSession("builder")
+	if _, err := s.Make(ctx, access.RootPrincipal(), "other", []byte(`{"name":"Other"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"mine","bot":{"name":"Mine"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct{ name, input string }{
+		{wake.BotEdit, `{"slug":"other","bot":{"color":"teal"}}`},
+		{wake.BotDelete, `{"slug":"other"}`},
+	} {
+		if _, err := g.Call(ctx, si, call.name, json.RawMessage(call.input)); err == nil || !strings.HasPrefix(err.Error(), "Permission denied: ") {
+			t.Errorf("%s of root's bot by soft answers %v, want the permission sentence", call.name, err)
+		}
+	}
+	if b, _ := s.store.Get(ctx, "other"); b.Record.Color == "teal" {
+		t.Error("the refused edit was written")
+	}
+
+	// soft loses bot:put: the next make is refused, and soft still edits
+	// and deletes the bot soft owns, as on the wire.
+	s.users.(someUsers)["soft"] = access.Principal{User: "soft"}
+	if _, err := g.Call(ctx, si, wake.BotMake, json.RawMessage(`{"slug":"more","bot":{"name":"More"}}`)); err == nil || err.Error() != "Permission denied: bot://more: making a bot needs bot:put" {
+		t.Errorf("a make after bot:put was taken answers %v", err)
+	}
+	if _, err := g.Call(ctx, si, wake.BotEdit, json.RawMessage(`{"slug":"mine","bot":{"color":"teal"}}`)); err != nil {
+		t.Errorf("soft's edit of soft's bot answers %v", err)
+	}
+	if said, err := g.Call(ctx, si, wake.BotDelete, json.RawMessage(`{"slug":"mine"}`)); err != nil || !strings.HasPrefix(said, "Deleted bot://mine") {
+		t.Errorf("soft's delete of soft's bot answers %q (%v)", said, err)
+	}
+	if _, err := s.store.Get(ctx, "mine"); err == nil {
+		t.Error("the deleted bot is still in the store")
+	}
+}
+
+func TestHostPathsAreFoundInAValueAndPlainProseIsLeftAlone(t *testing.T) {
+	s, _ := newGateService(t)
+	for text, want := range map[string]string{
+		"Read /home/soft/notes.md first.":     "/home/soft/notes.md",
+		"Keep it in ~/notes.":                 "~/notes",
+		"Run `cd ~` first.":                   "~",
+		"Work in " + s.Root() + "/mail today": s.Root() + "/mail",
+		`Open "/Users/kim/x".`:                "/Users/kim/x",
+		"Write under /root.":                  "/root",
+		"Work in " + s.Root() + ".":           s.Root(),
+		"Work in " + s.Root() + "s.d today.":  "",
+		"Answer in about ~5 minutes.":         "",
+		"Answer in ~ two lines.":              "",
+		"Check the /rooted and /homeless.":    "",
+		"Use ./notes and /tmp/x.":             "",
+	} {
+		if got := s.hostPath(text); got != want {
+			t.Errorf("hostPath(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
+	base := t.TempDir()
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Tools: wake.ToolPolicy{Offered: []string{wake.AskQuestion}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	props := s.providerInfo()["manifest"].(map[string]any)["properties"].(map[string]any)
+	enum := props["tools"].(map[string]any)["items"].(map[string]any)["enum"]
+	if got, _ := json.Marshal(enum); string(got) != `["post_message","ask_question"]` {
+		t.Errorf("the manifest offers tools %s, want post_message and ask_question, what the host offers", got)
+	}
+}

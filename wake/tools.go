@@ -156,6 +156,19 @@ func (p ToolPolicy) Check(list []string) error {
 	return nil
 }
 
+// Listable are the names a bot's tools list may hold on a host of this
+// policy, in ToolNames' order: post_message, and every tool and group it
+// offers.
+func (p ToolPolicy) Listable() []string {
+	var out []string
+	for _, n := range ToolNames() {
+		if p.Check([]string{n}) == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // For is what a back session of a bot whose record lists tools may hold:
 // Offered ∩ tools (Default ∩ Offered when it lists none), always with
 // post_message.

@@ -39,3 +39,18 @@ func TestToolPolicyRefusesAToolItDoesNotOfferNamingIt(t *testing.T) {
 		t.Fatalf("Check of offered tools = %v", err)
 	}
 }
+
+func TestToolPolicyListsWhatAToolsListMayNameOnItsHost(t *testing.T) {
+	if got := DefaultToolPolicy().Listable(); !slices.Equal(got, ToolNames()) {
+		t.Errorf("the default policy lists %v, want every name %v", got, ToolNames())
+	}
+	narrow := ToolPolicy{Offered: []string{AskQuestion, BotRead}}
+	if got := narrow.Listable(); !slices.Equal(got, []string{PostMessage, AskQuestion, BotRead}) {
+		t.Errorf("a narrow policy lists %v, want post_message, ask_question and bot_read", got)
+	}
+	for _, n := range narrow.Listable() {
+		if err := narrow.Check([]string{n}); err != nil {
+			t.Errorf("the policy lists %q and refuses it: %v", n, err)
+		}
+	}
+}

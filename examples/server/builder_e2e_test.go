@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/bots/ahp"
 )
@@ -230,6 +232,314 @@ func TestEndToEndToolsListOnlyNarrowsWhatARunningBackSessionHolds(t *testing.T) 
 	e = c.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://wide", "encoding": "utf-8", "data": `{"tools": ["telepathy"]}`}, nil, nil)
 	if e == nil || !strings.Contains(e.Message, `"telepathy"`) {
 		t.Errorf("an edit naming an unknown tool answers %+v", e)
+	}
+	srv.stop(t)
+}
+
+// toolJSON decodes the JSON a tool answered in the main turn ("tool: …").
+func toolJSON(t *testing.T, said string, v any) {
+	t.Helper()
+	text, ok := strings.CutPrefix(said, "tool: ")
+	if !ok {
+		t.Fatalf("the tool answered %q", said)
+	}
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		t.Fatalf("the tool answered %q: %v", said, err)
+	}
+}
+
+func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollowTheEtag(t *testing.T) {
+	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
+	srv := setup.start(t)
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft.subscribe("x-ahpd-bots://")
+	chat := soft.openChat("ahp-session:/tools", "bot-builder")
+	turn := 0
+	ask := func(words string) string {
+		turn++
+		return one(t, soft, chat, "t"+strconv.Itoa(turn), words)
+	}
+	refused := func(words string, want ...string) {
+		t.Helper()
+		said := ask(words)
+		if !strings.HasPrefix(said, "tool failed: ") {
+			t.Errorf("%s answers %q, want a refusal", words, said)
+		}
+		for _, w := range want {
+			if !strings.Contains(said, w) {
+				t.Errorf("%s answers %q, want %q in it", words, said, w)
+			}
+		}
+	}
+	noFolder := func(slug string) {
+		t.Helper()
+		if _, err := os.Stat(filepath.Join(setup.root, slug)); !os.IsNotExist(err) {
+			t.Errorf("a refused write left %s a folder (%v)", slug, err)
+		}
+		if _, err := os.Stat(filepath.Join(setup.config, "bots", slug)); !os.IsNotExist(err) {
+			t.Errorf("a refused write left %s a record (%v)", slug, err)
+		}
+	}
+
+	// Secret-looking values are refused as the wire refuses them, by
+	// field and kind, never echoed.
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	said := ask(`call bot_make {"slug": "leaky", "bot": {"name": "Leaky", "description": "uses ` + token + `"}}`)
+	if !strings.HasPrefix(said, "tool failed: ") || !strings.Contains(said, "description holds what looks like a secret (a GitHub token)") || strings.Contains(said, token) {
+		t.Errorf("a make holding a token answers %q: want the wire's refusal, the token not in it", said)
+	}
+	noFolder("leaky")
+	e := soft.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://leaky", "encoding": "utf-8", "createOnly": true,
+		"data": `{"name": "Leaky", "description": "uses ` + token + `"}`}, nil, nil)
+	if e == nil || !strings.Contains(said, e.Message) {
+		t.Errorf("the wire refuses the same make with %+v; the tool said %q", e, said)
+	}
+
+	// A tools list naming a tool this host does not offer is refused at
+	// make and at edit, naming the tool.
+	refused(`call bot_make {"slug": "odd", "bot": {"name": "Odd", "tools": ["telepathy"]}}`, `tools names "telepathy", which this host does not offer`)
+	noFolder("odd")
+
+	// The bundled builder: readable, never made, edited or deleted, each
+	// refusal naming why.
+	var read struct {
+		Bot struct {
+			ID    string   `json:"id"`
+			Owner string   `json:"owner"`
+			Tools []string `json:"tools"`
+		} `json:"bot"`
+		ETag string `json:"etag"`
+	}
+	toolJSON(t, ask(`call bot_read {"slug": "bot-builder"}`), &read)
+	if read.Bot.Owner != "root:chathost" || len(read.Bot.Tools) == 0 {
+		t.Errorf("bot_read of the builder answers %+v, want the host's bot and its tools", read)
+	}
+	refused(`call bot_make {"slug": "bot-builder", "bot": {"name": "Mine"}}`, "bot://bot-builder is bundled with this host")
+	refused(`call bot_edit {"slug": "bot-builder", "bot": {"color": "teal"}}`, "bot://bot-builder is bundled with this host")
+	refused(`call bot_delete {"slug": "bot-builder"}`, "bot://bot-builder is bundled with this host, so it cannot be deleted")
+	if said := ask(`call bot_edit {"slug": "bot-builder", "bot": {"color": "teal"}}`); strings.Contains(said, "must have a name") {
+		t.Errorf("an edit of the builder answers %q: an edit needs no name", said)
+	}
+
+	// Make, then edit with ifMatch: a stale etag is refused, the current
+	// one is taken, and the catalogue hears both at once; then delete.
+	if said := ask(`call bot_make {"slug": "notes", "bot": {"name": "Notes", "instructions": "You keep notes."}}`); !strings.HasPrefix(said, "tool: Made bot://notes") {
+		t.Fatalf("bot_make says %q", said)
+	}
+	toolJSON(t, ask(`call bot_read {"slug": "notes"}`), &read)
+	first := read.ETag
+	if said := ask(`call bot_edit {"slug": "notes", "ifMatch": ` + strconv.Quote(first) + `, "bot": {"color": "teal"}}`); !strings.HasPrefix(said, "tool: Edited bot://notes") {
+		t.Fatalf("bot_edit with the current etag says %q", said)
+	}
+	editTurn := "t" + strconv.Itoa(turn)
+	refused(`call bot_edit {"slug": "notes", "ifMatch": `+strconv.Quote(first)+`, "bot": {"color": "red"}}`, "bot://notes changed since the etag")
+	toolJSON(t, ask(`call bot_read {"slug": "notes"}`), &read)
+	if read.ETag == first {
+		t.Error("the edit left the etag as it was")
+	}
+	refused(`call bot_edit {"slug": "notes", "bot": {"tools": ["post_message", "telepathy"]}}`, `"telepathy"`)
+	if said := ask(`call bot_delete {"slug": "notes", "ifMatch": ` + strconv.Quote(read.ETag) + `}`); !strings.HasPrefix(said, "tool: Deleted bot://notes") {
+		t.Fatalf("bot_delete says %q", said)
+	}
+	deleteTurn := "t" + strconv.Itoa(turn)
+	wire := setup.wire.Bytes()
+	within := func(event, turnID string) {
+		t.Helper()
+		at := regexp.MustCompile(event).FindIndex(wire)
+		end := regexp.MustCompile(`"type":"chat/turnComplete","turnId":"` + turnID + `"`).FindIndex(wire)
+		if at == nil || end == nil || at[0] > end[0] {
+			t.Errorf("%s is at %v and the end of turn %s at %v: want it within the turn", event, at, turnID, end)
+		}
+	}
+	within(`"type":"x-ahpd-bots/changed","bot":\{"id":"notes"[^}]*"color":"teal"`, editTurn)
+	within(`"type":"x-ahpd-bots/removed","id":"notes"`, deleteTurn)
+	if _, err := os.Stat(filepath.Join(setup.config, "bots", "notes")); !os.IsNotExist(err) {
+		t.Errorf("bot_delete left the record's folder (%v)", err)
+	}
+
+	// One who may only read bots reads the bundled builder, and lists it.
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	var got struct {
+		Data string `json:"data"`
+	}
+	tess.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://bot-builder"}, &got)
+	if !strings.Contains(got.Data, `"owner":"root:chathost"`) {
+		t.Errorf("tess reads the builder as %s", got.Data)
+	}
+	tchat := tess.openChat("ahp-session:/tess-tools", "bot-builder")
+	var list []struct {
+		Slug, Owner string
+		Bundled     bool
+	}
+	toolJSON(t, one(t, tess, tchat, "t1", `call bot_list {}`), &list)
+	if len(list) != 1 || list[0].Slug != "bot-builder" || !list[0].Bundled || list[0].Owner != "root:chathost" {
+		t.Errorf("tess's bot_list answers %+v, want the bundled builder", list)
+	}
+	srv.stop(t)
+}
+
+// readUntil reads bot://slug until its JSON holds want, within a deadline.
+func readUntil(t *testing.T, c *ahpClient, slug, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var read struct {
+			Data string `json:"data"`
+		}
+		c.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://" + slug}, &read)
+		if strings.Contains(read.Data, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bot://%s reads %s, never %s", slug, read.Data, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+}
+
+func TestEndToEndPostMessageIsNeverNarrowedAwayAndHandAndToolEditsOnlyNarrow(t *testing.T) {
+	setup := newACPSetup(t, "-agent", "fake")
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "narrow")
+
+	// A list that leaves post_message out still holds it: the main turn
+	// waits on it, and hears this answer through it.
+	c.makeBot("asker", `{"name": "Asker", "tools": ["ask_question"]}`)
+	achat := c.openChat("ahp-session:/asker", "asker")
+	if got := one(t, c, achat, "t1", "post-tools"); got != "ask_question,post_message" {
+		t.Errorf("a bot whose tools name ask_question alone sees %q over MCP, want post_message too", got)
+	}
+
+	c.makeBot("wide", `{"name": "Wide", "connectors": {"crm": "connectors://http/crm"}}`)
+	chat := c.openChat("ahp-session:/wide", "wide")
+	if got := one(t, c, chat, "t1", "post-tools"); got != "ask_question,crm,post_message" {
+		t.Fatalf("a bot listing no tools sees %q", got)
+	}
+
+	// By hand: a tools list in bot.md that leaves out connectors and adds
+	// the workspace tools narrows the running session, never widens it.
+	file := filepath.Join(setup.config, "bots", "wide", "bot.md")
+	data, err := os.ReadFile(file)
+	if err != nil || !bytes.HasPrefix(data, []byte("---\n")) || bytes.Contains(data, []byte("\ntools:")) {
+		t.Fatalf("bot.md is %q (%v)", data, err)
+	}
+	writeAtomic(t, file, "---\ntools: [post_message, ask_question, bots]\n"+strings.TrimPrefix(string(data), "---\n"))
+	readUntil(t, c, "wide", `"tools":["post_message","ask_question","bots"]`)
+	if got := one(t, c, chat, "t2", "call crm {}"); !strings.HasPrefix(got, "tool failed:") {
+		t.Errorf("a connector call after a hand edit took connectors out says %q", got)
+	}
+	if got := one(t, c, chat, "t3", "post-tools"); got != "ask_question,post_message" {
+		t.Errorf("after the hand edit the running session sees %q: want connectors gone and no workspace tools", got)
+	}
+
+	// By a tool: the builder narrows wide further, from another session.
+	bchat := c.openChat("ahp-session:/builder", "bot-builder")
+	if got := one(t, c, bchat, "t1", `call bot_edit {"slug": "wide", "bot": {"tools": ["post_message", "connectors"]}}`); !strings.HasPrefix(got, "tool: Edited bot://wide") {
+		t.Fatalf("bot_edit says %q", got)
+	}
+	if got := one(t, c, chat, "t4", "post-tools"); got != "post_message" {
+		t.Errorf("after the builder's edit the running session sees %q, want post_message alone", got)
+	}
+	srv.stop(t)
+}
+
+func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsAndIgnored(t *testing.T) {
+	bundle := writeBundle(t)
+	setup := newACPSetup(t, "-bundled", bundle)
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "hand")
+	readUntil(t, c, "house-rules", `"owner":"root:chathost"`)
+
+	hand := filepath.Join(setup.config, "bots", "house-rules", "bot.md")
+	if err := os.MkdirAll(filepath.Dir(hand), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(t, hand, "---\nname: Impostor\nowner: root:chathost\nworkspace: "+filepath.Join(setup.root, "impostor")+"\n---\n")
+	origin := filepath.Join(bundle, "house-rules")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		warned := false
+		for _, line := range strings.Split(string(setup.logs.Bytes()), "\n") {
+			warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, hand) && strings.Contains(line, origin)
+		}
+		if warned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Warn line naming %s and %s in the logs:\n%s", hand, origin, setup.logs.Bytes())
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+	readUntil(t, c, "house-rules", `"name":"House Rules"`)
+	chat := c.openChat("ahp-session:/rules", "house-rules")
+	if got := one(t, c, chat, "t1", "hello"); got != "House Rules heard: hello" {
+		t.Errorf("the bundled bot says %q after a hand-made folder took its slug", got)
+	}
+	if _, err := os.Stat(filepath.Join(setup.root, "impostor")); !os.IsNotExist(err) {
+		t.Errorf("the hand-made bot's folder was made (%v)", err)
+	}
+	srv.stop(t)
+}
+
+func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWroteIt(t *testing.T) {
+	bundle := writeBundle(t)
+	setup := newACPSetup(t, "-bundled", bundle)
+	dir := filepath.Join(setup.root, "house-rules")
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "upgrade")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the bundled bot's folder exists before its first message (%v)", err)
+	}
+	chat := c.openChat("ahp-session:/rules", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	rules := filepath.Join(dir, "notes", "rules.txt")
+	if data, err := os.ReadFile(rules); string(data) != "Be kind.\n" {
+		t.Fatalf("rules.txt after the first message is %q (%v)", data, err)
+	}
+	// The bot's person changes one file.
+	if err := os.WriteFile(rules, []byte("Mine.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.stop(t)
+
+	// The same bundle again writes nothing.
+	srv = setup.start(t)
+	c = dialChat(t, srv.addr, "again")
+	chat = c.openChat("ahp-session:/rules-again", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	if data, _ := os.ReadFile(rules); string(data) != "Mine.\n" {
+		t.Errorf("rules.txt after a restart on the same bundle is %q, want the person's", data)
+	}
+	srv.stop(t)
+
+	// A new version writes what is new or unchanged, and keeps, logged at
+	// Warn, what was changed in the folder.
+	for name, content := range map[string]string{
+		"house-rules/notes/rules.txt": "Be kinder.\n",
+		"house-rules/notes/more.txt":  "Be brief.\n",
+		"house-rules/AGENTS.md":       "---\nname: House Rules\ndescription: Says the rules.\n---\n## Instructions\nYou say the house rules, briefly.\n",
+	} {
+		writeAtomic(t, filepath.Join(bundle, filepath.FromSlash(name)), content)
+	}
+	srv = setup.start(t)
+	c = dialChat(t, srv.addr, "upgraded")
+	chat = c.openChat("ahp-session:/rules-upgraded", "house-rules")
+	one(t, c, chat, "t1", "hello")
+	if data, _ := os.ReadFile(rules); string(data) != "Mine.\n" {
+		t.Errorf("rules.txt after an upgrade is %q: a file changed in the folder is never overwritten", data)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "notes", "more.txt")); string(data) != "Be brief.\n" {
+		t.Errorf("more.txt after the upgrade is %q (%v), want the new version's", data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); !strings.Contains(string(data), "briefly") {
+		t.Errorf("AGENTS.md after the upgrade is %q: the file the bundle wrote and no one changed takes the new version", data)
+	}
+	warned := false
+	for _, line := range strings.Split(string(setup.logs.Bytes()), "\n") {
+		warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, rules)
+	}
+	if !warned {
+		t.Errorf("the kept rules.txt is not in a Warn line:\n%s", setup.logs.Bytes())
 	}
 	srv.stop(t)
 }

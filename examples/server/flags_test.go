@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,35 @@ func TestServerRefusesAnAddressThatIsNotLoopbackWithoutAUsersFile(t *testing.T) 
 	}
 	if want := "refusing to serve 0.0.0.0:0 without a users file"; !strings.Contains(err.Error(), want) {
 		t.Errorf("the server stopped with %q, want it to say %s", err, want)
+	}
+}
+
+func TestBundledFlagWithABadFolderOrBotStopsTheServerNamingIt(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "evil"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "evil", "bot.md"), []byte("---\nname: Evil\nowner: user:mallory\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(empty, "blank"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{missing, missing},
+		{bad, filepath.Join(bad, "evil") + ": bot.md: a bundled bot names no owner"},
+		{empty, filepath.Join(empty, "blank") + " has no bot.md"},
+	} {
+		s, err := tryStart(newDirs(t).args("-bundled", c.dir))
+		if err == nil {
+			s.stop(t)
+			t.Errorf("the server started with -bundled %s", c.dir)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("-bundled %s: %v, want it to say %s", c.dir, err, c.want)
+		}
 	}
 }

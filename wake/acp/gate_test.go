@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -136,5 +137,35 @@ func TestNarrowingCountsFromTheNextCallOfARunningTurnAndNeverWidensBack(t *testi
 	}
 	if got := mustTurn(t, a, "tools").replied(); got != "ask_question,post_message" {
 		t.Errorf("the next turn is offered %q", got)
+	}
+}
+
+// failingGate cannot say what a session may hold.
+type failingGate struct{ fakeGate }
+
+func (*failingGate) Allowed(context.Context, wake.SessionInfo) (wake.ToolSet, error) {
+	return wake.ToolSet{}, errors.New("the store is down")
+}
+
+func TestPostMessageIsHeldWhateverTheGateLeavesOut(t *testing.T) {
+	g := &fakeGate{}
+	g.allow(wake.AskQuestion)
+	a := openGated(t, g)
+	if got := mustTurn(t, a, "tools").replied(); got != "ask_question,post_message" {
+		t.Errorf("a gate allowing ask_question alone gives %q, want post_message too", got)
+	}
+	g.allow()
+	if got := mustTurn(t, a, "tools").replied(); got != "post_message" {
+		t.Errorf("a gate allowing nothing gives %q, want post_message", got)
+	}
+	if w := mustTurn(t, a, "post hello"); !slices.Equal(w.posts, []string{"hello"}) {
+		t.Errorf("a post with a gate allowing nothing reached the main turn as %q", w.posts)
+	}
+	b := openGated(t, &failingGate{})
+	if got := mustTurn(t, b, "tools").replied(); got != "post_message" {
+		t.Errorf("a gate that cannot answer gives %q, want post_message alone", got)
+	}
+	if w := mustTurn(t, b, "post hello"); !slices.Equal(w.posts, []string{"hello"}) {
+		t.Errorf("a post with a gate that cannot answer reached the main turn as %q", w.posts)
 	}
 }
