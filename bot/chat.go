@@ -3,11 +3,8 @@ package bot
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
@@ -78,12 +76,12 @@ const TurnsPage = 50
 
 // chats is the bot-chat provider: every chat by session and chat URI.
 type chats struct {
-	s       *Service
-	host    wake.SessionHost
-	waker   *wake.Waker
-	botsDir string
-	keep    int // ended turns a chat holds in memory, at least 1
-	page    int // turns one fetchTurns answers, at least 1
+	s     *Service
+	host  wake.SessionHost
+	waker *wake.Waker
+	logs  chatlog.Logs
+	keep  int // ended turns a chat holds in memory, at least 1
+	page  int // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -92,7 +90,10 @@ type chats struct {
 }
 
 // newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, defaultAgent string, deny []string) (*chats, error) {
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, defaultAgent string, deny []string) (*chats, error) {
+	if logs == nil {
+		logs = chatlog.NewFiles(s.configDir)
+	}
 	if rows == nil {
 		rows = &wake.MemRows{}
 		if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
@@ -108,7 +109,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, defaultAgent st
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, botsDir: filepath.Join(s.configDir, "bots"), keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{},
 	}
 	if err := c.replay(); err != nil {
@@ -135,7 +136,7 @@ type chat struct {
 	bot     string
 	owner   string
 	created string
-	path    string
+	key     chatlog.Key // its log's
 
 	mu       sync.Mutex
 	mark     map[string]any
@@ -219,7 +220,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	}
 	mark := Mark(r)
 	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
-		path: logPath(c.botsDir, r.ID, session), mark: mark}
+		key: logKey(r.ID, session), mark: mark}
 	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
 
 	c.mu.Lock()
@@ -236,7 +237,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	c.mu.Unlock()
 	open := logLine{Kind: lineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
 		Title: title, Dir: r.Workspace, CreatedAt: created, Meta: map[string]any{BotMeta: mark}}
-	if err := createLog(ch.path, open); err != nil {
+	if err := createLog(c.logs, ch.key, open); err != nil {
 		c.mu.Lock()
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
@@ -271,8 +272,10 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	}
 	c.s.bus.End(ch.session)
 	c.s.bus.End(ch.uri)
-	if err := os.Remove(ch.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.s.log.Warn("bot: a disposed chat's log could not be removed", "path", ch.path, "err", err)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
+	defer cancel()
+	if err := c.logs.Remove(rctx, ch.key); err != nil {
+		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.key, "err", err)
 	}
 	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
 	return nil
@@ -343,10 +346,10 @@ func (c *chats) notify(owner, method string, params any) {
 // reported once per chat and returned; the chat goes on in memory.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := appendLine(ch.path, l, wake.Durable(a)); err != nil {
+	if err := appendLine(ch.c.logs, ch.key, l, wake.Durable(a)); err != nil {
 		if !ch.logError {
 			ch.logError = true
-			ch.c.s.log.Warn("bot: a chat log line could not be written", "path", ch.path, "bot", ch.bot, "err", err)
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
 		}
 		return err
 	}
@@ -436,27 +439,29 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool)
 // an error chat/turnResume may resume; newChats then starts the messages
 // that waited behind it.
 func (c *chats) replay() error {
-	files, err := logFiles(c.botsDir)
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	keys, err := c.logs.List(ctx, chatlog.Chat)
+	cancel()
 	if err != nil {
 		return err
 	}
-	for _, path := range files {
-		lines, bad, err := readLog(path)
+	for _, key := range keys {
+		lines, bad, err := readLog(c.logs, key)
 		for _, b := range bad {
-			c.s.log.Warn("bot: chat log", "path", path, "problem", b)
+			c.s.log.Warn("bot: chat log", "log", key, "problem", b)
 		}
 		if err != nil {
-			c.s.log.Warn("bot: a chat log could not be read", "path", path, "err", err)
+			c.s.log.Warn("bot: a chat log could not be read", "log", key, "err", err)
 			continue
 		}
-		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session == "" || chatID(lines[0].Session)+".jsonl" != filepath.Base(path) {
-			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "path", path)
+		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
+			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
 			continue
 		}
 		o := lines[0]
 		mark, _ := o.Meta[BotMeta].(map[string]any)
 		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
-			created: o.CreatedAt, path: path, mark: mark}
+			created: o.CreatedAt, key: key, mark: mark}
 		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
 		// began is when the active turn began by the server's clock: the
 		// time of the line that began it, not the client's startedAt.

@@ -27,6 +27,7 @@ var layers = map[string]int{
 
 	"record":  3, // the record port and its stores
 	"persona": 3, // AGENTS.md and CLAUDE.md
+	"chatlog": 3, // the chat-log port and its stores
 
 	"connector": 4, // connectors: vaults, adapters, scrubbing
 	"catalog":   4, // the catalogue channel and resource watches

@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
@@ -75,6 +76,10 @@ type Config struct {
 	// person, session name) is on. Nil keeps them in files under ConfigDir
 	// when the store is record.FileBacked, and in memory otherwise.
 	Rows wake.Rows
+	// Logs keeps the bot chats' logs (chatlog.Chat): a restarted service,
+	// or another on the same logs, replays every chat from them. Nil
+	// keeps them in files under ConfigDir (chatlog.Files).
+	Logs chatlog.Logs
 	// DefaultAgent is the provider a back session runs on when its bot
 	// names neither a preset nor a provider.
 	DefaultAgent string
@@ -249,7 +254,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
-	"github.com/agenthost/bots/internal/jsonl"
 )
 
 // Preset is a named way to start a session: a provider and a model.
@@ -49,11 +49,15 @@ type LocalConfig struct {
 	// sessions' agents hand out, and out of every action of their chats
 	// before it is applied, published or followed (see scrub.go).
 	Scrub Scrubber
-	// ConfigDir, when set, is where back sessions' logs are kept (beside
-	// their rows, see FileRows), so that a LocalHost started again holds
-	// every back session it held before: same URI, same chat, its latest
-	// turns. "" keeps sessions in memory only.
+	// ConfigDir, when set and Logs is nil, is where back sessions' logs
+	// are kept (chatlog.Files, beside their rows, see FileRows).
 	ConfigDir string
+	// Logs keeps back sessions' logs (chatlog.Back), so that a LocalHost
+	// started again, or another on the same logs, holds every back
+	// session it held before: same URI, same chat, its latest turns. Nil
+	// keeps them in files under ConfigDir; with neither, sessions live in
+	// memory only.
+	Logs chatlog.Logs
 }
 
 // BackTurns is how many ended turns a LocalHost session's chat holds by
@@ -79,7 +83,7 @@ type LocalHost struct {
 	now       func() time.Time
 	keep      int // ended turns a chat holds, at least 1
 	scrub     Scrubber
-	configDir string // where back sessions' logs are, "" for none
+	logs      chatlog.Logs // where back sessions' logs are, nil for none
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
@@ -146,7 +150,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	}
 	h := &LocalHost{
 		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
-		configDir: cfg.ConfigDir, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
+		logs: cfg.Logs, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 	}
 	for name, hr := range cfg.Harnesses {
 		if name == "" || hr == nil {
@@ -160,7 +164,10 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		}
 		h.presets[name] = p
 	}
-	if h.configDir != "" {
+	if h.logs == nil && cfg.ConfigDir != "" {
+		h.logs = chatlog.NewFiles(cfg.ConfigDir)
+	}
+	if h.logs != nil {
 		h.replay()
 	}
 	return h, nil
@@ -272,18 +279,18 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 // that cannot be written is reported; the session then lives in memory
 // only.
 func (h *LocalHost) add(s *localSession, provider, model string) error {
-	if path := backLogPath(h.configDir, s.uri, s.spec.Meta); path != "" {
-		if err := createLog(path, s, provider, model); err != nil {
-			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "path", path, "session", s.uri, "err", err)
+	if key, ok := backLogKey(s.uri, s.spec.Meta); ok && h.logs != nil {
+		if err := h.createLog(key, s, provider, model); err != nil {
+			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.uri, "err", err)
 		} else {
-			s.path = path
+			s.key, s.logged = key, true
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.sessions[s.uri] != nil {
-		if s.path != "" {
-			jsonl.Remove(s.path)
+		if s.logged {
+			h.removeLog(s.key)
 		}
 		if h.closed {
 			return refused("the host is closed")
@@ -322,12 +329,19 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 		return ErrNoSession
 	}
 	s.dispose()
-	if s.path != "" {
-		if err := jsonl.Remove(s.path); err != nil {
-			h.log.Warn("wake: a disposed back session's log could not be removed", "path", s.path, "err", err)
-		}
+	if s.logged {
+		h.removeLog(s.key)
 	}
 	return nil
+}
+
+// removeLog removes a back session's log, reporting a failure.
+func (h *LocalHost) removeLog(key chatlog.Key) {
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	if err := h.logs.Remove(ctx, key); err != nil {
+		h.log.Warn("wake: a disposed back session's log could not be removed", "log", key, "err", err)
+	}
 }
 
 // Close ends every session and refuses new ones, and returns once every
@@ -450,8 +464,10 @@ type localSession struct {
 	feed *feed.Feed[ahp.Action]
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
-	// path is the session's log, "" when it keeps none.
-	path string
+	// key is the session's log's when logged; an unlogged session keeps
+	// none.
+	key    chatlog.Key
+	logged bool
 
 	mu         sync.Mutex
 	state      ahp.SessionState
