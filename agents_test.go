@@ -56,7 +56,7 @@ func TestAgentsAreBoundedByTheSandboxAndNamedInTheLoginCommand(t *testing.T) {
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, VaultFile: "/secrets/vault.json", UsersFile: "/cfg/users.json",
 		AgentsUnsandboxed: true, LoginCommand: "log in with ",
 		Agents: []acp.Config{{Provider: "claude", Protect: []string{"/mine"}}, {Provider: "codex", LoginHint: "its own"}}}
-	cfgs, err := s.agentConfigs(nil)
+	cfgs, err := s.agentConfigs(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

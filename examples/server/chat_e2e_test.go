@@ -571,10 +571,11 @@ func buildServer(t *testing.T) string {
 	return serverBinary.path
 }
 
-// startProcess runs the built server and returns it with its address.
-func startProcess(t *testing.T, bin, config, root string) (*exec.Cmd, string) {
+// startProcess runs the built server, with more flags when given, and
+// returns it with its address.
+func startProcess(t *testing.T, bin, config, root string, more ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-config", config, "-root", root, "-host-name", "chathost", "-log-level", "error")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-config", config, "-root", root, "-host-name", "chathost", "-log-level", "error"}, more...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

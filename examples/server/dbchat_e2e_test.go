@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/pgtest"
+)
+
+// stateJSON is the client's reduced state of uri (a session or a chat).
+func stateJSON(c *ahpClient, uri string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.HasPrefix(uri, "ahp-chat:") {
+		return mustJSON(c.chats[uri])
+	}
+	return mustJSON(c.sessions[uri])
+}
+
+// logFiles lists the chat and back-session log files under config.
+func logFiles(t *testing.T, config string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(config, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".jsonl") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestEndToEndAnotherInstanceOnTheDatabaseReplaysAChatAndContinuesItsBackSession(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	config1, config2 := filepath.Join(base, "config-1"), filepath.Join(base, "config-2")
+	cmd, addr := startProcess(t, bin, config1, root, "-db", db)
+	c := dialChat(t, addr, "one")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/shared"
+	chat := c.openChat(session, "motion")
+	if got := say(t, c, chat, "t1", "hello"); !slices.Equal(got, []string{"Motion heard: hello"}) {
+		t.Fatalf("on the first instance the bot says %q", got)
+	}
+	back := backOf(c.turn(chat, "t1"))
+	if back == "" {
+		t.Fatal("the main turn shows no back session")
+	}
+	c.subscribe(back)
+	c.waitChat(back, "the back turn of hello", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	c.sameAsSnapshot(addr)
+	want := map[string]string{session: stateJSON(c, session), chat: stateJSON(c, chat), back: stateJSON(c, back)}
+	endProcess(t, cmd, syscall.SIGTERM)
+
+	// Another instance, with a configuration folder of its own, on the
+	// same database.
+	_, addr2 := startProcess(t, bin, config2, root, "-db", db)
+	c2 := dialChat(t, addr2, "two")
+	for _, uri := range []string{session, chat, back} {
+		c2.subscribe(uri)
+		if got := stateJSON(c2, uri); got != want[uri] {
+			t.Errorf("the other instance's snapshot of %s is\n%s\nwant the first's\n%s", uri, got, want[uri])
+		}
+	}
+	if got := say(t, c2, chat, "t2", "again"); !slices.Equal(got, []string{"Motion heard: again"}) {
+		t.Errorf("on the other instance the bot says %q", got)
+	}
+	if got := backOf(c2.turn(chat, "t2")); got != back {
+		t.Errorf("on the other instance the message went to %s, want the same back session %s", got, back)
+	}
+	st := c2.waitChat(back, "the back turn of again", func(s ahp.ChatState) bool { return len(s.Turns) == 2 && s.ActiveTurn == nil })
+	if words(st.Turns[0]) != "hello" || words(st.Turns[1]) != "again" {
+		t.Errorf("the back chat holds %s, want hello then again", mustJSON(st.Turns))
+	}
+	c2.sameAsSnapshot(addr2)
+	for _, config := range []string{config1, config2} {
+		if files := logFiles(t, config); len(files) != 0 {
+			t.Errorf("with -db, logs were written as files: %q", files)
+		}
+	}
+}
