@@ -16,6 +16,8 @@ import (
 
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/internal/pgschema"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 )
 
 // migrations are the schema's versions (see pgschema.Migrate). A log's id
@@ -39,8 +41,10 @@ CREATE TABLE bots_log_lines (
 `}
 
 // Logs is a chatlog.Logs in PostgreSQL. Every write is committed before
-// it returns, so sync asks nothing more. The zero value is not usable;
-// call Open.
+// it returns, so sync asks nothing more. A write whose context carries a
+// fence (lease.WithFence) is made only while the fence's key's lease has
+// its token, in the same statement; otherwise it is lease.ErrFenced. The
+// zero value is not usable; call Open.
 type Logs struct {
 	pool *pgxpool.Pool
 }
@@ -53,10 +57,40 @@ func Open(ctx context.Context, pool *pgxpool.Pool) (*Logs, error) {
 	if pool == nil {
 		return nil, errors.New("pgchatlog: no pool")
 	}
+	if err := pglease.Migrate(ctx, pool); err != nil { // fenced writes read the leases
+		return nil, fmt.Errorf("pgchatlog: %w", err)
+	}
 	if err := pgschema.Migrate(ctx, pool, "chatlog", migrations); err != nil {
 		return nil, fmt.Errorf("pgchatlog: %w", err)
 	}
 	return &Logs{pool: pool}, nil
+}
+
+// fence returns the fence ctx carries as the last two parameters of a
+// statement whose parameters so far are args: its condition, true without
+// a fence, and args with the fence's key and token.
+func fence(ctx context.Context, args ...any) (string, []any) {
+	f, ok := lease.FenceFrom(ctx)
+	if !ok {
+		return "true", args
+	}
+	return pglease.FenceSQL(len(args)+1, len(args)+2), append(args, f.Key, f.Token)
+}
+
+// fenced tells a write the fence refused from one whose log is not there,
+// after a write that changed nothing.
+func (l *Logs) fenced(ctx context.Context, key chatlog.Key) error {
+	if f, ok := lease.FenceFrom(ctx); ok {
+		var held bool
+		err := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bots_leases WHERE key = $1 AND token = $2)`, f.Key, f.Token).Scan(&held)
+		if err != nil {
+			return fmt.Errorf("chat log %s: %w", key, err)
+		}
+		if !held {
+			return fmt.Errorf("chat log %s: %w", key, lease.ErrFenced)
+		}
+	}
+	return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 }
 
 // code is the SQLSTATE of err, "" when it is not a PostgreSQL error.
@@ -76,15 +110,18 @@ func (l *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error 
 	if err := chatlog.CheckLine(first); err != nil {
 		return err
 	}
-	_, err := l.pool.Exec(ctx, `WITH log AS (
-			INSERT INTO bots_logs (kind, bot, session) VALUES ($1, $2, $3) RETURNING id)
-		INSERT INTO bots_log_lines (log, line) SELECT id, $4 FROM log`,
-		string(key.Kind), key.Bot, key.Session, string(first))
+	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session, string(first))
+	tag, err := l.pool.Exec(ctx, `WITH log AS (
+			INSERT INTO bots_logs (kind, bot, session) SELECT $1, $2, $3 WHERE `+cond+` RETURNING id)
+		INSERT INTO bots_log_lines (log, line) SELECT id, $4 FROM log`, args...)
 	if code(err) == "23505" { // unique_violation: the log is there
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrExist)
 	}
 	if err != nil {
 		return fmt.Errorf("create chat log %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("chat log %s: %w", key, lease.ErrFenced)
 	}
 	return nil
 }
@@ -97,11 +134,14 @@ func (l *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bo
 	if err := chatlog.CheckLine(line); err != nil {
 		return err
 	}
+	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session, string(line))
 	tag, err := l.pool.Exec(ctx, `INSERT INTO bots_log_lines (log, line)
-		SELECT id, $4 FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3`,
-		string(key.Kind), key.Bot, key.Session, string(line))
-	if code(err) == "23503" || (err == nil && tag.RowsAffected() == 0) { // removed meanwhile, or never there
+		SELECT id, $4 FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
+	if code(err) == "23503" { // removed meanwhile
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
+	}
+	if err == nil && tag.RowsAffected() == 0 { // never there, or fenced
+		return l.fenced(ctx, key)
 	}
 	if err != nil {
 		return fmt.Errorf("append to chat log %s: %w", key, err)
@@ -172,9 +212,15 @@ func (l *Logs) Remove(ctx context.Context, key chatlog.Key) error {
 	if err := key.Check(); err != nil {
 		return err
 	}
-	if _, err := l.pool.Exec(ctx, `DELETE FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3`,
-		string(key.Kind), key.Bot, key.Session); err != nil {
+	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session)
+	tag, err := l.pool.Exec(ctx, `DELETE FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
+	if err != nil {
 		return fmt.Errorf("remove chat log %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := l.fenced(ctx, key); errors.Is(err, lease.ErrFenced) {
+			return err
+		}
 	}
 	return nil
 }
