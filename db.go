@@ -2,13 +2,18 @@ package bots
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/pgchatlog"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 	"github.com/agenthost/bots/record/pgrecord"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/pgacp"
@@ -41,9 +46,11 @@ func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
 // shared is what instances on one database keep there besides the
 // records: chat logs, back-session rows and ACP session records.
 type shared struct {
-	logs chatlog.Logs
-	rows wake.Rows
-	acp  *pgacp.Records
+	logs   chatlog.Logs
+	rows   wake.Rows
+	acp    *pgacp.Records
+	leases lease.Leases
+	holder string // this instance among the leases' holders
 }
 
 // openShared creates or migrates the tables of what the instances share,
@@ -61,5 +68,19 @@ func openShared(ctx context.Context, pool *pgxpool.Pool) (*shared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
-	return &shared{logs: logs, rows: rows, acp: recs}, nil
+	leases, err := pglease.Open(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	return &shared{logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
+}
+
+// holderName names this instance among the holders of leases: its host
+// name, process id and a random part, so that a restarted instance is
+// another holder and takes over what it held before as anyone would.
+func holderName() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

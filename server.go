@@ -45,6 +45,7 @@ import (
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
@@ -277,12 +278,16 @@ func (s *Server) start(ctx context.Context) error {
 	// Chat logs and back-session rows live in the database when the
 	// records do, else beside them under ConfigDir, whatever the store: a
 	// restart continues its chats and back sessions.
+	// With the database, a back session runs on the instance holding its
+	// lease (wake.Config.Leases).
 	var logs chatlog.Logs = chatlog.NewFiles(s.ConfigDir)
 	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
+	var leases lease.Leases
+	holder := ""
 	if db != nil {
-		logs, rows = db.logs, db.rows
+		logs, rows, leases, holder = db.logs, db.rows, db.leases, db.holder
 	}
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs})
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)
 	}
@@ -290,7 +295,7 @@ func (s *Server) start(ctx context.Context) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
-		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs,
+		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder,
 	})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 )
@@ -90,7 +91,7 @@ type chats struct {
 }
 
 // newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, defaultAgent string, deny []string) (*chats, error) {
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder, defaultAgent string, deny []string) (*chats, error) {
 	if logs == nil {
 		logs = chatlog.NewFiles(s.configDir)
 	}
@@ -103,7 +104,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	w, err := wake.New(wake.Config{
 		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
 		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
-		Deny: deny, Logger: s.log, Now: s.now,
+		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder,
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
@@ -80,6 +81,11 @@ type Config struct {
 	// or another on the same logs, replays every chat from them. Nil
 	// keeps them in files under ConfigDir (chatlog.Files).
 	Logs chatlog.Logs
+	// Leases, when set, are the leases of the back sessions shared with
+	// the other instances on one database (wake.Config.Leases); Holder
+	// names this instance among them and is required with Leases.
+	Leases lease.Leases
+	Holder string
 	// DefaultAgent is the provider a back session runs on when its bot
 	// names neither a preset nor a provider.
 	DefaultAgent string
@@ -254,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)

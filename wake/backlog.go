@@ -115,7 +115,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 	}
 	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a})
 	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), logWait)
+		ctx, cancel := s.logCtxLocked()
 		err = s.h.logs.Append(ctx, s.key, data, kind == backSession || Durable(a))
 		cancel()
 	}
@@ -127,6 +127,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 		return
 	}
 	s.logError = false
+	s.lines++
 }
 
 // createLog writes the open line of a session's log.
@@ -136,7 +137,9 @@ func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model 
 	if err != nil {
 		return fmt.Errorf("encode the open line: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	s.mu.Lock()
+	ctx, cancel := s.logCtxLocked()
+	s.mu.Unlock()
 	defer cancel()
 	return h.logs.Create(ctx, key, data)
 }
@@ -152,19 +155,21 @@ func (h *LocalHost) replay() {
 		return
 	}
 	for _, key := range keys {
-		if err := h.replayLog(key); err != nil {
+		if err := h.replayLog(context.Background(), key, !h.shared); err != nil {
 			h.log.Warn("wake: a back session's log is left out", "log", key, "reason", err)
 		}
 	}
 }
 
-// replayLog restores the session of one log. A turn it shows begun and
-// never ended is ended as interrupted, and the messages that waited are
-// taken back (the main turns that sent them ended with the process), in
-// the log too. The agent is opened at the session's next turn.
-func (h *LocalHost) replayLog(key chatlog.Key) error {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
-	raw, bad, err := h.logs.Read(ctx, key)
+// replayLog restores the session of one log. With repair, a turn it shows
+// begun and never ended is ended as interrupted, and the messages that
+// waited are taken back (the main turns that sent them ended with the
+// process), in the log too, with the fence ctx carries; without, the
+// session is held as the log shows it. The agent is opened at the
+// session's next turn.
+func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
+	rctx, cancel := context.WithTimeout(ctx, logWait)
+	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
 	var lines []backLine
 	for n, r := range raw {
@@ -199,6 +204,8 @@ func (h *LocalHost) replayLog(key chatlog.Key) error {
 	}
 	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
 	s.key, s.logged = key, true
+	s.lines = len(raw)
+	s.fenceFrom(ctx)
 	last := o.At
 	for _, l := range lines[1:] {
 		if l.Action == nil {
@@ -212,7 +219,7 @@ func (h *LocalHost) replayLog(key chatlog.Key) error {
 			s.state = ahp.ApplySession(s.state, *l.Action)
 		}
 	}
-	if at := s.chatState.ActiveTurn; at != nil {
+	if at := s.chatState.ActiveTurn; at != nil && repair {
 		d := time.Duration(0)
 		t0, err0 := time.Parse(time.RFC3339Nano, at.StartedAt)
 		t1, err1 := time.Parse(time.RFC3339Nano, last)
@@ -221,11 +228,13 @@ func (h *LocalHost) replayLog(key chatlog.Key) error {
 		}
 		s.endLocked(ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false))
 	}
-	if m := s.chatState.SteeringMessage; m != nil {
+	if m := s.chatState.SteeringMessage; m != nil && repair {
 		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
 	}
 	for _, m := range s.chatState.QueuedMessages {
-		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+		if repair {
+			s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+		}
 	}
 	for i := range s.state.Chats {
 		if s.state.Chats[i].Resource == s.chat {

@@ -280,7 +280,13 @@ func (c *ahpClient) openChat(session, slug string) string {
 
 func (c *ahpClient) waitChat(chat, what string, cond func(ahp.ChatState) bool) ahp.ChatState {
 	c.t.Helper()
-	deadline := time.After(15 * time.Second)
+	return c.waitChatFor(chat, what, 15*time.Second, cond)
+}
+
+// waitChatFor waits up to d for the chat's state to meet cond.
+func (c *ahpClient) waitChatFor(chat, what string, d time.Duration, cond func(ahp.ChatState) bool) ahp.ChatState {
+	c.t.Helper()
+	deadline := time.After(d)
 	for {
 		c.mu.Lock()
 		s := c.chats[chat]

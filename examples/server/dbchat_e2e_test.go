@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
@@ -83,5 +89,68 @@ func TestEndToEndAnotherInstanceOnTheDatabaseReplaysAChatAndContinuesItsBackSess
 		if files := logFiles(t, config); len(files) != 0 {
 			t.Errorf("with -db, logs were written as files: %q", files)
 		}
+	}
+}
+
+// count answers a SELECT count(*) on the test's database.
+func count(t *testing.T, db, query string) int {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	var clients []*ahpClient
+	for i := range 3 {
+		_, addr := startProcess(t, bin, filepath.Join(base, fmt.Sprintf("config-%d", i)), root, "-db", db)
+		clients = append(clients, dialChat(t, addr, fmt.Sprintf("client-%d", i)))
+	}
+	clients[0].makeBot("motion", `{"name": "Motion"}`)
+	const n = 50
+	chats := make([]string, n)
+	for i := range n {
+		chats[i] = clients[i%3].openChat(fmt.Sprintf("ahp-session:/m-%d", i), "motion")
+	}
+	// Every message at once: each in a main chat of its own, all to one
+	// (bot, person, name), spread over the three instances.
+	for i := range n {
+		clients[i%3].dispatch(chats[i], ahp.TurnStarted("t", time.Now(), ahp.UserMessage(fmt.Sprintf("m-%d", i))))
+	}
+	backs := map[string]bool{}
+	for i := range n {
+		c := clients[i%3]
+		st := c.waitChatFor(chats[i], "the turn", 2*time.Minute, func(s ahp.ChatState) bool {
+			return len(s.Turns) == 1 && s.ActiveTurn == nil
+		})
+		turn := st.Turns[0]
+		if got := texts(turn); turn.State != ahp.TurnStateComplete || !slices.Equal(got, []string{fmt.Sprintf("Motion heard: m-%d", i)}) {
+			t.Errorf("message %d: the turn ended %s saying %q: %s", i, turn.State, got, mustJSON(turn))
+		}
+		backs[backOf(turn)] = true
+	}
+	if len(backs) != 1 {
+		t.Errorf("the messages went to %d back sessions, want 1: %v", len(backs), slices.Collect(maps.Keys(backs)))
+	}
+	if got := count(t, db, `SELECT count(*) FROM bots_logs WHERE kind = 'sessions'`); got != 1 {
+		t.Errorf("the database holds %d back-session logs, want 1", got)
+	}
+	if got := count(t, db, `SELECT count(*) FROM bots_rows`); got != 1 {
+		t.Errorf("the database holds %d session rows, want 1", got)
+	}
+	// Each instance answered its messages, one at a time: the lease went
+	// round, each taking over with a greater token.
+	if got := count(t, db, `SELECT max(token) FROM bots_leases`); got < 3 {
+		t.Errorf("the lease was taken %d times, want at least once by each instance", got)
 	}
 }
