@@ -77,12 +77,13 @@ const TurnsPage = 50
 
 // chats is the bot-chat provider: every chat by session and chat URI.
 type chats struct {
-	s     *Service
-	host  wake.SessionHost
-	waker *wake.Waker
-	logs  chatlog.Logs
-	keep  int // ended turns a chat holds in memory, at least 1
-	page  int // turns one fetchTurns answers, at least 1
+	s      *Service
+	host   wake.SessionHost
+	waker  *wake.Waker
+	logs   chatlog.Logs
+	shared bool // other instances write the logs too: Config.Leases is set
+	keep   int  // ended turns a chat holds in memory, at least 1
+	page   int  // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -110,16 +111,20 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, logs: logs, keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{},
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
 		return nil, err
 	}
-	// A message that waited behind a turn the process lost starts now.
-	for _, ch := range c.bySession {
-		ch.next(context.Background())
+	// A message that waited behind a turn the process lost starts now;
+	// with shared logs it may be another instance's turn, still running,
+	// so the messages wait for the person to talk in the chat again.
+	if !c.shared {
+		for _, ch := range c.bySession {
+			ch.next(context.Background())
+		}
 	}
 	return c, nil
 }
@@ -148,8 +153,11 @@ type chat struct {
 	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
 	turn     *wake.Turn
 	gone     bool
-	logError bool   // an append failed and was reported
-	unsaved  string // why a line of the active turn is not in the log; "" when none failed
+	logError bool // an append failed and was reported
+	// repair is a line the replay added in memory only (shared logs) and
+	// the log gets before the chat's next line.
+	repair  *logLine
+	unsaved string // why a line of the active turn is not in the log; "" when none failed
 }
 
 func (c *chats) get(uri string) *chat {
@@ -346,6 +354,13 @@ func (c *chats) notify(owner, method string, params any) {
 // logLocked appends an action's line to the chat's log. A failed append is
 // reported once per chat and returned; the chat goes on in memory.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
+	if r := ch.repair; r != nil {
+		if err := appendLine(ch.c.logs, ch.key, *r, true); err != nil {
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+			return err
+		}
+		ch.repair = nil
+	}
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
 	if err := appendLine(ch.c.logs, ch.key, l, wake.Durable(a)); err != nil {
 		if !ch.logError {
@@ -498,7 +513,13 @@ func (c *chats) replay() error {
 			// Resumable: chat/turnResume wakes the back session again
 			// with the turn's message (VS Code's Keep Going).
 			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
-			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+			if c.shared {
+				// Another instance may be running the turn: the log gets
+				// the line only when this one writes to the chat.
+				ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+			} else {
+				_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+			}
 			ch.cstate = ahp.ApplyChat(ch.cstate, a)
 			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 		}

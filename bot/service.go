@@ -83,7 +83,11 @@ type Config struct {
 	Logs chatlog.Logs
 	// Leases, when set, are the leases of the back sessions shared with
 	// the other instances on one database (wake.Config.Leases); Holder
-	// names this instance among them and is required with Leases.
+	// names this instance among them and is required with Leases. With
+	// them the Logs are taken to be shared too: the replay at start writes
+	// nothing to a log (a turn a log shows running may be running on
+	// another instance); a chat whose turn it reads as interrupted gets
+	// that line before its next one.
 	Leases lease.Leases
 	Holder string
 	// DefaultAgent is the provider a back session runs on when its bot
