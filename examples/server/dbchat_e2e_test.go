@@ -154,3 +154,63 @@ func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t 
 		t.Errorf("the lease was taken %d times, want at least once by each instance", got)
 	}
 }
+
+func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndResume(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	cmd, addr := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	c := dialChat(t, addr, "a")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/takeover"
+	chat := c.openChat(session, "motion")
+	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 3")))
+	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		p := active(s)
+		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+	})
+	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	c.subscribe(back)
+	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+
+	// Another instance, on the same database, while the dead one's lease
+	// has not expired yet.
+	_, addr2 := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	c2 := dialChat(t, addr2, "b")
+	c2.subscribe(session)
+	c2.subscribe(chat)
+	c2.mu.Lock()
+	replayed := c2.chats[chat]
+	c2.mu.Unlock()
+	if len(replayed.Turns) != 1 || replayed.ActiveTurn != nil {
+		t.Fatalf("the other instance reads the chat as %s", mustJSON(replayed))
+	}
+	parts := replayed.Turns[0].ResponseParts
+	if last := parts[len(parts)-1]; last.Error == nil || last.Error.Error.ErrorType != "executionInterrupted" || !last.Error.Resumable {
+		t.Fatalf("the killed turn reads %s, want interrupted and resumable", mustJSON(replayed.Turns[0]))
+	}
+	// Resumed there, it waits for the dead instance's lease, takes the
+	// back session over and is answered once.
+	c2.dispatch(chat, ahp.TurnResume("t1"))
+	got := c2.waitChatFor(chat, "the resumed turn", time.Minute, func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateComplete
+	}).Turns[0]
+	took := time.Since(killed)
+	if !slices.Equal(texts(got), []string{"awake"}) {
+		t.Errorf("the resumed turn says %q: %s", texts(got), mustJSON(got))
+	}
+	if took > 15*time.Second+3*time.Second { // the bound, and the sleep of 3 s
+		t.Errorf("the takeover and answer took %v, want within 15 s and the sleep", took)
+	}
+	c2.subscribe(back)
+	bs := c2.waitChat(back, "the back chat", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 2 })
+	if k := bs.Turns[0]; k.State != ahp.TurnStateError || !strings.Contains(mustJSON(k), `"executionInterrupted"`) || words(bs.Turns[1]) != "sleep 3" {
+		t.Errorf("the back chat holds %s, want the killed turn interrupted, then the resumed message once", mustJSON(bs.Turns))
+	}
+	t.Logf("killed to answered: %v; the turn says %q", took, texts(got))
+}
