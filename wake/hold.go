@@ -14,8 +14,8 @@ import (
 // a main turn takes it before it finds or starts the session, and the
 // Waker lets it go once no main turn of its own needs it and the session
 // is idle (Idler). Meanwhile it renews it every TTL/3. A main turn on an
-// instance that does not hold the lease waits for it, trying again every
-// LeasePoll. An instance that takes the lease with a token other than the
+// instance that does not hold the lease waits for it, trying again after
+// 10 ms, then twice as long each time up to LeasePoll. An instance that takes the lease with a token other than the
 // last it held reads the session back from the shared log (Reloader)
 // before it continues it: another instance ran it meanwhile. Every write
 // made for the key carries the token (lease.WithFence): the row, and the
@@ -46,6 +46,9 @@ type holding struct {
 // taken over (not the continuation of the one this Waker held last).
 func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (lease.Fence, bool, error) {
 	told := false
+	// The holder is often letting go this very moment (its last turn
+	// ended): try again soon, then less and less often, up to LeasePoll.
+	wait := min(10*time.Millisecond, w.leasePoll)
 	for {
 		w.leaseMu.Lock()
 		if h := w.held[key]; h != nil && h.released != nil {
@@ -94,13 +97,14 @@ func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (le
 			told = true
 			progress("Waiting for the instance that runs this back session")
 		}
-		t := time.NewTimer(w.leasePoll)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return lease.Fence{}, false, ctx.Err()
 		case <-t.C:
 		}
+		wait = min(wait*2, w.leasePoll)
 	}
 }
 

@@ -41,7 +41,8 @@ CREATE TABLE bots_log_lines (
 `}
 
 // Logs is a chatlog.Logs in PostgreSQL. Every write is committed before
-// it returns, so sync asks nothing more. A write whose context carries a
+// it returns; an Append without sync does not wait for its commit to reach
+// the disk (synchronous_commit off for it alone). A write whose context carries a
 // fence (lease.WithFence) is made only while the fence's key's lease has
 // its token, in the same statement; otherwise it is lease.ErrFenced. The
 // zero value is not usable; call Open.
@@ -135,8 +136,16 @@ func (l *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bo
 		return err
 	}
 	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session, string(line))
+	// Without sync the commit does not wait for the WAL to reach the disk
+	// (synchronous_commit off for this statement's transaction alone): the
+	// line outlives this process at once, and a crash of the database
+	// itself may lose the last few such lines, never a synced one.
+	async := ""
+	if !sync {
+		async = `, (SELECT set_config('synchronous_commit', 'off', true)) AS async`
+	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO bots_log_lines (log, line)
-		SELECT id, $4 FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
+		SELECT id, $4 FROM bots_logs`+async+` WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
 	if code(err) == "23503" { // removed meanwhile
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 	}
