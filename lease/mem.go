@@ -88,14 +88,3 @@ func (m *Mem) Release(ctx context.Context, key, holder string, token int64) erro
 	}
 	return nil
 }
-
-// Check reports whether f is key's lease's token now: the check a store
-// makes before a fenced write.
-func (m *Mem) Check(f Fence) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l, ok := m.leases[f.Key]; !ok || l.Token != f.Token {
-		return ErrFenced
-	}
-	return nil
-}

@@ -15,12 +15,12 @@ import (
 // Waker lets it go once no main turn of its own needs it and the session
 // is idle (Idler). Meanwhile it renews it every TTL/3. A main turn on an
 // instance that does not hold the lease waits for it, trying again after
-// 10 ms, then twice as long each time up to LeasePoll. An instance that takes the lease with a token other than the
-// last it held reads the session back from the shared log (Reloader)
-// before it continues it: another instance ran it meanwhile. Every write
-// made for the key carries the token (lease.WithFence): the row, and the
-// back session's log lines, so that a holder whose lease was taken over is
-// refused by the database.
+// 10 ms, then twice as long each time up to LeasePoll. An instance that
+// takes the lease with a token other than the last it held reads the
+// session back from the shared log (Reloader) before it continues it:
+// another instance ran it meanwhile. Every write made for the key carries
+// the token (lease.WithFence): the row, and the back session's log lines,
+// so that a holder whose lease was taken over is refused by the database.
 
 // leaseKey is the key of the lease of a (bot, person, name): back: and
 // the three as a JSON array, which no two triples share.
@@ -130,6 +130,7 @@ func (w *Waker) renew(ctx context.Context, key string, h *holding) {
 				delete(w.held, key)
 			}
 			w.leaseMu.Unlock()
+			h.stop()
 			return
 		}
 		if err != nil {
@@ -171,12 +172,10 @@ func (w *Waker) unhold(key string) {
 
 // release lets h go once its session is idle, unless a turn took it again.
 func (w *Waker) release(key string, h *holding) {
+	// A long turn keeps the lease, renewed, as long as it runs.
 	if idler, ok := w.host.(Idler); ok && h.session != "" {
-		ctx, cancel := context.WithTimeout(w.base, w.leaseTTL*30)
-		err := idler.Idle(ctx, h.session)
-		cancel()
-		if err != nil {
-			return // closing, or never idle: the lease expires
+		if err := idler.Idle(w.base, h.session); err != nil {
+			return // the Waker is closing: the lease expires
 		}
 	}
 	w.leaseMu.Lock()
