@@ -198,3 +198,28 @@ func (w *Waker) release(key string, h *holding) {
 	close(h.released)
 	w.leaseMu.Unlock()
 }
+
+// releaseAll lets go of every lease the Waker holds, when it closes, so
+// that another instance takes its back sessions over at once rather than
+// when the leases expire. A turn of this process still ending meanwhile
+// is fenced: its writes carry the old token.
+func (w *Waker) releaseAll() {
+	if w.leases == nil {
+		return
+	}
+	w.leaseMu.Lock()
+	held := w.held
+	w.held = map[string]*holding{}
+	w.leaseMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
+	defer cancel()
+	for key, h := range held {
+		h.stop()
+		if err := w.leases.Release(ctx, key, w.holder, h.lease.Token); err != nil {
+			w.log.Warn("wake: a lease could not be let go at close; it expires", "key", key, "err", err)
+		}
+	}
+}
+
+// releaseWait bounds letting go of the leases at close.
+const releaseWait = 5 * time.Second

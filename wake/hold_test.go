@@ -71,3 +71,48 @@ func TestAWakerWithLeasesNeedsAHolder(t *testing.T) {
 		t.Fatal("a Waker with Leases and no Holder was made")
 	}
 }
+
+func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *testing.T) {
+	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
+	e := newEnv(t, nil)
+	wakeOn := func(h *wake.LocalHost, name string) *wake.Waker {
+		w, err := wake.New(wake.Config{Host: h, Rows: rows, DefaultAgent: echo.Provider, Leases: leases, Holder: name,
+			LeaseTTL: time.Hour, LeasePoll: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	host := func() *wake.LocalHost {
+		h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	ha := host()
+	a := wakeOn(ha, "a")
+	msg := func(i int, text string) (*fakeMain, wake.Message) {
+		id := fmt.Sprintf("turn-%d", i)
+		return newMain(id, text), wake.Message{Bot: e.bot, Person: "user:soft", Session: fmt.Sprintf("ahp-session:/main-%d", i),
+			Chat: fmt.Sprintf("ahp-chat://main-%d", i), TurnID: id, Text: text, StartedAt: time.Now()}
+	}
+	m1, msg1 := msg(1, "sleep 30")
+	t1 := a.Wake(msg1, m1)
+	m1.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool { return t1.Session() != "" })
+	// The instance goes away mid-turn, its lease an hour from expiring.
+	a.Close()
+	ha.Close()
+	b := wakeOn(host(), "b")
+	m2, msg2 := msg(2, "hello")
+	t2 := b.Wake(msg2, m2)
+	turn := m2.ended(t)
+	if turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), []string{"Motion heard: hello"}) {
+		t.Fatalf("the other instance's turn ended %s: %s", turn.State, mustJSON(turn))
+	}
+	if t2.Session() != t1.Session() {
+		t.Errorf("the other instance used %s, want the same back session %s", t2.Session(), t1.Session())
+	}
+}

@@ -212,9 +212,9 @@ func (w *Waker) Options() (PostMessageAbsent, ContextIn, AskIn) {
 }
 
 // Close stops following back sessions and ends every main turn still
-// waiting, without ending it in its chat (the process is going away), and
-// returns once every goroutine the Waker started has returned. It is
-// idempotent.
+// waiting, without ending it in its chat (the process is going away), lets
+// go of the leases it holds, and returns once every goroutine the Waker
+// started has returned. It is idempotent.
 func (w *Waker) Close() error {
 	w.mu.Lock()
 	w.closed = true
@@ -230,6 +230,7 @@ func (w *Waker) Close() error {
 		t.mu.Unlock()
 	}
 	w.goroutines.Wait()
+	w.releaseAll()
 	return nil
 }
 
