@@ -38,12 +38,18 @@ type holding struct {
 	// released, when not nil, is closed once the lease is let go: a
 	// turn that finds it set waits, then takes the lease anew.
 	released chan struct{}
+	// ready is closed once the turn that took the lease has found its
+	// session (read it back from the log on a takeover): the turns that
+	// share the lease wait for it, so none uses the copy read over.
+	ready chan struct{}
 }
 
 // hold takes the lease of key for a main turn, waiting for it while
 // another instance holds it; progress is told once when it waits. It
 // returns the fence the turn's writes carry and whether the lease was
-// taken over (not the continuation of the one this Waker held last).
+// taken over (not the continuation of the one this Waker held last). The
+// turn that takes it must call found(key) once it has found its session;
+// the turns that share it wait for that.
 func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (lease.Fence, bool, error) {
 	told := false
 	// The holder is often letting go this very moment (its last turn
@@ -52,17 +58,25 @@ func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (le
 	for {
 		w.leaseMu.Lock()
 		if h := w.held[key]; h != nil && h.released != nil {
+			released := h.released
 			w.leaseMu.Unlock()
 			select {
-			case <-h.released:
+			case <-released:
 				continue
 			case <-ctx.Done():
 				return lease.Fence{}, false, ctx.Err()
 			}
 		} else if h != nil {
 			h.n++
+			ready := h.ready
 			w.leaseMu.Unlock()
-			return lease.Fence{Key: key, Token: h.lease.Token}, false, nil
+			select {
+			case <-ready:
+				return lease.Fence{Key: key, Token: h.lease.Token}, false, nil
+			case <-ctx.Done():
+				w.unhold(key)
+				return lease.Fence{}, false, ctx.Err()
+			}
 		}
 		w.leaseMu.Unlock()
 		l, ok, err := w.leases.Acquire(ctx, key, w.holder, w.leaseTTL)
@@ -79,7 +93,7 @@ func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (le
 				continue
 			}
 			rctx, stop := context.WithCancel(w.base)
-			h := &holding{lease: l, n: 1, stop: stop}
+			h := &holding{lease: l, n: 1, stop: stop, ready: make(chan struct{})}
 			w.held[key] = h
 			takeover := w.tokens[key] != l.Token
 			w.tokens[key] = l.Token
@@ -139,12 +153,20 @@ func (w *Waker) renew(ctx context.Context, key string, h *holding) {
 	}
 }
 
-// heldSession notes the back session a held lease is for.
-func (w *Waker) heldSession(key, session string) {
+// found tells the turns sharing key's lease that the turn that took it
+// has found its session (session, "" when it found none): they may go on.
+func (w *Waker) found(key, session string) {
 	w.leaseMu.Lock()
 	defer w.leaseMu.Unlock()
 	if h := w.held[key]; h != nil {
-		h.session = session
+		if session != "" {
+			h.session = session
+		}
+		select {
+		case <-h.ready:
+		default:
+			close(h.ready)
+		}
 	}
 }
 
@@ -179,7 +201,7 @@ func (w *Waker) release(key string, h *holding) {
 		}
 	}
 	w.leaseMu.Lock()
-	if w.held[key] != h || h.n > 0 {
+	if w.held[key] != h || h.n > 0 || h.released != nil {
 		w.leaseMu.Unlock()
 		return
 	}

@@ -117,12 +117,16 @@ func (t *Turn) run() {
 		}
 		t.mu.Unlock()
 		if ended {
+			t.w.found(key, "")
 			t.w.unhold(key)
 			return
 		}
 		ctx, takeover = lease.WithFence(t.ctx, f), over
 	}
 	uri, err := t.w.session(WithProgress(ctx, t.progress), t.m, name, takeover)
+	if t.w.leases != nil {
+		t.w.found(leaseKey(b.ID, t.m.Person, name), uri)
+	}
 	if err != nil {
 		t.fail(err)
 		return
@@ -144,9 +148,6 @@ func (t *Turn) run() {
 	t.pending = append(t.pending, id)
 	fs.register(id, t)
 	t.mu.Unlock()
-	if t.leaseKey != "" {
-		t.w.heldSession(t.leaseKey, uri)
-	}
 	if err := t.w.send(ctx, uri, t.w.pending(t.m, id)); err != nil {
 		t.mu.Lock()
 		t.forgetLocked(id)
