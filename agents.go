@@ -18,7 +18,7 @@ import (
 // when any is not ready. It needs no Start.
 func (s *Server) CheckAgents(ctx context.Context, out io.Writer) error {
 	s.init()
-	cfgs, err := s.agentConfigs(nil)
+	cfgs, err := s.agentConfigs(nil, nil)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Server) CheckAgents(ctx context.Context, out io.Writer) error {
 // agent's check to term.Out. It needs no Start.
 func (s *Server) LoginAgent(ctx context.Context, name string, term acp.Terminal) error {
 	s.init()
-	cfgs, err := s.agentConfigs(nil)
+	cfgs, err := s.agentConfigs(nil, nil)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/acp/pgacp"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
 )
@@ -56,7 +57,7 @@ func TestAgentsAreBoundedByTheSandboxAndNamedInTheLoginCommand(t *testing.T) {
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, VaultFile: "/secrets/vault.json", UsersFile: "/cfg/users.json",
 		AgentsUnsandboxed: true, LoginCommand: "log in with ",
 		Agents: []acp.Config{{Provider: "claude", Protect: []string{"/mine"}}, {Provider: "codex", LoginHint: "its own"}}}
-	cfgs, err := s.agentConfigs(nil)
+	cfgs, err := s.agentConfigs(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +102,27 @@ func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
 		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "-agents-unsandboxed") {
 			t.Errorf("-agents-unsandboxed is not logged at Warn: %q", logs.String())
 		}
+	}
+}
+
+func TestWithADatabaseAnAgentsFileStoreGivesWayToTheDatabasesAndAStoreOfItsOwnStays(t *testing.T) {
+	mine := &acp.MemStore{}
+	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, AgentsUnsandboxed: true,
+		Agents: []acp.Config{{Provider: "claude", Store: acp.FileStore{Dir: "/cfg/agents/claude/sessions"}}, {Provider: "codex", Store: mine}, {Provider: "none"}}}
+	cfgs, err := s.agentConfigs(nil, &shared{acp: &pgacp.Records{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, files := cfgs[0].Store.(acp.FileStore); files || cfgs[0].Store == nil {
+		t.Errorf("with a database the agents file's store is %T, want the database's", cfgs[0].Store)
+	}
+	if cfgs[1].Store != mine {
+		t.Errorf("an embedder's own store was replaced by %T", cfgs[1].Store)
+	}
+	if cfgs[2].Store == nil {
+		t.Error("an agent with no store got none with a database")
+	}
+	if without, _ := s.agentConfigs(nil, nil); without[0].Store != s.Agents[0].Store {
+		t.Errorf("without a database the agents file's store is %T", without[0].Store)
 	}
 }

@@ -2,18 +2,29 @@ package bots
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 
-	"github.com/agenthost/bots/record"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/pgchatlog"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp/pgacp"
+	"github.com/agenthost/bots/wake/pgrows"
 )
 
 // openDatabase opens the PostgreSQL store of s.Database, after checking
 // that the root is the folder every instance on the database shares
 // (pgrecord.ClaimRoot): a node whose shared folder is not there refuses to
 // start rather than make bot folders the others cannot see.
-func (s *Server) openDatabase(ctx context.Context) (record.Store, error) {
+func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
 	root, err1 := filepath.Abs(s.root())
 	config, err2 := filepath.Abs(s.ConfigDir)
 	// The service would refuse such a root and use the default instead,
@@ -30,4 +41,46 @@ func (s *Server) openDatabase(ctx context.Context) (record.Store, error) {
 		return nil, fmt.Errorf("bots: database: refusing to start: %w", err)
 	}
 	return store, nil
+}
+
+// shared is what instances on one database keep there besides the
+// records: chat logs, back-session rows and ACP session records.
+type shared struct {
+	logs   chatlog.Logs
+	rows   wake.Rows
+	acp    *pgacp.Records
+	leases lease.Leases
+	holder string // this instance among the leases' holders
+}
+
+// openShared creates or migrates the tables of what the instances share,
+// on the records' pool.
+func openShared(ctx context.Context, pool *pgxpool.Pool) (*shared, error) {
+	logs, err := pgchatlog.Open(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	rows, err := pgrows.Open(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	recs, err := pgacp.Open(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	leases, err := pglease.Open(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("bots: database: %w", err)
+	}
+	return &shared{logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
+}
+
+// holderName names this instance among the holders of leases: its host
+// name, process id and a random part, so that a restarted instance is
+// another holder and takes over what it held before as anyone would.
+func holderName() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

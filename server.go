@@ -43,8 +43,10 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/transport"
@@ -85,9 +87,12 @@ type Server struct {
 	// given here is the caller's to close.
 	Store record.Store
 	// Database is a PostgreSQL URL (pgrecord) where the records live when
-	// Store is nil: several Servers on one database are one set of bots,
-	// and the root must be the folder they all share - Start refuses a
-	// root that lacks the database's marker (pgrecord.ClaimRoot).
+	// Store is nil, and with them the chat logs (pgchatlog), back-session
+	// rows (pgrows) and ACP session records (pgacp; it replaces an agent's
+	// FileStore or nil Store): several Servers on one database are one set
+	// of bots, and one restarted, or another, replays their chats. The
+	// root must be the folder they all share - Start refuses a root that
+	// lacks the database's marker (pgrecord.ClaimRoot).
 	Database string
 	// Users is the users directory connections authenticate against. Nil
 	// opens UsersFile when it is set.
@@ -219,13 +224,17 @@ func (s *Server) start(ctx context.Context) error {
 		users = dir
 	}
 	store := s.Store
+	var db *shared // nil: what is kept stays under ConfigDir
 	if store == nil && s.Database != "" {
-		db, err := s.openDatabase(ctx)
+		records, err := s.openDatabase(ctx)
 		if err != nil {
 			return err
 		}
-		s.closers = append(s.closers, db.Close)
-		store = db
+		s.closers = append(s.closers, records.Close)
+		store = records
+		if db, err = openShared(ctx, records.Pool()); err != nil {
+			return err
+		}
 	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
@@ -251,7 +260,7 @@ func (s *Server) start(ctx context.Context) error {
 		}
 	}
 	conns := &botConnectors{store: store, users: users, registry: adapters, vault: vault, scrub: s.scrub, log: s.log}
-	agents, err := s.agentConfigs(conns)
+	agents, err := s.agentConfigs(conns, db)
 	if err != nil {
 		return err
 	}
@@ -267,7 +276,19 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
 	}
 	bus := engine.NewBus(s.log)
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, ConfigDir: s.ConfigDir})
+	// Chat logs and back-session rows live in the database when the
+	// records do, else beside them under ConfigDir, whatever the store: a
+	// restart continues its chats and back sessions.
+	// With the database, a back session runs on the instance holding its
+	// lease (wake.Config.Leases).
+	var logs chatlog.Logs = chatlog.NewFiles(s.ConfigDir)
+	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
+	var leases lease.Leases
+	holder := ""
+	if db != nil {
+		logs, rows, leases, holder = db.logs, db.rows, db.leases, db.holder
+	}
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)
 	}
@@ -275,10 +296,7 @@ func (s *Server) start(ctx context.Context) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
-		Bundled: s.Bundled, Tools: s.Tools,
-		// Back-session rows live beside the chat logs, under ConfigDir,
-		// whatever the store: a restart continues its back sessions.
-		Rows: wake.NewFileRows(s.ConfigDir),
+		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder,
 	})
 	if err != nil {
 		return err
@@ -319,7 +337,7 @@ func (s *Server) root() string { return cmp.Or(s.Options.Root, bot.DefaultRoot()
 
 // agentConfigs returns Agents as their harnesses run them: with conns
 // (nil for none), the logger and the sandbox's bounds.
-func (s *Server) agentConfigs(conns acp.Connectors) ([]acp.Config, error) {
+func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, error) {
 	protect := slices.DeleteFunc([]string{s.ConfigDir, s.root(), s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" })
 	out := make([]acp.Config, len(s.Agents))
 	for i, cfg := range s.Agents {
@@ -333,6 +351,9 @@ func (s *Server) agentConfigs(conns acp.Connectors) ([]acp.Config, error) {
 		cfg.Logger = s.log
 		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
+		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
+			cfg.Store = db.acp.Store(cfg.Provider)
+		}
 		out[i] = cfg
 	}
 	return out, nil

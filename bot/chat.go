@@ -3,11 +3,8 @@ package bot
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,8 +15,10 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 )
@@ -78,12 +77,13 @@ const TurnsPage = 50
 
 // chats is the bot-chat provider: every chat by session and chat URI.
 type chats struct {
-	s       *Service
-	host    wake.SessionHost
-	waker   *wake.Waker
-	botsDir string
-	keep    int // ended turns a chat holds in memory, at least 1
-	page    int // turns one fetchTurns answers, at least 1
+	s      *Service
+	host   wake.SessionHost
+	waker  *wake.Waker
+	logs   chatlog.Logs
+	shared bool // other instances write the logs too: Config.Leases is set
+	keep   int  // ended turns a chat holds in memory, at least 1
+	page   int  // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -92,7 +92,10 @@ type chats struct {
 }
 
 // newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, defaultAgent string, deny []string) (*chats, error) {
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder, defaultAgent string, deny []string) (*chats, error) {
+	if logs == nil {
+		logs = chatlog.NewFiles(s.configDir)
+	}
 	if rows == nil {
 		rows = &wake.MemRows{}
 		if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
@@ -102,22 +105,26 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, defaultAgent st
 	w, err := wake.New(wake.Config{
 		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
 		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
-		Deny: deny, Logger: s.log, Now: s.now,
+		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder,
 	})
 	if err != nil {
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, botsDir: filepath.Join(s.configDir, "bots"), keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{},
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
 		return nil, err
 	}
-	// A message that waited behind a turn the process lost starts now.
-	for _, ch := range c.bySession {
-		ch.next(context.Background())
+	// A message that waited behind a turn the process lost starts now;
+	// with shared logs it may be another instance's turn, still running,
+	// so the messages wait for the person to talk in the chat again.
+	if !c.shared {
+		for _, ch := range c.bySession {
+			ch.next(context.Background())
+		}
 	}
 	return c, nil
 }
@@ -135,7 +142,7 @@ type chat struct {
 	bot     string
 	owner   string
 	created string
-	path    string
+	key     chatlog.Key // its log's
 
 	mu       sync.Mutex
 	mark     map[string]any
@@ -146,8 +153,11 @@ type chat struct {
 	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
 	turn     *wake.Turn
 	gone     bool
-	logError bool   // an append failed and was reported
-	unsaved  string // why a line of the active turn is not in the log; "" when none failed
+	logError bool // an append failed and was reported
+	// repair is a line the replay added in memory only (shared logs) and
+	// the log gets before the chat's next line.
+	repair  *logLine
+	unsaved string // why a line of the active turn is not in the log; "" when none failed
 }
 
 func (c *chats) get(uri string) *chat {
@@ -219,7 +229,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	}
 	mark := Mark(r)
 	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
-		path: logPath(c.botsDir, r.ID, session), mark: mark}
+		key: logKey(r.ID, session), mark: mark}
 	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
 
 	c.mu.Lock()
@@ -236,7 +246,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	c.mu.Unlock()
 	open := logLine{Kind: lineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
 		Title: title, Dir: r.Workspace, CreatedAt: created, Meta: map[string]any{BotMeta: mark}}
-	if err := createLog(ch.path, open); err != nil {
+	if err := createLog(c.logs, ch.key, open); err != nil {
 		c.mu.Lock()
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
@@ -271,8 +281,10 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	}
 	c.s.bus.End(ch.session)
 	c.s.bus.End(ch.uri)
-	if err := os.Remove(ch.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.s.log.Warn("bot: a disposed chat's log could not be removed", "path", ch.path, "err", err)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
+	defer cancel()
+	if err := c.logs.Remove(rctx, ch.key); err != nil {
+		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.key, "err", err)
 	}
 	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
 	return nil
@@ -342,11 +354,18 @@ func (c *chats) notify(owner, method string, params any) {
 // logLocked appends an action's line to the chat's log. A failed append is
 // reported once per chat and returned; the chat goes on in memory.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
+	if r := ch.repair; r != nil {
+		if err := appendLine(ch.c.logs, ch.key, *r, true); err != nil {
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+			return err
+		}
+		ch.repair = nil
+	}
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := appendLine(ch.path, l, wake.Durable(a)); err != nil {
+	if err := appendLine(ch.c.logs, ch.key, l, wake.Durable(a)); err != nil {
 		if !ch.logError {
 			ch.logError = true
-			ch.c.s.log.Warn("bot: a chat log line could not be written", "path", ch.path, "bot", ch.bot, "err", err)
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
 		}
 		return err
 	}
@@ -436,27 +455,29 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool)
 // an error chat/turnResume may resume; newChats then starts the messages
 // that waited behind it.
 func (c *chats) replay() error {
-	files, err := logFiles(c.botsDir)
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	keys, err := c.logs.List(ctx, chatlog.Chat)
+	cancel()
 	if err != nil {
 		return err
 	}
-	for _, path := range files {
-		lines, bad, err := readLog(path)
+	for _, key := range keys {
+		lines, bad, err := readLog(c.logs, key)
 		for _, b := range bad {
-			c.s.log.Warn("bot: chat log", "path", path, "problem", b)
+			c.s.log.Warn("bot: chat log", "log", key, "problem", b)
 		}
 		if err != nil {
-			c.s.log.Warn("bot: a chat log could not be read", "path", path, "err", err)
+			c.s.log.Warn("bot: a chat log could not be read", "log", key, "err", err)
 			continue
 		}
-		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session == "" || chatID(lines[0].Session)+".jsonl" != filepath.Base(path) {
-			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "path", path)
+		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
+			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
 			continue
 		}
 		o := lines[0]
 		mark, _ := o.Meta[BotMeta].(map[string]any)
 		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
-			created: o.CreatedAt, path: path, mark: mark}
+			created: o.CreatedAt, key: key, mark: mark}
 		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
 		// began is when the active turn began by the server's clock: the
 		// time of the line that began it, not the client's startedAt.
@@ -492,7 +513,13 @@ func (c *chats) replay() error {
 			// Resumable: chat/turnResume wakes the back session again
 			// with the turn's message (VS Code's Keep Going).
 			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
-			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+			if c.shared {
+				// Another instance may be running the turn: the log gets
+				// the line only when this one writes to the chat.
+				ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+			} else {
+				_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+			}
 			ch.cstate = ahp.ApplyChat(ch.cstate, a)
 			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 		}

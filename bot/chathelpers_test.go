@@ -13,7 +13,9 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
@@ -48,6 +50,11 @@ type chatEnv struct {
 	host      *wake.LocalHost
 	srv       *transport.Server
 	configDir string
+	// logs, leases and holder, when set, are shared with sibling envs,
+	// as instances on one database share them.
+	logs   chatlog.Logs
+	leases lease.Leases
+	holder string
 }
 
 func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
@@ -64,19 +71,44 @@ func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
 	return e
 }
 
+// newSharedChatEnv is a chat env whose logs are in memory and whose
+// leases are leases, for siblings to share.
+func newSharedChatEnv(t testing.TB, leases lease.Leases) *chatEnv {
+	t.Helper()
+	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), logs: &chatlog.Mem{}, leases: leases, holder: "first"}
+	e.configDir = filepath.Join(e.base, "config")
+	e.options.Root = filepath.Join(e.base, "bots")
+	e.users = chatUsers{"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}}}
+	e.start()
+	return e
+}
+
+// sibling starts another instance on e's store, root, logs and leases,
+// with a configuration folder of its own.
+func (e *chatEnv) sibling(holder string) *chatEnv {
+	e.t.Helper()
+	s := &chatEnv{t: e.t, base: e.t.TempDir(), store: e.store, users: e.users, options: e.options,
+		logs: e.logs, leases: e.leases, holder: holder}
+	s.configDir = filepath.Join(s.base, "config")
+	s.start()
+	return s
+}
+
 // start starts (or starts again) the service over the same store and
 // folders.
 func (e *chatEnv) start() {
 	t := e.t
 	t.Helper()
 	bus := engine.NewBus(nil)
-	h, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+	h, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}},
+		Logs: e.logs, Shared: e.leases != nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc, err := bot.New(context.Background(), bot.Config{
 		Store: e.store, ConfigDir: e.configDir, HostName: "testhost", Options: e.options,
 		PersonaIn: bot.PersonaInFiles, Users: e.users, Bus: bus, Sessions: h, DefaultAgent: echo.Provider,
+		Logs: e.logs, Leases: e.leases, Holder: e.holder,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,25 +1,19 @@
 package bot
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/base64"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/chatlog"
 )
 
-// A chat's log is <configDir>/bots/<slug>/logs/<chat id>.jsonl, where the
-// chat id is the base64url of its session URI (the id in its default chat
-// URI). Each line is one JSON object: the first opens the chat, each other
+// A chat's log is kept by a chatlog.Logs under the key (chatlog.Chat, the
+// bot's slug, its session URI); in files it is
+// <configDir>/bots/<slug>/logs/<base64url of the session URI>.jsonl. Each
+// line is one JSON object: the first opens the chat, each other
 // is one action applied to the chat or its session. Every line carries the
 // bot's mark in _meta["ahpd.bot"].
 
@@ -52,142 +46,59 @@ type logLine struct {
 	Meta map[string]any `json:"_meta"`
 }
 
-// maxSessionURI bounds a bot chat's session URI: its base64url is a file
-// name.
-const maxSessionURI = 180
+// maxSessionURI bounds a bot chat's session URI: its base64url names a
+// log file.
+const maxSessionURI = chatlog.MaxSession
 
-// chatID is the id of a session's chat: the base64url of its URI, the
-// name of its log.
-func chatID(session string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(session))
+// logWait bounds one read or write of a chat log.
+const logWait = 30 * time.Second
+
+// logKey names the log of the chat of session, with bot.
+func logKey(bot, session string) chatlog.Key {
+	return chatlog.Key{Kind: chatlog.Chat, Bot: bot, Session: session}
 }
 
-// logPath is the log of the chat of session, with bot.
-func logPath(botsDir, bot, session string) string {
-	return filepath.Join(botsDir, bot, "logs", chatID(session)+".jsonl")
-}
-
-// appendLine appends one line to the log at path with one write; with
-// sync, or when the file is new, durably: fsynced, and the folder fsynced
-// when the file is new. A write that fails leaves none of the line behind.
-// It never makes the folder, so a bot whose folder was removed (deleted)
-// gets no new one. Appends to one log are serialised by its caller.
-func appendLine(path string, line logLine, sync bool) error {
+// appendLine appends one line to the log of key; with sync durably. A
+// write that fails leaves none of the line behind, and a log removed (its
+// chat disposed, its bot deleted) gets no new one.
+func appendLine(logs chatlog.Logs, key chatlog.Key, line logLine, sync bool) error {
 	data, err := json.Marshal(line)
 	if err != nil {
 		return fmt.Errorf("encode log line: %w", err)
 	}
-	data = append(data, '\n')
-	created := false
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		created = true
-	}
-	if err != nil {
-		return fmt.Errorf("open chat log: %w", err)
-	}
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("append to chat log %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		// A full disk may take part of the line: cut it off, or the next
-		// line would be glued to it and both lost when the log is read.
-		if terr := f.Truncate(end); terr != nil {
-			err = errors.Join(err, fmt.Errorf("cut off the part written: %w", terr))
-		}
-		f.Close()
-		return fmt.Errorf("append to chat log %s: %w", path, err)
-	}
-	if sync || created {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("sync chat log %s: %w", path, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close chat log %s: %w", path, err)
-	}
-	if created {
-		return atomicfile.SyncDir(filepath.Dir(path))
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	return logs.Append(ctx, key, data, sync)
 }
 
-// createLog makes the log's folder and writes its open line.
-func createLog(path string, open logLine) error {
-	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("make chat log folder: %w", err)
+// createLog makes the log of key with its open line.
+func createLog(logs chatlog.Logs, key chatlog.Key, open logLine) error {
+	data, err := json.Marshal(open)
+	if err != nil {
+		return fmt.Errorf("encode log line: %w", err)
 	}
-	if _, err := os.Stat(path); err == nil {
-		return fmt.Errorf("chat log %s: %w", path, fs.ErrExist)
-	}
-	return appendLine(path, open, true)
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	return logs.Create(ctx, key, data)
 }
 
 // readLog reads a chat log. A last line cut short by a crash mid-append is
-// ignored and cut off the file, so the next append starts a whole line;
-// any other line that does not decode is skipped and reported in bad.
-func readLog(path string) (lines []logLine, bad []string, err error) {
-	data, err := os.ReadFile(path)
+// cut off (chatlog.Logs.Read); any other line that does not decode is
+// skipped and reported in bad.
+func readLog(logs chatlog.Logs, key chatlog.Key) (lines []logLine, bad []string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	raw, bad, err := logs.Read(ctx, key)
 	if err != nil {
-		return nil, nil, err
+		return nil, bad, err
 	}
-	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
-		if err := os.Truncate(path, int64(i+1)); err != nil {
-			bad = append(bad, fmt.Sprintf("the torn last line could not be cut off: %v", err))
-		} else {
-			bad = append(bad, "a torn last line was cut off")
+	for n, r := range raw {
+		var l logLine
+		if jerr := json.Unmarshal(r, &l); jerr != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", n+1, jerr))
+			continue
 		}
-		data = data[:i+1]
-	}
-	r := bufio.NewReader(bytes.NewReader(data))
-	for n := 1; ; n++ {
-		raw, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(raw)) > 0 {
-			var l logLine
-			if jerr := json.Unmarshal(raw, &l); jerr != nil {
-				bad = append(bad, fmt.Sprintf("line %d: %v", n, jerr))
-			} else {
-				lines = append(lines, l)
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+		lines = append(lines, l)
 	}
 	return lines, bad, nil
-}
-
-// logFiles lists every chat log under botsDir: bots/<slug>/logs/*.jsonl.
-func logFiles(botsDir string) ([]string, error) {
-	bots, err := os.ReadDir(botsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list bots: %w", err)
-	}
-	var out []string
-	for _, b := range bots {
-		if !b.IsDir() || strings.HasPrefix(b.Name(), ".") {
-			continue
-		}
-		dir := filepath.Join(botsDir, b.Name(), "logs")
-		logs, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, l := range logs {
-			if !l.IsDir() && strings.HasSuffix(l.Name(), ".jsonl") && !atomicfile.IsTemp(l.Name()) {
-				out = append(out, filepath.Join(dir, l.Name()))
-			}
-		}
-	}
-	return out, nil
 }

@@ -1,17 +1,13 @@
 package bot
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
@@ -79,7 +75,7 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	turns := []ahp.Turn{}
 	if to > 0 {
 		var err error
-		if turns, err = olderTurns(ch.path, from, to); err != nil {
+		if turns, err = olderTurns(c.logs, ch.key, from, to); err != nil {
 			return fmt.Errorf("read the older turns of %s: %w", ch.uri, err)
 		}
 	}
@@ -108,15 +104,13 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	return nil
 }
 
-// olderTurns replays the chat log at path and returns the turns at places
-// from to to (not included) of the chat's history. It only reads: a torn
-// last line, which an append may be writing now, is left alone.
-func olderTurns(path string, from, to int) ([]ahp.Turn, error) {
-	f, err := os.Open(path)
+// olderTurns replays the chat's log and returns the turns at places from
+// to to (not included) of the chat's history.
+func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, error) {
+	lines, _, err := readLog(logs, key)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	out := make([]ahp.Turn, 0, to-from)
 	collect := func(turns []ahp.Turn, at int) {
 		for i, t := range turns {
@@ -127,17 +121,11 @@ func olderTurns(path string, from, to int) ([]ahp.Turn, error) {
 	}
 	var s ahp.ChatState
 	dropped := 0
-	r := bufio.NewReader(f)
-	for dropped < to {
-		raw, err := r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			break // no line, or a torn one
+	for _, l := range lines {
+		if dropped >= to {
+			break
 		}
-		if err != nil {
-			return nil, err
-		}
-		var l logLine
-		if json.Unmarshal(raw, &l) != nil || l.Kind != lineChat || l.Action == nil {
+		if l.Kind != lineChat || l.Action == nil {
 			continue
 		}
 		s = ahp.ApplyChat(s, *l.Action)

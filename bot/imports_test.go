@@ -24,9 +24,11 @@ var layers = map[string]int{
 	"access":  1, // who is asking: principals, grants, the users file
 
 	"engine": 2, // the session engine: serverSeq, channels, replay
+	"lease":  2, // leases with fencing tokens: imports nothing of the project
 
 	"record":  3, // the record port and its stores
 	"persona": 3, // AGENTS.md and CLAUDE.md
+	"chatlog": 3, // the chat-log port and its stores
 
 	"connector": 4, // connectors: vaults, adapters, scrubbing
 	"catalog":   4, // the catalogue channel and resource watches

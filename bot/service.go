@@ -20,9 +20,11 @@ import (
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
@@ -75,6 +77,19 @@ type Config struct {
 	// person, session name) is on. Nil keeps them in files under ConfigDir
 	// when the store is record.FileBacked, and in memory otherwise.
 	Rows wake.Rows
+	// Logs keeps the bot chats' logs (chatlog.Chat): a restarted service,
+	// or another on the same logs, replays every chat from them. Nil
+	// keeps them in files under ConfigDir (chatlog.Files).
+	Logs chatlog.Logs
+	// Leases, when set, are the leases of the back sessions shared with
+	// the other instances on one database (wake.Config.Leases); Holder
+	// names this instance among them and is required with Leases. With
+	// them the Logs are taken to be shared too: the replay at start writes
+	// nothing to a log (a turn a log shows running may be running on
+	// another instance); a chat whose turn it reads as interrupted gets
+	// that line before its next one.
+	Leases lease.Leases
+	Holder string
 	// DefaultAgent is the provider a back session runs on when its bot
 	// names neither a preset nor a provider.
 	DefaultAgent string
@@ -249,7 +264,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			return nil, fmt.Errorf("bot: chats: %w", err)

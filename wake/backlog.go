@@ -1,22 +1,21 @@
 package wake
 
 import (
-	"encoding/base64"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/internal/atomicfile"
-	"github.com/agenthost/bots/internal/jsonl"
+	"github.com/agenthost/bots/chatlog"
 )
 
-// A back session's log is <configDir>/bots/<bot>/sessions/<id>.jsonl,
-// beside the rows, where id is the base64url of the session's URI. Its
-// first line opens the session (its URI, when it began, its provider and
+// A back session's log is kept by a chatlog.Logs under the key
+// (chatlog.Back, its bot, its URI); in files it is
+// <configDir>/bots/<bot>/sessions/<id>.jsonl, beside the rows, where id is
+// the base64url of the session's URI. Its first line opens the session (its URI, when it began, its provider and
 // model and the Spec it was started from); each other line is one action
 // applied to its chat, or a client's action applied to its session. A
 // LocalHost that starts reads every log back, so a back session outlives
@@ -78,16 +77,20 @@ func (l *logSpec) spec() Spec {
 		SystemPrompt: l.SystemPrompt, Client: l.Client, Deny: l.Deny, Meta: l.Meta}
 }
 
-// backLogPath is the log of the back session uri whose _meta is meta
-// under configDir, or "" when the session is not a back session (its
-// _meta names no bot that can name a folder) or configDir is "".
-func backLogPath(configDir, uri string, meta map[string]any) string {
+// backLogKey is the key of the log of the back session uri whose _meta is
+// meta; ok is false when the session is not a back session (its _meta
+// names no bot that can name a folder).
+func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
 	bot, _, _, ok := BackSession(meta)
-	if configDir == "" || !ok || checkRowKey(bot, "x") != nil {
-		return ""
+	key = chatlog.Key{Kind: chatlog.Back, Bot: bot, Session: uri}
+	if !ok || checkRowKey(bot, "x") != nil || key.Check() != nil {
+		return chatlog.Key{}, false
 	}
-	return filepath.Join(configDir, "bots", bot, "sessions", base64.RawURLEncoding.EncodeToString([]byte(uri))+".jsonl")
+	return key, true
 }
+
+// logWait bounds one read or write of a back session's log.
+const logWait = 30 * time.Second
 
 // Durable reports whether a chat log fsyncs a's line: it begins or ends a
 // turn or changes what waits. The other lines (the parts streamed while a
@@ -107,65 +110,78 @@ func Durable(a ahp.Action) bool {
 // append is reported once until one succeeds again; the session goes on in
 // memory. Called with s.mu held.
 func (s *localSession) logLocked(kind string, a ahp.Action) {
-	if s.path == "" || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
+	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return
 	}
-	err := jsonl.Append(s.path, backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a}, kind == backSession || Durable(a))
+	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a})
+	if err == nil {
+		ctx, cancel := s.logCtxLocked()
+		err = s.h.logs.Append(ctx, s.key, data, kind == backSession || Durable(a))
+		cancel()
+	}
 	if err != nil {
 		if !s.logError {
 			s.logError = true
-			s.h.log.Warn("wake: a back session's log line could not be written", "path", s.path, "session", s.uri, "err", err)
+			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.key, "session", s.uri, "err", err)
 		}
 		return
 	}
 	s.logError = false
+	s.lines++
 }
 
-// createLog writes the open line of a session's log, making the sessions
-// folder when missing.
-func createLog(path string, s *localSession, provider, model string) error {
-	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("make the sessions folder: %w", err)
-	}
-	return jsonl.Create(path, backLine{Kind: backOpen, At: s.createdAt, Session: s.uri, CreatedAt: s.createdAt,
+// createLog writes the open line of a session's log.
+func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model string) error {
+	data, err := json.Marshal(backLine{Kind: backOpen, At: s.createdAt, Session: s.uri, CreatedAt: s.createdAt,
 		Provider: provider, Model: model, Spec: toLogSpec(s.spec)})
+	if err != nil {
+		return fmt.Errorf("encode the open line: %w", err)
+	}
+	s.mu.Lock()
+	ctx, cancel := s.logCtxLocked()
+	s.mu.Unlock()
+	defer cancel()
+	return h.logs.Create(ctx, key, data)
 }
 
-// replay reads back every back session's log under the host's config
-// folder. A log that does not open a session, or whose provider the host
+// replay reads back every back session's log the host's logs hold. A log that does not open a session, or whose provider the host
 // no longer runs, is reported and left out.
 func (h *LocalHost) replay() {
-	paths, err := filepath.Glob(filepath.Join(h.configDir, "bots", "*", "sessions", "*.jsonl"))
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	keys, err := h.logs.List(ctx, chatlog.Back)
+	cancel()
 	if err != nil {
 		h.log.Warn("wake: back session logs could not be listed", "err", err)
 		return
 	}
-	for _, path := range paths {
-		if atomicfile.IsTemp(filepath.Base(path)) {
-			continue
-		}
-		if err := h.replayLog(path); err != nil {
-			h.log.Warn("wake: a back session's log is left out", "path", path, "reason", err)
+	for _, key := range keys {
+		if err := h.replayLog(context.Background(), key, !h.shared); err != nil {
+			h.log.Warn("wake: a back session's log is left out", "log", key, "reason", err)
 		}
 	}
 }
 
-// replayLog restores the session of one log. A turn it shows begun and
-// never ended is ended as interrupted, and the messages that waited are
-// taken back (the main turns that sent them ended with the process), in
-// the log too. The agent is opened at the session's next turn.
-func (h *LocalHost) replayLog(path string) error {
+// replayLog restores the session of one log. With repair, a turn it shows
+// begun and never ended is ended as interrupted, and the messages that
+// waited are taken back (the main turns that sent them ended with the
+// process), in the log too, with the fence ctx carries; without, the
+// session is held as the log shows it. The agent is opened at the
+// session's next turn.
+func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
+	rctx, cancel := context.WithTimeout(ctx, logWait)
+	raw, bad, err := h.logs.Read(rctx, key)
+	cancel()
 	var lines []backLine
-	bad, err := jsonl.Read(path, func(raw []byte) error {
+	for n, r := range raw {
 		var l backLine
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return err
+		if err := json.Unmarshal(r, &l); err != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", n+1, err))
+			continue
 		}
 		lines = append(lines, l)
-		return nil
-	})
+	}
 	for _, b := range bad {
-		h.log.Warn("wake: back session log", "path", path, "problem", b)
+		h.log.Warn("wake: back session log", "log", key, "problem", b)
 	}
 	if err != nil {
 		return err
@@ -175,7 +191,7 @@ func (h *LocalHost) replayLog(path string) error {
 	}
 	o := lines[0]
 	spec := o.Spec.spec()
-	if backLogPath(h.configDir, o.Session, spec.Meta) != path {
+	if k, ok := backLogKey(o.Session, spec.Meta); !ok || k != key {
 		return errors.New("its name is not its session's")
 	}
 	hr, ok := h.harnesses[o.Provider]
@@ -187,7 +203,9 @@ func (h *LocalHost) replayLog(path string) error {
 		return fmt.Errorf("its createdAt: %w", err)
 	}
 	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
-	s.path = path
+	s.key, s.logged = key, true
+	s.lines = len(raw)
+	s.fenceFrom(ctx)
 	last := o.At
 	for _, l := range lines[1:] {
 		if l.Action == nil {
@@ -201,7 +219,7 @@ func (h *LocalHost) replayLog(path string) error {
 			s.state = ahp.ApplySession(s.state, *l.Action)
 		}
 	}
-	if at := s.chatState.ActiveTurn; at != nil {
+	if at := s.chatState.ActiveTurn; at != nil && repair {
 		d := time.Duration(0)
 		t0, err0 := time.Parse(time.RFC3339Nano, at.StartedAt)
 		t1, err1 := time.Parse(time.RFC3339Nano, last)
@@ -210,11 +228,13 @@ func (h *LocalHost) replayLog(path string) error {
 		}
 		s.endLocked(ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false))
 	}
-	if m := s.chatState.SteeringMessage; m != nil {
+	if m := s.chatState.SteeringMessage; m != nil && repair {
 		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
 	}
 	for _, m := range s.chatState.QueuedMessages {
-		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+		if repair {
+			s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+		}
 	}
 	for i := range s.state.Chats {
 		if s.state.Chats[i].Resource == s.chat {

@@ -92,6 +92,24 @@ type SessionHost interface {
 	Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error)
 }
 
+// Reloader is an optional interface of a SessionHost whose sessions' logs
+// other hosts on other instances write too: Reload reads the session back
+// from its log, over any copy the host holds, before the host continues
+// it; replaced reports whether a copy it held was read over (what followed
+// it must follow the session anew). A session with no log is
+// ErrNoSession.
+type Reloader interface {
+	Reload(ctx context.Context, session string, spec Spec) (replaced bool, err error)
+}
+
+// Idler is an optional interface of a SessionHost that can say when a
+// session has nothing to do: Idle returns once its chat has no running
+// turn and nothing waiting (or it is gone), or ctx ends. A Waker holding a
+// lease waits for it before it lets the lease go.
+type Idler interface {
+	Idle(ctx context.Context, session string) error
+}
+
 // Restorer is an optional interface of a SessionHost that can hold a
 // session again under the URI it had, after a restart lost it. The Waker
 // restores the session a row names, rather than start a new one, so the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"maps"
 	"net/url"
@@ -15,10 +16,11 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
-	"github.com/agenthost/bots/internal/jsonl"
+	"github.com/agenthost/bots/lease"
 )
 
 // Preset is a named way to start a session: a provider and a model.
@@ -49,11 +51,20 @@ type LocalConfig struct {
 	// sessions' agents hand out, and out of every action of their chats
 	// before it is applied, published or followed (see scrub.go).
 	Scrub Scrubber
-	// ConfigDir, when set, is where back sessions' logs are kept (beside
-	// their rows, see FileRows), so that a LocalHost started again holds
-	// every back session it held before: same URI, same chat, its latest
-	// turns. "" keeps sessions in memory only.
+	// ConfigDir, when set and Logs is nil, is where back sessions' logs
+	// are kept (chatlog.Files, beside their rows, see FileRows).
 	ConfigDir string
+	// Logs keeps back sessions' logs (chatlog.Back), so that a LocalHost
+	// started again, or another on the same logs, holds every back
+	// session it held before: same URI, same chat, its latest turns. Nil
+	// keeps them in files under ConfigDir; with neither, sessions live in
+	// memory only.
+	Logs chatlog.Logs
+	// Shared says other hosts on other instances write the same Logs:
+	// the replay at start then changes no log (a turn a log shows running
+	// may be running elsewhere), and a host that takes a session over
+	// reads it back first (Reload), under the lease the Waker holds.
+	Shared bool
 }
 
 // BackTurns is how many ended turns a LocalHost session's chat holds by
@@ -79,7 +90,8 @@ type LocalHost struct {
 	now       func() time.Time
 	keep      int // ended turns a chat holds, at least 1
 	scrub     Scrubber
-	configDir string // where back sessions' logs are, "" for none
+	logs      chatlog.Logs // where back sessions' logs are, nil for none
+	shared    bool         // LocalConfig.Shared
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
@@ -146,7 +158,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	}
 	h := &LocalHost{
 		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
-		configDir: cfg.ConfigDir, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
+		logs: cfg.Logs, shared: cfg.Shared, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 	}
 	for name, hr := range cfg.Harnesses {
 		if name == "" || hr == nil {
@@ -160,7 +172,10 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		}
 		h.presets[name] = p
 	}
-	if h.configDir != "" {
+	if h.logs == nil && cfg.ConfigDir != "" {
+		h.logs = chatlog.NewFiles(cfg.ConfigDir)
+	}
+	if h.logs != nil {
 		h.replay()
 	}
 	return h, nil
@@ -187,6 +202,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	}
 	uri := "ahp-session:/" + newID()
 	s := h.newSession(uri, spec, hr, provider, model, h.now())
+	s.fenceFrom(ctx)
 	agent, err := hr.Open(ctx, s.info)
 	if err != nil {
 		return "", &RefusedError{Reason: err.Error(), Err: err}
@@ -216,7 +232,80 @@ func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	return h.add(h.newSession(uri, spec, hr, provider, model, h.now()), provider, model)
+	s := h.newSession(uri, spec, hr, provider, model, h.now())
+	s.fenceFrom(ctx)
+	return h.add(s, provider, model)
+}
+
+// Reload reads the session at uri back from its log, over the copy the
+// host holds: with shared logs, another host may have run it since. The
+// copy held is dropped (its agent closed, its channels ended, so their
+// subscribers take a new snapshot); the log's running turn, if any, is
+// ended as interrupted and what waited taken back, in the log too, with
+// the fence ctx carries. replaced is false when the copy held was the
+// log's already and is kept. A session with no log is ErrNoSession.
+func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced bool, err error) {
+	key, ok := backLogKey(uri, spec.Meta)
+	if !ok || h.logs == nil {
+		return false, ErrNoSession
+	}
+	if s, held := h.session(uri); held {
+		// No one else wrote the log since: the copy held is the log's.
+		rctx, cancel := context.WithTimeout(ctx, logWait)
+		raw, _, err := h.logs.Read(rctx, key)
+		cancel()
+		if err == nil {
+			s.mu.Lock()
+			c := s.chatState
+			same := len(raw) == s.lines && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
+			s.mu.Unlock()
+			if same {
+				s.fenceFrom(ctx)
+				return false, nil
+			}
+		}
+	}
+	h.mu.Lock()
+	old := h.sessions[uri]
+	if old != nil {
+		delete(h.sessions, uri)
+		delete(h.chats, old.chat)
+	}
+	h.mu.Unlock()
+	if old != nil {
+		old.dispose()
+	}
+	err = h.replayLog(ctx, key, true)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return old != nil, fmt.Errorf("%w: %v", ErrNoSession, err)
+	}
+	return old != nil, err
+}
+
+// Idle returns once the session's chat has no running turn and nothing
+// waiting, or the session is gone, or ctx ends.
+func (h *LocalHost) Idle(ctx context.Context, uri string) error {
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	state, ch, err := h.Follow(fctx, uri)
+	if errors.Is(err, ErrNoSession) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for state.ActiveTurn != nil || state.SteeringMessage != nil || len(state.QueuedMessages) > 0 {
+		select {
+		case a, ok := <-ch:
+			if !ok {
+				return ctx.Err()
+			}
+			state = ahp.ApplyChat(state, a)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // harness returns the harness, provider and model spec starts on.
@@ -272,18 +361,18 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 // that cannot be written is reported; the session then lives in memory
 // only.
 func (h *LocalHost) add(s *localSession, provider, model string) error {
-	if path := backLogPath(h.configDir, s.uri, s.spec.Meta); path != "" {
-		if err := createLog(path, s, provider, model); err != nil {
-			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "path", path, "session", s.uri, "err", err)
+	if key, ok := backLogKey(s.uri, s.spec.Meta); ok && h.logs != nil {
+		if err := h.createLog(key, s, provider, model); err != nil {
+			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.uri, "err", err)
 		} else {
-			s.path = path
+			s.key, s.logged, s.lines = key, true, 1
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.sessions[s.uri] != nil {
-		if s.path != "" {
-			jsonl.Remove(s.path)
+		if s.logged {
+			h.removeLog(s.key)
 		}
 		if h.closed {
 			return refused("the host is closed")
@@ -322,12 +411,19 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 		return ErrNoSession
 	}
 	s.dispose()
-	if s.path != "" {
-		if err := jsonl.Remove(s.path); err != nil {
-			h.log.Warn("wake: a disposed back session's log could not be removed", "path", s.path, "err", err)
-		}
+	if s.logged {
+		h.removeLog(s.key)
 	}
 	return nil
+}
+
+// removeLog removes a back session's log, reporting a failure.
+func (h *LocalHost) removeLog(key chatlog.Key) {
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	if err := h.logs.Remove(ctx, key); err != nil {
+		h.log.Warn("wake: a disposed back session's log could not be removed", "log", key, "err", err)
+	}
 }
 
 // Close ends every session and refuses new ones, and returns once every
@@ -359,6 +455,7 @@ func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
 	if !ok {
 		return ErrNoSession
 	}
+	s.fenceFrom(ctx)
 	return s.dispatch(ahp.PendingMessageSet(m.Kind, m.ID, m.Message), nil)
 }
 
@@ -450,8 +547,17 @@ type localSession struct {
 	feed *feed.Feed[ahp.Action]
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
-	// path is the session's log, "" when it keeps none.
-	path string
+	// key is the session's log's when logged; an unlogged session keeps
+	// none.
+	key    chatlog.Key
+	logged bool
+	// fence is the lease token its log's writes carry, when a Waker
+	// holding a lease handed it work (lease.WithFence); set under mu.
+	fence  lease.Fence
+	fenced bool
+	// lines is how many lines its log holds as far as this host knows:
+	// read back, or written; set under mu.
+	lines int
 
 	mu         sync.Mutex
 	state      ahp.SessionState
@@ -486,6 +592,26 @@ type reportedTool struct {
 }
 
 // dispose stops the running turn, ends the channels and closes the agent.
+// fenceFrom takes the fence ctx carries, if any, for the session's later
+// log writes.
+func (s *localSession) fenceFrom(ctx context.Context) {
+	if f, ok := lease.FenceFrom(ctx); ok {
+		s.mu.Lock()
+		s.fence, s.fenced = f, true
+		s.mu.Unlock()
+	}
+}
+
+// logCtx is a context for one log write, with the session's fence. Called
+// with s.mu held.
+func (s *localSession) logCtxLocked() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	if s.fenced {
+		ctx = lease.WithFence(ctx, s.fence)
+	}
+	return ctx, cancel
+}
+
 func (s *localSession) dispose() {
 	s.mu.Lock()
 	if s.gone {

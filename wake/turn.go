@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 )
 
@@ -36,6 +37,7 @@ type Turn struct {
 	posted    map[string]bool   // back turn id → it called post_message
 	relays    map[string]*relay // relayed request id → relay
 	ended     bool
+	leaseKey  string // the lease the turn holds, "" for none
 }
 
 // backEnd is how a back turn ended.
@@ -100,7 +102,31 @@ func (t *Turn) run() {
 		t.fail(failf("The message cannot wake a back session: %v.", err))
 		return
 	}
-	uri, err := t.w.session(WithProgress(t.ctx, t.progress), t.m, name)
+	ctx, takeover := t.ctx, false
+	if t.w.leases != nil {
+		key := leaseKey(b.ID, t.m.Person, name)
+		f, over, err := t.w.hold(t.ctx, key, t.progress)
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		t.mu.Lock()
+		ended := t.ended
+		if !ended {
+			t.leaseKey = key
+		}
+		t.mu.Unlock()
+		if ended {
+			t.w.found(key, "")
+			t.w.unhold(key)
+			return
+		}
+		ctx, takeover = lease.WithFence(t.ctx, f), over
+	}
+	uri, err := t.w.session(WithProgress(ctx, t.progress), t.m, name, takeover)
+	if t.w.leases != nil {
+		t.w.found(leaseKey(b.ID, t.m.Person, name), uri)
+	}
 	if err != nil {
 		t.fail(err)
 		return
@@ -122,7 +148,7 @@ func (t *Turn) run() {
 	t.pending = append(t.pending, id)
 	fs.register(id, t)
 	t.mu.Unlock()
-	if err := t.w.send(t.ctx, uri, t.w.pending(t.m, id)); err != nil {
+	if err := t.w.send(ctx, uri, t.w.pending(t.m, id)); err != nil {
 		t.mu.Lock()
 		t.forgetLocked(id)
 		t.mu.Unlock()
@@ -187,6 +213,10 @@ func (t *Turn) endLocked() {
 	t.ended = true
 	if t.fs != nil {
 		t.fs.forget(t)
+	}
+	if t.leaseKey != "" {
+		t.w.unhold(t.leaseKey)
+		t.leaseKey = ""
 	}
 	t.cancel()
 	close(t.done)

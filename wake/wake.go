@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 )
@@ -96,6 +97,17 @@ type Config struct {
 	Now func() time.Time
 	// Location is the zone of the context block's time; nil is time.Local.
 	Location *time.Location
+	// Leases, when set, are shared by the instances on one database: a
+	// back session runs only on the instance holding the lease of its
+	// (bot, person, name), and the others' messages wait for it (see
+	// hold.go). Holder names this instance among them (required with
+	// Leases); LeaseTTL is the leases' time to live (zero is
+	// lease.DefaultTTL) and LeasePoll how often a waiting message tries
+	// again (zero is LeaseTTL/10).
+	Leases    lease.Leases
+	Holder    string
+	LeaseTTL  time.Duration
+	LeasePoll time.Duration
 }
 
 // Waker wakes back sessions for main chats. Its methods are safe for
@@ -117,6 +129,14 @@ type Waker struct {
 
 	keys   keyed
 	starts startFailures
+
+	leases    lease.Leases
+	holder    string
+	leaseTTL  time.Duration
+	leasePoll time.Duration
+	leaseMu   sync.Mutex
+	held      map[string]*holding // lease key → the lease held
+	tokens    map[string]int64    // lease key → the token last held
 
 	mu       sync.Mutex
 	sessions map[string]*followed
@@ -153,6 +173,19 @@ func New(cfg Config) (*Waker, error) {
 	if w.rows == nil {
 		w.rows = &MemRows{}
 	}
+	if cfg.Leases != nil {
+		if cfg.Holder == "" {
+			return nil, errors.New("wake: Config.Holder must name this instance when Leases are set")
+		}
+		w.leases, w.holder, w.leaseTTL, w.leasePoll = cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.LeasePoll
+		if w.leaseTTL <= 0 {
+			w.leaseTTL = lease.DefaultTTL
+		}
+		if w.leasePoll <= 0 {
+			w.leasePoll = w.leaseTTL / 10
+		}
+		w.held, w.tokens = map[string]*holding{}, map[string]int64{}
+	}
 	if sh, ok := cfg.Host.(Scrubbing); ok && w.scrub == nil {
 		w.scrub = sh.Scrubber()
 	}
@@ -179,9 +212,9 @@ func (w *Waker) Options() (PostMessageAbsent, ContextIn, AskIn) {
 }
 
 // Close stops following back sessions and ends every main turn still
-// waiting, without ending it in its chat (the process is going away), and
-// returns once every goroutine the Waker started has returned. It is
-// idempotent.
+// waiting, without ending it in its chat (the process is going away), lets
+// go of the leases it holds, and returns once every goroutine the Waker
+// started has returned. It is idempotent.
 func (w *Waker) Close() error {
 	w.mu.Lock()
 	w.closed = true
@@ -197,6 +230,7 @@ func (w *Waker) Close() error {
 		t.mu.Unlock()
 	}
 	w.goroutines.Wait()
+	w.releaseAll()
 	return nil
 }
 
@@ -288,7 +322,7 @@ func failf(format string, args ...any) *failure { return &failure{fmt.Sprintf(fo
 // session returns the back session the message's name is on: the row's,
 // when the host still holds it or can restore it (Restorer), else a new
 // one whose row is written over the old. One (bot, person, name) starts one session at a time.
-func (w *Waker) session(ctx context.Context, m Message, name string) (string, error) {
+func (w *Waker) session(ctx context.Context, m Message, name string, takeover bool) (string, error) {
 	b := m.Bot
 	if w.persona != nil && b.Computer == "" && b.Workspace != "" {
 		parts := persona.Parts{Name: b.Name, Description: b.Description, Instructions: b.Instructions}
@@ -307,6 +341,21 @@ func (w *Waker) session(ctx context.Context, m Message, name string) (string, er
 	if err != nil {
 		w.log.Warn("wake: a session row could not be read; a new session is started", "bot", b.ID, "name", name, "err", err)
 		ok = false
+	}
+	if r, can := w.host.(Reloader); ok && takeover && can {
+		// Another instance may have run the session since this one last
+		// held its lease: read it back from the shared log.
+		replaced, err := r.Reload(ctx, row.Session, w.spec(m, name))
+		if err != nil && !errors.Is(err, ErrNoSession) {
+			w.log.Warn("wake: a back session could not be read back from its log", "bot", b.ID, "name", name, "session", row.Session, "err", err)
+		}
+		if replaced {
+			// What followed the copy read over is let go: the next
+			// turn follows the session as read back.
+			w.mu.Lock()
+			delete(w.sessions, row.Session)
+			w.mu.Unlock()
+		}
 	}
 	if ok {
 		has, err := w.host.Has(ctx, row.Session)

@@ -280,7 +280,13 @@ func (c *ahpClient) openChat(session, slug string) string {
 
 func (c *ahpClient) waitChat(chat, what string, cond func(ahp.ChatState) bool) ahp.ChatState {
 	c.t.Helper()
-	deadline := time.After(15 * time.Second)
+	return c.waitChatFor(chat, what, 15*time.Second, cond)
+}
+
+// waitChatFor waits up to d for the chat's state to meet cond.
+func (c *ahpClient) waitChatFor(chat, what string, d time.Duration, cond func(ahp.ChatState) bool) ahp.ChatState {
+	c.t.Helper()
+	deadline := time.After(d)
 	for {
 		c.mu.Lock()
 		s := c.chats[chat]
@@ -571,10 +577,11 @@ func buildServer(t *testing.T) string {
 	return serverBinary.path
 }
 
-// startProcess runs the built server and returns it with its address.
-func startProcess(t *testing.T, bin, config, root string) (*exec.Cmd, string) {
+// startProcess runs the built server, with more flags when given, and
+// returns it with its address.
+func startProcess(t *testing.T, bin, config, root string, more ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-config", config, "-root", root, "-host-name", "chathost", "-log-level", "error")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-config", config, "-root", root, "-host-name", "chathost", "-log-level", "error"}, more...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
 )
 
@@ -62,4 +63,57 @@ func BenchmarkDBCataloguePropagation(b *testing.B) {
 	b.ReportMetric(q(cross, 0.5), "cross-p50-µs")
 	b.ReportMetric(q(cross, 0.99), "cross-p99-µs")
 	b.ReportMetric(q(cross, 0.5)/q(same, 0.5), "x-same-p50")
+}
+
+// BenchmarkDBChatTurnMovingBetweenInstances times an echo chat turn whose
+// back session last ran on the other of two instances on one database
+// (the lease moves: released by one, taken by the other, the session read
+// back from the database), beside its floor: the same turn right after one
+// on the same instance. Each iteration is A, A, B, B: the first of each
+// pair moves the back session, the second is a floor.
+func BenchmarkDBChatTurnMovingBetweenInstances(b *testing.B) {
+	db, base := pgtest.URL(b), b.TempDir()
+	var clients []*ahpClient
+	var chats []string
+	for i := range 2 {
+		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
+			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
+		c := dialChat(b, s.addr, fmt.Sprintf("bench-%d", i))
+		if i == 0 {
+			c.makeBot("motion", `{"name": "Motion"}`)
+		}
+		clients = append(clients, c)
+		chats = append(chats, c.openChat(fmt.Sprintf("ahp-session:/bench-%d", i), "motion"))
+	}
+	var same, moved []time.Duration
+	n := 0
+	turn := func(i int) time.Duration {
+		n++
+		id := fmt.Sprint("t", n)
+		t0 := time.Now()
+		clients[i].dispatch(chats[i], ahp.TurnStarted(id, t0, ahp.UserMessage("hi")))
+		clients[i].waitChatFor(chats[i], "turn "+id, time.Minute, func(s ahp.ChatState) bool {
+			return s.ActiveTurn == nil && len(s.Turns) > 0 && s.Turns[len(s.Turns)-1].ID == id
+		})
+		return time.Since(t0)
+	}
+	turn(0) // the back session starts
+	for b.Loop() {
+		for _, i := range []int{0, 1} {
+			d := turn(i)
+			if n > 2 || i == 1 { // the first turn on A after the start moves nothing
+				moved = append(moved, d)
+			}
+			same = append(same, turn(i))
+		}
+	}
+	slices.Sort(same)
+	slices.Sort(moved)
+	q := func(ds []time.Duration, p float64) float64 {
+		return float64(ds[int(p*float64(len(ds)-1))].Microseconds())
+	}
+	b.ReportMetric(q(same, 0.5), "same-p50-µs")
+	b.ReportMetric(q(moved, 0.5), "moved-p50-µs")
+	b.ReportMetric(q(moved, 0.99), "moved-p99-µs")
+	b.ReportMetric(q(moved, 0.5)/q(same, 0.5), "x-same-p50")
 }

@@ -234,10 +234,13 @@ func TestDBABotAnswersInAChatOnAnotherInstanceAndReadsAnswerItsRecord(t *testing
 	if _, err := os.Stat(filepath.Join(cl.root, "motion", "AGENTS.md")); err != nil {
 		t.Fatalf("no AGENTS.md in the shared root after the wake: %v", err)
 	}
-	// The back session's row is kept with the chat, under the -config of
-	// the instance it runs on, so a restart of that instance continues it.
-	if rows, _ := filepath.Glob(filepath.Join(cl.configs[1], "bots", "motion", "sessions", "*.json")); len(rows) != 1 {
-		t.Fatalf("the instance that woke the bot keeps rows %v, want one", rows)
+	// The back session's row is kept in the database, with the chat's
+	// log, so any instance continues it; nothing of it under -config.
+	if got := count(t, cl.db, `SELECT count(*) FROM bots_rows`); got != 1 {
+		t.Fatalf("the database keeps %d session rows, want one", got)
+	}
+	if rows, _ := filepath.Glob(filepath.Join(cl.configs[1], "bots", "motion", "sessions", "*")); len(rows) != 0 {
+		t.Fatalf("the instance that woke the bot keeps files %v, want none", rows)
 	}
 	a.editBot(t, "motion", `{"name":"Mover"}`, "")
 	c := connectTo(ctx, t, cl.servers[1], "reader")

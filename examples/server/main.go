@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&s.ConfigDir, "config", bots.DefaultConfigDir(), "configuration folder")
 	fs.StringVar(&s.Options.Root, "root", "", "the folder bots work under (default ~/.bots)")
 	fs.StringVar(&addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
-	fs.StringVar(&s.Database, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records live there, shared by every instance on it; -root must be the folder they share")
+	fs.StringVar(&s.Database, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share")
 	fs.StringVar(&s.UsersFile, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
 	fs.StringVar(&s.HostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&s.DefaultAgent, "agent", "echo", "the agent a back session runs on when a bot names none")

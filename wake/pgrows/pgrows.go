@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/bots/internal/pgschema"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -43,6 +45,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool) (*Rows, error) {
 	if pool == nil {
 		return nil, errors.New("pgrows: no pool")
 	}
+	if err := pglease.Migrate(ctx, pool); err != nil { // fenced writes read the leases
+		return nil, fmt.Errorf("pgrows: %w", err)
+	}
 	if err := pgschema.Migrate(ctx, pool, "rows", migrations); err != nil {
 		return nil, fmt.Errorf("pgrows: %w", err)
 	}
@@ -68,16 +73,26 @@ func (r *Rows) Get(ctx context.Context, bot, person, name string) (wake.Row, boo
 }
 
 // Put writes the row over any of the same (bot, person, name), committed
-// before it returns.
+// before it returns. With a fence in ctx (lease.WithFence) it writes only
+// while the fence's key's lease has its token, in the same statement, and
+// is lease.ErrFenced otherwise.
 func (r *Rows) Put(ctx context.Context, row wake.Row) error {
 	data, err := json.Marshal(row)
 	if err != nil {
 		return fmt.Errorf("encode session row: %w", err)
 	}
-	_, err = r.pool.Exec(ctx, `INSERT INTO bots_rows (bot, person, name, row) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (bot, person, name) DO UPDATE SET row = excluded.row`, row.Bot, row.Person, row.Name, string(data))
+	args := []any{row.Bot, row.Person, row.Name, string(data)}
+	cond := "true"
+	if f, ok := lease.FenceFrom(ctx); ok {
+		cond, args = pglease.FenceSQL(5, 6), append(args, f.Key, f.Token)
+	}
+	tag, err := r.pool.Exec(ctx, `INSERT INTO bots_rows (bot, person, name, row) SELECT $1, $2, $3, $4 WHERE `+cond+`
+		ON CONFLICT (bot, person, name) DO UPDATE SET row = excluded.row`, args...)
 	if err != nil {
 		return fmt.Errorf("write session row of %s: %w", row.Bot, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("write session row of %s: %w", row.Bot, lease.ErrFenced)
 	}
 	return nil
 }

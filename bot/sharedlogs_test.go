@@ -1,0 +1,81 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/lease"
+)
+
+// logLines reads the log of a bot chat from the shared logs.
+func logLines(t *testing.T, logs chatlog.Logs, bot, session string) []string {
+	t.Helper()
+	lines, _, err := logs.Read(t.Context(), chatlog.Key{Kind: chatlog.Chat, Bot: bot, Session: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = string(l)
+	}
+	return out
+}
+
+func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNextOne(t *testing.T) {
+	var ahead atomic.Int64 // how far the leases' clock is ahead
+	e := newSharedChatEnv(t, &lease.Mem{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session := "ahp-session:/shared"
+	_, chat := c.open(session, "motion")
+	c.say(chat, "t1", "sleep 30")
+	c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	before := logLines(t, e.logs, "motion", session)
+
+	// Another instance starts while the turn runs on the first: it reads
+	// the turn as interrupted, and writes nothing.
+	other := e.sibling("second")
+	if after := logLines(t, e.logs, "motion", session); !slices.Equal(after, before) {
+		t.Fatalf("another instance's start wrote to the log:\n%q\nwant\n%q", after, before)
+	}
+	c2 := other.connect(t, "soft")
+	c2.subscribe(session)
+	c2.subscribe(chat)
+	st := c2.waitChat(chat, "the chat as read back", func(s ahp.ChatState) bool { return len(s.Turns) == 1 })
+	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != bot.InterruptedType {
+		t.Fatalf("the other instance reads the running turn as %s", jsonText(st.Turns[0]))
+	}
+
+	// The first instance goes away, and its lease expires; a message on
+	// the other writes the interrupted line, then its own.
+	e.stop()
+	ahead.Store(int64(lease.DefaultTTL))
+	stopped := logLines(t, e.logs, "motion", session)
+	c2.say(chat, "t2", "again")
+	if got := markdown(c2.turn(chat, "t2")); !slices.Equal(got, []string{"Motion heard: again"}) {
+		t.Errorf("the other instance's bot says %q", got)
+	}
+	all := logLines(t, e.logs, "motion", session)
+	if len(all) <= len(stopped) {
+		t.Fatalf("the message wrote no line")
+	}
+	var next struct {
+		Kind   string
+		Action ahp.Action
+	}
+	if err := json.Unmarshal([]byte(all[len(stopped)]), &next); err != nil {
+		t.Fatal(err)
+	}
+	failed, ok := next.Action.Body.(*ahp.ChatErrorAction)
+	if next.Kind != "chat" || !ok || failed.TurnID != "t1" || failed.Part.Error.ErrorType != bot.InterruptedType {
+		t.Errorf("the line after the first instance's last is %s, want t1 interrupted", all[len(stopped)])
+	}
+}

@@ -1,0 +1,151 @@
+package chatlog
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/jsonl"
+)
+
+// Files keeps each log as a file of JSON lines,
+// <configDir>/bots/<bot>/<kind>/<base64url(session)>.jsonl: its lines
+// appended with one write each (fsynced with sync), a torn last line cut
+// off when it is read (internal/jsonl). Create makes the folders; Append
+// never does, so a bot whose folder was removed gets no new one. One
+// process writes a configuration folder: within it, a Read and an Append
+// of one log never overlap, so a Read never cuts off a line being written.
+type Files struct {
+	botsDir string
+	seed    maphash.Seed
+	locks   [64]sync.Mutex
+}
+
+var _ Logs = (*Files)(nil)
+
+// NewFiles returns the logs kept under configDir. It touches no file.
+func NewFiles(configDir string) *Files {
+	return &Files{botsDir: filepath.Join(configDir, "bots"), seed: maphash.MakeSeed()}
+}
+
+// lock locks the stripe of path's log and returns its unlock.
+func (f *Files) lock(path string) func() {
+	m := &f.locks[maphash.String(f.seed, path)%uint64(len(f.locks))]
+	m.Lock()
+	return m.Unlock
+}
+
+// Path is the file of key's log.
+func (f *Files) Path(key Key) string {
+	return filepath.Join(f.botsDir, key.Bot, string(key.Kind), base64.RawURLEncoding.EncodeToString([]byte(key.Session))+".jsonl")
+}
+
+// path checks key and returns its file.
+func (f *Files) path(key Key) (string, error) {
+	if err := key.Check(); err != nil {
+		return "", err
+	}
+	return f.Path(key), nil
+}
+
+// Create makes the log's folder (mode 0700) and its file with first.
+func (f *Files) Create(ctx context.Context, key Key, first []byte) error {
+	path, err := f.path(key)
+	if err != nil {
+		return err
+	}
+	if err := CheckLine(first); err != nil {
+		return err
+	}
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("make the chat log's folder: %w", err)
+	}
+	defer f.lock(path)()
+	return jsonl.Create(path, first)
+}
+
+// Append appends line with one write, fsynced with sync.
+func (f *Files) Append(ctx context.Context, key Key, line []byte, sync bool) error {
+	path, err := f.path(key)
+	if err != nil {
+		return err
+	}
+	if err := CheckLine(line); err != nil {
+		return err
+	}
+	defer f.lock(path)()
+	return jsonl.Append(path, line, sync)
+}
+
+// Read reads the log's file, cutting off a torn last line.
+func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
+	path, err := f.path(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock := f.lock(path)
+	lines, bad, err := jsonl.Read(path)
+	unlock()
+	if err != nil {
+		return nil, bad, fmt.Errorf("read chat log %s: %w", path, err)
+	}
+	return lines, bad, nil
+}
+
+// List lists bots/*/<kind>/*.jsonl: every file whose name is the base64url
+// of a session URI, leaving out hidden bot folders and temporary files.
+func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
+	if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
+		return nil, err
+	}
+	bots, err := os.ReadDir(f.botsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list chat logs: %w", err)
+	}
+	var out []Key
+	for _, b := range bots {
+		if !b.IsDir() || strings.HasPrefix(b.Name(), ".") {
+			continue
+		}
+		logs, err := os.ReadDir(filepath.Join(f.botsDir, b.Name(), string(kind)))
+		if err != nil {
+			continue
+		}
+		for _, l := range logs {
+			name, ok := strings.CutSuffix(l.Name(), ".jsonl")
+			if l.IsDir() || !ok || atomicfile.IsTemp(l.Name()) {
+				continue
+			}
+			session, err := base64.RawURLEncoding.DecodeString(name)
+			if err != nil {
+				continue
+			}
+			k := Key{Kind: kind, Bot: b.Name(), Session: string(session)}
+			if k.Check() == nil {
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Remove removes the log's file.
+func (f *Files) Remove(ctx context.Context, key Key) error {
+	path, err := f.path(key)
+	if err != nil {
+		return err
+	}
+	defer f.lock(path)()
+	return jsonl.Remove(path)
+}

@@ -1,0 +1,104 @@
+package pgchatlog_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/chatlogtest"
+	"github.com/agenthost/bots/chatlog/pgchatlog"
+	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// open opens logs on a new pool to url, closed when t ends.
+func open(t *testing.T, url string) chatlog.Logs {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	logs, err := pgchatlog.Open(context.Background(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logs
+}
+
+func TestConformance(t *testing.T) {
+	urls := map[chatlog.Logs]string{}
+	chatlogtest.Run(t, chatlogtest.Harness{
+		Open: func(t *testing.T) chatlog.Logs {
+			url := pgtest.URL(t)
+			logs := open(t, url)
+			urls[logs] = url
+			return logs
+		},
+		Reopen: func(t *testing.T, old chatlog.Logs) chatlog.Logs { return open(t, urls[old]) },
+	})
+}
+
+func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	logs, err := pgchatlog.Open(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := pglease.Open(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/s"}
+	a, _, err := leases.Acquire(ctx, "motion/user:soft/work", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := lease.WithFence(ctx, lease.Fence{Key: a.Key, Token: a.Token})
+	if err := logs.Create(old, key, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.Append(old, key, []byte("2"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := leases.Release(ctx, a.Key, "a", a.Token); err != nil {
+		t.Fatal(err)
+	}
+	b, ok, err := leases.Acquire(ctx, a.Key, "b", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("the takeover: %v, %v", ok, err)
+	}
+	if err := logs.Append(old, key, []byte("3"), true); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("an append by the old holder = %v, want ErrFenced", err)
+	}
+	if err := logs.Remove(old, key); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("a remove by the old holder = %v, want ErrFenced", err)
+	}
+	if err := logs.Create(old, chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/t"}, []byte("1")); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("a create by the old holder = %v, want ErrFenced", err)
+	}
+	if err := logs.Append(lease.WithFence(ctx, lease.Fence{Key: b.Key, Token: b.Token}), key, []byte("4"), true); err != nil {
+		t.Fatalf("an append by the new holder = %v", err)
+	}
+	lines, _, err := logs.Read(ctx, key)
+	if err != nil || len(lines) != 3 || string(lines[2]) != "4" {
+		t.Fatalf("the log reads %q, %v; want 1, 2, 4", lines, err)
+	}
+	if err := logs.Append(old, chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/none"}, []byte("1"), true); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("a fenced append to no log = %v, want ErrFenced", err)
+	}
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/pgtest"
+)
+
+// stateJSON is the client's reduced state of uri (a session or a chat).
+func stateJSON(c *ahpClient, uri string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.HasPrefix(uri, "ahp-chat:") {
+		return mustJSON(c.chats[uri])
+	}
+	return mustJSON(c.sessions[uri])
+}
+
+// logFiles lists the chat and back-session log files under config.
+func logFiles(t *testing.T, config string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(config, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".jsonl") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestEndToEndAnotherInstanceOnTheDatabaseReplaysAChatAndContinuesItsBackSession(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	config1, config2 := filepath.Join(base, "config-1"), filepath.Join(base, "config-2")
+	cmd, addr := startProcess(t, bin, config1, root, "-db", db)
+	c := dialChat(t, addr, "one")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/shared"
+	chat := c.openChat(session, "motion")
+	if got := say(t, c, chat, "t1", "hello"); !slices.Equal(got, []string{"Motion heard: hello"}) {
+		t.Fatalf("on the first instance the bot says %q", got)
+	}
+	back := backOf(c.turn(chat, "t1"))
+	if back == "" {
+		t.Fatal("the main turn shows no back session")
+	}
+	c.subscribe(back)
+	c.waitChat(back, "the back turn of hello", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	c.sameAsSnapshot(addr)
+	want := map[string]string{session: stateJSON(c, session), chat: stateJSON(c, chat), back: stateJSON(c, back)}
+	endProcess(t, cmd, syscall.SIGTERM)
+
+	// Another instance, with a configuration folder of its own, on the
+	// same database.
+	_, addr2 := startProcess(t, bin, config2, root, "-db", db)
+	c2 := dialChat(t, addr2, "two")
+	for _, uri := range []string{session, chat, back} {
+		c2.subscribe(uri)
+		if got := stateJSON(c2, uri); got != want[uri] {
+			t.Errorf("the other instance's snapshot of %s is\n%s\nwant the first's\n%s", uri, got, want[uri])
+		}
+	}
+	if got := say(t, c2, chat, "t2", "again"); !slices.Equal(got, []string{"Motion heard: again"}) {
+		t.Errorf("on the other instance the bot says %q", got)
+	}
+	if got := backOf(c2.turn(chat, "t2")); got != back {
+		t.Errorf("on the other instance the message went to %s, want the same back session %s", got, back)
+	}
+	st := c2.waitChat(back, "the back turn of again", func(s ahp.ChatState) bool { return len(s.Turns) == 2 && s.ActiveTurn == nil })
+	if words(st.Turns[0]) != "hello" || words(st.Turns[1]) != "again" {
+		t.Errorf("the back chat holds %s, want hello then again", mustJSON(st.Turns))
+	}
+	c2.sameAsSnapshot(addr2)
+	for _, config := range []string{config1, config2} {
+		if files := logFiles(t, config); len(files) != 0 {
+			t.Errorf("with -db, logs were written as files: %q", files)
+		}
+	}
+}
+
+// count answers a SELECT count(*) on the test's database.
+func count(t *testing.T, db, query string) int {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	var clients []*ahpClient
+	for i := range 3 {
+		_, addr := startProcess(t, bin, filepath.Join(base, fmt.Sprintf("config-%d", i)), root, "-db", db)
+		clients = append(clients, dialChat(t, addr, fmt.Sprintf("client-%d", i)))
+	}
+	clients[0].makeBot("motion", `{"name": "Motion"}`)
+	const n = 50
+	chats := make([]string, n)
+	for i := range n {
+		chats[i] = clients[i%3].openChat(fmt.Sprintf("ahp-session:/m-%d", i), "motion")
+	}
+	// Every message at once: each in a main chat of its own, all to one
+	// (bot, person, name), spread over the three instances.
+	for i := range n {
+		clients[i%3].dispatch(chats[i], ahp.TurnStarted("t", time.Now(), ahp.UserMessage(fmt.Sprintf("m-%d", i))))
+	}
+	backs := map[string]bool{}
+	for i := range n {
+		c := clients[i%3]
+		st := c.waitChatFor(chats[i], "the turn", 2*time.Minute, func(s ahp.ChatState) bool {
+			return len(s.Turns) == 1 && s.ActiveTurn == nil
+		})
+		turn := st.Turns[0]
+		if got := texts(turn); turn.State != ahp.TurnStateComplete || !slices.Equal(got, []string{fmt.Sprintf("Motion heard: m-%d", i)}) {
+			t.Errorf("message %d: the turn ended %s saying %q: %s", i, turn.State, got, mustJSON(turn))
+		}
+		backs[backOf(turn)] = true
+	}
+	if len(backs) != 1 {
+		t.Errorf("the messages went to %d back sessions, want 1: %v", len(backs), slices.Collect(maps.Keys(backs)))
+	}
+	if got := count(t, db, `SELECT count(*) FROM bots_logs WHERE kind = 'sessions'`); got != 1 {
+		t.Errorf("the database holds %d back-session logs, want 1", got)
+	}
+	if got := count(t, db, `SELECT count(*) FROM bots_rows`); got != 1 {
+		t.Errorf("the database holds %d session rows, want 1", got)
+	}
+	// Each instance answered its messages, one at a time: the lease went
+	// round, each taking over with a greater token.
+	if got := count(t, db, `SELECT max(token) FROM bots_leases`); got < 3 {
+		t.Errorf("the lease was taken %d times, want at least once by each instance", got)
+	}
+}
+
+func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndResume(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	cmd, addr := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	c := dialChat(t, addr, "a")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/takeover"
+	chat := c.openChat(session, "motion")
+	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 3")))
+	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		p := active(s)
+		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+	})
+	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	c.subscribe(back)
+	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+
+	// Another instance, on the same database, while the dead one's lease
+	// has not expired yet.
+	_, addr2 := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	c2 := dialChat(t, addr2, "b")
+	c2.subscribe(session)
+	c2.subscribe(chat)
+	c2.mu.Lock()
+	replayed := c2.chats[chat]
+	c2.mu.Unlock()
+	if len(replayed.Turns) != 1 || replayed.ActiveTurn != nil {
+		t.Fatalf("the other instance reads the chat as %s", mustJSON(replayed))
+	}
+	parts := replayed.Turns[0].ResponseParts
+	if last := parts[len(parts)-1]; last.Error == nil || last.Error.Error.ErrorType != "executionInterrupted" || !last.Error.Resumable {
+		t.Fatalf("the killed turn reads %s, want interrupted and resumable", mustJSON(replayed.Turns[0]))
+	}
+	// Resumed there, it waits for the dead instance's lease, takes the
+	// back session over and is answered once.
+	c2.dispatch(chat, ahp.TurnResume("t1"))
+	got := c2.waitChatFor(chat, "the resumed turn", time.Minute, func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateComplete
+	}).Turns[0]
+	took := time.Since(killed)
+	if !slices.Equal(texts(got), []string{"awake"}) {
+		t.Errorf("the resumed turn says %q: %s", texts(got), mustJSON(got))
+	}
+	if took > 15*time.Second+3*time.Second { // the bound, and the sleep of 3 s
+		t.Errorf("the takeover and answer took %v, want within 15 s and the sleep", took)
+	}
+	c2.subscribe(back)
+	bs := c2.waitChat(back, "the back chat", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 2 })
+	if k := bs.Turns[0]; k.State != ahp.TurnStateError || !strings.Contains(mustJSON(k), `"executionInterrupted"`) || words(bs.Turns[1]) != "sleep 3" {
+		t.Errorf("the back chat holds %s, want the killed turn interrupted, then the resumed message once", mustJSON(bs.Turns))
+	}
+	t.Logf("killed to answered: %v; the turn says %q", took, texts(got))
+}

@@ -1,0 +1,83 @@
+// Package lease is the port of leases with fencing tokens: which instance
+// may run the back session of a (bot, person, name) when several share a
+// database. A holder acquires a key for a time to live and renews it; when
+// it stops (it died, or lost its connection) the lease expires and another
+// holder may take it over. Every acquisition that is not a renewal gives a
+// greater token, so a write made for a key carries its holder's token
+// (WithFence) and a store that checks it refuses the write of a holder
+// whose lease was taken over (ErrFenced).
+//
+// Mem keeps leases in memory; lease/pglease keeps them in PostgreSQL;
+// lease/leasetest is the conformance suite both pass.
+package lease
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrLost is what Renew answers when the holder no longer holds the lease
+// with its token: another took it over, or it was released.
+var ErrLost = errors.New("lease: the lease is no longer held with this token")
+
+// ErrFenced is what a store answers for a write whose fence (WithFence)
+// is no longer the key's lease: another holder took it over.
+var ErrFenced = errors.New("lease: the write is refused: its lease was taken over by another holder")
+
+// DefaultTTL is the time to live of a lease a holder does not name one
+// for; holders renew every TTL/3, so an instance that dies is taken over
+// within TTL plus the poll of a waiting one.
+const DefaultTTL = 10 * time.Second
+
+// Lease is a key's lease as an Acquire saw it.
+type Lease struct {
+	// Key names what is leased.
+	Key string
+	// Holder is who holds it.
+	Holder string
+	// Token is its fencing token: it grows with every acquisition that is
+	// not a renewal, and only grows.
+	Token int64
+	// Expires is when it ends unless renewed.
+	Expires time.Time
+}
+
+// Leases keeps leases. Its methods may be called concurrently, from many
+// instances on one storage.
+type Leases interface {
+	// Acquire takes key for holder for ttl when no one holds it, its lease
+	// expired or was released, or holder holds it already (a renewal: the
+	// token stays). Otherwise ok is false and l is the lease that holds
+	// the key. A taking over gives a token greater than any before.
+	Acquire(ctx context.Context, key, holder string, ttl time.Duration) (l Lease, ok bool, err error)
+	// Renew extends holder's lease of key with token by ttl from now. A
+	// lease no longer held with token is ErrLost.
+	Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error
+	// Release ends holder's lease of key with token, so that another may
+	// take it at once; one no longer held is no error. The token is kept:
+	// the next holder's is greater.
+	Release(ctx context.Context, key, holder string, token int64) error
+}
+
+// Fence is a key's lease token a write carries.
+type Fence struct {
+	// Key is the leased key.
+	Key string
+	// Token is the writer's token.
+	Token int64
+}
+
+type fenceKey struct{}
+
+// WithFence returns ctx carrying f: a store that checks fences refuses a
+// write made with it once the key's lease has another token.
+func WithFence(ctx context.Context, f Fence) context.Context {
+	return context.WithValue(ctx, fenceKey{}, f)
+}
+
+// FenceFrom returns the fence ctx carries.
+func FenceFrom(ctx context.Context) (Fence, bool) {
+	f, ok := ctx.Value(fenceKey{}).(Fence)
+	return f, ok
+}

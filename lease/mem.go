@@ -1,0 +1,90 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Mem keeps leases in memory, for one process and tests. The zero value
+// is ready to use.
+type Mem struct {
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	leases map[string]Lease
+}
+
+var _ Leases = (*Mem)(nil)
+
+func (m *Mem) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func check(key, holder string, ttl time.Duration) error {
+	switch {
+	case key == "":
+		return errors.New("lease: an empty key")
+	case holder == "":
+		return errors.New("lease: an empty holder")
+	case ttl <= 0:
+		return errors.New("lease: a time to live must be positive")
+	}
+	return nil
+}
+
+// Acquire takes key for holder.
+func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (Lease, bool, error) {
+	if err := check(key, holder, ttl); err != nil {
+		return Lease{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	l, held := m.leases[key]
+	live := held && now.Before(l.Expires)
+	if live && l.Holder != holder {
+		return l, false, nil
+	}
+	if !live {
+		l.Token++
+	}
+	l.Key, l.Holder, l.Expires = key, holder, now.Add(ttl)
+	if m.leases == nil {
+		m.leases = map[string]Lease{}
+	}
+	m.leases[key] = l
+	return l, true, nil
+}
+
+// Renew extends holder's lease.
+func (m *Mem) Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error {
+	if err := check(key, holder, ttl); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, held := m.leases[key]
+	if !held || l.Holder != holder || l.Token != token || l.Expires.IsZero() {
+		return ErrLost
+	}
+	l.Expires = m.now().Add(ttl)
+	m.leases[key] = l
+	return nil
+}
+
+// Release ends holder's lease.
+func (m *Mem) Release(ctx context.Context, key, holder string, token int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, held := m.leases[key]; held && l.Holder == holder && l.Token == token {
+		l.Expires = time.Time{}
+		m.leases[key] = l
+	}
+	return nil
+}
