@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -725,15 +726,27 @@ func withoutNulls(t *testing.T, data []byte) any {
 // and a free loopback address for it to listen on again after a restart.
 func openDirs(t *testing.T) (dirs, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	d := newDirs(t)
 	d.users = ""
-	return d, addr
+	return d, restartableAddr(t)
+}
+
+// restartableAddr is a free loopback address below the kernel's ephemeral
+// ports (32768 and up): a port the kernel hands out for ":0" could be given
+// to a server of another test, run at the same time, in the moment between
+// a server's stop and its restart, and a page reconnecting would then talk
+// to that server.
+func restartableAddr(t *testing.T) string {
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free loopback port between 20000 and 32000")
+	return ""
 }
 
 // TestWebPageOlderTurnsEarlierChatsAndARestart opens a server with no
