@@ -90,3 +90,10 @@ func (s *Store) WaitWatched() {
 		<-s.watch.armed
 	}
 }
+
+// WaitSwept returns once the sweep of temp files a load started is done.
+func (s *Store) WaitSwept() {
+	if s.sweeping != nil {
+		<-s.sweeping
+	}
+}

@@ -98,6 +98,9 @@ type Store struct {
 	lockMu sync.Mutex
 	locks  map[string]*slugLock
 
+	stop     chan struct{} // closed by Close: the background work stops
+	sweeping chan struct{} // closed when the load's sweep of temp files is done; nil before a load
+
 	watch *watcher  // nil when not watching
 	toArm []armItem // the folders a watching load read, for the watch to watch
 
@@ -161,6 +164,7 @@ func newStore(cfg Config) (*Store, error) {
 		gone:        make(map[string]struct{}),
 		problems:    make(map[string]record.Problem),
 		locks:       make(map[string]*slugLock),
+		stop:        make(chan struct{}),
 	}, nil
 }
 
@@ -378,6 +382,10 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	close(s.stop)
+	if s.sweeping != nil {
+		<-s.sweeping
+	}
 	if s.watch != nil {
 		s.watch.close()
 	}
