@@ -76,9 +76,9 @@ func (s *Store) WatchPending() int {
 	}
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	n := len(s.watch.pending) + len(s.watch.fresh) + len(s.watch.root)
-	for _, c := range s.watch.groups {
-		n += len(c)
+	n := len(s.watch.pending) + len(s.watch.fresh)
+	if s.watch.fw.queued() {
+		n++
 	}
 	return n
 }
