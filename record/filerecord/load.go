@@ -129,6 +129,7 @@ func (s *Store) load(ctx context.Context) error {
 // for it.
 func (s *Store) sweep(cutoff time.Time, ids []string) {
 	defer close(s.sweeping)
+	buf := make([]byte, 8<<10)
 	for _, id := range ids {
 		select {
 		case <-s.stop:
@@ -136,7 +137,11 @@ func (s *Store) sweep(cutoff time.Time, ids []string) {
 		default:
 		}
 		dir := s.dir(id)
-		s.clearTemps(cutoff, dir, filepath.Join(dir, sessionsDirName), filepath.Join(dir, logsDirName))
+		for _, d := range []string{dir, filepath.Join(dir, sessionsDirName), filepath.Join(dir, logsDirName)} {
+			if mayHoldTemps(d, buf) {
+				s.clearTemps(cutoff, d)
+			}
+		}
 	}
 }
 
