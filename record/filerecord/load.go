@@ -90,6 +90,9 @@ func (s *Store) load(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = gone
+	if len(s.bots) == 0 {
+		s.bots = make(map[string]record.Entry, len(ids)) // grown once, not step by step
+	}
 	for i, id := range ids {
 		f := found[i]
 		problemID := id
