@@ -140,8 +140,16 @@ func (s *Store) sweep(cutoff time.Time, ids []string) {
 		default:
 		}
 		dir := s.dir(id)
-		for _, d := range []string{dir, filepath.Join(dir, sessionsDirName), filepath.Join(dir, logsDirName)} {
-			if mayHoldTemps(d, buf) {
+		temps, has := mayHoldTemps(dir, buf, sessionsDirName, logsDirName)
+		if temps {
+			s.clearTemps(cutoff, dir)
+		}
+		for i, sub := range []string{sessionsDirName, logsDirName} {
+			if !has[i] {
+				continue // a bot that never chatted has neither
+			}
+			d := filepath.Join(dir, sub)
+			if t, _ := mayHoldTemps(d, buf); t {
 				s.clearTemps(cutoff, d)
 			}
 		}

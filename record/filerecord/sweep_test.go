@@ -12,7 +12,7 @@ import (
 func TestMayHoldTempsFindsATempFileAmongManyNames(t *testing.T) {
 	dir := t.TempDir()
 	buf := make([]byte, 512) // small, so that the names take several reads
-	if mayHoldTemps(filepath.Join(dir, "missing"), buf) {
+	if temps, _ := mayHoldTemps(filepath.Join(dir, "missing"), buf); temps {
 		t.Error("a missing folder may hold temp files")
 	}
 	for i := range 200 {
@@ -20,13 +20,13 @@ func TestMayHoldTempsFindsATempFileAmongManyNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if mayHoldTemps(dir, buf) {
-		t.Error("a folder without temp files may hold one")
+	if temps, has := mayHoldTemps(dir, buf, "sessions", "file-150.tmp-not"); temps || has != [2]bool{false, true} {
+		t.Errorf("a folder without temp files: temps %v, has %v, want false and [false true]", temps, has)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".tmp-bot.md-123"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if !mayHoldTemps(dir, buf) {
+	if temps, _ := mayHoldTemps(dir, buf); !temps {
 		t.Error("a folder with a temp file among 200 names holds none")
 	}
 }
