@@ -95,17 +95,35 @@ func PatchFromMap(m map[string]any) (Patch, error) {
 		return Patch{}, err
 	}
 	var p Patch
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool { return keyIndex(names[i]) < keyIndex(names[j]) })
-	for _, k := range names {
+	for _, k := range orderedKeys(m) {
 		if err := p.set(k, m[k]); err != nil {
 			return Patch{}, err
 		}
 	}
 	return p, nil
+}
+
+// orderedKeys returns m's keys, the record's in the spec's order, then any
+// other by name. It looks each record key up rather than sort, which a load
+// of many bots would feel.
+func orderedKeys(m map[string]any) []string {
+	names := make([]string, 0, len(m))
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			names = append(names, k)
+		}
+	}
+	if len(names) == len(m) {
+		return names
+	}
+	known := len(names)
+	for k := range m {
+		if keyIndex(k) == len(keys) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names[known:])
+	return names
 }
 
 func keyIndex(k string) int {

@@ -154,3 +154,23 @@ func FuzzSecretNeverEchoed(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSecretHintsHideNoMatch holds each secret shape to its hints: a
+// string its pattern matches holds one of them, so that skipping the
+// pattern for a string that holds none finds every secret it would.
+func FuzzSecretHintsHideNoMatch(f *testing.F) {
+	for _, s := range []string{fakeOpenAI, fakeAnthropic, fakeGitHub, fakeGitHubPAT, fakeSlack, fakeAWS, fakeAWSTemp,
+		fakeGoogle, fakeGitLab, fakeKey, fakeOpenSSH, fakeStripe, fakeJWT, fakeURL, "rk_test_" + "4eC39HqLyjWDarjt",
+		"hooks.slack.com/services/" + "T0000/B0000/abcdefgh", "123456789:AA" + strings.Repeat("x", 30),
+		"npm_" + strings.Repeat("a1", 18), "hf_" + strings.Repeat("b", 30), "SG." + strings.Repeat("c", 16) + "." + strings.Repeat("d", 16),
+		"re_" + strings.Repeat("e1", 10), "a plain description of a bot"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, sh := range secretShapes {
+			if sh.re.MatchString(s) && !holdsAny(s, sh.hints) {
+				t.Errorf("%s matches %q but holds none of its hints %q", sh.re, s, sh.hints)
+			}
+		}
+	})
+}

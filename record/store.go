@@ -136,9 +136,12 @@ type ProblemReporter interface {
 
 // Guard decides whether a store may serve a record it took in from outside
 // its own writes: one found at load, made or edited by hand, or moved by a
-// migration. others are the other records the store serves, r's own left
-// out. A non-nil error refuses r; its message is one sentence saying why.
-// A Guard must not call the store.
+// migration. others are the other records the store serves that r's
+// folder could clash with, r's own left out: at least every one whose
+// Workspace is r's, holds r's or lies inside it (a store may pass more, up
+// to all of them; one that holds many records passes only those, so that
+// checking n records does not cost n²). A non-nil error refuses r; its
+// message is one sentence saying why. A Guard must not call the store.
 type Guard func(r Record, others []Record) error
 
 // Guarded is implemented by stores whose records can change outside their

@@ -43,73 +43,111 @@ func writeBots(tb testing.TB, configDir string, n int) []string {
 	return paths
 }
 
-// BenchmarkLoad10000 opens a store over 10,000 bots, beside its floor: a
-// plain os.ReadFile of the same files, one after another.
-func BenchmarkLoad10000(b *testing.B) {
-	const n = 10000
-	dir := b.TempDir()
-	paths := writeBots(b, dir, n)
-	b.Run("floor=ReadFile", func(b *testing.B) {
-		for b.Loop() {
-			for _, p := range paths {
-				if _, err := os.ReadFile(p); err != nil {
-					b.Fatal(err)
+// TestMain removes the folders the benchmarks seeded.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range seedDirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// loadSizes are the numbers of bots the scale benchmarks load: 1,000 and
+// 10,000, and 100,000 with BOTS_LOAD_100K set (seeding them takes a minute
+// and about 1 GB of disk).
+func loadSizes() []int {
+	if os.Getenv("BOTS_LOAD_100K") != "" {
+		return []int{1000, 10000, 100000}
+	}
+	return []int{1000, 10000}
+}
+
+// seedDirs holds, per size, a folder seeded with that many bots, shared by
+// the benchmarks of one run (seeding 100,000 bots takes a minute).
+var seedDirs = map[int]string{}
+
+// seeded returns a folder with n small bots written directly, made once
+// per run and removed when the run ends (see TestMain).
+func seeded(b *testing.B, n int) (dir string, paths []string) {
+	b.Helper()
+	dir, ok := seedDirs[n]
+	if !ok {
+		var err error
+		if dir, err = os.MkdirTemp("", "filerecord-seed-*"); err != nil {
+			b.Fatal(err)
+		}
+		seedDirs[n] = dir
+		writeBots(b, dir, n)
+	}
+	paths = make([]string, n)
+	for i := range n {
+		paths[i] = filepath.Join(dir, "bots", fmt.Sprintf("bot-%05d", i), "bot.md")
+	}
+	return dir, paths
+}
+
+// BenchmarkLoad opens a store over 1,000, 10,000 (and 100,000) bots beside
+// its floor: a plain os.ReadFile of the same files, one after another.
+//
+// paired alternates the two in every iteration and reports their ratio,
+// which holds up on a machine shared with other work: x-floor when Open
+// returns (the store serves), swept-x-floor when the background sweep of
+// temp files the load started is done too, and cpu-x-floor the ratio of CPU
+// time (all threads) until Open returns, which a busy machine disturbs less
+// than wall time. heap reports the live heap the loaded store holds per bot.
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range loadSizes() {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			dir, paths := seeded(b, n)
+			b.Run("paired", func(b *testing.B) {
+				var floor, open, swept, floorCPU, openCPU time.Duration
+				for b.Loop() {
+					t0, c0 := time.Now(), cpuTime()
+					for _, p := range paths {
+						if _, err := os.ReadFile(p); err != nil {
+							b.Fatal(err)
+						}
+					}
+					t1, c1 := time.Now(), cpuTime()
+					s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
+					if err != nil {
+						b.Fatal(err)
+					}
+					open += time.Since(t1)
+					openCPU += cpuTime() - c1
+					s.WaitSwept()
+					swept += time.Since(t1)
+					floor += t1.Sub(t0)
+					floorCPU += c1 - c0
+					s.Close()
 				}
-			}
-		}
-	})
-	b.Run("Open", func(b *testing.B) {
-		for b.Loop() {
-			s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.Close()
-		}
-	})
-	// paired alternates the two in every iteration and reports their
-	// ratio, which holds up on a machine shared with other work.
-	// cpu-x-floor is the ratio of CPU time (all threads), which a busy
-	// machine disturbs less than wall time.
-	b.Run("paired", func(b *testing.B) {
-		var floor, open, floorCPU, openCPU time.Duration
-		for b.Loop() {
-			t0, c0 := time.Now(), cpuTime()
-			for _, p := range paths {
-				if _, err := os.ReadFile(p); err != nil {
-					b.Fatal(err)
+				b.ReportMetric(float64(open)/float64(floor), "x-floor")
+				b.ReportMetric(float64(swept)/float64(floor), "swept-x-floor")
+				b.ReportMetric(float64(openCPU)/float64(floorCPU), "cpu-x-floor")
+				b.ReportMetric(float64(floor.Microseconds())/1000/float64(b.N), "floor-ms")
+				b.ReportMetric(float64(open.Microseconds())/1000/float64(b.N), "open-ms")
+				b.ReportMetric(0, "ns/op")
+			})
+			b.Run("heap", func(b *testing.B) {
+				for b.Loop() {
+					var before, after runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.WaitSwept()
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heapB/bot")
+					b.ReportMetric(0, "ns/op")
+					runtime.KeepAlive(s)
+					s.Close()
 				}
-			}
-			t1, c1 := time.Now(), cpuTime()
-			s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
-			if err != nil {
-				b.Fatal(err)
-			}
-			open += time.Since(t1)
-			openCPU += cpuTime() - c1
-			floor += t1.Sub(t0)
-			floorCPU += c1 - c0
-			s.Close()
-		}
-		b.ReportMetric(float64(open)/float64(floor), "x-floor")
-		b.ReportMetric(float64(openCPU)/float64(floorCPU), "cpu-x-floor")
-	})
-	b.Run("heap", func(b *testing.B) {
-		for b.Loop() {
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
-			if err != nil {
-				b.Fatal(err)
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/bot")
-			runtime.KeepAlive(s)
-			s.Close()
-		}
-	})
+			})
+		})
+	}
 }
 
 // BenchmarkCreateDurable makes one bot per iteration, beside its floor:

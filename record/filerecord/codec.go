@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -219,6 +220,11 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// frontPool holds the maps Decode reads a frontmatter into: only the
+// values taken from one outlive its Decode, and a load of many bots would
+// otherwise make a map for each.
+var frontPool = sync.Pool{New: func() any { return make(map[string]any, 16) }}
+
 // Decode reads a bot.md whose folder is id. The folder name is the bot's id:
 // a frontmatter naming another one is refused, naming both, and one that
 // names none is read as the folder's. Name is not required. A field set to
@@ -242,7 +248,12 @@ func Decode(id string, data []byte) (record.Record, error) {
 	if !doc.Has {
 		return record.Record{}, errors.New("the file has no frontmatter: a bot.md starts with a --- line")
 	}
-	m, ok := decodeFast(doc.Front)
+	pooled := frontPool.Get().(map[string]any)
+	defer func() {
+		clear(pooled)
+		frontPool.Put(pooled)
+	}()
+	m, ok := decodeFastInto(doc.Front, pooled)
 	if !ok {
 		m, err = frontmatter.Decode(doc.Front)
 		if err != nil {

@@ -76,9 +76,9 @@ func (s *Store) WatchPending() int {
 	}
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	n := len(s.watch.pending) + len(s.watch.fresh) + len(s.watch.root)
-	for _, c := range s.watch.groups {
-		n += len(c)
+	n := len(s.watch.pending) + len(s.watch.fresh)
+	if s.watch.fw.queued() {
+		n++
 	}
 	return n
 }
@@ -88,5 +88,12 @@ func (s *Store) WatchPending() int {
 func (s *Store) WaitWatched() {
 	if s.watch != nil {
 		<-s.watch.armed
+	}
+}
+
+// WaitSwept returns once the sweep of temp files a load started is done.
+func (s *Store) WaitSwept() {
+	if s.sweeping != nil {
+		<-s.sweeping
 	}
 }

@@ -18,10 +18,15 @@ import (
 // time in record.TimeLayout, or double-quoted with the escapes appendQuoted
 // writes. No comments, blank lines, repeated keys or other indentation.
 func decodeFast(front []byte) (map[string]any, bool) {
+	return decodeFastInto(front, make(map[string]any, 16))
+}
+
+// decodeFastInto is decodeFast into m, an empty map: a load reuses one map
+// for every file it reads (see Decode).
+func decodeFastInto(front []byte, m map[string]any) (map[string]any, bool) {
 	if len(front) == 0 || front[len(front)-1] != '\n' || bytes.IndexByte(front, '\r') >= 0 {
 		return nil, false
 	}
-	m := make(map[string]any, 16)
 	rest := front
 	for len(rest) > 0 {
 		line, after := cut(rest)

@@ -106,6 +106,7 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 		}
 	}
 	s = open(t, dir, nil)
+	s.WaitSwept() // the bot folders are swept in the background
 	for _, p := range stale {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s survived the restart: %v", p, err)

@@ -28,7 +28,8 @@ type loaded struct {
 
 // load reads the tombstones, migrates what an older layout left (see
 // migrate.go), then reads every bot folder's bot.md with a small pool of
-// readers. What is not a bot record is reported and left out, and so is a
+// readers, and starts the sweep of the temp files killed writes left in the
+// bot folders (see sweep). What is not a bot record is reported and left out, and so is a
 // bot.md whose slug has a tombstone (a spent name); its folder is kept,
 // since it may be a person's own copy.
 func (s *Store) load(ctx context.Context) error {
@@ -78,7 +79,6 @@ func (s *Store) load(ctx context.Context) error {
 					return
 				}
 				found[i].entry, found[i].stat, found[i].err = readBot(s.file(ids[i]), ids[i])
-				s.clearTemps(cutoff, s.dir(ids[i]), filepath.Join(s.dir(ids[i]), "sessions"), filepath.Join(s.dir(ids[i]), "logs"))
 			}
 		})
 	}
@@ -90,6 +90,9 @@ func (s *Store) load(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = gone
+	if len(s.bots) == 0 {
+		s.bots = make(map[string]record.Entry, len(ids)) // grown once, not step by step
+	}
 	for i, id := range ids {
 		f := found[i]
 		problemID := id
@@ -114,9 +117,43 @@ func (s *Store) load(ctx context.Context) error {
 			s.toArm[i] = armItem{name: id, stat: found[i].stat}
 		}
 	}
+	s.sweeping = make(chan struct{})
+	go s.sweep(cutoff, ids)
 	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", len(s.bots), "tombstones", len(s.gone),
 		"problems", len(s.problems), "took", time.Since(start))
 	return nil
+}
+
+// sweep removes, in the background once the store is open, the temp
+// files older than cutoff that killed writes left in each bot folder the
+// load found, and in its sessions/ and logs/: three folder reads a bot,
+// which cost more than reading its bot.md, for files that are only litter
+// (a load skips them, and no read looks at them). Close stops it and waits
+// for it.
+func (s *Store) sweep(cutoff time.Time, ids []string) {
+	defer close(s.sweeping)
+	buf := make([]byte, 8<<10)
+	for _, id := range ids {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		dir := s.dir(id)
+		temps, has := mayHoldTemps(dir, buf, sessionsDirName, logsDirName)
+		if temps {
+			s.clearTemps(cutoff, dir)
+		}
+		for i, sub := range []string{sessionsDirName, logsDirName} {
+			if !has[i] {
+				continue // a bot that never chatted has neither
+			}
+			d := filepath.Join(dir, sub)
+			if t, _ := mayHoldTemps(d, buf); t {
+				s.clearTemps(cutoff, d)
+			}
+		}
+	}
 }
 
 // clearAside removes a folder a Delete moved aside and did not finish

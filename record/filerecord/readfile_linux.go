@@ -10,9 +10,9 @@ import (
 	"github.com/agenthost/bots/internal/frontmatter"
 )
 
-// readFile reads a bot.md with four system calls (open, fstat, read,
-// close), where os.ReadFile makes about twice as many: a load of 10,000
-// bots is mostly system calls. It refuses anything but a regular file of at
+// readFile reads a bot.md with six system calls (open, fstat, read, read
+// at its end, fstat, close), about as many as os.ReadFile makes: a load of
+// 10,000 bots is mostly system calls. It refuses anything but a regular file of at
 // most frontmatter.MaxSize bytes, and opens without blocking, so a FIFO
 // named bot.md cannot hang a load.
 func readFile(path string) ([]byte, fileStat, error) {
@@ -28,40 +28,67 @@ func readFile(path string) ([]byte, fileStat, error) {
 		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := retry(func() error { return syscall.Fstat(fd, &st) }); err != nil {
-		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+	// A person's editor may rewrite the file in place (truncate, write)
+	// while it is read: the bytes could then be the start of one save and
+	// the tail of the next, under the stat of neither. The read is taken
+	// only when the file's stat is the same after it as before; otherwise
+	// it is made again, and a file that keeps changing is refused for now
+	// (a watch reads it again once it is still).
+	for range readTries {
+		var before, after syscall.Stat_t
+		if err := retry(func() error { return syscall.Fstat(fd, &before) }); err != nil {
+			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+		}
+		if before.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			return nil, fileStat{}, errNotRegular
+		}
+		if before.Size > frontmatter.MaxSize {
+			return nil, fileStat{}, errTooLarge
+		}
+		data, err := readAllAt(fd, before.Size)
+		if err != nil {
+			return nil, fileStat{}, err
+		}
+		if err := retry(func() error { return syscall.Fstat(fd, &after) }); err != nil {
+			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+		}
+		if before.Size == after.Size && before.Mtim == after.Mtim && before.Ctim == after.Ctim && int64(len(data)) == after.Size {
+			return data, fileStat{ino: before.Ino, size: before.Size, mtime: before.Mtim.Nano()}, nil
+		}
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fileStat{}, errNotRegular
-	}
-	if st.Size > frontmatter.MaxSize {
-		return nil, fileStat{}, errTooLarge
-	}
-	// One byte more than the size: a short read is the end of the file.
-	data := make([]byte, st.Size+1)
+	return nil, fileStat{}, errChanging
+}
+
+// readTries is how many times readFile reads a file that changes while it
+// is read before it gives up.
+const readTries = 3
+
+// readAllAt reads the whole file from its start, size the size its stat
+// gave, with one read beyond it: a short read is the end of the file.
+func readAllAt(fd int, size int64) ([]byte, error) {
+	data := make([]byte, size+1)
 	n := 0
 	for {
 		var m int
 		err := retry(func() (err error) {
-			m, err = syscall.Read(fd, data[n:])
+			m, err = syscall.Pread(fd, data[n:], int64(n))
 			return err
 		})
 		if err != nil {
-			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+			return nil, fmt.Errorf("the file cannot be read: %w", err)
 		}
 		if m <= 0 {
 			break
 		}
 		n += m
 		if n > frontmatter.MaxSize {
-			return nil, fileStat{}, errTooLarge
+			return nil, errTooLarge
 		}
 		if n == len(data) {
 			data = append(data, make([]byte, len(data))...)
 		}
 	}
-	return data[:n], fileStat{ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano()}, nil
+	return data[:n], nil
 }
 
 func retry(call func() error) error {

@@ -23,25 +23,41 @@ func readFile(path string) ([]byte, fileStat, error) {
 		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
+	// As on Linux (readfile_linux.go): a read is taken only when the
+	// file's stat is the same after it as before, so that a file rewritten
+	// in place while it is read does not give the bytes of two saves.
+	for range readTries {
+		before, err := f.Stat()
+		if err != nil {
+			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
+		}
+		if !before.Mode().IsRegular() {
+			return nil, fileStat{}, errNotRegular
+		}
+		if before.Size() > frontmatter.MaxSize {
+			return nil, fileStat{}, errTooLarge
+		}
+		data, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, 0, frontmatter.MaxSize+1), frontmatter.MaxSize+1))
+		if err != nil {
+			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
+		}
+		if len(data) > frontmatter.MaxSize {
+			return nil, fileStat{}, errTooLarge
+		}
+		after, err := f.Stat()
+		if err != nil {
+			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
+		}
+		if st := statOf(before); st == statOf(after) && st.size == int64(len(data)) {
+			return data, st, nil
+		}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fileStat{}, errNotRegular
-	}
-	if fi.Size() > frontmatter.MaxSize {
-		return nil, fileStat{}, errTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, frontmatter.MaxSize+1))
-	if err != nil {
-		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", unwrapPath(err))
-	}
-	if len(data) > frontmatter.MaxSize {
-		return nil, fileStat{}, errTooLarge
-	}
-	return data, statOf(fi), nil
+	return nil, fileStat{}, errChanging
 }
+
+// readTries is how many times readFile reads a file that changes while it
+// is read before it gives up.
+const readTries = 3
 
 // statOf gives what an etag takes from a file: its inode where the system
 // has them (inode_*.go), its size and its modification time.

@@ -26,6 +26,7 @@ var errNoFile = errors.New("no bot.md")
 var (
 	errNotRegular = fmt.Errorf("%s is not a regular file", fileName)
 	errTooLarge   = fmt.Errorf("the file is %w", frontmatter.ErrTooLarge)
+	errChanging   = errors.New("the file was being written while it was read")
 )
 
 // etagOf is the etag of a file: a hash of its bytes, inode, size and

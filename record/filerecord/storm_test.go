@@ -232,6 +232,16 @@ func TestStormOfHandEditsWhileTheStoreWrites(t *testing.T) {
 		}
 	}
 	if len(seenHand) > edits {
+		byModel := map[string][]string{}
+		for key := range seenHand {
+			f := strings.Fields(key)
+			byModel[f[0]+" "+f[1]] = append(byModel[f[0]+" "+f[1]], f[2])
+		}
+		for m, providers := range byModel {
+			if len(providers) > 1 || !strings.HasPrefix(strings.Fields(m)[1], "hand-") {
+				t.Logf("hand change %s heard with providers %v", m, providers)
+			}
+		}
 		t.Errorf("%d hand changes heard for %d saves", len(seenHand), edits)
 	}
 

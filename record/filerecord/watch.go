@@ -2,21 +2,17 @@ package filerecord
 
 import (
 	"errors"
-	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rjeczalik/notify"
-
 	"github.com/agenthost/bots/internal/atomicfile"
 )
 
-// How the watch waits for a save to be done, and how it holds its watches.
+// How the watch waits for a save to be done.
 const (
 	// watchQuiet is how long a bot's folder must have no events before its
 	// bot.md is read: an editor's save is a burst of events (truncate and
@@ -28,40 +24,53 @@ const (
 	// meant: until then it may be a save half done (truncated and not yet
 	// written, deleted and not yet made again), which is never reported.
 	watchSettle = 500 * time.Millisecond
-	// watchGroups is how many notify channels the bot folders' watches are
-	// spread over. notify can drop the watches of a channel only all at
-	// once, at a cost that grows with every watch of the process for each
-	// one dropped, and a folder made again where one was removed needs its
-	// watch set again: only that folder's group is dropped and set again.
-	watchGroups = 32
-	// watchBuffer is each channel's room for events. notify drops an event
-	// its receiver has no room for, so a channel more than half full makes
-	// the watcher look at every folder again.
-	watchBuffer = 256
 )
 
-// watchEvents are the events a watch asks for: Create covers a rename into
-// the folder, Rename a rename out of it (or of the folder itself), Write an
-// in-place write or truncate, Remove a file's or the folder's removal.
-var watchEvents = []notify.Event{notify.Create, notify.Remove, notify.Write, notify.Rename}
+// evKind is what an event says happened to a path in the bots folder.
+type evKind int
 
-// watcher follows hand edits of <configDir>/bots/ with notify: the bots
-// folder itself, for bot folders made, removed and renamed, and each bot
-// folder, for its bot.md. A bot's sessions/ and logs/ are not watched: the
-// store reads nothing there, and a chat log grows at every turn.
+const (
+	evCreate evKind = iota // made, or renamed into its folder
+	evRemove               // removed
+	evWrite                // written or truncated in place
+	evRename               // renamed out of its folder (or the folder itself)
+)
+
+// folderWatch is what sets the system's watches for a watcher and hands
+// their events to it (watcher.note, watcher.overflow): inotify on Linux,
+// with one descriptor for every folder (watch_linux.go), the notify library
+// elsewhere (watch_notify.go).
+type folderWatch interface {
+	// watchRoot watches the bots folder itself, for folders made, removed
+	// and renamed, and starts handing events over.
+	watchRoot() error
+	// watchFolder watches one bot folder, for its bot.md; an error that is
+	// fs.ErrNotExist says the folder is gone.
+	watchFolder(name string) error
+	// folderMade watches a folder made or moved into the bots folder, as
+	// its watch of the folder before it (if any) requires.
+	folderMade(name string)
+	// queued answers whether events have come that were not handed over
+	// yet.
+	queued() bool
+	// close drops every watch and stops handing events over; it waits
+	// for its goroutines. The watcher's own have stopped before it.
+	close()
+}
+
+// watcher follows hand edits of <configDir>/bots/: the bots folder itself,
+// for bot folders made, removed and renamed, and each bot folder, for its
+// bot.md. A bot's sessions/ and logs/ are not watched: the store reads
+// nothing there, and a chat log grows at every turn.
 //
 // Events are only hints of which bot's folder changed: after a quiet spell
 // the folder is read, under the bot's lock, and reconcile decides what the
-// file holds. notify starts three goroutines of its own, once per process,
-// at the first watch of any store; they serve every store after it.
+// file holds.
 type watcher struct {
 	s      *Store
 	dir    string   // the bots folder, absolute, as watches are set on it
-	roots  []string // the bots folder as notify may name it in events
-	root   chan notify.EventInfo
-	groups [watchGroups]chan notify.EventInfo
-	cases  []reflect.SelectCase // stop, root, groups
-	seed   maphash.Seed
+	roots  []string // the bots folder as events may name it
+	fw     folderWatch
 	stop   chan struct{}
 	armed  chan struct{} // closed when armAll is done
 	wake   chan struct{} // capacity 1: there is work
@@ -70,11 +79,9 @@ type watcher struct {
 	settle time.Duration
 
 	mu       sync.Mutex
-	pending  map[string]*pending              // folder name → what waits to be read
-	members  [watchGroups]map[string]struct{} // folders watched, by group
-	stale    map[string]struct{}              // watched folders removed or renamed away
-	fresh    map[string]struct{}              // folders made or moved in, to watch
-	rescan   bool                             // look at every folder again
+	pending  map[string]*pending // folder name → what waits to be read
+	fresh    map[string]struct{} // folders made or moved in, to watch
+	rescan   bool                // look at every folder again
 	closed   bool
 	reported bool // a watch that could not be set was reported
 }
@@ -92,24 +99,13 @@ type pending struct {
 func newWatcher(s *Store) *watcher {
 	w := &watcher{
 		s:       s,
-		root:    make(chan notify.EventInfo, 4*watchBuffer),
-		seed:    maphash.MakeSeed(),
 		stop:    make(chan struct{}),
 		armed:   make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		quiet:   watchQuiet,
 		settle:  watchSettle,
 		pending: make(map[string]*pending),
-		stale:   make(map[string]struct{}),
 		fresh:   make(map[string]struct{}),
-	}
-	w.cases = append(w.cases,
-		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.stop)},
-		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.root)})
-	for g := range w.groups {
-		w.groups[g] = make(chan notify.EventInfo, watchBuffer)
-		w.members[g] = make(map[string]struct{})
-		w.cases = append(w.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.groups[g])})
 	}
 	w.dir = filepath.Clean(s.botsDir)
 	if abs, err := filepath.Abs(s.botsDir); err == nil {
@@ -119,6 +115,7 @@ func newWatcher(s *Store) *watcher {
 	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
 		w.roots = append(w.roots, real)
 	}
+	w.fw = newFolderWatch(w)
 	return w
 }
 
@@ -127,9 +124,7 @@ func newWatcher(s *Store) *watcher {
 // and watches the folders the load read (armAll). A watch that cannot be
 // set is reported: the store then reads those edits at the next Open.
 func (w *watcher) start() {
-	w.wg.Add(1)
-	go w.drain()
-	if err := notify.Watch(w.dir, w.root, watchEvents...); err != nil {
+	if err := w.fw.watchRoot(); err != nil {
 		w.cannotWatch(w.dir, err)
 	}
 }
@@ -142,7 +137,7 @@ func (w *watcher) run(items []armItem) {
 
 func (w *watcher) cannotWatch(path string, err error) {
 	w.mu.Lock()
-	first := !w.reported
+	first := !w.reported && !w.closed
 	w.reported = true
 	w.mu.Unlock()
 	if first {
@@ -150,18 +145,12 @@ func (w *watcher) cannotWatch(path string, err error) {
 	}
 }
 
-func (w *watcher) group(name string) int {
-	return int(maphash.String(w.seed, name) % watchGroups)
-}
-
 // armFolder watches one bot folder. A folder gone meanwhile is looked at
 // instead: it may be a bot removed by hand.
 func (w *watcher) armFolder(name string) {
-	g := w.group(name)
-	path := filepath.Join(w.dir, name)
-	if err := notify.Watch(path, w.groups[g], watchEvents...); err != nil {
+	if err := w.fw.watchFolder(name); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			w.cannotWatch(path, err)
+			w.cannotWatch(filepath.Join(w.dir, name), err)
 			return
 		}
 		now := time.Now()
@@ -169,12 +158,7 @@ func (w *watcher) armFolder(name string) {
 		w.mark(name, now, now.Add(w.quiet))
 		w.mu.Unlock()
 		w.signal()
-		return
 	}
-	w.mu.Lock()
-	w.members[g][name] = struct{}{}
-	delete(w.stale, name)
-	w.mu.Unlock()
 }
 
 // armItem is a folder the load read, and the stat of the bot.md it read
@@ -215,7 +199,6 @@ func (w *watcher) armAll(items []armItem) {
 
 // close stops the watcher's goroutines, waits for them, then drops its
 // watches, so that no goroutine of the watcher's can set one after it.
-// After it notify sends nothing more on its channels.
 func (w *watcher) close() {
 	w.mu.Lock()
 	if w.closed {
@@ -226,29 +209,7 @@ func (w *watcher) close() {
 	w.mu.Unlock()
 	close(w.stop)
 	w.wg.Wait()
-	notify.Stop(w.root)
-	for _, c := range w.groups {
-		notify.Stop(c)
-	}
-}
-
-// drain takes notify's events in as fast as they come, so that notify
-// never drops one for want of room, and marks the folders they name.
-func (w *watcher) drain() {
-	defer w.wg.Done()
-	for {
-		chosen, v, _ := reflect.Select(w.cases)
-		if chosen == 0 {
-			return
-		}
-		w.note(v.Interface().(notify.EventInfo))
-		if c := w.cases[chosen].Chan; c.Len() > c.Cap()/2 {
-			w.mu.Lock()
-			w.rescan = true
-			w.mu.Unlock()
-			w.signal()
-		}
-	}
+	w.fw.close()
 }
 
 // split names the bot folder an event path is in, and the file in that
@@ -270,28 +231,39 @@ func (w *watcher) split(path string) (name, file string, ok bool) {
 }
 
 // note marks the folder an event is about, when the event can change what
-// a read of its bot.md gives, and keeps track of folders made and removed.
-func (w *watcher) note(ev notify.EventInfo) {
-	name, file, ok := w.split(ev.Path())
-	if !ok || atomicfile.IsTemp(name) || (file != "" && file != fileName) {
+// a read of its bot.md gives, and keeps track of folders made: name is the
+// bot folder, file the file in it the event is about ("" for the folder).
+func (w *watcher) note(name, file string, kind evKind) {
+	if atomicfile.IsTemp(name) || (file != "" && file != fileName) {
 		return
 	}
 	now := time.Now()
 	w.mu.Lock()
-	if file == "" {
-		switch ev.Event() {
-		case notify.Create:
-			w.fresh[name] = struct{}{}
-		case notify.Remove, notify.Rename:
-			// notify keeps a watch set on a path whose folder went, and
-			// sets none on a folder made there again: such a folder's
-			// group is set again when it comes.
-			if _, ok := w.members[w.group(name)][name]; ok {
-				w.stale[name] = struct{}{}
-			}
-		}
+	if file == "" && kind == evCreate {
+		w.fresh[name] = struct{}{}
 	}
 	w.mark(name, now, now.Add(w.quiet))
+	w.mu.Unlock()
+	w.signal()
+}
+
+// overflow makes the watcher look at every folder again: events were
+// dropped.
+func (w *watcher) overflow() {
+	w.mu.Lock()
+	w.rescan = true
+	w.mu.Unlock()
+	w.signal()
+}
+
+// markNames makes the named folders due: a look at each, after a spell in
+// which their events may have been missed.
+func (w *watcher) markNames(names map[string]struct{}) {
+	now := time.Now()
+	w.mu.Lock()
+	for name := range names {
+		w.mark(name, now, now.Add(w.quiet))
+	}
 	w.mu.Unlock()
 	w.signal()
 }
@@ -381,9 +353,7 @@ func (w *watcher) work() {
 	}
 }
 
-// watchFresh watches a folder made or moved into the bots folder: at once
-// when notify holds no watch for its path, by setting its group again when
-// notify holds a stale one.
+// watchFresh watches a folder made or moved into the bots folder.
 func (w *watcher) watchFresh(name string) {
 	if atomicfile.IsTemp(name) {
 		return
@@ -392,43 +362,7 @@ func (w *watcher) watchFresh(name string) {
 	if err != nil || !fi.IsDir() {
 		return
 	}
-	g := w.group(name)
-	w.mu.Lock()
-	_, member := w.members[g][name]
-	_, stale := w.stale[name]
-	w.mu.Unlock()
-	switch {
-	case !member:
-		w.armFolder(name)
-	case stale:
-		w.rearmGroup(g)
-	}
-}
-
-// rearmGroup drops every watch of group g and sets again those of its
-// folders that are there, then looks at each of them: an event may have
-// come while the group was not watched.
-func (w *watcher) rearmGroup(g int) {
-	w.mu.Lock()
-	names := w.members[g]
-	w.members[g] = make(map[string]struct{})
-	w.mu.Unlock()
-	notify.Stop(w.groups[g])
-	for name := range names {
-		if fi, err := os.Stat(filepath.Join(w.dir, name)); err == nil && fi.IsDir() {
-			w.armFolder(name)
-		} else {
-			w.mu.Lock()
-			delete(w.stale, name)
-			w.mu.Unlock()
-		}
-	}
-	now := time.Now()
-	w.mu.Lock()
-	for name := range names {
-		w.mark(name, now, now.Add(w.quiet))
-	}
-	w.mu.Unlock()
+	w.fw.folderMade(name)
 }
 
 // read looks at a due folder under its bot's lock and hands the look to
@@ -466,8 +400,8 @@ func (w *watcher) read(name string) {
 }
 
 // markAll makes every bot folder, and every bot the store holds, due, and
-// watches any folder not watched yet: a look at each after notify may have
-// dropped events. A folder whose file the store holds reads as nothing new.
+// watches any folder not watched yet: a look at each after the system may
+// have dropped events. A folder whose file the store holds reads as nothing new.
 func (w *watcher) markAll() {
 	names := map[string]struct{}{}
 	if entries, err := os.ReadDir(w.s.botsDir); err == nil {
@@ -485,11 +419,5 @@ func (w *watcher) markAll() {
 		names[id] = struct{}{}
 	}
 	w.s.mu.RUnlock()
-	now := time.Now()
-	w.mu.Lock()
-	for name := range names {
-		w.mark(name, now, now.Add(w.quiet))
-	}
-	w.mu.Unlock()
-	w.signal()
+	w.markNames(names)
 }
