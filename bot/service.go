@@ -103,6 +103,7 @@ type Service struct {
 	mode       persona.Mode
 	inFiles    bool
 	root       string
+	walk       *folderWatch // answers for the folders under root while they are unchanged
 	configDir  string
 	hostName   string
 	options    Options
@@ -207,6 +208,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		mode:       mode,
 		inFiles:    inFiles,
 		root:       root,
+		walk:       newFolderWatch(root),
 		configDir:  configDir,
 		hostName:   hostName,
 		options:    opts,
@@ -220,6 +222,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
+	started := false
+	defer func() {
+		if !started {
+			s.walk.close() // a check may have started it
+		}
+	}()
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		g.SetGuard(s.guard)
 	}
@@ -265,6 +273,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.problemsMembershipsChanged(changed)
 		})
 	}
+	started = true
 	return s, nil
 }
 
@@ -284,6 +293,7 @@ func (s *Service) Close() error {
 		}
 		s.catalog.Close()
 		s.stopProblems()
+		s.walk.close()
 	})
 	return nil
 }

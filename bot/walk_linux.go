@@ -1,0 +1,320 @@
+//go:build linux
+
+package bot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// folderWatch spares a folder check the look at <root>/<name> - that it is
+// no symbolic link - while nothing that look depends on has changed since
+// it was last made: the entry name in root, root's own entry in its parent
+// and every entry the kernel passes through to reach root (following
+// links, as a path walk does), and the mounts. The kernel queues an
+// inotify event (or marks the mount table changed) before the call that
+// made a change returns, and every check asks the kernel whether anything
+// is queued, with one epoll_wait that does not wait: a check that starts
+// after a folder was swapped for a link sees the swap, as a look at the
+// path would. Anything it cannot follow (a queue overflow, an error) makes
+// it forget all it knew, or give up: a check then looks at the path, as
+// without it.
+//
+// It is started on first use and holds three descriptors (epoll, inotify,
+// /proc/self/mountinfo) and one inotify watch per folder on the way to
+// root; Close gives them back.
+type folderWatch struct {
+	root string
+
+	mu      sync.Mutex
+	started bool
+	ep      int // epoll over in and mounts; -1 when not watching
+	in      int
+	mounts  int
+	dirs    map[int32]watchedDir // by watch descriptor
+	good    map[string]struct{}  // names under root found no link since
+	gen     uint64               // counts the times events were taken
+	buf     []byte
+}
+
+// watchedDir is a watched folder's names that matter: all of them in
+// root, the next one on the way to root elsewhere.
+type watchedDir struct {
+	all   bool
+	names map[string]struct{}
+}
+
+const (
+	// entryEvents are the changes to a folder's entries that can change
+	// what one of its names leads to.
+	entryEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO
+	// selfEvents are a watched folder going away from where it was.
+	selfEvents = unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_IGNORED | unix.IN_UNMOUNT
+	// maxHops bounds the links followed on the way to root, as the
+	// kernel does (ELOOP).
+	maxHops = 40
+)
+
+func newFolderWatch(root string) *folderWatch {
+	return &folderWatch{root: root, ep: -1, in: -1, mounts: -1}
+}
+
+// known reports whether name, directly under root, was found no link and
+// nothing it depends on changed since; gen is to give remember after a
+// look at the path.
+func (w *folderWatch) known(name string) (ok bool, gen uint64) {
+	if w == nil {
+		return false, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started {
+		w.started = true
+		w.start()
+	}
+	if w.ep < 0 {
+		return false, 0
+	}
+	w.takeEvents()
+	if w.ep < 0 {
+		return false, 0
+	}
+	_, ok = w.good[name]
+	return ok, w.gen
+}
+
+// remember records that name, directly under root, was found no link by
+// a look at the path that started after known gave gen: it holds unless
+// an event was taken meanwhile, which may have been about that name.
+func (w *folderWatch) remember(name string, gen uint64) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep >= 0 && gen == w.gen {
+		w.good[name] = struct{}{}
+	}
+}
+
+// close gives the descriptors back; checks then look at the path.
+func (w *folderWatch) close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = true
+	w.stop()
+}
+
+// start opens the descriptors and sets the watches; on any failure it
+// stops, and checks look at the path.
+func (w *folderWatch) start() {
+	var err error
+	if w.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		w.ep = -1
+		return
+	}
+	if w.mounts, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		w.mounts = -1
+		w.stop()
+		return
+	}
+	// mountinfo is always readable; a change to the mounts is EPOLLPRI.
+	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, w.mounts, &unix.EpollEvent{Events: unix.EPOLLPRI, Fd: int32(w.mounts)}); err != nil {
+		w.stop()
+		return
+	}
+	w.buf = make([]byte, 4096)
+	w.rewatch()
+}
+
+// rewatch forgets what it knew and sets the watches afresh, on a new
+// inotify descriptor.
+func (w *folderWatch) rewatch() {
+	w.gen++
+	w.good = make(map[string]struct{})
+	w.dirs = make(map[int32]watchedDir)
+	if w.in >= 0 {
+		unix.Close(w.in) // leaves the epoll set with it
+		w.in = -1
+	}
+	var err error
+	if w.in, err = unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err != nil {
+		w.in = -1
+		w.stop()
+		return
+	}
+	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, w.in, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(w.in)}); err != nil {
+		w.stop()
+		return
+	}
+	if err := w.watchWay(); err != nil {
+		w.stop()
+	}
+}
+
+func (w *folderWatch) stop() {
+	for _, fd := range []*int{&w.in, &w.mounts, &w.ep} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	w.good, w.dirs = nil, nil
+}
+
+// watchWay watches every folder a walk to root passes through, for the
+// name it takes there, following links as the kernel would; root itself
+// for every name. A part that does not exist yet is watched for in the
+// folder that would hold it.
+func (w *folderWatch) watchWay() error {
+	queue := strings.Split(w.root, "/")
+	cur, hops := "/", 0
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..": // cur has no link in it: its parent is lexical
+			cur = filepath.Dir(cur)
+			continue
+		}
+		if err := w.watch(cur, c); err != nil {
+			return err
+		}
+		next := filepath.Join(cur, c)
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return nil // its making is watched for
+			}
+			return err
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			if hops++; hops > maxHops {
+				return unix.ELOOP
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return err
+			}
+			if filepath.IsAbs(target) {
+				cur = "/"
+			}
+			queue = append(strings.Split(target, "/"), queue...)
+		case unix.S_IFDIR:
+			cur = next
+		default:
+			return nil // no folder: its replacing is watched for
+		}
+	}
+	return w.watch(cur, "")
+}
+
+// watch watches folder dir for changes to name, or to every name when
+// name is "".
+func (w *folderWatch) watch(dir, name string) error {
+	wd, err := unix.InotifyAddWatch(w.in, dir, entryEvents|unix.IN_MOVE_SELF|unix.IN_DELETE_SELF|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW|unix.IN_MASK_ADD)
+	if err != nil {
+		return err
+	}
+	d := w.dirs[int32(wd)]
+	if name == "" {
+		d.all = true
+	} else {
+		if d.names == nil {
+			d.names = make(map[string]struct{})
+		}
+		d.names[name] = struct{}{}
+	}
+	w.dirs[int32(wd)] = d
+	return nil
+}
+
+// takeEvents asks the kernel, without waiting, whether anything changed,
+// and takes what did into account.
+func (w *folderWatch) takeEvents() {
+	var evs [2]unix.EpollEvent
+	n, _, errno := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(w.ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if errno == unix.EINTR {
+		n, errno = 1, 0 // as if something changed: look
+		evs[0].Fd = int32(w.in)
+	}
+	if errno != 0 {
+		w.stop()
+		return
+	}
+	if n == 0 {
+		return
+	}
+	w.gen++
+	reset := false
+	for _, ev := range evs[:n] {
+		if ev.Fd == int32(w.mounts) {
+			reset = true
+		}
+	}
+	for !reset {
+		m, err := unix.Read(w.in, w.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN || m <= 0 {
+			break
+		}
+		if err != nil {
+			reset = true
+			break
+		}
+		reset = w.apply(w.buf[:m])
+	}
+	if reset {
+		w.rewatch()
+	}
+}
+
+// apply takes the events in b into account; true when what it knew must
+// all be forgotten and the watches set again.
+func (w *folderWatch) apply(b []byte) (reset bool) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			return true
+		}
+		name := b[unix.SizeofInotifyEvent:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[end:]
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			return true
+		}
+		d, ok := w.dirs[ev.Wd]
+		switch {
+		case !ok:
+			// a watch of an earlier descriptor, or one dropped
+		case ev.Mask&selfEvents != 0:
+			reset = true
+		case d.all:
+			delete(w.good, string(name))
+		default:
+			if _, ok := d.names[string(name)]; ok {
+				reset = true
+			}
+		}
+	}
+	return reset
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package bot
+
+// folderWatch is the Linux watch that spares folder checks a look at the
+// path; elsewhere every check looks.
+type folderWatch struct{}
+
+func newFolderWatch(string) *folderWatch { return nil }
+
+func (w *folderWatch) known(string) (bool, uint64) { return false, 0 }
+
+func (w *folderWatch) remember(string, uint64) {}
+
+func (w *folderWatch) close() {}
