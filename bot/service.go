@@ -169,7 +169,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
 	}
-	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log})
+	walk := newFolderWatch(root)
+	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log, Identify: walk.identify})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -208,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		mode:       mode,
 		inFiles:    inFiles,
 		root:       root,
-		walk:       newFolderWatch(root),
+		walk:       walk,
 		configDir:  configDir,
 		hostName:   hostName,
 		options:    opts,

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agenthost/bots/persona"
 )
 
 // folderWatch spares a folder check the look at <root>/<name> - that it is
@@ -41,16 +43,31 @@ type folderWatch struct {
 	mounts  int
 	dirs    map[int32]watchedDir // by watch descriptor
 	good    map[string]struct{}  // names under root found no link since
+	held    map[string]heldFile  // by name under root: its AGENTS.md, held open
 	gen     uint64               // counts the times events were taken
 	buf     []byte
 }
 
 // watchedDir is a watched folder's names that matter: all of them in
-// root, the next one on the way to root elsewhere.
+// root, the next one on the way to root elsewhere, and AGENTS.md in the
+// folder of bot (a name under root).
 type watchedDir struct {
 	all   bool
 	names map[string]struct{}
+	bot   string
 }
+
+// heldFile is a bot's AGENTS.md held open (O_PATH) while its folder is
+// watched: while no event says the name AGENTS.md changed in the folder,
+// it is the file the path names, and its identity is an fstat away.
+type heldFile struct {
+	fd int
+	wd int32
+}
+
+// maxHeld bounds the AGENTS.md files held open, a descriptor and a watch
+// each: the bots read most recently, more or less.
+const maxHeld = 256
 
 const (
 	// entryEvents are the changes to a folder's entries that can change
@@ -142,6 +159,7 @@ func (w *folderWatch) start() {
 // inotify descriptor.
 func (w *folderWatch) rewatch() {
 	w.gen++
+	w.dropHeld()
 	w.good = make(map[string]struct{})
 	w.dirs = make(map[int32]watchedDir)
 	if w.in >= 0 {
@@ -164,6 +182,7 @@ func (w *folderWatch) rewatch() {
 }
 
 func (w *folderWatch) stop() {
+	w.dropHeld()
 	for _, fd := range []*int{&w.in, &w.mounts, &w.ep} {
 		if *fd >= 0 {
 			unix.Close(*fd)
@@ -171,6 +190,103 @@ func (w *folderWatch) stop() {
 		}
 	}
 	w.good, w.dirs = nil, nil
+}
+
+// dropHeld closes every AGENTS.md held; their watches go with the inotify
+// descriptor they were set on, which the caller closes.
+func (w *folderWatch) dropHeld() {
+	for _, h := range w.held {
+		unix.Close(h.fd)
+	}
+	w.held = nil
+}
+
+// drop closes the AGENTS.md held for name, if any, and its watch.
+func (w *folderWatch) drop(name string) {
+	h, ok := w.held[name]
+	if !ok {
+		return
+	}
+	delete(w.held, name)
+	delete(w.dirs, h.wd)
+	unix.Close(h.fd)
+	unix.InotifyRmWatch(w.in, uint32(h.wd)) // its IN_IGNORED is then ignored
+}
+
+// identify is persona's Config.Identify: the identity of <root>/<name>/
+// AGENTS.md, when name is known to be no link, from an fstat of the file
+// held open while no event says its name changed; false otherwise (the
+// persona reader then lstats the path).
+func (w *folderWatch) identify(path string) (persona.Identity, bool) {
+	if w == nil {
+		return persona.Identity{}, false
+	}
+	rest, ok := strings.CutPrefix(path, w.root)
+	if !ok || w.root == "/" {
+		return persona.Identity{}, false
+	}
+	name, ok := strings.CutSuffix(rest, "/"+persona.AgentsFile)
+	if !ok || len(name) < 2 || name[0] != '/' || strings.IndexByte(name[1:], '/') >= 0 {
+		return persona.Identity{}, false
+	}
+	name = name[1:]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep < 0 {
+		return persona.Identity{}, false
+	}
+	w.takeEvents()
+	if _, good := w.good[name]; !good || w.ep < 0 {
+		return persona.Identity{}, false
+	}
+	h, ok := w.held[name]
+	if !ok {
+		if h, ok = w.hold(name, path); !ok {
+			return persona.Identity{}, false
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(h.fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return persona.Identity{}, false
+	}
+	return persona.Identity{
+		Dev:   uint64(st.Dev),
+		Ino:   uint64(st.Ino),
+		Size:  int64(st.Size),
+		Mtime: st.Mtim.Nano(),
+		Ctime: st.Ctim.Nano(),
+	}, true
+}
+
+// hold watches the folder <root>/<name>, then opens its AGENTS.md: a
+// change to the name after the watch is set is an event.
+func (w *folderWatch) hold(name, path string) (heldFile, bool) {
+	if len(w.held) >= maxHeld {
+		for other := range w.held {
+			w.drop(other)
+			break
+		}
+	}
+	wd, err := unix.InotifyAddWatch(w.in, filepath.Dir(path), entryEvents|unix.IN_MOVE_SELF|unix.IN_DELETE_SELF|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		return heldFile{}, false
+	}
+	if _, taken := w.dirs[int32(wd)]; taken {
+		return heldFile{}, false // the folder is also on the way to root
+	}
+	w.dirs[int32(wd)] = watchedDir{bot: name}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		delete(w.dirs, int32(wd))
+		unix.InotifyRmWatch(w.in, uint32(wd))
+		return heldFile{}, false
+	}
+	if w.held == nil {
+		w.held = make(map[string]heldFile)
+	}
+	h := heldFile{fd: fd, wd: int32(wd)}
+	w.held[name] = h
+	return h, true
 }
 
 // watchWay watches every folder a walk to root passes through, for the
@@ -306,10 +422,15 @@ func (w *folderWatch) apply(b []byte) (reset bool) {
 		switch {
 		case !ok:
 			// a watch of an earlier descriptor, or one dropped
+		case d.bot != "":
+			if ev.Mask&selfEvents != 0 || string(name) == persona.AgentsFile {
+				w.drop(d.bot)
+			}
 		case ev.Mask&selfEvents != 0:
 			reset = true
 		case d.all:
 			delete(w.good, string(name))
+			w.drop(string(name))
 		default:
 			if _, ok := d.names[string(name)]; ok {
 				reset = true

@@ -2,6 +2,8 @@
 
 package bot
 
+import "github.com/agenthost/bots/persona"
+
 // folderWatch is the Linux watch that spares folder checks a look at the
 // path; elsewhere every check looks.
 type folderWatch struct{}
@@ -13,3 +15,5 @@ func (w *folderWatch) known(string) (bool, uint64) { return false, 0 }
 func (w *folderWatch) remember(string, uint64) {}
 
 func (w *folderWatch) close() {}
+
+func (w *folderWatch) identify(string) (persona.Identity, bool) { return persona.Identity{}, false }
