@@ -384,17 +384,18 @@ func (w *folderWatch) takeEvents() {
 	}
 	for !reset {
 		m, err := unix.Read(w.in, w.buf)
-		if err == unix.EINTR {
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			// all taken
+		case err != nil || m <= 0:
+			reset = true
+		default:
+			reset = w.apply(w.buf[:m])
 			continue
 		}
-		if err == unix.EAGAIN || m <= 0 {
-			break
-		}
-		if err != nil {
-			reset = true
-			break
-		}
-		reset = w.apply(w.buf[:m])
+		break
 	}
 	if reset {
 		w.rewatch()
