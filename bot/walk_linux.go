@@ -30,9 +30,13 @@ import (
 // it forget all it knew, or give up: a check then looks at the path, as
 // without it.
 //
+// It also holds open the AGENTS.md of bots it answers for (identify),
+// while a watch of their folder says the name is unchanged.
+//
 // It is started on first use and holds three descriptors (epoll, inotify,
-// /proc/self/mountinfo) and one inotify watch per folder on the way to
-// root; Close gives them back.
+// /proc/self/mountinfo), one inotify watch per folder on the way to root,
+// and a descriptor and a watch per AGENTS.md held (at most maxHeld);
+// close gives them back.
 type folderWatch struct {
 	root string
 
@@ -66,7 +70,7 @@ type heldFile struct {
 }
 
 // maxHeld bounds the AGENTS.md files held open, a descriptor and a watch
-// each: the bots read most recently, more or less.
+// each; when full, an arbitrary one is let go.
 const maxHeld = 256
 
 const (
