@@ -25,6 +25,7 @@ func BenchmarkReadBot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer svc.Close()
 	made, err := svc.Make(b.Context(), soft, "motion", []byte(`{"name":"Motion","description":"Reads pull requests.","instructions":"You review pull requests. Say what would break, in one paragraph."}`))
 	if err != nil {
 		b.Fatal(err)
@@ -75,6 +76,7 @@ func BenchmarkList10000AsTeamMember(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer svc.Close()
 	b.Run("floor", func(b *testing.B) {
 		for b.Loop() {
 			var out []record.Record

@@ -73,7 +73,10 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cfg.Store.Close() })
+	t.Cleanup(func() {
+		svc.Close()
+		cfg.Store.Close()
+	})
 	if rel, err := filepath.Rel(os.TempDir(), svc.Root()); err != nil || strings.HasPrefix(rel, "..") {
 		t.Fatalf("the service works under %s, outside the temporary folders: a test must never write into the user's own", svc.Root())
 	}

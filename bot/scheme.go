@@ -194,8 +194,9 @@ func (s *Service) confine(dir string) error {
 // part of it below root that exists may be a symbolic link (a link would
 // lead it out of root, or into another bot's folder). Root itself is the
 // operator's, and may be a link. It looks at the path as it is now - one
-// Lstat per part below root, so one for <root>/<slug> - and is called on
-// every use of a folder, not once.
+// Lstat per part below root, so one for <root>/<slug>, but on Linux a
+// watch of root's entries (folderWatch) answers for <root>/<slug> while
+// nothing changed - and is called on every use of a folder, not once.
 func (s *Service) folderEscape(dir string) (string, error) {
 	dir = filepath.Clean(dir)
 	if !filepath.IsAbs(dir) {
@@ -215,7 +216,7 @@ func (s *Service) folderEscape(dir string) (string, error) {
 		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
 			end = i + j
 		}
-		link, err := isLink(dir[:end])
+		link, err := s.partIsLink(dir[:end], dir[i:end], i == below)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", nil // nothing from here down exists, so no link can lead away
 		}

@@ -118,6 +118,7 @@ type Service struct {
 	mode       persona.Mode
 	inFiles    bool
 	root       string
+	walk       *folderWatch // answers for the folders under root while they are unchanged
 	configDir  string
 	hostName   string
 	options    Options
@@ -183,7 +184,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
 	}
-	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log})
+	walk := newFolderWatch(root)
+	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log, Identify: walk.identify})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -222,6 +224,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		mode:       mode,
 		inFiles:    inFiles,
 		root:       root,
+		walk:       walk,
 		configDir:  configDir,
 		hostName:   hostName,
 		options:    opts,
@@ -235,6 +238,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
+	started := false
+	defer func() {
+		if !started {
+			s.walk.close() // a check may have started it
+		}
+	}()
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		g.SetGuard(s.guard)
 	}
@@ -280,6 +289,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.problemsMembershipsChanged(changed)
 		})
 	}
+	started = true
 	return s, nil
 }
 
@@ -299,6 +309,7 @@ func (s *Service) Close() error {
 		}
 		s.catalog.Close()
 		s.stopProblems()
+		s.walk.close()
 	})
 	return nil
 }

@@ -13,13 +13,13 @@ import (
 // This is how git tells a clean file from a racily clean one.
 const racyMargin = 100 * time.Millisecond
 
-// identity is what a file's metadata says about its content: any write,
-// rename over it or truncation gives a new one.
-type identity struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64 // nanoseconds
-	ctime    int64 // nanoseconds
+// Identity is what a file's metadata says about its content, as lstat
+// gives it: any write, rename over it or truncation gives a new one.
+type Identity struct {
+	Dev, Ino uint64
+	Size     int64
+	Mtime    int64 // nanoseconds
+	Ctime    int64 // nanoseconds
 }
 
 // partsCache remembers the parts each AGENTS.md held, by path, with the
@@ -30,24 +30,24 @@ type partsCache struct {
 }
 
 type cachedParts struct {
-	id     identity
+	id     Identity
 	parts  Parts
 	readAt time.Time // when the identity was taken, before the read
 }
 
 // lookup returns the parts cached for path when the file still has the
 // identity they were read with and had it since well before that read.
-func (c *partsCache) lookup(path string, id identity) (Parts, bool) {
+func (c *partsCache) lookup(path string, id Identity) (Parts, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[path]
-	if !ok || e.id != id || time.Unix(0, id.ctime).After(e.readAt.Add(-racyMargin)) {
+	if !ok || e.id != id || time.Unix(0, id.Ctime).After(e.readAt.Add(-racyMargin)) {
 		return Parts{}, false
 	}
 	return e.parts, true
 }
 
-func (c *partsCache) store(path string, id identity, readAt time.Time, p Parts) {
+func (c *partsCache) store(path string, id Identity, readAt time.Time, p Parts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {

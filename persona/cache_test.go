@@ -60,8 +60,8 @@ func TestReadSeesAFileReplacedByRename(t *testing.T) {
 func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
 	var c partsCache
 	now := time.Now()
-	old := identity{ino: 1, size: 10, ctime: now.Add(-time.Second).UnixNano()}
-	fresh := identity{ino: 1, size: 10, ctime: now.Add(-time.Millisecond).UnixNano()}
+	old := Identity{Ino: 1, Size: 10, Ctime: now.Add(-time.Second).UnixNano()}
+	fresh := Identity{Ino: 1, Size: 10, Ctime: now.Add(-time.Millisecond).UnixNano()}
 	c.store("a", old, now, Parts{Name: "A"})
 	c.store("b", fresh, now, Parts{Name: "B"})
 	if p, ok := c.lookup("a", old); !ok || p.Name != "A" {
@@ -71,7 +71,7 @@ func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
 		t.Fatal("an identity that changed just before the read was trusted")
 	}
 	changed := old
-	changed.ctime++
+	changed.Ctime++
 	if _, ok := c.lookup("a", changed); ok {
 		t.Fatal("a changed identity was trusted")
 	}

@@ -47,6 +47,12 @@ type Config struct {
 	// Logger receives Warn lines for templates that cannot be read. Nil
 	// discards.
 	Logger *slog.Logger
+	// Identify, when set, is asked first for the identity of an AGENTS.md
+	// a read looks at (its path, as Read joins it), instead of an lstat of
+	// the path. It must answer for the regular file the path names now,
+	// not following a final link, as lstat would; false lets Read lstat
+	// the path. Nil always lstats.
+	Identify func(path string) (Identity, bool)
 }
 
 // Files reads and writes personas in bot work folders, and templates under
@@ -60,7 +66,8 @@ type Files struct {
 	mu    sync.Mutex
 	locks map[string]*dirLock
 
-	cache partsCache // the parts each AGENTS.md held, while its identity holds
+	cache    partsCache // the parts each AGENTS.md held, while its identity holds
+	identify func(path string) (Identity, bool)
 }
 
 // TemplateInfo names a template for a client's form.
@@ -86,6 +93,7 @@ func New(cfg Config) (*Files, error) {
 		mode:      cfg.Mode,
 		log:       log,
 		locks:     map[string]*dirLock{},
+		identify:  cfg.Identify,
 	}, nil
 }
 
@@ -245,7 +253,7 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 	}
 	path := filepath.Join(dir, AgentsFile)
 	readAt := time.Now()
-	id, known := identify(path)
+	id, known := f.identityOf(path)
 	if known {
 		if p, ok := f.cache.lookup(path, id); ok {
 			return p, nil
@@ -267,6 +275,17 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 		f.cache.store(path, id, readAt, p)
 	}
 	return p, nil
+}
+
+// identityOf is the identity of the regular file at path, from
+// Config.Identify when it answers, else from an lstat.
+func (f *Files) identityOf(path string) (Identity, bool) {
+	if f.identify != nil {
+		if id, ok := f.identify(path); ok {
+			return id, true
+		}
+	}
+	return identify(path)
 }
 
 // Write writes the parts into <dir>/AGENTS.md. When the file is absent it is

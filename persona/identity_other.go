@@ -4,4 +4,4 @@ package persona
 
 // identify trusts no identity where the change time is not known: every
 // read opens the file.
-func identify(string) (identity, bool) { return identity{}, false }
+func identify(string) (Identity, bool) { return Identity{}, false }

@@ -69,9 +69,11 @@ type conn struct {
 	// answer to write once the frame is handled (the wire is reserved for
 	// it meanwhile); touched by the reading goroutine only.
 	direct *encoder
-	// Guarded by out.mu: directOK is false on a pipe and once reading was
-	// handed over; inDirect while a direct write runs; moved once reading
-	// went to another goroutine, which sends its end on readEnd.
+	// Guarded by out.mu: directOK is false on a pipe, and while a stalled
+	// direct write still runs after reading was handed over; inDirect
+	// while a direct write runs; moved from a hand-over until the stalled
+	// write ends. readEnd, made at the first hand-over, takes the end of
+	// the last goroutine reading.
 	directOK bool
 	inDirect bool
 	moved    bool
@@ -231,13 +233,18 @@ func (c *conn) stalled() {
 		c.stallArmed = false
 	case c.inDirect && c.directs == c.seen:
 		c.moved, c.directOK, c.stallArmed = true, false, false
-		c.readEnd = make(chan error, 1)
+		if c.readEnd == nil {
+			c.readEnd = make(chan error, 1)
+		}
 		go func() {
 			var err error
+			moved := false
 			if !c.isClosing() { // as the loop handed over would check
-				_, err = c.readLoop()
+				moved, err = c.readLoop()
 			}
-			c.readEnd <- err
+			if !moved { // else the goroutine it moved to sends the end
+				c.readEnd <- err
+			}
 		}()
 	case c.directs != c.seen:
 		c.seen = c.directs
@@ -406,13 +413,19 @@ func (q *sendQueue) reserve(c *conn) bool {
 
 // release gives the wire back after a direct write, starting the writer
 // for what was queued meanwhile. It reports whether reading moved to
-// another goroutine during the write.
+// another goroutine during the write; if so, the client read again, and
+// the goroutine now reading may write directly again once the queue is
+// empty, rather than wake a writer for every answer from then on.
 func (q *sendQueue) release(c *conn) (moved bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.busy, c.inDirect = false, false
 	q.kickLocked()
-	return c.moved
+	moved = c.moved
+	if moved {
+		c.moved, c.directOK = false, true
+	}
+	return moved
 }
 
 // len is how many messages wait.

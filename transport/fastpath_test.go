@@ -202,24 +202,14 @@ func checkRouteParamsAgree(t *testing.T, raw []byte) {
 // TestWebSocketStalledDirectWriteHandsReadingOver has a client send large
 // requests without reading: the reading goroutine's direct write stalls,
 // reading moves to another goroutine, and every answer still arrives, in
-// order, once the client reads.
+// order, once the client reads; answers are then written directly again.
+// It happens twice on one connection: reading moves on from the goroutine
+// it moved to.
 func TestWebSocketStalledDirectWriteHandsReadingOver(t *testing.T) {
 	srv, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, wsInit, 0)
-	const n = 300 // 64 KiB answers: far more than the socket buffers hold
-	sent := make(chan error, 1)
-	go func() {
-		for i := range n {
-			frame := `{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"resourceRead","params":{"uri":"mem://big"}}`
-			if err := c.Write(context.Background(), websocket.MessageText, []byte(frame)); err != nil {
-				sent <- err
-				return
-			}
-		}
-		sent <- nil
-	}()
-	moved := func() bool {
+	stalled := func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		for sc := range srv.conns {
@@ -232,17 +222,52 @@ func TestWebSocketStalledDirectWriteHandsReadingOver(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(t, "reading to move off the stalled writer", moved)
-	for i := range n {
-		m := wsRecv(t, c)
-		if m.Error != nil || string(m.ID) != itoa(i) {
-			t.Fatalf("answer %d: %s", i, m.raw)
+	directs := func() uint64 {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		var n uint64
+		for sc := range srv.conns {
+			sc.out.mu.Lock()
+			n += sc.directs
+			sc.out.mu.Unlock()
+		}
+		return n
+	}
+	const n = 300 // 64 KiB answers: far more than the socket buffers hold
+	for round := range 2 {
+		sent := make(chan error, 1)
+		go func() {
+			for i := range n {
+				frame := `{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"resourceRead","params":{"uri":"mem://big"}}`
+				if err := c.Write(context.Background(), websocket.MessageText, []byte(frame)); err != nil {
+					sent <- err
+					return
+				}
+			}
+			sent <- nil
+		}()
+		waitFor(t, "reading to move off the stalled writer", stalled)
+		for i := range n {
+			m := wsRecv(t, c)
+			if m.Error != nil || string(m.ID) != itoa(i) {
+				t.Fatalf("round %d, answer %d: %s", round, i, m.raw)
+			}
+		}
+		if err := <-sent; err != nil {
+			t.Fatal(err)
+		}
+		wsCall(t, c, wsPing, 0)
+
+		// Once the client reads again, answers are written directly
+		// again, not queued for a writer woken for each.
+		before := directs()
+		for range 5 {
+			wsCall(t, c, wsPing, 0)
+		}
+		if after := directs(); after < before+5 {
+			t.Errorf("round %d: %d of 5 answers after the stall were written directly", round, after-before)
 		}
 	}
-	if err := <-sent; err != nil {
-		t.Fatal(err)
-	}
-	wsCall(t, c, wsPing, 0)
 }
 
 // TestEncoderResultMatchesTwoPassEncoding checks that a response written in

@@ -1,0 +1,184 @@
+//go:build linux
+
+package bot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agenthost/bots/persona"
+)
+
+// TestTheFolderWatchAnswersForAFolderUntilItsEntryChanges: a folder found
+// no link is known as such until its entry in root changes; a change to
+// another entry leaves it known.
+func TestTheFolderWatchAnswersForAFolderUntilItsEntryChanges(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "bots")
+	for _, d := range []string{"motion", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Service{root: root, walk: newFolderWatch(root)}
+	defer s.walk.close()
+	check := func(want bool) {
+		t.Helper()
+		if reason, err := s.folderEscape(filepath.Join(root, "motion")); err != nil || reason != "" {
+			t.Fatalf("folder refused: %q, %v", reason, err)
+		}
+		if known, _ := s.walk.known("motion"); known != want {
+			t.Fatalf("known %v, want %v", known, want)
+		}
+	}
+	check(true)
+	if err := os.Remove(filepath.Join(root, "other")); err != nil {
+		t.Fatal(err)
+	}
+	if known, _ := s.walk.known("motion"); !known {
+		t.Fatal("a change to another entry made motion unknown")
+	}
+	if err := os.Rename(filepath.Join(root, "motion"), filepath.Join(root, "motion2")); err != nil {
+		t.Fatal(err)
+	}
+	if known, _ := s.walk.known("motion"); known {
+		t.Fatal("motion is still known once moved away")
+	}
+	if err := os.Rename(filepath.Join(root, "motion2"), filepath.Join(root, "motion")); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
+	s.walk.close()
+	if known, _ := s.walk.known("motion"); known {
+		t.Fatal("known after close")
+	}
+	if reason, err := s.folderEscape(filepath.Join(root, "motion")); err != nil || reason != "" {
+		t.Fatalf("after close: %q, %v", reason, err)
+	}
+}
+
+// watchedBot is a root holding the folder motion with an AGENTS.md, its
+// folder known to a watch as no link.
+func watchedBot(t *testing.T) (s *Service, path string) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "bots")
+	if err := os.MkdirAll(filepath.Join(root, "motion"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(root, "motion", "AGENTS.md")
+	if err := os.WriteFile(path, []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = &Service{root: root, walk: newFolderWatch(root)}
+	t.Cleanup(s.walk.close)
+	if reason, err := s.folderEscape(filepath.Dir(path)); err != nil || reason != "" {
+		t.Fatalf("folder refused: %q, %v", reason, err)
+	}
+	return s, path
+}
+
+// sameAsLstat fails unless the watch's identity of path is what an lstat
+// of the path says now.
+func sameAsLstat(t *testing.T, s *Service, path string) {
+	t.Helper()
+	id, ok := s.walk.identify(path)
+	if !ok {
+		t.Fatal("the watch gave no identity")
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := persona.Identity{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+	if id != want {
+		t.Fatalf("identity %+v, lstat says %+v", id, want)
+	}
+}
+
+func TestTheWatchsIdentityOfAgentsMDFollowsWritesAndRenamesOverIt(t *testing.T) {
+	s, path := watchedBot(t)
+	sameAsLstat(t, s, path)
+	sameAsLstat(t, s, path) // held now
+
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("More.\n")
+	f.Close()
+	sameAsLstat(t, s, path)
+
+	// as an editor saves: a new file renamed over the name
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte("---\nname: Other\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	sameAsLstat(t, s, path)
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.walk.identify(path); ok {
+		t.Fatal("an identity for a removed AGENTS.md")
+	}
+	if err := os.Symlink(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.walk.identify(path); ok {
+		t.Fatal("an identity for an AGENTS.md that is a link")
+	}
+}
+
+func TestTheWatchGivesNoIdentityInAFolderMovedAside(t *testing.T) {
+	s, path := watchedBot(t)
+	sameAsLstat(t, s, path)
+	folder := filepath.Dir(path)
+	if err := os.Rename(folder, folder+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("---\nname: New\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.walk.identify(path); ok {
+		t.Fatal("an identity before the new folder was checked")
+	}
+	if reason, err := s.folderEscape(folder); err != nil || reason != "" {
+		t.Fatalf("folder refused: %q, %v", reason, err)
+	}
+	sameAsLstat(t, s, path)
+}
+
+func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "bots")
+	s := &Service{root: root, walk: newFolderWatch(root)}
+	t.Cleanup(s.walk.close)
+	for i := range maxHeld + 10 {
+		dir := filepath.Join(root, fmt.Sprintf("bot%d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "AGENTS.md")
+		if err := os.WriteFile(path, []byte("---\nname: B\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if reason, err := s.folderEscape(dir); err != nil || reason != "" {
+			t.Fatalf("folder refused: %q, %v", reason, err)
+		}
+		sameAsLstat(t, s, path)
+	}
+	s.walk.mu.Lock()
+	held := len(s.walk.held)
+	s.walk.mu.Unlock()
+	if held > maxHeld {
+		t.Fatalf("%d files held, at most %d", held, maxHeld)
+	}
+}

@@ -1,0 +1,446 @@
+//go:build linux
+
+package bot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agenthost/bots/persona"
+)
+
+// folderWatch spares a folder check the look at <root>/<name> - that it is
+// no symbolic link - while nothing that look depends on has changed since
+// it was last made: the entry name in root, root's own entry in its parent
+// and every entry the kernel passes through to reach root (following
+// links, as a path walk does), and the mounts. The kernel queues an
+// inotify event (or marks the mount table changed) before the call that
+// made a change returns, and every check asks the kernel whether anything
+// is queued, with one epoll_wait that does not wait: a check that starts
+// after a folder was swapped for a link sees the swap, as a look at the
+// path would. Anything it cannot follow (a queue overflow, an error) makes
+// it forget all it knew, or give up: a check then looks at the path, as
+// without it.
+//
+// It also holds open the AGENTS.md of bots it answers for (identify),
+// while a watch of their folder says the name is unchanged.
+//
+// It is started on first use and holds three descriptors (epoll, inotify,
+// /proc/self/mountinfo), one inotify watch per folder on the way to root,
+// and a descriptor and a watch per AGENTS.md held (at most maxHeld);
+// close gives them back.
+type folderWatch struct {
+	root string
+
+	mu      sync.Mutex
+	started bool
+	ep      int // epoll over in and mounts; -1 when not watching
+	in      int
+	mounts  int
+	dirs    map[int32]watchedDir // by watch descriptor
+	good    map[string]struct{}  // names under root found no link since
+	held    map[string]heldFile  // by name under root: its AGENTS.md, held open
+	gen     uint64               // counts the times events were taken
+	buf     []byte
+}
+
+// watchedDir is a watched folder's names that matter: all of them in
+// root, the next one on the way to root elsewhere, and AGENTS.md in the
+// folder of bot (a name under root).
+type watchedDir struct {
+	all   bool
+	names map[string]struct{}
+	bot   string
+}
+
+// heldFile is a bot's AGENTS.md held open (O_PATH) while its folder is
+// watched: while no event says the name AGENTS.md changed in the folder,
+// it is the file the path names, and its identity is an fstat away.
+type heldFile struct {
+	fd int
+	wd int32
+}
+
+// maxHeld bounds the AGENTS.md files held open, a descriptor and a watch
+// each; when full, an arbitrary one is let go.
+const maxHeld = 256
+
+const (
+	// entryEvents are the changes to a folder's entries that can change
+	// what one of its names leads to.
+	entryEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO
+	// selfEvents are a watched folder going away from where it was.
+	selfEvents = unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_IGNORED | unix.IN_UNMOUNT
+	// maxHops bounds the links followed on the way to root, as the
+	// kernel does (ELOOP).
+	maxHops = 40
+)
+
+func newFolderWatch(root string) *folderWatch {
+	return &folderWatch{root: root, ep: -1, in: -1, mounts: -1}
+}
+
+// known reports whether name, directly under root, was found no link and
+// nothing it depends on changed since; gen is to give remember after a
+// look at the path.
+func (w *folderWatch) known(name string) (ok bool, gen uint64) {
+	if w == nil {
+		return false, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started {
+		w.started = true
+		w.start()
+	}
+	if w.ep < 0 {
+		return false, 0
+	}
+	w.takeEvents()
+	if w.ep < 0 {
+		return false, 0
+	}
+	_, ok = w.good[name]
+	return ok, w.gen
+}
+
+// remember records that name, directly under root, was found no link by
+// a look at the path that started after known gave gen: it holds unless
+// an event was taken meanwhile, which may have been about that name.
+func (w *folderWatch) remember(name string, gen uint64) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep >= 0 && gen == w.gen {
+		w.good[name] = struct{}{}
+	}
+}
+
+// close gives the descriptors back; checks then look at the path.
+func (w *folderWatch) close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = true
+	w.stop()
+}
+
+// start opens the descriptors and sets the watches; on any failure it
+// stops, and checks look at the path.
+func (w *folderWatch) start() {
+	var err error
+	if w.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		w.ep = -1
+		return
+	}
+	if w.mounts, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		w.mounts = -1
+		w.stop()
+		return
+	}
+	// mountinfo is always readable; a change to the mounts is EPOLLPRI.
+	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, w.mounts, &unix.EpollEvent{Events: unix.EPOLLPRI, Fd: int32(w.mounts)}); err != nil {
+		w.stop()
+		return
+	}
+	w.buf = make([]byte, 4096)
+	w.rewatch()
+}
+
+// rewatch forgets what it knew and sets the watches afresh, on a new
+// inotify descriptor.
+func (w *folderWatch) rewatch() {
+	w.gen++
+	w.dropHeld()
+	w.good = make(map[string]struct{})
+	w.dirs = make(map[int32]watchedDir)
+	if w.in >= 0 {
+		unix.Close(w.in) // leaves the epoll set with it
+		w.in = -1
+	}
+	var err error
+	if w.in, err = unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err != nil {
+		w.in = -1
+		w.stop()
+		return
+	}
+	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, w.in, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(w.in)}); err != nil {
+		w.stop()
+		return
+	}
+	if err := w.watchWay(); err != nil {
+		w.stop()
+	}
+}
+
+func (w *folderWatch) stop() {
+	w.dropHeld()
+	for _, fd := range []*int{&w.in, &w.mounts, &w.ep} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	w.good, w.dirs = nil, nil
+}
+
+// dropHeld closes every AGENTS.md held; their watches go with the inotify
+// descriptor they were set on, which the caller closes.
+func (w *folderWatch) dropHeld() {
+	for _, h := range w.held {
+		unix.Close(h.fd)
+	}
+	w.held = nil
+}
+
+// drop closes the AGENTS.md held for name, if any, and its watch.
+func (w *folderWatch) drop(name string) {
+	h, ok := w.held[name]
+	if !ok {
+		return
+	}
+	delete(w.held, name)
+	delete(w.dirs, h.wd)
+	unix.Close(h.fd)
+	unix.InotifyRmWatch(w.in, uint32(h.wd)) // its IN_IGNORED is then ignored
+}
+
+// identify is persona's Config.Identify: the identity of <root>/<name>/
+// AGENTS.md, when name is known to be no link, from an fstat of the file
+// held open while no event says its name changed; false otherwise (the
+// persona reader then lstats the path).
+func (w *folderWatch) identify(path string) (persona.Identity, bool) {
+	if w == nil {
+		return persona.Identity{}, false
+	}
+	rest, ok := strings.CutPrefix(path, w.root)
+	if !ok || w.root == "/" {
+		return persona.Identity{}, false
+	}
+	name, ok := strings.CutSuffix(rest, "/"+persona.AgentsFile)
+	if !ok || len(name) < 2 || name[0] != '/' || strings.IndexByte(name[1:], '/') >= 0 {
+		return persona.Identity{}, false
+	}
+	name = name[1:]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep < 0 {
+		return persona.Identity{}, false
+	}
+	w.takeEvents()
+	if _, good := w.good[name]; !good || w.ep < 0 {
+		return persona.Identity{}, false
+	}
+	h, ok := w.held[name]
+	if !ok {
+		if h, ok = w.hold(name, path); !ok {
+			return persona.Identity{}, false
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(h.fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return persona.Identity{}, false
+	}
+	return persona.Identity{
+		Dev:   uint64(st.Dev),
+		Ino:   uint64(st.Ino),
+		Size:  int64(st.Size),
+		Mtime: st.Mtim.Nano(),
+		Ctime: st.Ctim.Nano(),
+	}, true
+}
+
+// hold watches the folder <root>/<name>, then opens its AGENTS.md: a
+// change to the name after the watch is set is an event.
+func (w *folderWatch) hold(name, path string) (heldFile, bool) {
+	if len(w.held) >= maxHeld {
+		for other := range w.held {
+			w.drop(other)
+			break
+		}
+	}
+	wd, err := unix.InotifyAddWatch(w.in, filepath.Dir(path), entryEvents|unix.IN_MOVE_SELF|unix.IN_DELETE_SELF|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		return heldFile{}, false
+	}
+	if _, taken := w.dirs[int32(wd)]; taken {
+		return heldFile{}, false // the folder is also on the way to root
+	}
+	w.dirs[int32(wd)] = watchedDir{bot: name}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		delete(w.dirs, int32(wd))
+		unix.InotifyRmWatch(w.in, uint32(wd))
+		return heldFile{}, false
+	}
+	if w.held == nil {
+		w.held = make(map[string]heldFile)
+	}
+	h := heldFile{fd: fd, wd: int32(wd)}
+	w.held[name] = h
+	return h, true
+}
+
+// watchWay watches every folder a walk to root passes through, for the
+// name it takes there, following links as the kernel would; root itself
+// for every name. A part that does not exist yet is watched for in the
+// folder that would hold it.
+func (w *folderWatch) watchWay() error {
+	queue := strings.Split(w.root, "/")
+	cur, hops := "/", 0
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..": // cur has no link in it: its parent is lexical
+			cur = filepath.Dir(cur)
+			continue
+		}
+		if err := w.watch(cur, c); err != nil {
+			return err
+		}
+		next := filepath.Join(cur, c)
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return nil // its making is watched for
+			}
+			return err
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			if hops++; hops > maxHops {
+				return unix.ELOOP
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return err
+			}
+			if filepath.IsAbs(target) {
+				cur = "/"
+			}
+			queue = append(strings.Split(target, "/"), queue...)
+		case unix.S_IFDIR:
+			cur = next
+		default:
+			return nil // no folder: its replacing is watched for
+		}
+	}
+	return w.watch(cur, "")
+}
+
+// watch watches folder dir for changes to name, or to every name when
+// name is "".
+func (w *folderWatch) watch(dir, name string) error {
+	wd, err := unix.InotifyAddWatch(w.in, dir, entryEvents|unix.IN_MOVE_SELF|unix.IN_DELETE_SELF|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW|unix.IN_MASK_ADD)
+	if err != nil {
+		return err
+	}
+	d := w.dirs[int32(wd)]
+	if name == "" {
+		d.all = true
+	} else {
+		if d.names == nil {
+			d.names = make(map[string]struct{})
+		}
+		d.names[name] = struct{}{}
+	}
+	w.dirs[int32(wd)] = d
+	return nil
+}
+
+// takeEvents asks the kernel, without waiting, whether anything changed,
+// and takes what did into account.
+func (w *folderWatch) takeEvents() {
+	var evs [2]unix.EpollEvent
+	n, _, errno := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(w.ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if errno == unix.EINTR {
+		n, errno = 1, 0 // as if something changed: look
+		evs[0].Fd = int32(w.in)
+	}
+	if errno != 0 {
+		w.stop()
+		return
+	}
+	if n == 0 {
+		return
+	}
+	w.gen++
+	reset := false
+	for _, ev := range evs[:n] {
+		if ev.Fd == int32(w.mounts) {
+			reset = true
+		}
+	}
+	for !reset {
+		m, err := unix.Read(w.in, w.buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			// all taken
+		case err != nil || m <= 0:
+			reset = true
+		default:
+			reset = w.apply(w.buf[:m])
+			continue
+		}
+		break
+	}
+	if reset {
+		w.rewatch()
+	}
+}
+
+// apply takes the events in b into account; true when what it knew must
+// all be forgotten and the watches set again.
+func (w *folderWatch) apply(b []byte) (reset bool) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			return true
+		}
+		name := b[unix.SizeofInotifyEvent:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[end:]
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			return true
+		}
+		d, ok := w.dirs[ev.Wd]
+		switch {
+		case !ok:
+			// a watch of an earlier descriptor, or one dropped
+		case d.bot != "":
+			if ev.Mask&selfEvents != 0 || string(name) == persona.AgentsFile {
+				w.drop(d.bot)
+			}
+		case ev.Mask&selfEvents != 0:
+			reset = true
+		case d.all:
+			delete(w.good, string(name))
+			w.drop(string(name))
+		default:
+			if _, ok := d.names[string(name)]; ok {
+				reset = true
+			}
+		}
+	}
+	return reset
+}
