@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/pgchatlog"
 	"github.com/agenthost/bots/internal/pgtest"
@@ -20,11 +18,7 @@ import (
 // reported.
 func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.URL(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.Pool(b, pgtest.URL(b))
 	logs, err := pgchatlog.Open(ctx, pool)
 	if err != nil {
 		b.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
 	"github.com/agenthost/bots/chatlog/pgchatlog"
@@ -22,11 +20,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // open opens logs on a new pool to url, closed when t ends.
 func open(t *testing.T, url string) chatlog.Logs {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, url)
 	logs, err := pgchatlog.Open(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)
@@ -50,11 +44,7 @@ func TestConformance(t *testing.T) {
 func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.URL(t)
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, url)
 	logs, err := pgchatlog.Open(ctx, pool)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/internal/pgschema"
 	"github.com/agenthost/bots/internal/pgtest"
 )
@@ -16,11 +14,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func TestANewStepRunsOnceAndComponentsKeepTheirOwnVersions(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.Pool(t, pgtest.URL(t))
 	one := []string{`CREATE TABLE a1 (x int)`}
 	two := []string{one[0], `CREATE TABLE a2 (x int)`}
 	for _, steps := range [][]string{one, one, two, two} {
@@ -39,7 +33,7 @@ func TestANewStepRunsOnceAndComponentsKeepTheirOwnVersions(t *testing.T) {
 	if tables != 3 {
 		t.Fatalf("%d of the three tables made", tables)
 	}
-	err = pgschema.Migrate(ctx, pool, "a", one)
+	err := pgschema.Migrate(ctx, pool, "a", one)
 	if err == nil || !strings.Contains(err.Error(), "a schema is version 2, newer than this program's 1") {
 		t.Fatalf("an older program on a newer schema: %v", err)
 	}

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The environment variables the harness reads.
@@ -108,6 +109,17 @@ func URL(tb testing.TB) string {
 		}
 	})
 	return WithSchema(the.url, schema)
+}
+
+// Pool opens a pool on url (one URL gives), closed when tb ends.
+func Pool(tb testing.TB, url string) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		tb.Fatalf("pgtest: open a pool: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
 }
 
 // WithSchema returns base with its search_path set to schema.

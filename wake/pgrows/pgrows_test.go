@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/pglease"
@@ -22,11 +20,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // open opens rows on a new pool to url, closed when t ends.
 func open(t *testing.T, url string) wake.Rows {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, url)
 	rows, err := pgrows.Open(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +43,7 @@ func TestConformance(t *testing.T) {
 
 func TestAPutWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, pgtest.URL(t))
 	rows, err := pgrows.Open(ctx, pool)
 	if err != nil {
 		t.Fatal(err)

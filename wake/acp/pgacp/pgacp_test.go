@@ -5,8 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acptest"
@@ -18,11 +16,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // open opens provider's store on a new pool to url, closed when t ends.
 func open(t *testing.T, url, provider string) acp.Store {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, url)
 	recs, err := pgacp.Open(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)
