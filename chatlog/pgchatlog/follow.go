@@ -101,4 +101,3 @@ func (l *Logs) listen(ctx context.Context, kind chatlog.Kind, changed func(chatl
 		changed(chatlog.Key{Kind: kind, Bot: bot, Session: session}, int64(count))
 	}
 }
-
