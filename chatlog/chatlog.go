@@ -128,8 +128,9 @@ type Shared interface {
 	// Follow calls changed with a log of kind and the number of lines it
 	// holds after each write to it by any process (0 once it is
 	// removed), in the order they were made, from one goroutine, until
-	// ctx ends; then it returns. After a gap in what it heard (a dropped
-	// connection) it calls changed with the zero Key: any log may have
-	// changed, and Heads tells how.
+	// ctx ends; then it returns. Each time it begins to listen (the first
+	// time, and after a gap such as a dropped connection) it calls
+	// changed with the zero Key: any log may have changed since, and
+	// Heads tells how.
 	Follow(ctx context.Context, kind Kind, changed func(Key, int64)) error
 }

@@ -38,14 +38,13 @@ func (l *Logs) Heads(ctx context.Context, kind chatlog.Kind) (map[chatlog.Key]in
 
 // Follow listens to the schema's channel on a connection of its own and
 // calls changed with each write's log and count. A dropped connection is
-// made again (after 100 ms, doubling up to 5 s), and changed is called
-// with the zero Key once it listens again: what was written meanwhile was
-// not heard.
+// made again (after 100 ms, doubling up to 5 s). changed is called with
+// the zero Key each time it begins to listen, the first time too: what
+// was written before was not heard.
 func (l *Logs) Follow(ctx context.Context, kind chatlog.Kind, changed func(chatlog.Key, int64)) error {
 	wait := 100 * time.Millisecond
-	first := true
 	for {
-		err := l.listen(ctx, kind, changed, &first)
+		err := l.listen(ctx, kind, changed)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -62,9 +61,9 @@ func (l *Logs) Follow(ctx context.Context, kind chatlog.Kind, changed func(chatl
 	}
 }
 
-// listen listens on one connection until it fails or ctx ends. Every
-// listen but the first begins with changed(zero Key).
-func (l *Logs) listen(ctx context.Context, kind chatlog.Kind, changed func(chatlog.Key, int64), first *bool) error {
+// listen listens on one connection until it fails or ctx ends; once it
+// listens it calls changed with the zero Key.
+func (l *Logs) listen(ctx context.Context, kind chatlog.Kind, changed func(chatlog.Key, int64)) error {
 	pc, err := l.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -78,10 +77,7 @@ func (l *Logs) listen(ctx context.Context, kind chatlog.Kind, changed func(chatl
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	if !*first {
-		changed(chatlog.Key{}, 0)
-	}
-	*first = false
+	changed(chatlog.Key{}, 0)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
