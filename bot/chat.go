@@ -87,9 +87,9 @@ type chats struct {
 	// sh is logs when shared and they can be followed (chatlog.Shared):
 	// every write is then an append at the count of lines the chat has
 	// applied, and the follower applies what other instances append.
-	sh chatlog.Shared
-	keep   int  // ended turns a chat holds in memory, at least 1
-	page   int  // turns one fetchTurns answers, at least 1
+	sh   chatlog.Shared
+	keep int // ended turns a chat holds in memory, at least 1
+	page int // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -171,16 +171,16 @@ type chat struct {
 	created string
 	key     chatlog.Key // its log's
 
-	mu       sync.Mutex
-	mark     map[string]any
-	sstate   ahp.SessionState
-	cstate   ahp.ChatState
-	sseq     int64
-	cseq     int64
-	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
-	turn     *wake.Turn
-	turnID   string // the main turn turn answers
-	gone     bool
+	mu      sync.Mutex
+	mark    map[string]any
+	sstate  ahp.SessionState
+	cstate  ahp.ChatState
+	sseq    int64
+	cseq    int64
+	dropped int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
+	turn    *wake.Turn
+	turnID  string // the main turn turn answers
+	gone    bool
 	// seen is how many lines of the log the chat holds applied, and head
 	// how many the follower heard it has (shared logs).
 	seen     int64
