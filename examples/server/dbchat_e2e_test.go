@@ -352,4 +352,21 @@ func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testin
 	for i, cl := range clients {
 		cl.sameAsSnapshot(addrs[i])
 	}
+	if n := len(a.actions(chat)); n < 20 {
+		t.Errorf("the clients were sent %d actions on the chat, want the four turns'", n)
+	}
+
+	// Two messages at once on two instances: the log lets one begin a
+	// turn, and the other is refused (a turn is in progress) everywhere.
+	a.dispatch(chat, ahp.TurnStarted("x-a", time.Now(), ahp.UserMessage("one")))
+	b.dispatch(chat, ahp.TurnStarted("x-b", time.Now(), ahp.UserMessage("two")))
+	for _, cl := range clients {
+		cl.waitChat(chat, "the race's turn", func(s ahp.ChatState) bool { return len(s.Turns) == 5 && s.ActiveTurn == nil })
+	}
+	waitSameState(t, chat, clients...)
+	sameActions(t, chat, clients...)
+	st = a.waitChat(chat, "the race's turn", func(s ahp.ChatState) bool { return len(s.Turns) == 5 })
+	if m := st.Turns[4].Message.Text; m != "one" && m != "two" {
+		t.Errorf("the race's turn is %q", m)
+	}
 }
