@@ -3,8 +3,6 @@ package pgchatlog_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"testing"
 	"time"
@@ -105,81 +103,9 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 	}
 }
 
-func TestOfTwoAppendsAtOneCountExactlyOneGoesIn(t *testing.T) {
-	url := pgtest.URL(t)
-	a, b := open(t, url).(chatlog.Shared), open(t, url).(chatlog.Shared)
-	k := chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/s"}
-	if err := a.Create(t.Context(), k, []byte(`"open"`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.AppendAt(t.Context(), k, 1, []byte(`"a"`), true); err != nil {
-		t.Fatalf("an append at the log's count: %v", err)
-	}
-	if err := b.AppendAt(t.Context(), k, 1, []byte(`"b"`), true); !errors.Is(err, chatlog.ErrConflict) {
-		t.Fatalf("an append at a count the log has passed answered %v, want ErrConflict", err)
-	}
-	lines, err := b.ReadAfter(t.Context(), k, 1)
-	if err != nil || len(lines) != 1 || string(lines[0]) != `"a"` {
-		t.Fatalf("ReadAfter(1) = %q, %v; want the line a", lines, err)
-	}
-	if err := b.AppendAt(t.Context(), k, 2, []byte(`"b"`), false); err != nil {
-		t.Fatalf("an append at the count read: %v", err)
-	}
-	heads, err := a.Heads(t.Context(), chatlog.Chat)
-	if err != nil || heads[k] != 3 {
-		t.Fatalf("Heads = %v, %v; want the log at 3 lines", heads, err)
-	}
-	if err := a.AppendAt(t.Context(), chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/none"}, 0, []byte(`"x"`), true); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("an append at a count to no log answered %v, want fs.ErrNotExist", err)
-	}
-}
-
-func TestFollowHearsEveryWriteOfAnotherPoolInOrder(t *testing.T) {
-	url := pgtest.URL(t)
-	a, b := open(t, url).(chatlog.Shared), open(t, url).(chatlog.Shared)
-	type heard struct {
-		k chatlog.Key
-		n int64
-	}
-	got := make(chan heard, 100)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- a.Follow(ctx, chatlog.Chat, func(k chatlog.Key, n int64) { got <- heard{k, n} }) }()
-	defer func() { cancel(); <-done }()
-	k := chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/s"}
-	back := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/b"}
-	// The zero key says the follower listens.
-	select {
-	case h := <-got:
-		if h.k != (chatlog.Key{}) {
-			t.Fatalf("the follower first heard %v, want the zero key", h.k)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the follower did not begin to listen")
-	}
-	if err := b.Create(t.Context(), back, []byte(`"open"`)); err != nil { // another kind: not heard
-		t.Fatal(err)
-	}
-	if err := b.Create(t.Context(), k, []byte(`"open"`)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		if err := b.Append(t.Context(), k, []byte(fmt.Sprintf(`"%d"`, i)), i%2 == 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Remove(t.Context(), k); err != nil {
-		t.Fatal(err)
-	}
-	want := []int64{1, 2, 3, 4, 5, 6, 0}
-	for _, n := range want {
-		select {
-		case h := <-got:
-			if h.k != k || h.n != n {
-				t.Fatalf("heard %v at %d, want %v at %d", h.k, h.n, k, n)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the follower did not hear the log at %d lines", n)
-		}
-	}
+func TestSharedConformance(t *testing.T) {
+	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
+		url := pgtest.URL(t)
+		return open(t, url).(chatlog.Shared), open(t, url).(chatlog.Shared)
+	}})
 }
