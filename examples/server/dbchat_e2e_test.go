@@ -370,3 +370,40 @@ func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testin
 		t.Errorf("the race's turn is %q", m)
 	}
 }
+
+func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/stop"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60")))
+	st := b.waitChat(chat, "the back session, on B", func(s ahp.ChatState) bool {
+		p := active(s)
+		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+	})
+	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	a.subscribe(back)
+	a.waitChat(back, "the back turn on A", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+
+	stopped := time.Now()
+	b.dispatch(chat, ahp.TurnCancelled("t1", 0))
+	for _, c := range []*ahpClient{a, b} {
+		c.waitChat(chat, "the cancel", func(s ahp.ChatState) bool {
+			return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateCancelled
+		})
+	}
+	// The back turn on A was stopped: it ends now, not in a minute.
+	a.waitChat(back, "the back turn's end on A", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 1 })
+	if took := time.Since(stopped); took > 30*time.Second {
+		t.Errorf("the back turn ended %v after the stop on B", took)
+	}
+	waitSameState(t, chat, a, b)
+	sameActions(t, chat, a, b)
+}
