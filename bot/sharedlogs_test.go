@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,4 +80,58 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 	if next.Kind != "chat" || !ok || failed.TurnID != "t1" || failed.Part.Error.ErrorType != bot.InterruptedType {
 		t.Errorf("the line after the first instance's last is %s, want t1 interrupted", all[len(stopped)])
 	}
+}
+
+func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherOnce(t *testing.T) {
+	e := newSharedChatEnv(t, &lease.Mem{})
+	e.makeBot(t, "motion", motionBody)
+	other := e.sibling("second")
+	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
+	session := "ahp-session:/both"
+	_, chat := c1.open(session, "motion")
+	// The other instance holds the chat once it heard of it.
+	deadline := time.Now().Add(10 * time.Second)
+	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance does not hold the chat")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	c2.subscribe(session)
+	c2.subscribe(chat)
+
+	// Messages queued on both at once: every one is answered once.
+	const n = 10
+	var wg sync.WaitGroup
+	for i := range n {
+		c := c1
+		if i%2 == 1 {
+			c = c2
+		}
+		wg.Go(func() {
+			c.dispatch(chat, ahp.PendingMessageSet(ahp.PendingQueued, fmt.Sprintf("q%d", i), ahp.UserMessage(fmt.Sprintf("m%d", i))))
+		})
+	}
+	wg.Wait()
+	done := func(s ahp.ChatState) bool {
+		return len(s.Turns) == n && s.ActiveTurn == nil && len(s.QueuedMessages) == 0
+	}
+	s1, s2 := c1.waitChat(chat, "every message answered", done), c2.waitChat(chat, "every message answered", done)
+	if a, b := jsonText(s1), jsonText(s2); a != b {
+		t.Errorf("the instances hold the chat as\n%s\nand\n%s", a, b)
+	}
+	said := map[string]int{}
+	for _, turn := range s1.Turns {
+		said[turn.Message.Text]++
+		if got, want := markdown(turn), []string{"Motion heard: " + turn.Message.Text}; !slices.Equal(got, want) {
+			t.Errorf("the turn of %q says %q", turn.Message.Text, got)
+		}
+	}
+	for i := range n {
+		if m := fmt.Sprintf("m%d", i); said[m] != 1 {
+			t.Errorf("%s was answered %d times, want once", m, said[m])
+		}
+	}
+	c1.sameAsSnapshot(e, "soft")
+	c2.sameAsSnapshot(other, "soft")
 }
