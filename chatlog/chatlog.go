@@ -78,8 +78,9 @@ func CheckLine(line []byte) error {
 }
 
 // Logs keeps chat logs. Its methods may be called concurrently; appends
-// to one log are serialised by their caller (one writer per log), and a
-// log's lines come back in the order they were appended.
+// to one log are serialised by their caller (one writer per log, or, with
+// Shared, appends at a count that the log orders), and a log's lines come
+// back in the order they were appended.
 type Logs interface {
 	// Create makes the log of key with first as its first line, durably.
 	// A log already there is an error wrapping fs.ErrExist; a bad key or
