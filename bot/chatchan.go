@@ -338,16 +338,16 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		}
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
-	if mark := Mark(r); !sameMark(mark, ch.mark) {
-		for range maxBehind {
-			old := ch.mark
-			ch.mark = mark
-			if ch.emitSessionLocked(ahp.SessionMetaChanged(map[string]any{BotMeta: mark}), nil, true) {
-				break
-			}
-			if ch.mark = old; sameMark(mark, ch.mark) { // another instance marked it meanwhile
-				break
-			}
+	mark := Mark(r)
+	for range maxBehind {
+		if sameMark(mark, ch.mark) {
+			break
+		}
+		// When another instance wrote first, the lines it wrote set the
+		// mark they carry, and the loop decides again.
+		ch.mark = mark
+		if ch.emitSessionLocked(ahp.SessionMetaChanged(map[string]any{BotMeta: mark}), nil, true) {
+			break
 		}
 	}
 	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
