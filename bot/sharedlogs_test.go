@@ -135,3 +135,44 @@ func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherO
 	c1.sameAsSnapshot(e, "soft")
 	c2.sameAsSnapshot(other, "soft")
 }
+
+func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWritesOn(t *testing.T) {
+	e := newSharedChatEnv(t, &lease.Mem{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session := "ahp-session:/reread"
+	_, chat := c.open(session, "motion")
+	c.say(chat, "t1", "sleep 1")
+	c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	// Started while the turn runs on the first, the other instance reads
+	// it as interrupted: it cannot know the first is alive.
+	other := e.sibling("second")
+	c2 := other.connect(t, "soft")
+	c2.subscribe(chat)
+	if st := c2.waitChat(chat, "the chat as read back", func(s ahp.ChatState) bool { return len(s.Turns) == 1 }); turnError(st.Turns[0]) == nil {
+		t.Fatalf("the other instance reads the running turn as %s", jsonText(st.Turns[0]))
+	}
+	// The first writes on: the other reads the chat again and holds it
+	// as the first does, the turn answered and not interrupted.
+	want := c.waitChat(chat, "the turn's end", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	if got := markdown(want.Turns[0]); !slices.Equal(got, []string{"awake"}) {
+		t.Fatalf("the turn says %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c3 := other.connect(t, "soft")
+		c3.subscribe(chat)
+		c3.mu.Lock()
+		got := c3.chats[chat]
+		c3.mu.Unlock()
+		if jsonText(got) == jsonText(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other instance holds the chat as\n%s\nwant the first's\n%s", jsonText(got), jsonText(want))
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+}
