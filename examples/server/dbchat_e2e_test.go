@@ -407,3 +407,38 @@ func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
 	waitSameState(t, chat, a, b)
 	sameActions(t, chat, a, b)
 }
+
+func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/answer"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("ask your name?")))
+	st := b.waitChat(chat, "the question, on B", func(s ahp.ChatState) bool {
+		return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
+	})
+	var id string
+	for _, p := range active(st) {
+		if p.InputRequest != nil {
+			id = p.InputRequest.Request.ID
+		}
+	}
+	b.dispatch(chat, ahp.InputCompleted(id, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		"answer": {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "Ada"}},
+	}))
+	for _, c := range []*ahpClient{a, b} {
+		st := c.waitChat(chat, "the answered turn", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+		if got := texts(st.Turns[0]); !slices.Equal(got, []string{"you said: Ada"}) {
+			t.Errorf("the turn on A, answered on B, says %q", got)
+		}
+	}
+	waitSameState(t, chat, a, b)
+	sameActions(t, chat, a, b)
+}
