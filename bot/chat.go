@@ -3,7 +3,9 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"sort"
 	"strings"
@@ -82,13 +84,22 @@ type chats struct {
 	waker  *wake.Waker
 	logs   chatlog.Logs
 	shared bool // other instances write the logs too: Config.Leases is set
-	keep   int  // ended turns a chat holds in memory, at least 1
-	page   int  // turns one fetchTurns answers, at least 1
+	// sh is logs when shared and they can be followed (chatlog.Shared):
+	// every write is then an append at the count of lines the chat has
+	// applied, and the follower applies what other instances append.
+	sh   chatlog.Shared
+	keep int // ended turns a chat holds in memory, at least 1
+	page int // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
 	byChat    map[string]*chat
 	closed    atomic.Bool
+
+	stop     context.CancelFunc // ends the follower
+	taskMu   sync.Mutex         // guards adding to tasks against close
+	tasks    sync.WaitGroup     // the follower and the effects it started
+	disposed map[string]bool    // sessions disposed of here: the follower does not hold them again
 }
 
 // newChats makes the provider and replays every chat it has logs for.
@@ -112,11 +123,23 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	}
 	c := &chats{
 		s: s, host: host, waker: w, logs: logs, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
-		bySession: map[string]*chat{}, byChat: map[string]*chat{},
+		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
+	}
+	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
+		c.sh = sh
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
 		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	if c.sh != nil {
+		c.tasks.Add(1)
+		go func() {
+			defer c.tasks.Done()
+			c.follow(ctx)
+		}()
 	}
 	// A message that waited behind a turn the process lost starts now;
 	// with shared logs it may be another instance's turn, still running,
@@ -130,7 +153,11 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 }
 
 func (c *chats) close() {
+	c.taskMu.Lock()
 	c.closed.Store(true)
+	c.taskMu.Unlock()
+	c.stop()
+	c.tasks.Wait()
 	c.waker.Close()
 }
 
@@ -144,15 +171,20 @@ type chat struct {
 	created string
 	key     chatlog.Key // its log's
 
-	mu       sync.Mutex
-	mark     map[string]any
-	sstate   ahp.SessionState
-	cstate   ahp.ChatState
-	sseq     int64
-	cseq     int64
-	dropped  int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
-	turn     *wake.Turn
-	gone     bool
+	mu      sync.Mutex
+	mark    map[string]any
+	sstate  ahp.SessionState
+	cstate  ahp.ChatState
+	sseq    int64
+	cseq    int64
+	dropped int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
+	turn    *wake.Turn
+	turnID  string // the main turn turn answers
+	gone    bool
+	// seen is how many lines of the log the chat holds applied, and head
+	// how many the follower heard it has (shared logs).
+	seen     int64
+	head     atomic.Int64
 	logError bool // an append failed and was reported
 	// repair is a line the replay added in memory only (shared logs) and
 	// the log gets before the chat's next line.
@@ -253,6 +285,9 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		c.mu.Unlock()
 		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
 	}
+	ch.mu.Lock()
+	ch.seen = max(ch.seen, 1)
+	ch.mu.Unlock()
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
 }
@@ -268,8 +303,15 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
 	c.mu.Lock()
+	if c.bySession[ch.session] != ch {
+		c.mu.Unlock()
+		return errcode.New(errcode.NotFound, "no session %s", call.URI)
+	}
 	delete(c.bySession, ch.session)
 	delete(c.byChat, ch.uri)
+	if c.sh != nil {
+		c.disposed[ch.session] = true
+	}
 	c.mu.Unlock()
 	ch.mu.Lock()
 	ch.gone = true
@@ -351,18 +393,55 @@ func (c *chats) notify(owner, method string, params any) {
 	}
 }
 
+// errBehind is what a write to a shared log answers when another
+// instance appended first: the chat has read and applied what it missed,
+// and whoever wrote decides again on the chat as it is now.
+var errBehind = errors.New("bot: the chat's log has lines another instance appended first")
+
+// writeLocked appends a line to the chat's log: with shared logs at the
+// count of lines the chat holds applied, so that it goes in only when no
+// other instance wrote first; otherwise the chat catches up and the
+// answer is errBehind.
+func (ch *chat) writeLocked(l logLine, sync bool) error {
+	sh := ch.c.sh
+	if sh == nil {
+		return appendLine(ch.c.logs, ch.key, l, sync)
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encode log line: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	err = sh.AppendAt(ctx, ch.key, ch.seen, data, sync)
+	if errors.Is(err, chatlog.ErrConflict) {
+		ch.catchUpLocked()
+		return errBehind
+	}
+	if err == nil {
+		ch.seen++
+	}
+	return err
+}
+
 // logLocked appends an action's line to the chat's log. A failed append is
 // reported once per chat and returned; the chat goes on in memory.
+// errBehind is returned as it is: nothing was written, nor applied.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	if r := ch.repair; r != nil {
-		if err := appendLine(ch.c.logs, ch.key, *r, true); err != nil {
-			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+		if err := ch.writeLocked(*r, true); err != nil {
+			if !errors.Is(err, errBehind) {
+				ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+			}
 			return err
 		}
 		ch.repair = nil
 	}
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := appendLine(ch.c.logs, ch.key, l, wake.Durable(a)); err != nil {
+	if err := ch.writeLocked(l, wake.Durable(a)); err != nil {
+		if errors.Is(err, errBehind) {
+			return err
+		}
 		if !ch.logError {
 			ch.logError = true
 			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
@@ -385,10 +464,11 @@ func unsavedReason(err error) string {
 // logChatLocked logs a chat action, and answers the action to apply in
 // its place: a turn some line of which is not in the log does not end as
 // complete, which after a restart would read back without its reply, but
-// in chat/error saying why. Called with ch.mu held.
-func (ch *chat) logChatLocked(a ahp.Action) ahp.Action {
+// in chat/error saying why. errBehind means nothing was logged: another
+// instance wrote first. Called with ch.mu held.
+func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 	if a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
-		return a
+		return a, nil
 	}
 	if a.Type == ahp.ActionChatTurnStarted {
 		ch.unsaved = ""
@@ -402,6 +482,9 @@ func (ch *chat) logChatLocked(a ahp.Action) ahp.Action {
 		a, complete = unsaved(complete), nil
 	}
 	if err := ch.logLocked(lineChat, a); err != nil {
+		if errors.Is(err, errBehind) {
+			return a, err
+		}
 		if ch.unsaved == "" {
 			ch.unsaved = unsavedReason(err)
 		}
@@ -410,14 +493,27 @@ func (ch *chat) logChatLocked(a ahp.Action) ahp.Action {
 			_ = ch.logLocked(lineChat, a) // a restart reads the turn as interrupted when this fails too
 		}
 	}
-	return a
+	return a, nil
 }
 
 // emitChatLocked logs, applies and publishes a chat action; the session's
-// catalogue follows the chat's status. Called with ch.mu held.
-func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) {
+// catalogue follows the chat's status. It reports false, having done
+// nothing with a, when another instance wrote to the chat's log first:
+// the chat has applied what it wrote, and the caller decides again on the
+// chat as it is now. Called with ch.mu held.
+func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
+	a, err := ch.logChatLocked(a)
+	if err != nil {
+		return false
+	}
+	ch.applyChatLocked(a, origin)
+	return true
+}
+
+// applyChatLocked applies and publishes a chat action that is in the log;
+// the session's catalogue follows the chat's status.
+func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	prev := ch.cstate
-	a = ch.logChatLocked(a)
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
 	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
@@ -428,7 +524,7 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) {
 	}
 	if prev.Status != ch.cstate.Status || prev.ModifiedAt != ch.cstate.ModifiedAt {
 		st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
-		ch.emitSessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil, false)
+		ch.applySessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
 		ch.c.notify(ch.owner, "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
 			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
 		})
@@ -436,11 +532,21 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) {
 }
 
 // emitSessionLocked applies and publishes a session action, logging it
-// when log is set. Called with ch.mu held.
-func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) {
+// when log is set. Like emitChatLocked it reports false, having done
+// nothing, when another instance wrote to the chat's log first. Called
+// with ch.mu held.
+func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) bool {
 	if log {
-		_ = ch.logLocked(lineSession, a) // reported; the chat goes on in memory
+		if err := ch.logLocked(lineSession, a); errors.Is(err, errBehind) {
+			return false
+		} // another failure is reported; the chat goes on in memory
 	}
+	ch.applySessionLocked(a, origin)
+	return true
+}
+
+// applySessionLocked applies and publishes a session action.
+func (ch *chat) applySessionLocked(a ahp.Action, origin *engine.Origin) {
 	ch.sstate = ahp.ApplySession(ch.sstate, a)
 	seq, err := ch.c.s.bus.Publish(ch.session, engine.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -462,79 +568,91 @@ func (c *chats) replay() error {
 		return err
 	}
 	for _, key := range keys {
-		lines, bad, err := readLog(c.logs, key)
-		for _, b := range bad {
-			c.s.log.Warn("bot: chat log", "log", key, "problem", b)
+		if ch := c.load(key, false); ch != nil {
+			c.bySession[ch.session] = ch
+			c.byChat[ch.uri] = ch
 		}
-		if err != nil {
-			c.s.log.Warn("bot: a chat log could not be read", "log", key, "err", err)
-			continue
-		}
-		if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
-			c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
-			continue
-		}
-		o := lines[0]
-		mark, _ := o.Meta[BotMeta].(map[string]any)
-		ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
-			created: o.CreatedAt, key: key, mark: mark}
-		ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
-		// began is when the active turn began by the server's clock: the
-		// time of the line that began it, not the client's startedAt.
-		last, began := o.At, ""
-		for _, l := range lines[1:] {
-			if m, ok := l.Meta[BotMeta].(map[string]any); ok {
-				ch.mark = m
-			}
-			last = l.At
-			if l.Action == nil {
-				continue
-			}
-			switch l.Kind {
-			case lineChat:
-				idle := ch.cstate.ActiveTurn == nil
-				ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
-				if idle && ch.cstate.ActiveTurn != nil {
-					began = l.At
-				}
-				ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
-			case lineSession:
-				ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
-			}
-		}
-		ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
-		if at := ch.cstate.ActiveTurn; at != nil {
-			d := time.Duration(0)
-			if t0, err := time.Parse(time.RFC3339Nano, began); err == nil {
-				if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
-					d = t1.Sub(t0)
-				}
-			}
-			// Resumable: chat/turnResume wakes the back session again
-			// with the turn's message (VS Code's Keep Going).
-			a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
-			if c.shared {
-				// Another instance may be running the turn: the log gets
-				// the line only when this one writes to the chat.
-				ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-			} else {
-				_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
-			}
-			ch.cstate = ahp.ApplyChat(ch.cstate, a)
-			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
-		}
-		// The session's catalogue entry follows the chat as replayed.
-		for i := range ch.sstate.Chats {
-			if ch.sstate.Chats[i].Resource == ch.uri {
-				chats := append(ahp.List[ahp.ChatSummary](nil), ch.sstate.Chats...)
-				chats[i].Status, chats[i].ModifiedAt = ch.cstate.Status, ch.cstate.ModifiedAt
-				ch.sstate.Chats = chats
-			}
-		}
-		c.bySession[ch.session] = ch
-		c.byChat[ch.uri] = ch
 	}
 	return nil
+}
+
+// load reads the log of key and returns its chat, nil when it holds none.
+// A turn the log shows begun and never ended is ended as interrupted,
+// unless live: the chat is followed while another instance writes it.
+func (c *chats) load(key chatlog.Key, live bool) *chat {
+	lines, n, bad, err := readLog(c.logs, key)
+	for _, b := range bad {
+		c.s.log.Warn("bot: chat log", "log", key, "problem", b)
+	}
+	if err != nil {
+		if !live || !errors.Is(err, fs.ErrNotExist) { // a followed log may be removed meanwhile
+			c.s.log.Warn("bot: a chat log could not be read", "log", key, "err", err)
+		}
+		return nil
+	}
+	if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
+		c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
+		return nil
+	}
+	o := lines[0]
+	mark, _ := o.Meta[BotMeta].(map[string]any)
+	ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
+		created: o.CreatedAt, key: key, mark: mark, seen: n}
+	ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
+	// began is when the active turn began by the server's clock: the
+	// time of the line that began it, not the client's startedAt.
+	last, began := o.At, ""
+	for _, l := range lines[1:] {
+		if m, ok := l.Meta[BotMeta].(map[string]any); ok {
+			ch.mark = m
+		}
+		last = l.At
+		if l.Action == nil {
+			continue
+		}
+		switch l.Kind {
+		case lineChat:
+			idle := ch.cstate.ActiveTurn == nil
+			ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
+			if idle && ch.cstate.ActiveTurn != nil {
+				began = l.At
+			}
+			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
+		case lineSession:
+			ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
+		}
+	}
+	ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
+	if at := ch.cstate.ActiveTurn; at != nil && !live {
+		d := time.Duration(0)
+		if t0, err := time.Parse(time.RFC3339Nano, began); err == nil {
+			if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
+				d = t1.Sub(t0)
+			}
+		}
+		// Resumable: chat/turnResume wakes the back session again
+		// with the turn's message (VS Code's Keep Going).
+		a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
+		if c.shared {
+			// Another instance may be running the turn: the log gets
+			// the line only when this one writes to the chat.
+			ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+		} else {
+			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+		}
+		ch.cstate = ahp.ApplyChat(ch.cstate, a)
+		ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
+	}
+	// The session's catalogue entry follows the chat as replayed.
+	for i := range ch.sstate.Chats {
+		if ch.sstate.Chats[i].Resource == ch.uri {
+			chats := append(ahp.List[ahp.ChatSummary](nil), ch.sstate.Chats...)
+			chats[i].Status, chats[i].ModifiedAt = ch.cstate.Status, ch.cstate.ModifiedAt
+			ch.sstate.Chats = chats
+		}
+	}
+	ch.head.Store(n)
+	return ch
 }
 
 // decodeAction decodes a dispatched action.

@@ -48,14 +48,19 @@ func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	ch := s.ch
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	if ch.gone {
-		return errcode.New(errcode.NotFound, "no session %s", ch.session)
-	}
 	switch a.Body.(type) {
 	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
 		origin := d.Origin
-		ch.emitSessionLocked(a, &origin, true)
-		return nil
+		for range maxBehind {
+			ch.syncLocked()
+			if ch.gone {
+				return errcode.New(errcode.NotFound, "no session %s", ch.session)
+			}
+			if ch.emitSessionLocked(a, &origin, true) {
+				return nil
+			}
+		}
+		return errcode.New(errcode.Unavailable, "the session %s is being written by other instances; try again", ch.session)
 	}
 	return errcode.New(errcode.Invalid, "a bot chat's session does not take %s", a.Type)
 }
@@ -85,10 +90,31 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	}
 	ch := c.ch
 	origin := d.Origin
+	// With shared logs another instance may write the chat first: the
+	// chat then holds what it wrote, and the action is decided again.
+	for range maxBehind {
+		retry, err := c.dispatch(ctx, a, origin)
+		if !retry {
+			return err
+		}
+	}
+	return errcode.New(errcode.Unavailable, "the chat %s is being written by other instances; try again", ch.uri)
+}
+
+// maxBehind is how many times an action is decided again on a chat other
+// instances wrote first.
+const maxBehind = 20
+
+// dispatch decides a person's action on the chat as this instance holds
+// it; retry means another instance wrote the chat first and nothing was
+// done.
+func (c chatChannel) dispatch(ctx context.Context, a ahp.Action, origin engine.Origin) (retry bool, err error) {
+	ch := c.ch
 	ch.mu.Lock()
+	ch.syncLocked()
 	if ch.gone {
 		ch.mu.Unlock()
-		return errcode.New(errcode.NotFound, "no chat %s", ch.uri)
+		return false, errcode.New(errcode.NotFound, "no chat %s", ch.uri)
 	}
 	at := ch.cstate.ActiveTurn
 	var after func()
@@ -104,7 +130,10 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 		case slices.ContainsFunc(ch.cstate.Turns, func(t ahp.Turn) bool { return t.ID == b.TurnID }): // among the turns held
 			err = rejectf("turn %q exists", b.TurnID)
 		default:
-			ch.emitChatLocked(a, &origin)
+			if !ch.emitChatLocked(a, &origin) {
+				retry = true
+				break
+			}
 			after = ch.beginLocked(ctx, b)
 		}
 	case *ahp.ChatTurnResumeAction:
@@ -113,14 +142,20 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 			err = rejectf("turn %q is not the latest turn, ended with an error that can be resumed", b.TurnID)
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		after = ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: last.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: last.Message})
 	case *ahp.ChatTurnCancelledAction:
 		if at == nil || at.ID != b.TurnID {
 			err = rejectf("turn %q is not in progress", b.TurnID)
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		if t := ch.turn; t != nil {
 			ch.turn = nil
 			after = func() { t.Stop(); ch.next(context.WithoutCancel(ctx)) }
@@ -130,7 +165,10 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 			err = rejectf("a pending message needs an id, the kind queued or steering, and the person's message")
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		switch {
 		case b.Kind == ahp.PendingSteering && ch.turn != nil:
 			t, id, text := ch.turn, b.ID, b.Message.Text
@@ -146,39 +184,57 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 			err = rejectf("no %s message %q is waiting", b.Kind, b.ID)
 		}
 		if err == nil {
-			ch.emitChatLocked(a, &origin)
+			if !ch.emitChatLocked(a, &origin) {
+				retry = true
+				break
+			}
 		}
 	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction, *ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 	case *ahp.ChatInputAnswerChangedAction:
 		if !at.OpenInputRequest(b.RequestID) {
 			err = rejectf("no open input request %q", b.RequestID)
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		after = ch.answerLocked(ctx, a)
 	case *ahp.ChatInputCompletedAction:
 		if !at.OpenInputRequest(b.RequestID) {
 			err = rejectf("no open input request %q", b.RequestID)
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		after = ch.answerLocked(ctx, a)
 	case *ahp.ChatToolCallConfirmedAction:
 		if tc := at.ToolCall(b.TurnID, b.ToolCallID); tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
 			err = rejectf("tool call %q does not wait for a confirmation", b.ToolCallID)
 			break
 		}
-		ch.emitChatLocked(a, &origin)
+		if !ch.emitChatLocked(a, &origin) {
+			retry = true
+			break
+		}
 		after = ch.answerLocked(ctx, a)
 	default:
 		err = rejectf("a bot chat does not take %s", a.Type)
 	}
 	ch.mu.Unlock()
+	if retry {
+		return true, nil
+	}
 	if after != nil {
 		after()
 	}
-	return err
+	return false, err
 }
 
 // resumable returns the chat's latest turn when it is turnID and chat/turnResume
@@ -218,8 +274,13 @@ func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	if s := ch.cstate.SteeringMessage; s != nil && s.ID == id && !ch.gone {
-		ch.emitChatLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), nil)
+	for range maxBehind {
+		if s := ch.cstate.SteeringMessage; s == nil || s.ID != id || ch.gone {
+			return
+		}
+		if ch.emitChatLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), nil) {
+			return
+		}
 	}
 }
 
@@ -230,12 +291,18 @@ func (ch *chat) next(ctx context.Context) {
 		return
 	}
 	ch.mu.Lock()
+	ch.syncLocked()
 	var after func()
-	if !ch.gone && ch.cstate.ActiveTurn == nil && ch.turn == nil && len(ch.cstate.QueuedMessages) > 0 {
+	for range maxBehind {
+		if ch.gone || ch.cstate.ActiveTurn != nil || ch.turn != nil || len(ch.cstate.QueuedMessages) == 0 {
+			break
+		}
 		q := ch.cstate.QueuedMessages[0]
 		a := ahp.TurnStartedFromQueue(newTurnID(), ch.c.s.now(), q.ID, q.Message)
-		ch.emitChatLocked(a, nil)
-		after = ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
+		if ch.emitChatLocked(a, nil) {
+			after = ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
+			break
+		}
 	}
 	ch.mu.Unlock()
 	if after != nil {
@@ -263,13 +330,28 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		if !errors.Is(err, record.ErrNotFound) {
 			reason = "The bot " + uri(ch.bot) + " could not be read: " + errcode.Message(err)
 		}
-		ch.emitChatLocked(ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false), nil)
+		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false)
+		for range maxBehind {
+			if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
+				break
+			}
+		}
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
-	if mark := Mark(r); !sameMark(mark, ch.mark) {
+	mark := Mark(r)
+	for range maxBehind {
+		if sameMark(mark, ch.mark) {
+			break
+		}
+		// When another instance wrote first, the lines it wrote set the
+		// mark they carry, and the loop decides again.
 		ch.mark = mark
-		meta := map[string]any{BotMeta: mark}
-		ch.emitSessionLocked(ahp.SessionMetaChanged(meta), nil, true)
+		if ch.emitSessionLocked(ahp.SessionMetaChanged(map[string]any{BotMeta: mark}), nil, true) {
+			break
+		}
+	}
+	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
+		return nil // another instance ended the turn meanwhile
 	}
 	// The turn is measured by the server's clock: a client's startedAt
 	// says when its clock thinks the turn began, which may be a day off.
@@ -278,7 +360,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 	}
 	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
-	ch.turn = t
+	ch.turn, ch.turnID = t, b.TurnID
 	return func() {
 		go func() {
 			<-t.Done()
@@ -339,11 +421,16 @@ func (m mainTurn) Chat(a ahp.Action) bool {
 	ch := m.ch
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	if ch.gone || ch.cstate.ActiveTurn == nil || ch.cstate.ActiveTurn.ID != m.turnID {
-		return false
+	for range maxBehind {
+		if ch.gone || ch.cstate.ActiveTurn == nil || ch.cstate.ActiveTurn.ID != m.turnID {
+			return false
+		}
+		if ch.emitChatLocked(a, nil) {
+			return true
+		}
 	}
-	ch.emitChatLocked(a, nil)
-	return true
+	ch.c.s.log.Warn("bot: a main turn's action was not written: other instances kept writing the chat first", "chat", ch.uri, "action", a.Type)
+	return false
 }
 
 // Session applies a server action to the chat's session: the back

@@ -82,23 +82,30 @@ func createLog(logs chatlog.Logs, key chatlog.Key, open logLine) error {
 	return logs.Create(ctx, key, data)
 }
 
-// readLog reads a chat log. A last line cut short by a crash mid-append is
-// cut off (chatlog.Logs.Read); any other line that does not decode is
-// skipped and reported in bad.
-func readLog(logs chatlog.Logs, key chatlog.Key) (lines []logLine, bad []string, err error) {
+// readLog reads a chat log, and how many lines it holds. A last line cut
+// short by a crash mid-append is cut off (chatlog.Logs.Read); any other
+// line that does not decode is skipped and reported in bad.
+func readLog(logs chatlog.Logs, key chatlog.Key) (lines []logLine, n int64, bad []string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), logWait)
 	defer cancel()
 	raw, bad, err := logs.Read(ctx, key)
 	if err != nil {
-		return nil, bad, err
+		return nil, 0, bad, err
 	}
+	lines, bad = decodeLines(raw, 0, bad)
+	return lines, int64(len(raw)), bad, nil
+}
+
+// decodeLines decodes raw lines, the first of which is the log's line
+// first+1; one that does not decode is left out and reported in bad.
+func decodeLines(raw [][]byte, first int64, bad []string) (lines []logLine, _ []string) {
 	for n, r := range raw {
 		var l logLine
 		if jerr := json.Unmarshal(r, &l); jerr != nil {
-			bad = append(bad, fmt.Sprintf("line %d: %v", n+1, jerr))
+			bad = append(bad, fmt.Sprintf("line %d: %v", first+int64(n)+1, jerr))
 			continue
 		}
 		lines = append(lines, l)
 	}
-	return lines, bad, nil
+	return lines, bad
 }

@@ -107,7 +107,7 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 // olderTurns replays the chat's log and returns the turns at places from
 // to to (not included) of the chat's history.
 func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, error) {
-	lines, _, err := readLog(logs, key)
+	lines, _, _, err := readLog(logs, key)
 	if err != nil {
 		return nil, err
 	}

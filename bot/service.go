@@ -87,7 +87,11 @@ type Config struct {
 	// them the Logs are taken to be shared too: the replay at start writes
 	// nothing to a log (a turn a log shows running may be running on
 	// another instance); a chat whose turn it reads as interrupted gets
-	// that line before its next one.
+	// that line before its next one. Logs that are a chatlog.Shared are
+	// then followed: the service holds every chat any instance opens and
+	// applies the lines other instances write, and its own writes go in
+	// at the count of lines it applied, so that instances talking in one
+	// chat at once are ordered by the log.
 	Leases lease.Leases
 	Holder string
 	// DefaultAgent is the provider a back session runs on when its bot

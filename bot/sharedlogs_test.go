@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,5 +79,100 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 	failed, ok := next.Action.Body.(*ahp.ChatErrorAction)
 	if next.Kind != "chat" || !ok || failed.TurnID != "t1" || failed.Part.Error.ErrorType != bot.InterruptedType {
 		t.Errorf("the line after the first instance's last is %s, want t1 interrupted", all[len(stopped)])
+	}
+}
+
+func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherOnce(t *testing.T) {
+	e := newSharedChatEnv(t, &lease.Mem{})
+	e.makeBot(t, "motion", motionBody)
+	other := e.sibling("second")
+	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
+	session := "ahp-session:/both"
+	_, chat := c1.open(session, "motion")
+	// The other instance holds the chat once it heard of it.
+	deadline := time.Now().Add(10 * time.Second)
+	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance does not hold the chat")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	c2.subscribe(session)
+	c2.subscribe(chat)
+
+	// Messages queued on both at once: every one is answered once.
+	const n = 10
+	var wg sync.WaitGroup
+	for i := range n {
+		c := c1
+		if i%2 == 1 {
+			c = c2
+		}
+		wg.Go(func() {
+			c.dispatch(chat, ahp.PendingMessageSet(ahp.PendingQueued, fmt.Sprintf("q%d", i), ahp.UserMessage(fmt.Sprintf("m%d", i))))
+		})
+	}
+	wg.Wait()
+	done := func(s ahp.ChatState) bool {
+		return len(s.Turns) == n && s.ActiveTurn == nil && len(s.QueuedMessages) == 0
+	}
+	s1, s2 := c1.waitChat(chat, "every message answered", done), c2.waitChat(chat, "every message answered", done)
+	if a, b := jsonText(s1), jsonText(s2); a != b {
+		t.Errorf("the instances hold the chat as\n%s\nand\n%s", a, b)
+	}
+	said := map[string]int{}
+	for _, turn := range s1.Turns {
+		said[turn.Message.Text]++
+		if got, want := markdown(turn), []string{"Motion heard: " + turn.Message.Text}; !slices.Equal(got, want) {
+			t.Errorf("the turn of %q says %q", turn.Message.Text, got)
+		}
+	}
+	for i := range n {
+		if m := fmt.Sprintf("m%d", i); said[m] != 1 {
+			t.Errorf("%s was answered %d times, want once", m, said[m])
+		}
+	}
+	c1.sameAsSnapshot(e, "soft")
+	c2.sameAsSnapshot(other, "soft")
+}
+
+func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWritesOn(t *testing.T) {
+	e := newSharedChatEnv(t, &lease.Mem{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	session := "ahp-session:/reread"
+	_, chat := c.open(session, "motion")
+	c.say(chat, "t1", "sleep 1")
+	c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	// Started while the turn runs on the first, the other instance reads
+	// it as interrupted: it cannot know the first is alive.
+	other := e.sibling("second")
+	c2 := other.connect(t, "soft")
+	c2.subscribe(chat)
+	if st := c2.waitChat(chat, "the chat as read back", func(s ahp.ChatState) bool { return len(s.Turns) == 1 }); turnError(st.Turns[0]) == nil {
+		t.Fatalf("the other instance reads the running turn as %s", jsonText(st.Turns[0]))
+	}
+	// The first writes on: the other reads the chat again and holds it
+	// as the first does, the turn answered and not interrupted.
+	want := c.waitChat(chat, "the turn's end", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	if got := markdown(want.Turns[0]); !slices.Equal(got, []string{"awake"}) {
+		t.Fatalf("the turn says %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c3 := other.connect(t, "soft")
+		c3.subscribe(chat)
+		c3.mu.Lock()
+		got := c3.chats[chat]
+		c3.mu.Unlock()
+		if jsonText(got) == jsonText(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other instance holds the chat as\n%s\nwant the first's\n%s", jsonText(got), jsonText(want))
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
 	}
 }

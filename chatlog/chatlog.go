@@ -15,6 +15,7 @@ package chatlog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -77,8 +78,9 @@ func CheckLine(line []byte) error {
 }
 
 // Logs keeps chat logs. Its methods may be called concurrently; appends
-// to one log are serialised by their caller (one writer per log), and a
-// log's lines come back in the order they were appended.
+// to one log are serialised by their caller (one writer per log, or, with
+// Shared, appends at a count that the log orders), and a log's lines come
+// back in the order they were appended.
 type Logs interface {
 	// Create makes the log of key with first as its first line, durably.
 	// A log already there is an error wrapping fs.ErrExist; a bad key or
@@ -100,4 +102,36 @@ type Logs interface {
 	List(ctx context.Context, kind Kind) ([]Key, error)
 	// Remove removes the log of key; one already gone is no error.
 	Remove(ctx context.Context, key Key) error
+}
+
+// ErrConflict is what AppendAt answers when the log holds lines its
+// caller has not read: another process appended first, and nothing was
+// written.
+var ErrConflict = errors.New("chat log: another writer appended first")
+
+// Shared is a Logs that several processes write at once (instances on one
+// database). One log then has many writers, ordered by the log itself: a
+// writer appends at the number of lines it has read (AppendAt), so that
+// of two appends made on the same lines exactly one goes in, and the
+// other writer reads what it missed (ReadAfter) and decides again. Follow
+// tells each process what the others wrote.
+type Shared interface {
+	Logs
+	// AppendAt appends line as the log's line n+1 when the log holds
+	// exactly n lines; otherwise it writes nothing and answers
+	// ErrConflict. Otherwise it is Append.
+	AppendAt(ctx context.Context, key Key, n int64, line []byte, sync bool) error
+	// ReadAfter returns the lines of the log of key after its first n, in
+	// order. No log is an error wrapping fs.ErrNotExist.
+	ReadAfter(ctx context.Context, key Key, n int64) ([][]byte, error)
+	// Heads returns how many lines every log of kind holds.
+	Heads(ctx context.Context, kind Kind) (map[Key]int64, error)
+	// Follow calls changed with a log of kind and the number of lines it
+	// holds after each write to it by any process (0 once it is
+	// removed), in the order they were made, from one goroutine, until
+	// ctx ends; then it returns. Each time it begins to listen (the first
+	// time, and after a gap such as a dropped connection) it calls
+	// changed with the zero Key: any log may have changed since, and
+	// Heads tells how.
+	Follow(ctx context.Context, kind Kind, changed func(Key, int64)) error
 }

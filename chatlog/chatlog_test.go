@@ -47,3 +47,10 @@ func TestFilesKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
 		t.Fatalf("the log file holds %q, %v", data, err)
 	}
 }
+
+func TestMemIsShared(t *testing.T) {
+	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
+		m := &chatlog.Mem{}
+		return m, m
+	}})
+}

@@ -8,11 +8,13 @@ import (
 	"sync"
 )
 
-// Mem keeps logs in memory, for tests and hosts that keep nothing. The
-// zero value is ready to use.
+// Mem keeps logs in memory, for tests and hosts that keep nothing. It is
+// a Shared too, whose followers hear the writes made through the same
+// Mem: processes in a test sharing it. The zero value is ready to use.
 type Mem struct {
-	mu   sync.Mutex
-	logs map[Key][][]byte
+	mu        sync.Mutex
+	logs      map[Key][][]byte
+	followers map[*memFollower]struct{}
 }
 
 var _ Logs = (*Mem)(nil)
@@ -34,6 +36,7 @@ func (m *Mem) Create(ctx context.Context, key Key, first []byte) error {
 		m.logs = map[Key][][]byte{}
 	}
 	m.logs[key] = [][]byte{slices.Clone(first)}
+	m.tellLocked(key, 1)
 	return nil
 }
 
@@ -52,6 +55,7 @@ func (m *Mem) Append(ctx context.Context, key Key, line []byte, sync bool) error
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 	}
 	m.logs[key] = append(lines, slices.Clone(line))
+	m.tellLocked(key, int64(len(lines)+1))
 	return nil
 }
 
@@ -90,6 +94,117 @@ func (m *Mem) List(ctx context.Context, kind Kind) ([]Key, error) {
 func (m *Mem) Remove(ctx context.Context, key Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.logs, key)
+	if _, ok := m.logs[key]; ok {
+		delete(m.logs, key)
+		m.tellLocked(key, 0)
+	}
 	return nil
+}
+
+var _ Shared = (*Mem)(nil)
+
+// AppendAt appends line when the log holds n lines.
+func (m *Mem) AppendAt(ctx context.Context, key Key, n int64, line []byte, sync bool) error {
+	if err := key.Check(); err != nil {
+		return err
+	}
+	if err := CheckLine(line); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lines, ok := m.logs[key]
+	if !ok {
+		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
+	}
+	if int64(len(lines)) != n {
+		return fmt.Errorf("chat log %s: %w", key, ErrConflict)
+	}
+	m.logs[key] = append(lines, slices.Clone(line))
+	m.tellLocked(key, int64(len(lines)+1))
+	return nil
+}
+
+// ReadAfter returns copies of the log's lines after its first n.
+func (m *Mem) ReadAfter(ctx context.Context, key Key, n int64) ([][]byte, error) {
+	lines, _, err := m.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return lines[min(max(n, 0), int64(len(lines))):], nil
+}
+
+// Heads returns the count of lines of every log of kind.
+func (m *Mem) Heads(ctx context.Context, kind Kind) (map[Key]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[Key]int64{}
+	for k, lines := range m.logs {
+		if k.Kind == kind {
+			out[k] = int64(len(lines))
+		}
+	}
+	return out, nil
+}
+
+// memHeard is one write a follower of a Mem has yet to hear.
+type memHeard struct {
+	key Key
+	n   int64
+}
+
+// memFollower is one Follow's queue of writes.
+type memFollower struct {
+	kind    Kind
+	queue   []memHeard
+	waiting chan struct{} // has a value when the queue may not be empty
+}
+
+// Follow calls changed with every write to a log of kind made through m
+// after it began, in order.
+func (m *Mem) Follow(ctx context.Context, kind Kind, changed func(Key, int64)) error {
+	f := &memFollower{kind: kind, waiting: make(chan struct{}, 1)}
+	m.mu.Lock()
+	if m.followers == nil {
+		m.followers = map[*memFollower]struct{}{}
+	}
+	m.followers[f] = struct{}{}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.followers, f)
+		m.mu.Unlock()
+	}()
+	changed(Key{}, 0)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.waiting:
+		}
+		m.mu.Lock()
+		queue := f.queue
+		f.queue = nil
+		m.mu.Unlock()
+		for _, h := range queue {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			changed(h.key, h.n)
+		}
+	}
+}
+
+// tellLocked queues a write for every follower of its kind.
+func (m *Mem) tellLocked(key Key, n int64) {
+	for f := range m.followers {
+		if f.kind != key.Kind {
+			continue
+		}
+		f.queue = append(f.queue, memHeard{key, n})
+		select {
+		case f.waiting <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -195,8 +195,11 @@ func (w *Waker) unhold(key string) {
 // release lets h go once its session is idle, unless a turn took it again.
 func (w *Waker) release(key string, h *holding) {
 	// A long turn keeps the lease, renewed, as long as it runs.
-	if idler, ok := w.host.(Idler); ok && h.session != "" {
-		if err := idler.Idle(w.base, h.session); err != nil {
+	w.leaseMu.Lock()
+	session := h.session // found sets it under leaseMu
+	w.leaseMu.Unlock()
+	if idler, ok := w.host.(Idler); ok && session != "" {
+		if err := idler.Idle(w.base, session); err != nil {
 			return // the Waker is closing: the lease expires
 		}
 	}

@@ -38,7 +38,29 @@ CREATE TABLE bots_log_lines (
 	line text NOT NULL,
 	PRIMARY KEY (log, n)
 );
+`, `
+ALTER TABLE bots_logs ADD COLUMN lines bigint NOT NULL DEFAULT 0;
+ALTER TABLE bots_log_lines ADD COLUMN seq bigint;
+UPDATE bots_log_lines l SET seq = r.rn
+	FROM (SELECT log, n, row_number() OVER (PARTITION BY log ORDER BY n) AS rn FROM bots_log_lines) r
+	WHERE r.log = l.log AND r.n = l.n;
+UPDATE bots_logs g SET lines = (SELECT count(*) FROM bots_log_lines l WHERE l.log = g.id);
+ALTER TABLE bots_log_lines ALTER COLUMN seq SET NOT NULL;
+CREATE UNIQUE INDEX bots_log_lines_seq ON bots_log_lines (log, seq);
 `}
+
+// Version 2 numbers a log's lines 1, 2, … (seq) and keeps their count in
+// the log's row (lines): an append updates that row, so the appends to one
+// log are serialised by its row lock and committed in the order of their
+// numbers, and an append at a count (AppendAt) is a compare-and-set on it.
+// Each write notifies the schema's channel (notifyExpr) with the log's key
+// and its count, which Follow hears.
+
+// notifyExpr notifies the schema's channel that the log of the statement's
+// parameters $1 to $3 holds n lines.
+func notifyExpr(n string) string {
+	return `pg_notify('bots_logs_' || left(md5(current_schema()), 16), json_build_array($1::text, $2::text, $3::text, ` + n + `)::text)`
+}
 
 // Logs is a chatlog.Logs in PostgreSQL. Every write is committed before
 // it returns; an Append without sync does not wait for its commit to reach
@@ -50,7 +72,7 @@ type Logs struct {
 	pool *pgxpool.Pool
 }
 
-var _ chatlog.Logs = (*Logs)(nil)
+var _ chatlog.Shared = (*Logs)(nil)
 
 // Open creates or migrates the log tables in the pool's schema and returns
 // the logs kept there. The pool stays the caller's.
@@ -113,8 +135,9 @@ func (l *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error 
 	}
 	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session, string(first))
 	tag, err := l.pool.Exec(ctx, `WITH log AS (
-			INSERT INTO bots_logs (kind, bot, session) SELECT $1, $2, $3 WHERE `+cond+` RETURNING id)
-		INSERT INTO bots_log_lines (log, line) SELECT id, $4 FROM log`, args...)
+			INSERT INTO bots_logs (kind, bot, session, lines) SELECT $1, $2, $3, 1 WHERE `+cond+` RETURNING id),
+		line AS (INSERT INTO bots_log_lines (log, seq, line) SELECT id, 1, $4 FROM log RETURNING seq)
+		SELECT `+notifyExpr("seq")+` FROM line`, args...)
 	if code(err) == "23505" { // unique_violation: the log is there
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrExist)
 	}
@@ -129,6 +152,19 @@ func (l *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error 
 
 // Append inserts one line, committed before it returns.
 func (l *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
+	return l.append(ctx, key, -1, line, sync)
+}
+
+// AppendAt inserts one line when the log holds n lines.
+func (l *Logs) AppendAt(ctx context.Context, key chatlog.Key, n int64, line []byte, sync bool) error {
+	if n < 0 {
+		return fmt.Errorf("chat log %s: a count of %d lines", key, n)
+	}
+	return l.append(ctx, key, n, line, sync)
+}
+
+// append inserts one line, at the count at when it is not negative.
+func (l *Logs) append(ctx context.Context, key chatlog.Key, at int64, line []byte, sync bool) error {
 	if err := key.Check(); err != nil {
 		return err
 	}
@@ -136,36 +172,67 @@ func (l *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bo
 		return err
 	}
 	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session, string(line))
+	if at >= 0 {
+		args = append(args, at)
+		cond += fmt.Sprintf(" AND lines = $%d", len(args))
+	}
 	// Without sync the commit does not wait for the WAL to reach the disk
 	// (synchronous_commit off for this statement's transaction alone): the
 	// line outlives this process at once, and a crash of the database
 	// itself may lose the last few such lines, never a synced one.
 	async := ""
 	if !sync {
-		async = `, (SELECT set_config('synchronous_commit', 'off', true)) AS async`
+		async = `, set_config('synchronous_commit', 'off', true)`
 	}
-	tag, err := l.pool.Exec(ctx, `INSERT INTO bots_log_lines (log, line)
-		SELECT id, $4 FROM bots_logs`+async+` WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
+	// The update takes the log's row lock: appends to one log wait for
+	// each other, and one at a count sees the count the one before it
+	// committed.
+	tag, err := l.pool.Exec(ctx, `WITH log AS (
+			UPDATE bots_logs SET lines = lines + 1 WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond+` RETURNING id, lines),
+		line AS (INSERT INTO bots_log_lines (log, seq, line) SELECT id, lines, $4 FROM log RETURNING seq)
+		SELECT `+notifyExpr("seq")+async+` FROM line`, args...)
 	if code(err) == "23503" { // removed meanwhile
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 	}
-	if err == nil && tag.RowsAffected() == 0 { // never there, or fenced
-		return l.fenced(ctx, key)
-	}
 	if err != nil {
 		return fmt.Errorf("append to chat log %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 0 { // never there, fenced, or another count
+		err := l.fenced(ctx, key)
+		if at >= 0 && !errors.Is(err, lease.ErrFenced) {
+			var there bool
+			if qerr := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3)`,
+				string(key.Kind), key.Bot, key.Session).Scan(&there); qerr != nil {
+				return fmt.Errorf("append to chat log %s: %w", key, qerr)
+			}
+			if there {
+				return fmt.Errorf("chat log %s: %w", key, chatlog.ErrConflict)
+			}
+		}
+		return err
 	}
 	return nil
 }
 
 // Read returns the log's lines in the order they were appended.
 func (l *Logs) Read(ctx context.Context, key chatlog.Key) ([][]byte, []string, error) {
+	// One statement: the log's row and its lines from one snapshot.
+	return l.read(ctx, key, 0)
+}
+
+// ReadAfter returns the log's lines after its first n.
+func (l *Logs) ReadAfter(ctx context.Context, key chatlog.Key, n int64) ([][]byte, error) {
+	lines, _, err := l.read(ctx, key, n)
+	return lines, err
+}
+
+// read returns the log's lines after its first n.
+func (l *Logs) read(ctx context.Context, key chatlog.Key, n int64) ([][]byte, []string, error) {
 	if err := key.Check(); err != nil {
 		return nil, nil, err
 	}
-	// One statement: the log's row and its lines from one snapshot.
-	rows, err := l.pool.Query(ctx, `SELECT g.id, l.line FROM bots_logs g LEFT JOIN bots_log_lines l ON l.log = g.id
-		WHERE g.kind = $1 AND g.bot = $2 AND g.session = $3 ORDER BY l.n`, string(key.Kind), key.Bot, key.Session)
+	rows, err := l.pool.Query(ctx, `SELECT g.id, l.line FROM bots_logs g LEFT JOIN bots_log_lines l ON l.log = g.id AND l.seq > $4
+		WHERE g.kind = $1 AND g.bot = $2 AND g.session = $3 ORDER BY l.seq`, string(key.Kind), key.Bot, key.Session, n)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read chat log %s: %w", key, err)
 	}
@@ -222,7 +289,8 @@ func (l *Logs) Remove(ctx context.Context, key chatlog.Key) error {
 		return err
 	}
 	cond, args := fence(ctx, string(key.Kind), key.Bot, key.Session)
-	tag, err := l.pool.Exec(ctx, `DELETE FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond, args...)
+	tag, err := l.pool.Exec(ctx, `WITH gone AS (DELETE FROM bots_logs WHERE kind = $1 AND bot = $2 AND session = $3 AND `+cond+` RETURNING id)
+		SELECT `+notifyExpr("0")+` FROM gone`, args...)
 	if err != nil {
 		return fmt.Errorf("remove chat log %s: %w", key, err)
 	}

@@ -92,3 +92,58 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 		t.Fatalf("a fenced append to no log = %v, want ErrFenced", err)
 	}
 }
+
+func TestSharedConformance(t *testing.T) {
+	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
+		url := pgtest.URL(t)
+		return open(t, url).(chatlog.Shared), open(t, url).(chatlog.Shared)
+	}})
+}
+
+func TestAFollowerWhoseConnectionDropsListensAgainAndSaysSo(t *testing.T) {
+	url := pgtest.URL(t)
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	logs, err := pgchatlog.Open(t.Context(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan chatlog.Key, 100)
+	fctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- logs.Follow(fctx, chatlog.Chat, func(k chatlog.Key, n int64) { got <- k }) }()
+	defer func() { cancel(); <-done }()
+	next := func() chatlog.Key {
+		select {
+		case k := <-got:
+			return k
+		case <-time.After(30 * time.Second):
+			t.Fatal("the follower heard nothing")
+			return chatlog.Key{}
+		}
+	}
+	if k := next(); k != (chatlog.Key{}) {
+		t.Fatalf("the follower first heard %v, want the zero key", k)
+	}
+	var channel string
+	if err := pool.QueryRow(t.Context(), `SELECT 'bots_logs_' || left(md5(current_schema()), 16)`).Scan(&channel); err != nil {
+		t.Fatal(err)
+	}
+	tag, err := pool.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "' || $1 || '"'`, channel)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("terminate the listener: %v, %d rows", err, tag.RowsAffected())
+	}
+	if k := next(); k != (chatlog.Key{}) {
+		t.Fatalf("after its connection dropped the follower heard %v, want the zero key", k)
+	}
+	k := chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/after"}
+	if err := logs.Create(t.Context(), k, []byte(`"open"`)); err != nil {
+		t.Fatal(err)
+	}
+	if h := next(); h != k {
+		t.Fatalf("after listening again the follower heard %v, want %v", h, k)
+	}
+}

@@ -97,6 +97,9 @@ type ahpClient struct {
 	sessions map[string]ahp.SessionState
 	chats    map[string]ahp.ChatState
 	botChats map[string]bool // the chats opened with openChat
+	// recorded, when not nil, gets every action delivered on a channel,
+	// as JSON, in the order it came.
+	recorded map[string][]string
 	changed  chan struct{}
 	gen      chan struct{} // closed and replaced at each message
 }
@@ -151,6 +154,9 @@ func (c *ahpClient) read() {
 		case m.Method == "action":
 			var env ahp.ActionEnvelope
 			if json.Unmarshal(m.Params, &env) == nil && env.RejectionReason == "" {
+				if c.recorded != nil {
+					c.recorded[env.Channel] = append(c.recorded[env.Channel], mustJSON(env.Action))
+				}
 				if s, ok := c.sessions[env.Channel]; ok {
 					c.sessions[env.Channel] = ahp.ApplySession(s, env.Action)
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,4 +117,50 @@ func BenchmarkDBChatTurnMovingBetweenInstances(b *testing.B) {
 	b.ReportMetric(q(moved, 0.5), "moved-p50-µs")
 	b.ReportMetric(q(moved, 0.99), "moved-p99-µs")
 	b.ReportMetric(q(moved, 0.5)/q(same, 0.5), "x-same-p50")
+}
+
+// BenchmarkDBChatFollowedOnAnotherInstance times an echo chat turn on
+// instance A as a client subscribed to the chat on B sees it (B follows
+// the chat's log), beside its floor: the same turn as a client on A, the
+// instance that runs it, sees it end.
+func BenchmarkDBChatFollowedOnAnotherInstance(b *testing.B) {
+	db, base := pgtest.URL(b), b.TempDir()
+	var clients []*ahpClient
+	for i := range 2 {
+		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
+			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
+		clients = append(clients, dialChat(b, s.addr, fmt.Sprintf("bench-%d", i)))
+	}
+	a, o := clients[0], clients[1]
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/bench-follow"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	o.follow(session)
+	var here, there []time.Duration
+	n := 0
+	for b.Loop() {
+		n++
+		id := fmt.Sprint("t", n)
+		ended := func(s ahp.ChatState) bool {
+			return s.ActiveTurn == nil && len(s.Turns) > 0 && s.Turns[len(s.Turns)-1].ID == id
+		}
+		t0 := time.Now()
+		a.dispatch(chat, ahp.TurnStarted(id, t0, ahp.UserMessage("hi")))
+		var wg sync.WaitGroup
+		var dA, dB time.Duration
+		wg.Go(func() { a.waitChatFor(chat, "turn "+id, time.Minute, ended); dA = time.Since(t0) })
+		wg.Go(func() { o.waitChatFor(chat, "turn "+id, time.Minute, ended); dB = time.Since(t0) })
+		wg.Wait()
+		here, there = append(here, dA), append(there, dB)
+	}
+	slices.Sort(here)
+	slices.Sort(there)
+	q := func(ds []time.Duration, p float64) float64 {
+		return float64(ds[int(p*float64(len(ds)-1))].Microseconds())
+	}
+	b.ReportMetric(q(here, 0.5), "here-p50-µs")
+	b.ReportMetric(q(there, 0.5), "there-p50-µs")
+	b.ReportMetric(q(there, 0.99), "there-p99-µs")
+	b.ReportMetric(q(there, 0.5)/q(here, 0.5), "x-here-p50")
 }

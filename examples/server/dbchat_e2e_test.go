@@ -214,3 +214,231 @@ func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndR
 	}
 	t.Logf("killed to answered: %v; the turn says %q", took, texts(got))
 }
+
+// follow subscribes c to the session and chat of a bot chat another
+// instance opened, once c's instance holds it, and records every action
+// on them from then on.
+func (c *ahpClient) follow(session string) string {
+	c.t.Helper()
+	chat := ahp.DefaultChatURI(session)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.call("subscribe", map[string]any{"channel": chat}, nil, nil) != nil {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the instance does not hold the chat %s", chat)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+	c.mu.Lock()
+	if c.recorded == nil {
+		c.recorded = map[string][]string{}
+	}
+	c.botChats[chat] = true
+	c.mu.Unlock()
+	c.subscribe(session)
+	c.subscribe(chat)
+	return chat
+}
+
+// actions are the actions c was sent on uri, from its subscription on.
+func (c *ahpClient) actions(uri string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.recorded[uri])
+}
+
+// sameActions checks that every client was sent the same actions on uri.
+func sameActions(t *testing.T, uri string, clients ...*ahpClient) {
+	t.Helper()
+	want := clients[0].actions(uri)
+	for i, c := range clients[1:] {
+		if got := c.actions(uri); !slices.Equal(got, want) {
+			t.Errorf("client %d was sent on %s\n%s\nwant client 0's\n%s", i+1, uri, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// waitSameState waits until every client's reduced state of uri is the
+// first one's.
+func waitSameState(t *testing.T, uri string, clients ...*ahpClient) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		want, differ := stateJSON(clients[0], uri), -1
+		for i, c := range clients[1:] {
+			if stateJSON(c, uri) != want {
+				differ = i + 1
+			}
+		}
+		if differ < 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client %d holds %s as\n%s\nwant client 0's\n%s", differ, uri, stateJSON(clients[differ], uri), want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+}
+
+func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	var clients []*ahpClient
+	var addrs []string
+	for i, name := range []string{"a", "b", "c"} {
+		_, addr := startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db)
+		addrs = append(addrs, addr)
+		clients = append(clients, dialChat(t, addr, fmt.Sprintf("client-%d", i)))
+	}
+	a, b, c := clients[0], clients[1], clients[2]
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/everywhere"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	c.follow(session)
+
+	// A turn runs on A: B and C are sent the same actions, in order.
+	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
+	for _, cl := range clients {
+		st := cl.waitChat(chat, "the turn on A", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+		if got := texts(st.Turns[0]); !slices.Equal(got, []string{"Motion heard: hello"}) {
+			t.Fatalf("a client reads the turn on A saying %q", got)
+		}
+	}
+	waitSameState(t, chat, clients...)
+	waitSameState(t, session, clients...)
+	sameActions(t, chat, clients...)
+	sameActions(t, session, clients...)
+	back := backOf(a.turn(chat, "t1"))
+
+	// A client on C talks in the chat whose back session ran on A: it
+	// reads the reply, from the same back session, and A and B see it.
+	c.dispatch(chat, ahp.TurnStarted("t2", time.Now(), ahp.UserMessage("again")))
+	for _, cl := range clients {
+		st := cl.waitChat(chat, "the turn on C", func(s ahp.ChatState) bool { return len(s.Turns) == 2 && s.ActiveTurn == nil })
+		if got := texts(st.Turns[1]); !slices.Equal(got, []string{"Motion heard: again"}) {
+			t.Fatalf("a client reads the turn on C saying %q", got)
+		}
+	}
+	if got := backOf(c.turn(chat, "t2")); got != back {
+		t.Errorf("the message on C went to %s, want the back session %s", got, back)
+	}
+
+	// A message queued on B while A runs a turn (and holds the back
+	// session) is answered once, after it.
+	a.dispatch(chat, ahp.TurnStarted("t3", time.Now(), ahp.UserMessage("sleep 1")))
+	b.waitChat(chat, "the turn on A, on B", func(s ahp.ChatState) bool { return s.ActiveTurn != nil && s.ActiveTurn.ID == "t3" })
+	b.dispatch(chat, ahp.PendingMessageSet(ahp.PendingQueued, "q1", ahp.UserMessage("from b")))
+	for _, cl := range clients {
+		cl.waitChatFor(chat, "the queued message's turn", time.Minute, func(s ahp.ChatState) bool {
+			return len(s.Turns) == 4 && s.ActiveTurn == nil && len(s.QueuedMessages) == 0
+		})
+	}
+	waitSameState(t, chat, clients...)
+	waitSameState(t, session, clients...)
+	sameActions(t, chat, clients...)
+	sameActions(t, session, clients...)
+	st := b.waitChat(chat, "the end", func(s ahp.ChatState) bool { return len(s.Turns) == 4 })
+	if got := texts(st.Turns[2]); !slices.Equal(got, []string{"awake"}) {
+		t.Errorf("the turn on A says %q", got)
+	}
+	if m, got := st.Turns[3].Message.Text, texts(st.Turns[3]); m != "from b" || !slices.Equal(got, []string{"Motion heard: from b"}) {
+		t.Errorf("the queued message's turn is %q saying %q, want it answered once", m, got)
+	}
+	if got := backOf(st.Turns[3]); got != back {
+		t.Errorf("the queued message went to %s, want the back session %s", got, back)
+	}
+	for i, cl := range clients {
+		cl.sameAsSnapshot(addrs[i])
+	}
+	if n := len(a.actions(chat)); n < 20 {
+		t.Errorf("the clients were sent %d actions on the chat, want the four turns'", n)
+	}
+
+	// Two messages at once on two instances: the log lets one begin a
+	// turn, and the other is refused (a turn is in progress) everywhere.
+	a.dispatch(chat, ahp.TurnStarted("x-a", time.Now(), ahp.UserMessage("one")))
+	b.dispatch(chat, ahp.TurnStarted("x-b", time.Now(), ahp.UserMessage("two")))
+	for _, cl := range clients {
+		cl.waitChat(chat, "the race's turn", func(s ahp.ChatState) bool { return len(s.Turns) == 5 && s.ActiveTurn == nil })
+	}
+	waitSameState(t, chat, clients...)
+	sameActions(t, chat, clients...)
+	st = a.waitChat(chat, "the race's turn", func(s ahp.ChatState) bool { return len(s.Turns) == 5 })
+	if m := st.Turns[4].Message.Text; m != "one" && m != "two" {
+		t.Errorf("the race's turn is %q", m)
+	}
+}
+
+func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/stop"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60")))
+	st := b.waitChat(chat, "the back session, on B", func(s ahp.ChatState) bool {
+		p := active(s)
+		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+	})
+	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
+	a.subscribe(back)
+	a.waitChat(back, "the back turn on A", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+
+	stopped := time.Now()
+	b.dispatch(chat, ahp.TurnCancelled("t1", 0))
+	for _, c := range []*ahpClient{a, b} {
+		c.waitChat(chat, "the cancel", func(s ahp.ChatState) bool {
+			return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateCancelled
+		})
+	}
+	// The back turn on A was stopped: it ends now, not in a minute.
+	a.waitChat(back, "the back turn's end on A", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 1 })
+	if took := time.Since(stopped); took > 30*time.Second {
+		t.Errorf("the back turn ended %v after the stop on B", took)
+	}
+	waitSameState(t, chat, a, b)
+	sameActions(t, chat, a, b)
+}
+
+func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/answer"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("ask your name?")))
+	st := b.waitChat(chat, "the question, on B", func(s ahp.ChatState) bool {
+		return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
+	})
+	var id string
+	for _, p := range active(st) {
+		if p.InputRequest != nil {
+			id = p.InputRequest.Request.ID
+		}
+	}
+	b.dispatch(chat, ahp.InputCompleted(id, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		"answer": {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "Ada"}},
+	}))
+	for _, c := range []*ahpClient{a, b} {
+		st := c.waitChat(chat, "the answered turn", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+		if got := texts(st.Turns[0]); !slices.Equal(got, []string{"you said: Ada"}) {
+			t.Errorf("the turn on A, answered on B, says %q", got)
+		}
+	}
+	waitSameState(t, chat, a, b)
+	sameActions(t, chat, a, b)
+}

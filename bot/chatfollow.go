@@ -1,0 +1,279 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
+)
+
+// With shared logs that can be followed (chatlog.Shared: instances on one
+// database), every instance holds every chat and any of them writes it.
+// The log orders the writers: a chat's line goes in only at the count of
+// lines the instance has applied (writeLocked), so of two instances
+// writing at once one gets in and the other reads and applies what it
+// missed and decides again on the chat as it is now (emitChatLocked
+// reports false). The follower (follow) hears of every write to a chat's
+// log and applies the lines other instances wrote, in order, through the
+// same reducers as a replay, publishing each action to the chat's
+// subscribers here: a client of any instance sees the same actions in
+// the same order. What a line means to the instance that runs the chat's
+// turn (its cancel, an answer, a steering message) is done there
+// (effectsLocked).
+
+// follow applies what other instances write to the chats' logs until ctx
+// ends.
+func (c *chats) follow(ctx context.Context) {
+	err := c.sh.Follow(ctx, chatlog.Chat, func(key chatlog.Key, n int64) {
+		if key == (chatlog.Key{}) {
+			c.resync(ctx)
+			return
+		}
+		c.heard(key, n)
+	})
+	if err != nil && ctx.Err() == nil {
+		c.s.log.Error("bot: the chats' logs are no longer followed", "err", err)
+	}
+}
+
+// heard takes a write to the log of key, which now holds n lines (0: it
+// was removed).
+func (c *chats) heard(key chatlog.Key, n int64) {
+	c.mu.Lock()
+	ch := c.bySession[key.Session]
+	c.mu.Unlock()
+	switch {
+	case ch != nil && ch.key != key:
+	case n == 0:
+		if ch != nil {
+			c.removed(ch)
+		}
+	case ch == nil:
+		c.added(key)
+	default:
+		ch.head.Store(n)
+		ch.mu.Lock()
+		if n > ch.seen && ch.seen > 0 {
+			ch.catchUpLocked()
+		}
+		ch.mu.Unlock()
+	}
+}
+
+// resync brings every chat up to its log, after the follower may have
+// missed writes (at its start, or after a dropped connection).
+func (c *chats) resync(ctx context.Context) {
+	heads, err := c.sh.Heads(ctx, chatlog.Chat)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.s.log.Warn("bot: the chats' logs could not be read again after a gap", "err", err)
+		}
+		return
+	}
+	c.mu.Lock()
+	all := make([]*chat, 0, len(c.bySession))
+	for _, ch := range c.bySession {
+		all = append(all, ch)
+	}
+	c.mu.Unlock()
+	known := map[chatlog.Key]bool{}
+	for _, ch := range all {
+		known[ch.key] = true
+		n, ok := heads[ch.key]
+		ch.mu.Lock()
+		creating := ch.seen == 0 // its log is being made
+		ch.mu.Unlock()
+		switch {
+		case creating:
+		case !ok:
+			c.removed(ch)
+		default:
+			c.heard(ch.key, n)
+		}
+	}
+	for key := range heads {
+		if !known[key] {
+			c.added(key)
+		}
+	}
+}
+
+// added holds a chat another instance opened.
+func (c *chats) added(key chatlog.Key) {
+	c.mu.Lock()
+	skip := c.disposed[key.Session]
+	c.mu.Unlock()
+	if skip {
+		return
+	}
+	ch := c.load(key, true)
+	if ch == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.bySession[ch.session] != nil || c.byChat[ch.session] != nil || c.disposed[ch.session] {
+		c.mu.Unlock()
+		return
+	}
+	c.bySession[ch.session] = ch
+	c.byChat[ch.uri] = ch
+	c.mu.Unlock()
+	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
+}
+
+// removed lets go of a chat another instance disposed of.
+func (c *chats) removed(ch *chat) {
+	c.mu.Lock()
+	if c.bySession[ch.session] != ch {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.bySession, ch.session)
+	delete(c.byChat, ch.uri)
+	c.mu.Unlock()
+	ch.mu.Lock()
+	ch.gone = true
+	t := ch.turn
+	ch.turn = nil
+	ch.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	c.s.bus.End(ch.session)
+	c.s.bus.End(ch.uri)
+	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+}
+
+// catchUpLocked reads the lines of the chat's log after the ones it holds
+// and applies them in order, publishing each action to the chat's
+// subscribers. A chat that held a turn as interrupted in memory alone
+// (repair) is read again from its whole log: someone else writes it, so
+// the turn may not be interrupted at all.
+func (ch *chat) catchUpLocked() {
+	sh := ch.c.sh
+	if sh == nil || ch.gone {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	defer cancel()
+	raw, err := sh.ReadAfter(ctx, ch.key, ch.seen)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) { // removed: the follower hears it
+			ch.c.s.log.Warn("bot: a chat's new lines could not be read", "log", ch.key, "err", err)
+		}
+		return
+	}
+	if len(raw) == 0 {
+		return
+	}
+	if ch.repair != nil {
+		ch.reloadLocked()
+		return
+	}
+	lines, bad := decodeLines(raw, ch.seen, nil)
+	for _, b := range bad {
+		ch.c.s.log.Warn("bot: chat log", "log", ch.key, "problem", b)
+	}
+	ch.seen += int64(len(raw))
+	for _, l := range lines {
+		if m, ok := l.Meta[BotMeta].(map[string]any); ok {
+			ch.mark = m
+		}
+		if l.Action == nil {
+			continue
+		}
+		switch l.Kind {
+		case lineChat:
+			ch.applyChatLocked(*l.Action, nil)
+		case lineSession:
+			ch.applySessionLocked(*l.Action, nil)
+		}
+	}
+	ch.effectsLocked(lines)
+}
+
+// reloadLocked reads the chat again from its whole log, as another
+// instance writes it, and ends its channels so that their subscribers
+// take a new snapshot.
+func (ch *chat) reloadLocked() {
+	fresh := ch.c.load(ch.key, true)
+	if fresh == nil {
+		return
+	}
+	ch.sstate, ch.cstate, ch.dropped, ch.mark, ch.seen, ch.repair = fresh.sstate, fresh.cstate, fresh.dropped, fresh.mark, fresh.seen, nil
+	ch.head.Store(fresh.seen)
+	ch.c.s.bus.End(ch.session)
+	ch.c.s.bus.End(ch.uri)
+	ch.effectsLocked(nil)
+}
+
+// effectsLocked does, on the instance that runs the chat's turn, what the
+// lines another instance wrote ask of it: a turn cancelled there is
+// stopped here; answers and a steering message are handed to the back
+// session. A chat left idle with messages queued starts the first one (on
+// whichever instance writes its start first).
+func (ch *chat) effectsLocked(lines []logLine) {
+	var effects []func()
+	ctx := context.Background()
+	if t := ch.turn; t != nil {
+		if at := ch.cstate.ActiveTurn; at == nil || at.ID != ch.turnID {
+			ch.turn = nil
+			effects = append(effects, t.Stop) // the turn's goroutine starts the next message
+		} else {
+			for _, l := range lines {
+				if l.Kind != lineChat || l.Action == nil {
+					continue
+				}
+				a := *l.Action
+				switch b := a.Body.(type) {
+				case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction:
+					effects = append(effects, func() {
+						if err := t.Answer(ctx, a); err != nil {
+							ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.uri, "action", a.Type, "err", err)
+						}
+					})
+				case *ahp.ChatPendingMessageSetAction:
+					if b.Kind == ahp.PendingSteering {
+						id, text := b.ID, b.Message.Text
+						effects = append(effects, func() { ch.steer(ctx, t, id, text) })
+					}
+				}
+			}
+		}
+	} else if ch.cstate.ActiveTurn == nil && len(ch.cstate.QueuedMessages) > 0 {
+		effects = append(effects, func() { ch.next(ctx) })
+	}
+	if len(effects) > 0 {
+		ch.c.goTask(func() {
+			for _, f := range effects {
+				f()
+			}
+		})
+	}
+}
+
+// goTask runs f in a goroutine close waits for, unless the chats are
+// closing.
+func (c *chats) goTask(f func()) {
+	c.taskMu.Lock()
+	defer c.taskMu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	c.tasks.Add(1)
+	go func() {
+		defer c.tasks.Done()
+		f()
+	}()
+}
+
+// syncLocked applies the lines the follower heard another instance write
+// and the chat does not hold yet, so that an action is decided on the chat
+// as it is.
+func (ch *chat) syncLocked() {
+	if ch.c.sh != nil && ch.head.Load() > ch.seen && ch.seen > 0 {
+		ch.catchUpLocked()
+	}
+}
