@@ -102,11 +102,7 @@ func TestSharedConformance(t *testing.T) {
 
 func TestAFollowerWhoseConnectionDropsListensAgainAndSaysSo(t *testing.T) {
 	url := pgtest.URL(t)
-	pool, err := pgxpool.New(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, url)
 	logs, err := pgchatlog.Open(t.Context(), pool)
 	if err != nil {
 		t.Fatal(err)
