@@ -146,6 +146,31 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+	t.Run("AnAcquireWhileTheHolderLetsGoNeverFails", func(t *testing.T) {
+		// An Acquire that loses to a live holder reads who holds the
+		// lease; the holder letting go at that moment is no error.
+		ls := h.Open(t)
+		other := again(t, ls)
+		for i := range 100 {
+			a := acquire(t, ls, "k", "a", time.Minute)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				if err := ls.Release(ctx(t), "k", "a", a.Token); err != nil {
+					t.Error(err)
+				}
+			})
+			b, ok, err := other.Acquire(ctx(t), "k", "b", time.Minute)
+			wg.Wait()
+			if err != nil {
+				t.Fatalf("round %d: an Acquire while the holder let go: %v", i, err)
+			}
+			if ok {
+				if err := other.Release(ctx(t), "k", "b", b.Token); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
 	t.Run("KeysAreLeasedApart", func(t *testing.T) {
 		ls := h.Open(t)
 		acquire(t, ls, "k1", "a", time.Minute)

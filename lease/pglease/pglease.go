@@ -97,7 +97,10 @@ func (p *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Durat
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return lease.Lease{}, false, fmt.Errorf("acquire the lease of %s: %w", key, err)
 	}
-	err = p.pool.QueryRow(ctx, `SELECT holder, token, expires_at FROM bots_leases WHERE key = $1`, key).Scan(&l.Holder, &l.Token, &l.Expires)
+	// The holder may have let go since the statement above: a released
+	// lease expires at -infinity, which no time.Time holds; it reads as
+	// the epoch, long expired.
+	err = p.pool.QueryRow(ctx, `SELECT holder, token, greatest(expires_at, 'epoch') FROM bots_leases WHERE key = $1`, key).Scan(&l.Holder, &l.Token, &l.Expires)
 	if err != nil {
 		return lease.Lease{}, false, fmt.Errorf("read the lease of %s: %w", key, err)
 	}
