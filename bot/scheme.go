@@ -91,6 +91,7 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	if err != nil {
 		return Bot{}, storeError(id, err)
 	}
+	s.folders.claim(id, e.ETag, e.Record) // before the next make is let in
 	s.forget(id)
 	return s.withPersona(ctx, e, true)
 }
@@ -332,18 +333,11 @@ func evalExisting(path string) (string, error) {
 
 // checkFolderFree refuses a folder another bot works in, or one that holds
 // or lies inside another bot's: two bots in one tree would work over each
-// other.
-func (s *Service) checkFolderFree(ctx context.Context, id, dir string) error {
-	list, err := s.store.List(ctx)
-	if err != nil {
-		return storeError(id, err)
-	}
-	others := make([]record.Record, len(list))
-	for i, e := range list {
-		others[i] = e.Record
-	}
-	if other, ok := takenBy(id, dir, others); ok {
-		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+// other. It asks the index of claimed folders, so it costs the same with
+// ten bots or a hundred thousand.
+func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
+	if other, otherDir, ok := s.folders.takenBy(id, dir); ok {
+		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
 }
@@ -516,7 +510,8 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, err
 	}
 	r.UpdatedAt = s.stamp()
-	if cur.Record.Computer != "" && r.Computer == "" {
+	comes := cur.Record.Computer != "" && r.Computer == ""
+	if comes {
 		// The bot comes to this host: its folder must pass what a make's
 		// does, or it would take another bot's folder or one outside root.
 		s.makeMu.Lock()
@@ -546,6 +541,9 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 			}
 		}
 		return Bot{}, storeError(id, err)
+	}
+	if comes {
+		s.folders.claim(id, ne.ETag, ne.Record) // makeMu is still held
 	}
 	return s.withPersona(ctx, ne, true)
 }

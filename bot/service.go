@@ -109,6 +109,7 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	makeMu     sync.Mutex // serialises makes: the folder and slug checks and the create
+	folders    *folderIndex
 	locks      [64]sync.Mutex
 	seed       maphash.Seed
 	partsMu    sync.RWMutex
@@ -234,6 +235,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bs.reportShadowed(ctx)
 		s.store = bs
 	}
+	if s.folders, err = startFolderIndex(ctx, s.store); err != nil {
+		return nil, fmt.Errorf("bot: folders: %w", err)
+	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
 		Bus:       bus,
@@ -242,16 +246,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Logger:    log,
 	})
 	if err != nil {
+		s.folders.stop()
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
 	if err := s.startProblems(ctx); err != nil {
 		s.catalog.Close()
+		s.folders.stop()
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
+			s.folders.stop()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 	}
@@ -283,6 +290,7 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
+		s.folders.stop()
 		s.stopProblems()
 	})
 	return nil

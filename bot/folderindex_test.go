@@ -1,0 +1,158 @@
+package bot
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/memrecord"
+)
+
+func localBot(id, dir string) record.Record {
+	return record.Record{ID: id, Name: "B", Owner: "user:soft", Workspace: dir}
+}
+
+func wantTaken(t *testing.T, x *folderIndex, id, dir, wantOther, wantDir string) {
+	t.Helper()
+	other, otherDir, ok := x.takenBy(id, dir)
+	if wantOther == "" {
+		if ok {
+			t.Fatalf("takenBy(%s, %s) = %s in %s, want free", id, dir, other, otherDir)
+		}
+		return
+	}
+	if !ok || other != wantOther || otherDir != wantDir {
+		t.Fatalf("takenBy(%s, %s) = %q, %q, %v; want %s in %s", id, dir, other, otherDir, ok, wantOther, wantDir)
+	}
+}
+
+func TestFolderIndexRefusesTheFolderOneInsideItAndOneHoldingIt(t *testing.T) {
+	x := newFolderIndex()
+	x.set("motion", localBot("motion", "/r/team/motion"))
+	wantTaken(t, x, "other", "/r/team/motion", "motion", "/r/team/motion")
+	wantTaken(t, x, "other", "/r/team/motion/inner", "motion", "/r/team/motion")
+	wantTaken(t, x, "other", "/r/team", "motion", "/r/team/motion")
+	wantTaken(t, x, "other", "/r", "motion", "/r/team/motion")
+	wantTaken(t, x, "other", "/r/team/motion-2", "", "")
+	wantTaken(t, x, "other", "/r/team/mot", "", "")
+	wantTaken(t, x, "other", "/r/other", "", "")
+	// A bot's own folder is never taken from it.
+	wantTaken(t, x, "motion", "/r/team/motion", "", "")
+}
+
+func TestFolderIndexAgreesWithTheListingItReplaces(t *testing.T) {
+	bots := []record.Record{
+		localBot("a", "/r/a"), localBot("b", "/r/x/b"), localBot("c", "/r/x/c/d"),
+		localBot("d", "/r/x/c"), localBot("e", "/r/y/"), localBot("f", "relative/f"),
+		{ID: "g", Workspace: "/r/z", Computer: "box"}, {ID: "h"},
+	}
+	x := newFolderIndex()
+	for _, r := range bots {
+		x.set(r.ID, r)
+	}
+	for _, dir := range []string{"/r", "/r/a", "/r/a/b", "/r/x", "/r/x/b", "/r/x/c", "/r/x/c/d/e", "/r/y", "/r/y/z", "/r/z", "/r/q", "/r/ab"} {
+		for _, id := range []string{"a", "d", "new"} {
+			want, wantOK := takenBy(id, dir, bots)
+			other, otherDir, ok := x.takenBy(id, dir)
+			if ok != wantOK || other != want.ID || (ok && otherDir != want.Workspace) {
+				t.Errorf("takenBy(%s, %s) = %q in %q (%v); the listing says %q in %q (%v)", id, dir, other, otherDir, ok, want.ID, want.Workspace, wantOK)
+			}
+		}
+	}
+}
+
+func TestFolderIndexFollowsEditsDeletesAndMovesToAComputer(t *testing.T) {
+	store := memrecord.New()
+	defer store.Close()
+	ctx := t.Context()
+	if _, err := store.Create(ctx, localBot("old", "/r/old")); err != nil {
+		t.Fatal(err)
+	}
+	x, err := startFolderIndex(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.stop()
+	wantTaken(t, x, "new", "/r/old", "old", "/r/old")
+
+	if _, err := store.Create(ctx, localBot("b", "/r/b")); err != nil {
+		t.Fatal(err)
+	}
+	waitTaken(t, x, "/r/b", true)
+	moved := localBot("b", "/r/b")
+	moved.Computer = "box"
+	if _, err := store.Update(ctx, moved, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitTaken(t, x, "/r/b", false)
+	if err := store.Delete(ctx, "old", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The tombstone keeps the slug, not the folder.
+	waitTaken(t, x, "/r/old", false)
+}
+
+// waitTaken waits until the index says dir is taken (or free), as the
+// feed it follows arrives a moment after each write.
+func waitTaken(t *testing.T, x *folderIndex, dir string, taken bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, ok := x.takenBy("someone-else", dir); ok == taken {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s taken is not %v after 10 s", dir, taken)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestFolderIndexHoldsAClaimUntilTheFeedDeliversItsWrite(t *testing.T) {
+	x := newFolderIndex()
+	x.claim("b", `"1"`, localBot("b", "/r/b"))
+	wantTaken(t, x, "c", "/r/b", "b", "/r/b")
+	// A change of b the feed delivers before the claimed write does not
+	// drop the claim.
+	x.apply(record.Change{Kind: record.Updated, ID: "b", Entry: record.Entry{ETag: `"0"`, Record: record.Record{ID: "b", Computer: "box"}}})
+	wantTaken(t, x, "c", "/r/b", "b", "/r/b")
+	x.apply(record.Change{Kind: record.Updated, ID: "b", Entry: record.Entry{ETag: `"1"`, Record: localBot("b", "/r/b")}})
+	wantTaken(t, x, "c", "/r/b", "b", "/r/b")
+	if len(x.pending) != 0 {
+		t.Fatalf("pending %v after the feed delivered the write", x.pending)
+	}
+	x.apply(record.Change{Kind: record.Deleted, ID: "b"})
+	wantTaken(t, x, "c", "/r/b", "", "")
+	if x.root.below != 0 || len(x.root.children) != 0 {
+		t.Fatalf("the trie keeps %d claims after every bot left", x.root.below)
+	}
+}
+
+func TestFolderIndexStopEndsTheFollower(t *testing.T) {
+	store := memrecord.New()
+	defer store.Close()
+	x, err := startFolderIndex(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.stop()
+	x.stop()
+	select {
+	case <-x.done:
+	default:
+		t.Fatal("the follower is still running")
+	}
+}
+
+func BenchmarkFolderIndexTakenBy(b *testing.B) {
+	x := newFolderIndex()
+	for i := range 100000 {
+		id := "bot-" + string(rune('a'+i%26)) + filepath.Base(time.Duration(i).String())
+		x.set(id, localBot(id, filepath.Join("/r", id)))
+	}
+	for b.Loop() {
+		x.takenBy("new", "/r/new")
+	}
+}
