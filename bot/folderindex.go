@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/agenthost/bots/record"
@@ -26,7 +24,7 @@ import (
 // told of, and is at worst a moment early in holding one.
 type folderIndex struct {
 	mu      sync.Mutex
-	root    *folderNode
+	claims  record.FolderIndex
 	byID    map[string]string      // id → the folder the feed last gave the bot
 	pending map[string]folderClaim // id → the folder a write of the service claimed, until the feed delivers it
 	cancel  context.CancelFunc
@@ -39,16 +37,8 @@ type folderClaim struct {
 	dir, etag string
 }
 
-// folderNode is one path element of the trie of claimed folders.
-type folderNode struct {
-	children map[string]*folderNode
-	ids      []string // the bots that claim this very folder (a bot may claim it twice: from the feed and from a pending write)
-	below    int      // the claims in folders strictly below this one
-}
-
 func newFolderIndex() *folderIndex {
 	return &folderIndex{
-		root:    &folderNode{},
 		byID:    make(map[string]string),
 		pending: make(map[string]folderClaim),
 		done:    make(chan struct{}),
@@ -106,7 +96,7 @@ func (x *folderIndex) apply(ch record.Change) {
 	defer x.mu.Unlock()
 	if c, ok := x.pending[id]; ok && (ch.Kind == record.Deleted || ch.Entry.ETag == c.etag) {
 		delete(x.pending, id)
-		x.root.remove(id, c.dir)
+		x.claims.Remove(id, c.dir)
 	}
 	switch ch.Kind {
 	case record.Created, record.Updated:
@@ -124,17 +114,17 @@ func (x *folderIndex) set(id string, r record.Record) {
 }
 
 func (x *folderIndex) setLocked(id string, r record.Record) {
-	dir, ok := claimedFolder(r)
+	dir, ok := record.LocalFolder(r)
 	old, had := x.byID[id]
 	if had && ok && old == dir {
 		return
 	}
 	if had {
-		x.root.remove(id, old)
+		x.claims.Remove(id, old)
 		delete(x.byID, id)
 	}
 	if ok {
-		x.root.add(id, dir)
+		x.claims.Add(id, dir)
 		x.byID[id] = dir
 	}
 }
@@ -142,30 +132,17 @@ func (x *folderIndex) setLocked(id string, r record.Record) {
 // claim records that the service's own write of etag gave bot id the
 // record r, until the feed delivers that write.
 func (x *folderIndex) claim(id, etag string, r record.Record) {
-	dir, ok := claimedFolder(r)
+	dir, ok := record.LocalFolder(r)
 	if !ok {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if c, had := x.pending[id]; had {
-		x.root.remove(id, c.dir)
+		x.claims.Remove(id, c.dir)
 	}
 	x.pending[id] = folderClaim{dir: dir, etag: etag}
-	x.root.add(id, dir)
-}
-
-// claimedFolder is the folder on this host r claims: its workspace,
-// cleaned, when it is absolute and r names no computer.
-func claimedFolder(r record.Record) (string, bool) {
-	if r.Computer != "" || r.Workspace == "" {
-		return "", false
-	}
-	dir := filepath.Clean(r.Workspace)
-	if !filepath.IsAbs(dir) {
-		return "", false
-	}
-	return dir, true
+	x.claims.Add(id, dir)
 }
 
 // takenBy returns a bot other than id whose folder is dir, holds it or
@@ -174,103 +151,5 @@ func claimedFolder(r record.Record) (string, bool) {
 func (x *folderIndex) takenBy(id, dir string) (other, otherDir string, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	n := x.root
-	path := ""
-	consider := func(ids []string, where string) {
-		for _, c := range ids {
-			if c != id && (!ok || c < other) {
-				other, otherDir, ok = c, where, true
-			}
-		}
-	}
-	for _, part := range splitFolder(dir) {
-		if n = n.children[part]; n == nil {
-			return other, otherDir, ok
-		}
-		path = joinPart(path, part)
-		consider(n.ids, path) // dir lies inside (or is) this bot's folder
-	}
-	if n.below > 0 {
-		n.walkBelow(path, func(ids []string, where string) { consider(ids, where) })
-	}
-	return other, otherDir, ok
-}
-
-// splitFolder returns the elements of a clean absolute path; "/" has none.
-func splitFolder(dir string) []string {
-	dir = strings.TrimPrefix(dir, filepath.VolumeName(dir))
-	dir = strings.Trim(dir, string(filepath.Separator))
-	if dir == "" {
-		return nil
-	}
-	return strings.Split(dir, string(filepath.Separator))
-}
-
-// joinPart adds one element to a path splitFolder split.
-func joinPart(path, part string) string {
-	return path + string(filepath.Separator) + part
-}
-
-func (n *folderNode) add(id, dir string) {
-	for _, part := range splitFolder(dir) {
-		n.below++
-		next := n.children[part]
-		if next == nil {
-			if n.children == nil {
-				n.children = make(map[string]*folderNode)
-			}
-			next = &folderNode{}
-			n.children[part] = next
-		}
-		n = next
-	}
-	n.ids = append(n.ids, id)
-}
-
-// remove takes away one claim of dir by id, and the nodes left empty.
-func (n *folderNode) remove(id, dir string) {
-	parts := splitFolder(dir)
-	path := make([]*folderNode, 0, len(parts)+1)
-	path = append(path, n)
-	for _, part := range parts {
-		if n = n.children[part]; n == nil {
-			return // never claimed
-		}
-		path = append(path, n)
-	}
-	i := -1
-	for j, c := range n.ids {
-		if c == id {
-			i = j
-			break
-		}
-	}
-	if i < 0 {
-		return
-	}
-	n.ids = append(n.ids[:i], n.ids[i+1:]...)
-	if len(n.ids) == 0 {
-		n.ids = nil
-	}
-	for k := len(parts) - 1; k >= 0; k-- {
-		parent, child := path[k], path[k+1]
-		parent.below--
-		if child.below == 0 && len(child.ids) == 0 {
-			delete(parent.children, parts[k])
-		}
-	}
-}
-
-// walkBelow calls fn with the claims of every folder strictly below n,
-// whose path is path.
-func (n *folderNode) walkBelow(path string, fn func(ids []string, where string)) {
-	for part, child := range n.children {
-		where := joinPart(path, part)
-		if len(child.ids) > 0 {
-			fn(child.ids, where)
-		}
-		if child.below > 0 {
-			child.walkBelow(where, fn)
-		}
-	}
+	return x.claims.TakenBy(id, dir)
 }

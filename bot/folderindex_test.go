@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,41 +24,6 @@ func wantTaken(t *testing.T, x *folderIndex, id, dir, wantOther, wantDir string)
 	}
 	if !ok || other != wantOther || otherDir != wantDir {
 		t.Fatalf("takenBy(%s, %s) = %q, %q, %v; want %s in %s", id, dir, other, otherDir, ok, wantOther, wantDir)
-	}
-}
-
-func TestFolderIndexRefusesTheFolderOneInsideItAndOneHoldingIt(t *testing.T) {
-	x := newFolderIndex()
-	x.set("motion", localBot("motion", "/r/team/motion"))
-	wantTaken(t, x, "other", "/r/team/motion", "motion", "/r/team/motion")
-	wantTaken(t, x, "other", "/r/team/motion/inner", "motion", "/r/team/motion")
-	wantTaken(t, x, "other", "/r/team", "motion", "/r/team/motion")
-	wantTaken(t, x, "other", "/r", "motion", "/r/team/motion")
-	wantTaken(t, x, "other", "/r/team/motion-2", "", "")
-	wantTaken(t, x, "other", "/r/team/mot", "", "")
-	wantTaken(t, x, "other", "/r/other", "", "")
-	// A bot's own folder is never taken from it.
-	wantTaken(t, x, "motion", "/r/team/motion", "", "")
-}
-
-func TestFolderIndexAgreesWithTheListingItReplaces(t *testing.T) {
-	bots := []record.Record{
-		localBot("a", "/r/a"), localBot("b", "/r/x/b"), localBot("c", "/r/x/c/d"),
-		localBot("d", "/r/x/c"), localBot("e", "/r/y/"), localBot("f", "relative/f"),
-		{ID: "g", Workspace: "/r/z", Computer: "box"}, {ID: "h"},
-	}
-	x := newFolderIndex()
-	for _, r := range bots {
-		x.set(r.ID, r)
-	}
-	for _, dir := range []string{"/r", "/r/a", "/r/a/b", "/r/x", "/r/x/b", "/r/x/c", "/r/x/c/d/e", "/r/y", "/r/y/z", "/r/z", "/r/q", "/r/ab"} {
-		for _, id := range []string{"a", "d", "new"} {
-			want, wantOK := takenBy(id, dir, bots)
-			other, otherDir, ok := x.takenBy(id, dir)
-			if ok != wantOK || other != want.ID || (ok && otherDir != want.Workspace) {
-				t.Errorf("takenBy(%s, %s) = %q in %q (%v); the listing says %q in %q (%v)", id, dir, other, otherDir, ok, want.ID, want.Workspace, wantOK)
-			}
-		}
 	}
 }
 
@@ -125,8 +89,8 @@ func TestFolderIndexHoldsAClaimUntilTheFeedDeliversItsWrite(t *testing.T) {
 	}
 	x.apply(record.Change{Kind: record.Deleted, ID: "b"})
 	wantTaken(t, x, "c", "/r/b", "", "")
-	if x.root.below != 0 || len(x.root.children) != 0 {
-		t.Fatalf("the trie keeps %d claims after every bot left", x.root.below)
+	if n := x.claims.Len(); n != 0 {
+		t.Fatalf("the index keeps %d claims after every bot left", n)
 	}
 }
 
@@ -143,16 +107,5 @@ func TestFolderIndexStopEndsTheFollower(t *testing.T) {
 	case <-x.done:
 	default:
 		t.Fatal("the follower is still running")
-	}
-}
-
-func BenchmarkFolderIndexTakenBy(b *testing.B) {
-	x := newFolderIndex()
-	for i := range 100000 {
-		id := "bot-" + string(rune('a'+i%26)) + filepath.Base(time.Duration(i).String())
-		x.set(id, localBot(id, filepath.Join("/r", id)))
-	}
-	for b.Loop() {
-		x.takenBy("new", "/r/new")
 	}
 }

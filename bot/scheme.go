@@ -342,28 +342,12 @@ func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
 	return nil
 }
 
-// takenBy returns the bot among others, bot id left out, whose folder on
-// this host is dir, holds it or lies inside it.
-func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
-	for _, other := range others {
-		if other.ID == id || other.Workspace == "" || other.Computer != "" {
-			continue
-		}
-		ws := filepath.Clean(other.Workspace)
-		if within(dir, ws) || within(ws, dir) {
-			other.Workspace = ws
-			return other, true
-		}
-	}
-	return record.Record{}, false
-}
-
 // guard holds a record a store took in outside the service - found at
 // load, made or edited by hand in bot.md, moved by a migration - to the
 // folder rules of a make: a bot on this host works in a folder of its own,
 // strictly under root, reached through no symbolic link. It is the
 // record.Guard the service gives a record.Guarded store.
-func (s *Service) guard(r record.Record, others []record.Record) error {
+func (s *Service) guard(r record.Record, others record.Folders) error {
 	if b, ok := s.bundled[r.ID]; ok {
 		return fmt.Errorf("the slug %s is a bot bundled with this host (%s), which wins: this bot is ignored", r.ID, b.origin)
 	}
@@ -381,8 +365,12 @@ func (s *Service) guard(r record.Record, others []record.Record) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	if other, ok := takenBy(r.ID, dir, append(others, s.bundledRecords()...)); ok {
-		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+	other, otherDir, ok := others.TakenBy(r.ID, dir)
+	if b, bdir, bok := record.FolderList(s.bundledRecords()).TakenBy(r.ID, dir); bok && (!ok || b < other) {
+		other, otherDir, ok = b, bdir, true
+	}
+	if ok {
+		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
 }

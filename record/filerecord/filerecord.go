@@ -286,14 +286,16 @@ func (s *Store) SetGuard(g record.Guard) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	kept := make([]record.Record, 0, len(all))
+	var kept record.FolderIndex // grows with each bot kept: a check costs the same with ten or 100,000
 	for _, r := range all {
-		if err := g(r, kept); err != nil {
+		if err := g(r, &kept); err != nil {
 			delete(s.bots, r.ID)
 			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
 			continue
 		}
-		kept = append(kept, r)
+		if dir, ok := record.LocalFolder(r); ok {
+			kept.Add(r.ID, dir)
+		}
 	}
 }
 
@@ -303,13 +305,28 @@ func (s *Store) guardLocked(r record.Record) error {
 	if s.guard == nil {
 		return nil
 	}
-	others := make([]record.Record, 0, len(s.bots))
-	for id, e := range s.bots {
-		if id != r.ID {
-			others = append(others, e.Record)
+	return s.guard(r, others{s, r.ID})
+}
+
+// others is record.Folders over the bots a store serves but one, read
+// under the store's lock: one question from a guard is one pass.
+type others struct {
+	s  *Store
+	id string
+}
+
+// TakenBy implements record.Folders.
+func (o others) TakenBy(id, dir string) (other, otherDir string, ok bool) {
+	for bid, e := range o.s.bots {
+		ws, local := record.LocalFolder(e.Record)
+		if bid == o.id || bid == id || !local || (ok && bid >= other) {
+			continue
+		}
+		if record.Within(dir, ws) || record.Within(ws, dir) {
+			other, otherDir, ok = bid, ws, true
 		}
 	}
-	return s.guard(r, others)
+	return other, otherDir, ok
 }
 
 func clone(e record.Entry) record.Entry {

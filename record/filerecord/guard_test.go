@@ -14,14 +14,12 @@ import (
 
 // oneFolderEach is a guard that refuses a bot whose workspace another
 // bot has, and one whose model is "refused".
-func oneFolderEach(r record.Record, others []record.Record) error {
+func oneFolderEach(r record.Record, others record.Folders) error {
 	if r.Model == "refused" {
 		return errors.New("the model is refused")
 	}
-	for _, o := range others {
-		if o.Workspace == r.Workspace {
-			return errors.New("the folder " + r.Workspace + " is taken by " + o.ID)
-		}
+	if other, _, ok := others.TakenBy(r.ID, r.Workspace); ok {
+		return errors.New("the folder " + r.Workspace + " is taken by " + other)
 	}
 	return nil
 }

@@ -1,0 +1,203 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/filerecord"
+)
+
+// The sizes of the scale benchmarks (issue 15): each figure as a curve.
+var scaleSizes = []int{1000, 10000, 100000}
+
+// agentsMD is the AGENTS.md of a seeded bot, as a make writes it.
+const agentsMD = "---\nname: Bot\ndescription: Reads pull requests.\n---\n\nYou review pull requests. Say what would break, in one paragraph.\n"
+
+// seedBots writes n bots straight into a file store's folders under base
+// - config/bots/<slug>/bot.md and, with personas, bots/<slug>/AGENTS.md -
+// as a host that made them would have left them: making 100,000 bots
+// through the service would take minutes. Every tenth bot is team
+// backend's, the rest someone else's.
+func seedBots(tb testing.TB, base string, n int, personas bool) {
+	tb.Helper()
+	at := time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("bot-%06d", i)
+		owner := "user:someone"
+		if i%10 == 0 {
+			owner = "team:backend"
+		}
+		work := filepath.Join(base, "bots", id)
+		r := record.Record{
+			ID: id, Labels: []string{"review", "ci"}, Body: "robot", Color: "teal",
+			Provider: "claude", Model: "claude-sonnet-5", Session: "work",
+			Workspace: work, Owner: owner, CreatedAt: at, UpdatedAt: at,
+		}
+		dir := filepath.Join(base, "config", "bots", id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bot.md"), filerecord.Encode(r), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		if !personas {
+			continue
+		}
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, "AGENTS.md"), []byte(agentsMD), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// scaleService opens a file store and the service over n seeded bots in a
+// fresh folder under parent ("" for a temp folder of tb).
+func scaleService(tb testing.TB, parent string, n int, personas bool) (*bot.Service, string) {
+	tb.Helper()
+	var base string
+	if parent == "" {
+		base = tb.TempDir()
+	} else {
+		var err error
+		if base, err = os.MkdirTemp(parent, "bots-bench-"); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { os.RemoveAll(base) })
+	}
+	seedBots(tb, base, n, personas)
+	ctx := context.Background()
+	store, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: filepath.Join(base, "config")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc, err := bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: bot.Options{Root: filepath.Join(base, "bots")},
+	})
+	if err != nil {
+		store.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		svc.Close()
+		store.Close()
+	})
+	return svc, base
+}
+
+// tmpfs is a folder whose fsync is nearly free, /dev/shm, or "" when this
+// machine has none: the make benchmarks measure the service's own work
+// there, not the disk's.
+func tmpfs() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", "probe-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return ""
+}
+
+// BenchmarkMakeAtScale makes a bot in a file store of N bots, alternating
+// in every iteration with a make in a store of 1,000 bots, and reports the
+// ratio (x-1k): a make does no work that grows with the number of bots.
+// The stores are on tmpfs when the machine has one, so that the service's
+// work is measured rather than the disk's. Goal: ≤ 1.2× at 100,000.
+func BenchmarkMakeAtScale(b *testing.B) {
+	dir := tmpfs()
+	for _, n := range scaleSizes {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			small, _ := scaleService(b, dir, 1000, false)
+			big, _ := scaleService(b, dir, n, false)
+			ctx := context.Background()
+			body := []byte(`{"name":"Motion","instructions":"Review."}`)
+			var floor, make time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				id := fmt.Sprintf("new-%d", i)
+				t0 := time.Now()
+				if _, err := small.Make(ctx, soft, id, body); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := big.Make(ctx, soft, id, body); err != nil {
+					b.Fatal(err)
+				}
+				make += time.Since(t1)
+				floor += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(make)/float64(floor), "x-1k")
+			b.ReportMetric(float64(make.Microseconds())/float64(b.N), "µs/make")
+		})
+	}
+}
+
+// listFloor is one pass over records in memory keeping those p may read:
+// the floor of a listing.
+func listFloor(b *testing.B, p access.Principal, recs []record.Record, want int) {
+	var out []record.Record
+	for _, r := range recs {
+		if bot.CanRead(p, r) {
+			out = append(out, r)
+		}
+	}
+	if len(out) != want {
+		b.Fatalf("%d bots, want %d", len(out), want)
+	}
+}
+
+// BenchmarkListAtScale lists N bots of a file store, their personas in
+// AGENTS.md, as the owner of all (root) and as a team member who may read a
+// tenth, alternating in every iteration with the floor: one pass over N
+// in-memory records. names is the listing resourceList answers. Goals: a
+// team member's listing ≤ 3× the floor at 100,000; 5,000 bots listed in
+// ≤ 0.17 ms (the peer's).
+func BenchmarkListAtScale(b *testing.B) {
+	for _, n := range append([]int{5000}, scaleSizes...) {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			svc, _ := scaleService(b, "", n, true)
+			ctx := context.Background()
+			all, err := svc.List(ctx, root)
+			if err != nil || len(all) != n {
+				b.Fatalf("%d bots listed, %v", len(all), err)
+			}
+			recs := make([]record.Record, n)
+			for i, bb := range all {
+				recs[i] = bb.Record
+			}
+			for _, c := range []struct {
+				name string
+				p    access.Principal
+				want int
+			}{{"root", root, n}, {"member", mate, n / 10}} {
+				b.Run(c.name, func(b *testing.B) {
+					var floor, list time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						listFloor(b, c.p, recs, c.want)
+						t1 := time.Now()
+						got, err := svc.List(ctx, c.p)
+						if err != nil || len(got) != c.want {
+							b.Fatalf("%d bots listed, %v", len(got), err)
+						}
+						list += time.Since(t1)
+						floor += t1.Sub(t0)
+					}
+					b.ReportMetric(float64(list)/float64(floor), "x-floor")
+					b.ReportMetric(float64(list.Microseconds())/float64(b.N), "µs/list")
+				})
+			}
+		})
+	}
+}
