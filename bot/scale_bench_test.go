@@ -197,6 +197,23 @@ func BenchmarkListAtScale(b *testing.B) {
 					b.ReportMetric(float64(list)/float64(floor), "x-floor")
 					b.ReportMetric(float64(list.Microseconds())/float64(b.N), "µs/list")
 				})
+				// names is what resourceList answers: the slugs.
+				b.Run(c.name+"/names", func(b *testing.B) {
+					var floor, list time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						listFloor(b, c.p, recs, c.want)
+						t1 := time.Now()
+						got, err := svc.ListIDs(ctx, c.p)
+						if err != nil || len(got) != c.want {
+							b.Fatalf("%d bots listed, %v", len(got), err)
+						}
+						list += time.Since(t1)
+						floor += t1.Sub(t0)
+					}
+					b.ReportMetric(float64(list)/float64(floor), "x-floor")
+					b.ReportMetric(float64(list.Microseconds())/float64(b.N), "µs/list")
+				})
 			}
 		})
 	}

@@ -417,16 +417,42 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	out := make([]Bot, 0, len(list))
-	for _, e := range list {
-		b, err := s.withPersona(ctx, e, false)
-		if err != nil {
-			s.log.Warn("bot: listing without persona", "bot", e.Record.ID, "err", err)
-			b = Bot{Record: e.Record, ETag: e.ETag}
+	out := make([]Bot, len(list))
+	var unknown []int // bots whose parts were never read: read now, outside the lock
+	s.partsMu.RLock()
+	for i, e := range list {
+		out[i] = Bot{Record: e.Record, ETag: e.ETag}
+		if !s.personaInFile(e.Record) || s.unmigrated(e.Record) {
+			continue
 		}
-		out = append(out, b)
+		parts, ok := s.partsCache[e.Record.ID]
+		if !ok {
+			unknown = append(unknown, i)
+			continue
+		}
+		r := &out[i].Record
+		r.Name, r.Description, r.Instructions = parts.Name, parts.Description, parts.Instructions
+	}
+	s.partsMu.RUnlock()
+	for _, i := range unknown {
+		b, err := s.withPersona(ctx, list[i], false)
+		if err != nil {
+			s.log.Warn("bot: listing without persona", "bot", list[i].Record.ID, "err", err)
+			continue
+		}
+		out[i] = b
 	}
 	return out, nil
+}
+
+// ListIDs returns the slugs of the bots p may read, in order: what a
+// listing of bot:// answers, without copying a record.
+func (s *Service) ListIDs(ctx context.Context, p access.Principal) ([]string, error) {
+	ids, err := record.ListIDs(ctx, s.store, func(r record.Record) bool { return CanRead(p, r) })
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	return ids, nil
 }
 
 // Edit merges an edit's JSON body onto the bot, as p. With ifMatch, the edit
