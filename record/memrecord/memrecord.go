@@ -43,8 +43,8 @@ func New() *Store {
 	return &Store{
 		bots:  make(map[string]*slot),
 		order: slugorder.New(func(sl *slot) string { return sl.e.Record.ID }),
-		gone: make(map[string]bool),
-		feed: feed.New[record.Change](),
+		gone:  make(map[string]bool),
+		feed:  feed.New[record.Change](),
 	}
 }
 
