@@ -10,8 +10,10 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
+	"github.com/agenthost/bots/record/memrecord"
 )
 
 // The sizes of the scale benchmarks (issue 15): each figure as a curve.
@@ -109,8 +111,9 @@ func tmpfs() string {
 }
 
 // BenchmarkMakeAtScale makes a bot in a file store of N bots, alternating
-// in every iteration with a make in a store of 1,000 bots, and reports the
-// ratio (x-1k): a make does no work that grows with the number of bots.
+// in every iteration with a make in a store of 1,000 bots - the floor -
+// and reports the ratio: a make does no work that grows with the number
+// of bots.
 // The stores are on tmpfs when the machine has one, so that the service's
 // work is measured rather than the disk's. Goal: ≤ 1.2× at 100,000.
 func BenchmarkMakeAtScale(b *testing.B) {
@@ -121,26 +124,43 @@ func BenchmarkMakeAtScale(b *testing.B) {
 			big, _ := scaleService(b, dir, n, false)
 			ctx := context.Background()
 			body := []byte(`{"name":"Motion","instructions":"Review."}`)
-			var floor, make time.Duration
 			i := 0
-			for b.Loop() {
+			id := ""
+			paired(b, "µs/make", func() {
 				i++
-				id := fmt.Sprintf("new-%d", i)
-				t0 := time.Now()
+				id = fmt.Sprintf("new-%d", i)
 				if _, err := small.Make(ctx, soft, id, body); err != nil {
 					b.Fatal(err)
 				}
-				t1 := time.Now()
+			}, func() {
 				if _, err := big.Make(ctx, soft, id, body); err != nil {
 					b.Fatal(err)
 				}
-				make += time.Since(t1)
-				floor += t1.Sub(t0)
-			}
-			b.ReportMetric(float64(make)/float64(floor), "x-1k")
-			b.ReportMetric(float64(make.Microseconds())/float64(b.N), "µs/make")
+			})
 		})
 	}
+}
+
+// paired runs floor and work in turn in every iteration and reports the
+// ratio of their times: x-floor in wall time, cpu-x-floor in the CPU time
+// of the process, which a machine shared with other work disturbs less;
+// and unit, work's mean wall time in microseconds.
+func paired(b *testing.B, unit string, floor, work func()) {
+	var ft, wt, fc, wc time.Duration
+	for b.Loop() {
+		t0, c0 := time.Now(), cpuTime()
+		floor()
+		t1, c1 := time.Now(), cpuTime()
+		work()
+		t2, c2 := time.Now(), cpuTime()
+		ft += t1.Sub(t0)
+		wt += t2.Sub(t1)
+		fc += c1 - c0
+		wc += c2 - c1
+	}
+	b.ReportMetric(float64(wt)/float64(ft), "x-floor")
+	b.ReportMetric(float64(wc)/float64(fc), "cpu-x-floor")
+	b.ReportMetric(float64(wt.Nanoseconds())/1e3/float64(b.N), unit)
 }
 
 // listFloor is one pass over records in memory keeping those p may read:
@@ -182,39 +202,91 @@ func BenchmarkListAtScale(b *testing.B) {
 				want int
 			}{{"root", root, n}, {"member", mate, n / 10}} {
 				b.Run(c.name, func(b *testing.B) {
-					var floor, list time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						listFloor(b, c.p, recs, c.want)
-						t1 := time.Now()
+					paired(b, "µs/list", func() { listFloor(b, c.p, recs, c.want) }, func() {
 						got, err := svc.List(ctx, c.p)
 						if err != nil || len(got) != c.want {
 							b.Fatalf("%d bots listed, %v", len(got), err)
 						}
-						list += time.Since(t1)
-						floor += t1.Sub(t0)
-					}
-					b.ReportMetric(float64(list)/float64(floor), "x-floor")
-					b.ReportMetric(float64(list.Microseconds())/float64(b.N), "µs/list")
+					})
 				})
 				// names is what resourceList answers: the slugs.
 				b.Run(c.name+"/names", func(b *testing.B) {
-					var floor, list time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						listFloor(b, c.p, recs, c.want)
-						t1 := time.Now()
+					paired(b, "µs/list", func() { listFloor(b, c.p, recs, c.want) }, func() {
 						got, err := svc.ListIDs(ctx, c.p)
 						if err != nil || len(got) != c.want {
 							b.Fatalf("%d bots listed, %v", len(got), err)
 						}
-						list += time.Since(t1)
-						floor += t1.Sub(t0)
-					}
-					b.ReportMetric(float64(list)/float64(floor), "x-floor")
-					b.ReportMetric(float64(list.Microseconds())/float64(b.N), "µs/list")
+					})
 				})
 			}
+		})
+	}
+}
+
+// BenchmarkListAsTeamMemberAtScale lists N bots of the memory store as a
+// team member who may read a tenth, alternating with the floor of one pass
+// over N in-memory records: the service's own work, as
+// BenchmarkList10000AsTeamMember measures it at 10,000. Goal: ≤ 3× the
+// floor at 100,000.
+func BenchmarkListAsTeamMemberAtScale(b *testing.B) {
+	for _, n := range scaleSizes {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			store := memrecord.New()
+			defer store.Close()
+			recs := make([]record.Record, n)
+			for i := range n {
+				owner := "user:someone"
+				if i%10 == 0 {
+					owner = "team:backend"
+				}
+				recs[i] = record.Record{ID: fmt.Sprintf("bot-%06d", i), Name: "Bot", Owner: owner, Body: "robot", Color: "red", Session: "work"}
+				if _, err := store.Create(b.Context(), recs[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			base := b.TempDir()
+			svc, err := bot.New(b.Context(), bot.Config{
+				Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h",
+				Options: bot.Options{Root: filepath.Join(base, "bots")},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer svc.Close()
+			paired(b, "µs/list", func() { listFloor(b, mate, recs, n/10) }, func() {
+				list, err := svc.List(b.Context(), mate)
+				if err != nil || len(list) != n/10 {
+					b.Fatalf("%d bots, %v", len(list), err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkReadAtScale reads one bot among N of a file store, its persona
+// in AGENTS.md, alternating with the floor of BenchmarkReadBot: reading
+// that file and splitting its frontmatter. Goal: the ratio stays at
+// BenchmarkReadBot's (≤ 2×, 0.41× recorded) at every size.
+func BenchmarkReadAtScale(b *testing.B) {
+	for _, n := range scaleSizes {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			svc, base := scaleService(b, "", n, true)
+			ctx := context.Background()
+			id := fmt.Sprintf("bot-%06d", n/2)
+			path := filepath.Join(base, "bots", id, "AGENTS.md")
+			paired(b, "µs/read", func() {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := frontmatter.Split(data); err != nil {
+					b.Fatal(err)
+				}
+			}, func() {
+				if _, err := svc.Read(ctx, soft, id); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
 	}
 }

@@ -428,10 +428,12 @@ func (s *Store) each(fn func(e *record.Entry)) error {
 	if s.closed {
 		return record.ErrClosed
 	}
+	var e record.Entry // one copy for the pass: fn's pointer would move a copy per bot to the heap
 	for _, id := range s.order.IDs() {
 		// a bot deleted since the settle is skipped; one made since is
 		// not listed, as if the listing had run just before it.
-		if e, ok := s.bots[id]; ok {
+		var ok bool
+		if e, ok = s.bots[id]; ok {
 			fn(&e)
 		}
 	}
