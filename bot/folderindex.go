@@ -27,6 +27,9 @@ type folderIndex struct {
 	claims  record.FolderIndex
 	byID    map[string]string      // id → the folder the feed last gave the bot
 	pending map[string]folderClaim // id → the folder a write of the service claimed, until the feed delivers it
+	recent  map[changeKey]struct{} // the last changes applied, for await
+	recentQ []changeKey
+	waiters map[changeKey][]chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -41,6 +44,8 @@ func newFolderIndex() *folderIndex {
 	return &folderIndex{
 		byID:    make(map[string]string),
 		pending: make(map[string]folderClaim),
+		recent:  make(map[changeKey]struct{}),
+		waiters: make(map[changeKey][]chan struct{}),
 		done:    make(chan struct{}),
 	}
 }
@@ -104,6 +109,76 @@ func (x *folderIndex) apply(ch record.Change) {
 		x.setLocked(id, ch.Entry.Record)
 	case record.Deleted:
 		x.setLocked(id, record.Record{})
+	}
+	x.appliedLocked(keyOf(id, ch))
+}
+
+// changeKey names one change for await: the bot and the etag it made, or
+// the bot's deletion (etag "").
+type changeKey struct{ id, etag string }
+
+func keyOf(id string, ch record.Change) changeKey {
+	if ch.Kind == record.Deleted {
+		return changeKey{id: id}
+	}
+	return changeKey{id: id, etag: ch.Entry.ETag}
+}
+
+// recentCap is how many of the last changes applied the index remembers
+// for await: a writer asks about its own change a moment after the store
+// made it, far fewer changes than this later.
+const recentCap = 4096
+
+// appliedLocked remembers that k was applied and wakes whoever awaits
+// it. The caller holds mu.
+func (x *folderIndex) appliedLocked(k changeKey) {
+	if _, ok := x.recent[k]; !ok {
+		x.recent[k] = struct{}{}
+		x.recentQ = append(x.recentQ, k)
+		if len(x.recentQ) > recentCap {
+			delete(x.recent, x.recentQ[0])
+			x.recentQ = x.recentQ[1:]
+		}
+	}
+	for _, w := range x.waiters[k] {
+		close(w)
+	}
+	delete(x.waiters, k)
+}
+
+// await returns once the index has applied the change that gave bot id
+// the etag, or with etag "" its deletion - so that a make after an edit
+// or a delete the service acknowledged sees the folder it left free - or
+// when ctx ends or the index stops.
+func (x *folderIndex) await(ctx context.Context, id, etag string) {
+	k := changeKey{id: id, etag: etag}
+	x.mu.Lock()
+	if _, ok := x.recent[k]; ok {
+		x.mu.Unlock()
+		return
+	}
+	ready := make(chan struct{})
+	x.waiters[k] = append(x.waiters[k], ready)
+	x.mu.Unlock()
+	select {
+	case <-ready:
+		return
+	case <-x.done:
+	case <-ctx.Done():
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ws := x.waiters[k]
+	for i, w := range ws {
+		if w == ready {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(x.waiters, k)
+	} else {
+		x.waiters[k] = ws
 	}
 }
 

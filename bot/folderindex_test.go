@@ -109,3 +109,27 @@ func TestFolderIndexStopEndsTheFollower(t *testing.T) {
 		t.Fatal("the follower is still running")
 	}
 }
+
+func TestFolderIndexAwaitReturnsOnceTheChangeIsApplied(t *testing.T) {
+	x := newFolderIndex()
+	done := make(chan struct{})
+	go func() {
+		x.await(t.Context(), "b", "")
+		close(done)
+	}()
+	x.apply(record.Change{Kind: record.Updated, ID: "b", Entry: record.Entry{ETag: `"1"`, Record: localBot("b", "/r/b")}})
+	select {
+	case <-done:
+		t.Fatal("await returned before the deletion was applied")
+	default:
+	}
+	x.apply(record.Change{Kind: record.Deleted, ID: "b"})
+	<-done
+	x.await(t.Context(), "b", `"1"`) // applied before: returns at once
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	x.await(ctx, "c", `"9"`) // never applied: returns with ctx
+	if len(x.waiters) != 0 {
+		t.Fatalf("waiters left: %v", x.waiters)
+	}
+}

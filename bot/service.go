@@ -471,12 +471,16 @@ const catalogueWait = 10 * time.Second
 // awaitCatalogue waits until the catalogue has applied the store's change
 // that gave bot id the etag ("" for its deletion): read-your-writes for
 // whoever subscribes after the write is acknowledged.
+//
+// It waits for the index of claimed folders too, which follows the same
+// feed: a make after an edit or a delete sees the folder it left free.
 func (s *Service) awaitCatalogue(ctx context.Context, id, etag string) {
 	ctx, cancel := context.WithTimeout(ctx, catalogueWait)
 	defer cancel()
 	if err := s.catalog.Await(ctx, id, etag); errors.Is(err, context.DeadlineExceeded) {
 		s.log.Warn("bot: the catalogue did not take a write in time; acknowledged anyway", "bot", id, "waited", catalogueWait)
 	}
+	s.folders.await(ctx, id, etag)
 }
 
 // stamp is the time a write records, at the millisecond a record keeps.
