@@ -347,7 +347,7 @@ func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
 // folder rules of a make: a bot on this host works in a folder of its own,
 // strictly under root, reached through no symbolic link. It is the
 // record.Guard the service gives a record.Guarded store.
-func (s *Service) guard(r record.Record, others record.Folders) error {
+func (s *Service) guard(r record.Record, others []record.Record) error {
 	if b, ok := s.bundled[r.ID]; ok {
 		return fmt.Errorf("the slug %s is a bot bundled with this host (%s), which wins: this bot is ignored", r.ID, b.origin)
 	}
@@ -365,11 +365,7 @@ func (s *Service) guard(r record.Record, others record.Folders) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	other, otherDir, ok := others.TakenBy(r.ID, dir)
-	if b, bdir, bok := record.FolderList(s.bundledRecords()).TakenBy(r.ID, dir); bok && (!ok || b < other) {
-		other, otherDir, ok = b, bdir, true
-	}
-	if ok {
+	if other, otherDir, ok := record.FolderList(append(others, s.bundledRecords()...)).TakenBy(r.ID, dir); ok {
 		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil

@@ -15,33 +15,29 @@ type secretShape struct {
 	// digit asks that a match hold a digit, so that a long hyphenated word
 	// after a prefix such as sk- is not taken for a key.
 	digit bool
-	// hints are literal strings of which every match holds one: a string
-	// that holds none is not searched with re (a regexp that starts with
-	// \b finds no literal prefix to skip to, and tries every position).
-	hints []string
 }
 
 // secretShapes are the secret-looking values a record refuses, most
 // specific first. It is a constant table: compiled once, never written.
 var secretShapes = []secretShape{
-	{kind: "a private key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`), hints: []string{"-----BEGIN"}},
-	{kind: "an Anthropic key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), digit: true, hints: []string{"sk-ant-"}},
-	{kind: "a Stripe key", re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), digit: true, hints: []string{"k_live_", "k_test_"}},
-	{kind: "an OpenAI-style key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), digit: true, hints: []string{"sk-"}},
-	{kind: "a GitHub token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), hints: []string{"gh"}},
-	{kind: "a GitHub token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}},
-	{kind: "a GitLab token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), hints: []string{"glpat-"}},
-	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), digit: true, hints: []string{"xox"}},
-	{kind: "a Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}`), hints: []string{"hooks.slack.com/services/T"}},
-	{kind: "an AWS access key", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA"}},
-	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), hints: []string{"AIza"}},
-	{kind: "an npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}},
-	{kind: "a Hugging Face token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}},
-	{kind: "a SendGrid key", re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`), hints: []string{"SG."}},
-	{kind: "a Resend key", re: regexp.MustCompile(`\bre_[A-Za-z0-9_]{20,}`), digit: true, hints: []string{"re_"}},
-	{kind: "a Telegram bot token", re: regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}`), hints: []string{":AA"}},
-	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hints: []string{"eyJ"}},
-	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:[^/\s@]+@`), hints: []string{"://"}},
+	{kind: "a private key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)},
+	{kind: "an Anthropic key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), digit: true},
+	{kind: "a Stripe key", re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), digit: true},
+	{kind: "an OpenAI-style key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), digit: true},
+	{kind: "a GitHub token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
+	{kind: "a GitHub token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
+	{kind: "a GitLab token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), digit: true},
+	{kind: "a Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}`)},
+	{kind: "an AWS access key", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
+	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{kind: "an npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
+	{kind: "a Hugging Face token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	{kind: "a SendGrid key", re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
+	{kind: "a Resend key", re: regexp.MustCompile(`\bre_[A-Za-z0-9_]{20,}`), digit: true},
+	{kind: "a Telegram bot token", re: regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}`)},
+	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:[^/\s@]+@`)},
 }
 
 // minSecret is the shortest string any shape can match; shorter strings are
@@ -63,9 +59,6 @@ func findSecret(s string) (kind string, start, end int, ok bool) {
 		return "", 0, 0, false
 	}
 	for _, sh := range secretShapes {
-		if !holdsAny(s, sh.hints) {
-			continue
-		}
 		for _, loc := range sh.re.FindAllStringIndex(s, -1) {
 			if sh.digit && !strings.ContainsAny(s[loc[0]:loc[1]], "0123456789") {
 				continue
@@ -74,16 +67,6 @@ func findSecret(s string) (kind string, start, end int, ok bool) {
 		}
 	}
 	return "", 0, 0, false
-}
-
-// holdsAny reports whether s holds one of hints.
-func holdsAny(s string, hints []string) bool {
-	for _, h := range hints {
-		if strings.Contains(s, h) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxSecretDepth bounds how deep CheckSecrets looks into nested values.

@@ -136,11 +136,10 @@ type ProblemReporter interface {
 
 // Guard decides whether a store may serve a record it took in from outside
 // its own writes: one found at load, made or edited by hand, or moved by a
-// migration. others answers which of the other records the store serves -
-// r's own left out - works in a folder (see Folders). A non-nil error
-// refuses r; its message is one sentence saying why. A Guard must not call
-// the store, and must not keep others past its return.
-type Guard func(r Record, others Folders) error
+// migration. others are the other records the store serves, r's own left
+// out. A non-nil error refuses r; its message is one sentence saying why.
+// A Guard must not call the store.
+type Guard func(r Record, others []Record) error
 
 // Guarded is implemented by stores whose records can change outside their
 // own writes, as files a person edits do, so that the service can hold

@@ -177,20 +177,20 @@ func newStore(cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{
+	order := slugorder.New(func(id string) string { return id })
+	return &Store{
 		configDir:   cfg.ConfigDir,
 		botsDir:     filepath.Join(cfg.ConfigDir, botsDirName),
 		goneDir:     filepath.Join(cfg.ConfigDir, goneDirName),
 		log:         log,
+		feed:        changeFeed{Feed: feed.New[record.Change](), order: order},
+		order:       order,
 		problemFeed: feed.New[struct{}](),
 		bots:        make(map[string]record.Entry),
 		gone:        make(map[string]struct{}),
 		problems:    make(map[string]record.Problem),
 		locks:       make(map[string]*slugLock),
-		order:       slugorder.New(func(id string) string { return id }),
-	}
-	s.feed = changeFeed{Feed: feed.New[record.Change](), order: s.order}
-	return s, nil
+	}, nil
 }
 
 // open makes the folders, starts the watch when asked, and loads every
@@ -315,17 +315,15 @@ func (s *Store) SetGuard(g record.Guard) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	var kept record.FolderIndex // grows with each bot kept: a check costs the same with ten or 100,000
+	kept := make([]record.Record, 0, len(all))
 	for _, r := range all {
-		if err := g(r, &kept); err != nil {
+		if err := g(r, kept); err != nil {
 			delete(s.bots, r.ID)
 			s.order.Remove()
 			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
 			continue
 		}
-		if dir, ok := record.LocalFolder(r); ok {
-			kept.Add(r.ID, dir)
-		}
+		kept = append(kept, r)
 	}
 }
 
@@ -335,28 +333,13 @@ func (s *Store) guardLocked(r record.Record) error {
 	if s.guard == nil {
 		return nil
 	}
-	return s.guard(r, others{s, r.ID})
-}
-
-// others is record.Folders over the bots a store serves but one, read
-// under the store's lock: one question from a guard is one pass.
-type others struct {
-	s  *Store
-	id string
-}
-
-// TakenBy implements record.Folders.
-func (o others) TakenBy(id, dir string) (other, otherDir string, ok bool) {
-	for bid, e := range o.s.bots {
-		ws, local := record.LocalFolder(e.Record)
-		if bid == o.id || bid == id || !local || (ok && bid >= other) {
-			continue
-		}
-		if record.Within(dir, ws) || record.Within(ws, dir) {
-			other, otherDir, ok = bid, ws, true
+	others := make([]record.Record, 0, len(s.bots))
+	for id, e := range s.bots {
+		if id != r.ID {
+			others = append(others, e.Record)
 		}
 	}
-	return other, otherDir, ok
+	return s.guard(r, others)
 }
 
 func clone(e record.Entry) record.Entry {

@@ -14,12 +14,14 @@ import (
 
 // oneFolderEach is a guard that refuses a bot whose workspace another
 // bot has, and one whose model is "refused".
-func oneFolderEach(r record.Record, others record.Folders) error {
+func oneFolderEach(r record.Record, others []record.Record) error {
 	if r.Model == "refused" {
 		return errors.New("the model is refused")
 	}
-	if other, _, ok := others.TakenBy(r.ID, r.Workspace); ok {
-		return errors.New("the folder " + r.Workspace + " is taken by " + other)
+	for _, o := range others {
+		if o.Workspace == r.Workspace {
+			return errors.New("the folder " + r.Workspace + " is taken by " + o.ID)
+		}
 	}
 	return nil
 }
