@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -350,6 +351,7 @@ func writeIn(root *os.Root, name string, data []byte) error {
 type bundledStore struct {
 	record.Store
 	bundled map[string]*bundled
+	ids     []string               // the bundled slugs, in order
 	where   func(id string) string // where the store keeps bot id, for reports
 	log     *slog.Logger
 
@@ -357,10 +359,14 @@ type bundledStore struct {
 	reported map[string]bool
 }
 
-var _ record.Filterer = (*bundledStore)(nil)
+var (
+	_ record.Filterer = (*bundledStore)(nil)
+	_ record.IDLister = (*bundledStore)(nil)
+)
 
 func newBundledStore(inner record.Store, b map[string]*bundled, where func(string) string, log *slog.Logger) *bundledStore {
-	return &bundledStore{Store: inner, bundled: b, where: where, log: log, reported: map[string]bool{}}
+	ids := slices.Sorted(maps.Keys(b))
+	return &bundledStore{Store: inner, bundled: b, ids: ids, where: where, log: log, reported: map[string]bool{}}
 }
 
 // shadowed reports, once per slug, a bot of the store that a bundled bot
@@ -392,20 +398,41 @@ func (b *bundledStore) List(ctx context.Context) ([]record.Entry, error) {
 
 // ListFunc lists the store's bots and the bundled ones keep keeps, by id.
 func (b *bundledStore) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
-	list, err := record.ListFunc(ctx, b.Store, func(r record.Record) bool {
-		_, hidden := b.bundled[r.ID]
-		return !hidden && keep(r)
-	})
+	list, err := record.ListFunc(ctx, b.Store, keep)
 	if err != nil {
 		return nil, err
 	}
-	for _, bb := range b.bundled {
-		if keep(bb.entry.Record) {
-			list = append(list, bundledEntry(bb))
+	return mergeBundled(b, list, keep, func(e record.Entry) string { return e.Record.ID }, bundledEntry), nil
+}
+
+// ListIDs lists the slugs of the store's bots and the bundled ones keep
+// keeps, in order.
+func (b *bundledStore) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]string, error) {
+	list, err := record.ListIDs(ctx, b.Store, keep)
+	if err != nil {
+		return nil, err
+	}
+	return mergeBundled(b, list, keep, func(id string) string { return id }, func(bb *bundled) string { return bb.entry.Record.ID }), nil
+}
+
+// mergeBundled merges the bundled bots keep keeps into list, the store's
+// listing in slug order, in one pass: a bot of the store with a bundled
+// slug is left out, the bundled one listed in its place.
+func mergeBundled[T any](b *bundledStore, list []T, keep func(record.Record) bool, idOf func(T) string, of func(*bundled) T) []T {
+	out := make([]T, 0, len(list)+len(b.ids))
+	i := 0
+	for _, id := range b.ids {
+		for ; i < len(list) && idOf(list[i]) < id; i++ {
+			out = append(out, list[i])
+		}
+		if i < len(list) && idOf(list[i]) == id {
+			i++ // hidden by the bundled bot
+		}
+		if bb := b.bundled[id]; keep(bb.entry.Record) {
+			out = append(out, of(bb))
 		}
 	}
-	slices.SortFunc(list, func(x, y record.Entry) int { return strings.Compare(x.Record.ID, y.Record.ID) })
-	return list, nil
+	return append(out, list[i:]...)
 }
 
 func (b *bundledStore) Create(ctx context.Context, r record.Record) (record.Entry, error) {

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,47 @@ func TestABotFileOfTheOlderLayoutNamingATakenFolderIsLeftOutWhenMoved(t *testing
 	}
 	if b, err := e.svc.Read(ctx(t), soft, "alice-bot"); err != nil || b.Record.Name != "Alice" {
 		t.Fatalf("alice-bot: %+v, %v", b.Record, err)
+	}
+}
+
+func TestAHandMadeBotClaimsItsFolderAndItsRemovalFreesIt(t *testing.T) {
+	e := newFileEnv(t, true)
+	dir := filepath.Join(e.root, "by-hand")
+	if _, err := e.svc.Make(ctx(t), soft, "flip", []byte(`{"name":"Flip","computer":"box1","workspace":"`+dir+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	file := readFile(t, e.botFile("flip"))
+	writeFile(t, e.botFile("flip"), strings.Replace(file, "computer: box1\n", "", 1))
+	waitFor(t, func() bool {
+		en, err := e.store.Get(ctx(t), "flip")
+		return err == nil && en.Record.Computer == ""
+	})
+	// The index hears of it a moment after the store took it in: a make
+	// into the folder is refused from then on.
+	n := 0
+	waitFor(t, func() bool {
+		n++
+		_, err := e.svc.Make(ctx(t), soft, fmt.Sprintf("late-%d", n), []byte(`{"name":"L","workspace":"`+dir+`"}`))
+		return errcode.Of(err) == errcode.Invalid && strings.Contains(err.Error(), "flip")
+	})
+	if err := os.RemoveAll(filepath.Dir(e.botFile("flip"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		n++
+		_, err := e.svc.Make(ctx(t), soft, fmt.Sprintf("late-%d", n), []byte(`{"name":"L","workspace":"`+filepath.Join(dir, "inner")+`"}`))
+		return err == nil
+	})
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("the condition did not hold within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -80,13 +80,13 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 			}
 			return nil, errcode.New(errcode.Invalid, "%s is a bot, not a folder: list %s", uri(id), SchemeRoot)
 		}
-		bots, err := r.svc.List(ctx, p)
+		ids, err := r.svc.ListIDs(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		entries := make([]ahp.DirectoryEntry, len(bots))
-		for i, b := range bots {
-			entries[i] = ahp.DirectoryEntry{Name: b.Record.ID, Type: ahp.ResourceFile}
+		entries := make([]ahp.DirectoryEntry, len(ids))
+		for i, id := range ids {
+			entries[i] = ahp.DirectoryEntry{Name: id, Type: ahp.ResourceFile}
 		}
 		return ahp.ResourceListResult{Entries: entries}, nil
 

@@ -91,6 +91,7 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	if err != nil {
 		return Bot{}, storeError(id, err)
 	}
+	s.folders.claim(id, e.ETag, e.Record) // before the next make is let in
 	s.forget(id)
 	return s.withPersona(ctx, e, true)
 }
@@ -333,36 +334,13 @@ func evalExisting(path string) (string, error) {
 
 // checkFolderFree refuses a folder another bot works in, or one that holds
 // or lies inside another bot's: two bots in one tree would work over each
-// other.
-func (s *Service) checkFolderFree(ctx context.Context, id, dir string) error {
-	list, err := s.store.List(ctx)
-	if err != nil {
-		return storeError(id, err)
-	}
-	others := make([]record.Record, len(list))
-	for i, e := range list {
-		others[i] = e.Record
-	}
-	if other, ok := takenBy(id, dir, others); ok {
-		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+// other. It asks the index of claimed folders, so it costs the same with
+// ten bots or a hundred thousand.
+func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
+	if other, otherDir, ok := s.folders.takenBy(id, dir); ok {
+		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
-}
-
-// takenBy returns the bot among others, bot id left out, whose folder on
-// this host is dir, holds it or lies inside it.
-func takenBy(id, dir string, others []record.Record) (record.Record, bool) {
-	for _, other := range others {
-		if other.ID == id || other.Workspace == "" || other.Computer != "" {
-			continue
-		}
-		ws := filepath.Clean(other.Workspace)
-		if within(dir, ws) || within(ws, dir) {
-			other.Workspace = ws
-			return other, true
-		}
-	}
-	return record.Record{}, false
 }
 
 // guard holds a record a store took in outside the service - found at
@@ -388,8 +366,8 @@ func (s *Service) guard(r record.Record, others []record.Record) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	if other, ok := takenBy(r.ID, dir, append(others, s.bundledRecords()...)); ok {
-		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other.ID, other.Workspace)
+	if other, otherDir, ok := record.FolderList(append(others, s.bundledRecords()...)).TakenBy(r.ID, dir); ok {
+		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
 }
@@ -436,16 +414,42 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	out := make([]Bot, 0, len(list))
-	for _, e := range list {
-		b, err := s.withPersona(ctx, e, false)
-		if err != nil {
-			s.log.Warn("bot: listing without persona", "bot", e.Record.ID, "err", err)
-			b = Bot{Record: e.Record, ETag: e.ETag}
+	out := make([]Bot, len(list))
+	var unknown []int // bots whose parts were never read: read now, outside the lock
+	s.partsMu.RLock()
+	for i, e := range list {
+		out[i] = Bot{Record: e.Record, ETag: e.ETag}
+		if !s.personaInFile(e.Record) || s.unmigrated(e.Record) {
+			continue
 		}
-		out = append(out, b)
+		parts, ok := s.partsCache[e.Record.ID]
+		if !ok {
+			unknown = append(unknown, i)
+			continue
+		}
+		r := &out[i].Record
+		r.Name, r.Description, r.Instructions = parts.Name, parts.Description, parts.Instructions
+	}
+	s.partsMu.RUnlock()
+	for _, i := range unknown {
+		b, err := s.withPersona(ctx, list[i], false)
+		if err != nil {
+			s.log.Warn("bot: listing without persona", "bot", list[i].Record.ID, "err", err)
+			continue
+		}
+		out[i] = b
 	}
 	return out, nil
+}
+
+// ListIDs returns the slugs of the bots p may read, in order: what a
+// listing of bot:// answers, without copying a record.
+func (s *Service) ListIDs(ctx context.Context, p access.Principal) ([]string, error) {
+	ids, err := record.ListIDs(ctx, s.store, func(r record.Record) bool { return CanRead(p, r) })
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	return ids, nil
 }
 
 // Edit merges an edit's JSON body onto the bot, as p. With ifMatch, the edit
@@ -517,7 +521,8 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, err
 	}
 	r.UpdatedAt = s.stamp()
-	if cur.Record.Computer != "" && r.Computer == "" {
+	comes := cur.Record.Computer != "" && r.Computer == ""
+	if comes {
 		// The bot comes to this host: its folder must pass what a make's
 		// does, or it would take another bot's folder or one outside root.
 		s.makeMu.Lock()
@@ -547,6 +552,9 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 			}
 		}
 		return Bot{}, storeError(id, err)
+	}
+	if comes {
+		s.folders.claim(id, ne.ETag, ne.Record) // makeMu is still held
 	}
 	return s.withPersona(ctx, ne, true)
 }

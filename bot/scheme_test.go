@@ -649,3 +649,53 @@ func TestReadOfAMissingBotIsNotFound(t *testing.T) {
 }
 
 var _ = memrecord.New
+
+func TestTwoMakesRacingForOneFolderExactlyOneWins(t *testing.T) {
+	for round := range 20 {
+		e := newEnv(t)
+		dir := filepath.Join(e.root, "shared")
+		errs := make(chan error, 2)
+		for _, id := range []string{"left", "right"} {
+			go func() {
+				_, err := e.svc.Make(ctx(t), soft, id, []byte(`{"name":"N","workspace":"`+dir+`"}`))
+				errs <- err
+			}()
+		}
+		won := 0
+		for range 2 {
+			if err := <-errs; err == nil {
+				won++
+			} else if errcode.Of(err) != errcode.Invalid || !strings.Contains(err.Error(), "taken") {
+				t.Fatalf("round %d: the losing make: %v", round, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d makes won the folder", round, won)
+		}
+	}
+}
+
+func TestADeletedBotGivesUpItsFolderButNotItsSlug(t *testing.T) {
+	e := newEnv(t)
+	e.make(t, soft, "motion", `{"name":"M"}`)
+	if err := e.svc.Delete(ctx(t), soft, "motion", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.make(t, soft, "heir", `{"name":"H","workspace":"`+filepath.Join(e.root, "motion")+`"}`)
+	_, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"M","workspace":"`+filepath.Join(e.root, "elsewhere")+`"}`))
+	wantCode(t, err, errcode.AlreadyExists, "motion")
+}
+
+func TestAnEditThatBringsABotToThisHostClaimsItsFolder(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.root, "wanted")
+	e.make(t, soft, "flip", `{"name":"F","computer":"box1","workspace":"`+dir+`"}`)
+	// On a computer, the bot claims no folder here.
+	e.make(t, soft, "first", `{"name":"F","workspace":"`+filepath.Join(dir, "inner")+`"}`)
+	_, err := e.svc.Edit(ctx(t), soft, "flip", []byte(`{"computer":null}`), "")
+	wantCode(t, err, errcode.Invalid, "taken", "first")
+	e.make(t, soft, "flop", `{"name":"F","computer":"box1","workspace":"`+filepath.Join(e.root, "free")+`"}`)
+	e.edit(t, soft, "flop", `{"computer":null}`)
+	_, err = e.svc.Make(ctx(t), soft, "late", []byte(`{"name":"L","workspace":"`+filepath.Join(e.root, "free")+`"}`))
+	wantCode(t, err, errcode.Invalid, "flop")
+}

@@ -129,6 +129,7 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	makeMu     sync.Mutex // serialises makes: the folder and slug checks and the create
+	folders    *folderIndex
 	locks      [64]sync.Mutex
 	seed       maphash.Seed
 	partsMu    sync.RWMutex
@@ -262,6 +263,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bs.reportShadowed(ctx)
 		s.store = bs
 	}
+	if s.folders, err = startFolderIndex(ctx, s.store); err != nil {
+		return nil, fmt.Errorf("bot: folders: %w", err)
+	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
 		Bus:       bus,
@@ -270,16 +274,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Logger:    log,
 	})
 	if err != nil {
+		s.folders.stop()
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
 	if err := s.startProblems(ctx); err != nil {
 		s.catalog.Close()
+		s.folders.stop()
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
+			s.folders.stop()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 	}
@@ -312,6 +319,7 @@ func (s *Service) Close() error {
 			s.chats.close()
 		}
 		s.catalog.Close()
+		s.folders.stop()
 		s.stopProblems()
 		s.walk.close()
 	})
@@ -493,12 +501,16 @@ const catalogueWait = 10 * time.Second
 // awaitCatalogue waits until the catalogue has applied the store's change
 // that gave bot id the etag ("" for its deletion): read-your-writes for
 // whoever subscribes after the write is acknowledged.
+//
+// It waits for the index of claimed folders too, which follows the same
+// feed: a make after an edit or a delete sees the folder it left free.
 func (s *Service) awaitCatalogue(ctx context.Context, id, etag string) {
 	ctx, cancel := context.WithTimeout(ctx, catalogueWait)
 	defer cancel()
 	if err := s.catalog.Await(ctx, id, etag); errors.Is(err, context.DeadlineExceeded) {
 		s.log.Warn("bot: the catalogue did not take a write in time; acknowledged anyway", "bot", id, "waited", catalogueWait)
 	}
+	s.folders.await(ctx, id, etag)
 }
 
 // stamp is the time a write records, at the millisecond a record keeps.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
 )
 
@@ -77,8 +78,8 @@ type Catalog struct {
 	mu      sync.Mutex // guards what follows, and is held while publishing
 	closed  bool
 	bots    map[string]entry
-	order   []string // ids of bots, sorted
-	catSeq  int64    // serverSeq of the last catalogue action published
+	order   *slugorder.Order[string] // ids of bots, in order: settle before reading (orderedLocked)
+	catSeq  int64                    // serverSeq of the last catalogue action published
 	watches map[string]*watch
 	applied int64                         // changes of the Source taken, for tests to wait on
 	recent  map[changeKey]struct{}        // the latest changes applied, for Await
@@ -130,6 +131,7 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		log:       cfg.Logger,
 		done:      make(chan struct{}),
 		bots:      map[string]entry{},
+		order:     slugorder.New(func(id string) string { return id }),
 		watches:   map[string]*watch{},
 		recent:    map[changeKey]struct{}{},
 		waiters:   map[changeKey][]chan struct{}{},
@@ -149,6 +151,7 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		cancel()
 		return nil, fmt.Errorf("catalog: list bots: %w", err)
 	}
+	ids := make([]string, 0, len(bots))
 	for _, r := range bots {
 		e, err := newEntry(r)
 		if err != nil {
@@ -156,13 +159,20 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: bot %s: %w", r.ID, err)
 		}
 		c.bots[r.ID] = e
-		c.order = append(c.order, r.ID)
+		ids = append(ids, r.ID)
 	}
-	slices.Sort(c.order)
-	c.order = slices.Compact(c.order)
+	c.order.Reset(slices.Compact(slices.Sorted(slices.Values(ids))))
 	c.cancel = cancel
 	go c.follow(life, feed)
 	return c, nil
+}
+
+// orderedLocked returns the ids of the bots in order: a make noted in
+// O(1), merged here in one pass at the first reading after it, so that a
+// make at 100,000 bots moves no slice of 100,000 ids. Called with mu held.
+func (c *Catalog) orderedLocked() []string {
+	c.order.Settle(func(id string) bool { _, ok := c.bots[id]; return ok })
+	return c.order.IDs()
 }
 
 func newEntry(r record.Record) (entry, error) {
@@ -243,8 +253,7 @@ func (c *Catalog) apply(ch record.Change) {
 		e.etag = ch.Entry.ETag
 		c.bots[id] = e
 		if !had {
-			i, _ := slices.BinarySearch(c.order, id)
-			c.order = slices.Insert(c.order, i, id)
+			c.order.Add(id)
 		}
 		c.publishBot(id, &e)
 		kind := changeAdded
@@ -257,9 +266,7 @@ func (c *Catalog) apply(ch record.Change) {
 			return
 		}
 		delete(c.bots, id)
-		if i, ok := slices.BinarySearch(c.order, id); ok {
-			c.order = slices.Delete(c.order, i, i+1)
-		}
+		c.order.Remove()
 		c.publishBot(id, nil)
 		last := ch.Entry.Record
 		if last.ID == "" {

@@ -437,7 +437,10 @@ func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
 		defer cat.mu.Unlock()
 		return cat.applied >= src.sentCount()
 	})
-	if got, want := cat.order, []string{"alpha", "beta", "late", "later"}; !slices.Equal(got, want) {
+	cat.mu.Lock()
+	order := slices.Clone(cat.orderedLocked())
+	cat.mu.Unlock()
+	if got, want := order, []string{"alpha", "beta", "late", "later"}; !slices.Equal(got, want) {
 		t.Fatalf("bots %v, want %v", got, want)
 	}
 	if cat.catSeq != bus.Seq() || bus.Seq() != 1 {

@@ -76,7 +76,7 @@ func (ch *catalogueChannel) Subscribe(ctx context.Context, sub *engine.Subscribe
 	p := c.principal(sub)
 	rd := &reader{user: userOf(sub.Principal), p: p, visible: map[string]struct{}{}}
 	state := State{Bots: []json.RawMessage{}}
-	for _, id := range c.order {
+	for _, id := range c.orderedLocked() {
 		e := c.bots[id]
 		if c.canRead(p, e.rec) {
 			state.Bots = append(state.Bots, e.raw)
@@ -222,7 +222,7 @@ func (c *Catalog) MembershipsChanged(userIDs []string) {
 		old := rd.p
 		rd.p = c.principal(sub)
 		f := flip{sub: sub}
-		for _, id := range c.order {
+		for _, id := range c.orderedLocked() {
 			r := c.bots[id].rec
 			before, now := c.canRead(old, r), c.canRead(rd.p, r)
 			_, has := rd.visible[id]

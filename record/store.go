@@ -192,3 +192,30 @@ func ListFunc(ctx context.Context, s Store, keep func(Record) bool) ([]Entry, er
 	}
 	return out, nil
 }
+
+// IDLister is implemented by stores that can list the slugs of the bots a
+// reader may see without copying their records, which is all a listing of
+// names needs.
+type IDLister interface {
+	// ListIDs returns the slugs of the bots for which keep reports true,
+	// in order. keep is called with the store's lock held: it must be
+	// quick and must not call the store.
+	ListIDs(ctx context.Context, keep func(Record) bool) ([]string, error)
+}
+
+// ListIDs lists the slugs of the bots of s for which keep reports true, in
+// order, through s's own IDLister when it has one.
+func ListIDs(ctx context.Context, s Store, keep func(Record) bool) ([]string, error) {
+	if l, ok := s.(IDLister); ok {
+		return l.ListIDs(ctx, keep)
+	}
+	list, err := ListFunc(ctx, s, keep)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.Record.ID
+	}
+	return out, nil
+}

@@ -472,8 +472,39 @@ func (e *encoder) rawValue(v any) error {
 		// the answer of every read, written without reflection.
 		e.readResult(r)
 		return nil
+	case ahp.ResourceListResult:
+		// a listing of thousands of entries, written in one pass: through
+		// reflection, ahp.List's MarshalJSON wrote it, and the encoder
+		// then compacted it again.
+		e.listResult(r)
+		return nil
 	}
 	return e.value(v)
+}
+
+// listResult appends r exactly as value would: {"entries":[{"name":…,
+// "type":…},…]}, the entries' strings with HTML characters escaped, as
+// ahp.List's json.Marshal escapes them.
+func (e *encoder) listResult(r ahp.ResourceListResult) {
+	n := len(`{"entries":[]}`)
+	for _, d := range r.Entries {
+		n += len(d.Name) + len(d.Type) + len(`{"name":"","type":""},`)
+	}
+	e.buf.Grow(n + n/8)
+	b := e.buf.AvailableBuffer()
+	b = append(b, `{"entries":[`...)
+	for i, d := range r.Entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = jsonx.AppendString(b, d.Name)
+		b = append(b, `,"type":`...)
+		b = jsonx.AppendString(b, d.Type)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	e.buf.Write(b)
 }
 
 // readResult appends r exactly as value would: {"data":…,"encoding":…,

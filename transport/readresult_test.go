@@ -46,3 +46,38 @@ func TestReadResultMatchesEncodingJSON(t *testing.T) {
 		e.free()
 	}
 }
+
+// The list result is written by hand too; it must be what encoding/json
+// writes, through ahp.List's MarshalJSON.
+func TestListResultMatchesEncodingJSON(t *testing.T) {
+	if n := reflect.TypeFor[ahp.DirectoryEntry]().NumField(); n != 2 {
+		t.Fatalf("ahp.DirectoryEntry has %d fields: listResult writes 2", n)
+	}
+	if n := reflect.TypeFor[ahp.ResourceListResult]().NumField(); n != 1 {
+		t.Fatalf("ahp.ResourceListResult has %d fields: listResult writes 1", n)
+	}
+	for _, r := range []ahp.ResourceListResult{
+		{},
+		{Entries: ahp.List[ahp.DirectoryEntry]{}},
+		{Entries: ahp.List[ahp.DirectoryEntry]{{Name: "motion", Type: ahp.ResourceFile}}},
+		{Entries: ahp.List[ahp.DirectoryEntry]{{Name: "a", Type: "file"}, {Name: "<b>&\"\\\u2028\x00\xff é", Type: "<&>"}, {}}},
+	} {
+		e := getEncoder()
+		e.buf.WriteString("prefix")
+		if err := e.rawValue(r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(e.buf.Bytes(), []byte("prefix")) {
+			t.Fatalf("listResult lost what the buffer held: %s", e.buf.Bytes())
+		}
+		got := e.buf.String()[len("prefix"):]
+		e.buf.Reset()
+		if err := e.value(r); err != nil {
+			t.Fatal(err)
+		}
+		if want := e.buf.String(); got != want {
+			t.Errorf("%+v:\n got %s\nwant %s", r, got, want)
+		}
+		e.free()
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,7 @@ import (
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
 )
 
@@ -81,7 +83,7 @@ type Store struct {
 	configDir        string
 	botsDir, goneDir string
 	log              *slog.Logger
-	feed             *feed.Feed[record.Change]
+	feed             changeFeed
 	problemFeed      *feed.Feed[struct{}] // a value after each change of problems
 
 	mu sync.RWMutex
@@ -92,6 +94,8 @@ type Store struct {
 	gone     map[string]struct{}
 	problems map[string]record.Problem // by path
 	guard    record.Guard              // checks what the store takes in by hand; nil takes all
+	order    *slugorder.Order[string]  // the slugs of bots, for listings in one pass; built at the first
+	ordered  bool                      // order holds the slugs: it was built, and follows the feed since
 	closed   bool
 	writes   sync.WaitGroup // writes in flight; Close waits for them
 
@@ -115,7 +119,30 @@ var (
 	_ record.ProblemReporter = (*Store)(nil)
 	_ record.FileBacked      = (*Store)(nil)
 	_ record.Guarded         = (*Store)(nil)
+	_ record.Filterer        = (*Store)(nil)
+	_ record.IDLister        = (*Store)(nil)
 )
+
+// changeFeed is the store's change feed. Every change of the bots the
+// store serves is published on it with s.mu held for writing - the feed
+// misses none, by the record.Store contract - so publishing a change is
+// also where the order of slugs learns that a bot was made or deleted.
+type changeFeed struct {
+	*feed.Feed[record.Change]
+	order *slugorder.Order[string]
+}
+
+// Publish notes a bot made or deleted in the order, then publishes ch.
+// The caller holds s.mu for writing.
+func (f changeFeed) Publish(ch record.Change) {
+	switch ch.Kind {
+	case record.Created:
+		f.order.Add(ch.ID)
+	case record.Deleted:
+		f.order.Remove()
+	}
+	f.Feed.Publish(ch)
+}
 
 // slugLock serialises the writes to one slug; refs counts its holders and
 // waiters, so that the lock goes when nobody needs it.
@@ -153,12 +180,14 @@ func newStore(cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	order := slugorder.New(func(id string) string { return id })
 	return &Store{
 		configDir:   cfg.ConfigDir,
 		botsDir:     filepath.Join(cfg.ConfigDir, botsDirName),
 		goneDir:     filepath.Join(cfg.ConfigDir, goneDirName),
 		log:         log,
-		feed:        feed.New[record.Change](),
+		feed:        changeFeed{Feed: feed.New[record.Change](), order: order},
+		order:       order,
 		problemFeed: feed.New[struct{}](),
 		bots:        make(map[string]record.Entry),
 		gone:        make(map[string]struct{}),
@@ -297,6 +326,7 @@ func (s *Store) SetGuard(g record.Guard) {
 	for _, r := range all {
 		if err := g(r, kept.near(r.Workspace)); err != nil {
 			delete(s.bots, r.ID)
+			s.order.Remove()
 			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
 			continue
 		}
@@ -346,18 +376,64 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 
 // List returns every bot, ordered by id.
 func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
+	return s.ListFunc(ctx, func(record.Record) bool { return true })
+}
+
+// ListFunc returns the bots for which keep reports true, ordered by id,
+// in one pass over the bots in slug order.
+func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
+	var out []record.Entry
+	err := s.each(func(e *record.Entry) {
+		if keep(e.Record) {
+			out = append(out, clone(*e))
+		}
+	})
+	return out, err
+}
+
+// ListIDs returns the slugs of the bots for which keep reports true, in
+// order, copying no record.
+func (s *Store) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]string, error) {
+	var out []string
+	err := s.each(func(e *record.Entry) {
+		if keep(e.Record) {
+			out = append(out, e.Record.ID)
+		}
+	})
+	return out, err
+}
+
+// each calls fn with every bot in slug order, with s.mu held for reading;
+// fn must not keep e. The order is brought up to date first when bots
+// were made or deleted since the last listing (a merge in one pass), or
+// built at the first listing.
+func (s *Store) each(fn func(e *record.Entry)) error {
 	s.mu.RLock()
-	if s.closed {
+	if !s.ordered || !s.order.Settled() {
 		s.mu.RUnlock()
-		return nil, record.ErrClosed
+		s.mu.Lock()
+		if !s.ordered {
+			s.order.Reset(slices.Collect(maps.Keys(s.bots)))
+			s.ordered = true
+		}
+		s.order.Settle(func(id string) bool { _, ok := s.bots[id]; return ok })
+		s.mu.Unlock()
+		s.mu.RLock()
 	}
-	out := make([]record.Entry, 0, len(s.bots))
-	for _, e := range s.bots {
-		out = append(out, clone(e))
+	defer s.mu.RUnlock()
+	if s.closed {
+		return record.ErrClosed
 	}
-	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b record.Entry) int { return strings.Compare(a.Record.ID, b.Record.ID) })
-	return out, nil
+	var e record.Entry // one copy for the pass: fn's pointer would move a copy per bot to the heap
+	for _, id := range s.order.IDs() {
+		// a bot deleted since the settle is skipped; one made since is
+		// not listed, as if the listing had run just before it.
+		var ok bool
+		if e, ok = s.bots[id]; ok {
+			fn(&e)
+		}
+	}
+	return nil
 }
 
 // Gone reports whether the slug has a tombstone.

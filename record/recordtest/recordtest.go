@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -131,6 +132,7 @@ func Run(t *testing.T, h Harness) {
 			})
 		}
 	})
+	t.Run("ListingsFollowMakesAndDeletes", func(t *testing.T) { testListingsFollowChanges(t, open(t)) })
 	t.Run("Reopen", func(t *testing.T) {
 		if h.Reopen == nil {
 			t.Skip("Harness.Reopen is nil: the storage does not outlive its store")
@@ -805,4 +807,67 @@ func testReopenWatch(t *testing.T, s record.Store, reopen func(*testing.T, recor
 	if c.Kind != record.Updated || c.ID != "motion" || c.Entry.ETag != u.ETag {
 		t.Fatalf("first change after reopen: %v %s etag %s, want updated motion etag %s", c.Kind, c.ID, c.Entry.ETag, u.ETag)
 	}
+}
+
+// testListingsFollowChanges lists after every make, edit and delete, in
+// any order: List, ListFunc and ListIDs (those the store implements) each
+// answer exactly the bots the store holds, in slug order, as they are now.
+func testListingsFollowChanges(t *testing.T, s record.Store) {
+	want := map[string]string{} // id → model
+	check := func(step string) {
+		t.Helper()
+		ids := slices.Sorted(maps.Keys(want))
+		list, err := s.List(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range list {
+			got = append(got, e.Record.ID)
+			if e.Record.Model != want[e.Record.ID] {
+				t.Fatalf("after %s: List gives %s model %q, want %q", step, e.Record.ID, e.Record.Model, want[e.Record.ID])
+			}
+		}
+		if !slices.Equal(got, ids) {
+			t.Fatalf("after %s: List %v, want %v", step, got, ids)
+		}
+		if f, ok := s.(record.Filterer); ok {
+			list, err := f.ListFunc(ctx(t), func(record.Record) bool { return true })
+			if err != nil || len(list) != len(ids) {
+				t.Fatalf("after %s: ListFunc %d bots, %v; want %d", step, len(list), err, len(ids))
+			}
+		}
+		if l, ok := s.(record.IDLister); ok {
+			got, err := l.ListIDs(ctx(t), func(record.Record) bool { return true })
+			if err != nil || !slices.Equal(got, ids) {
+				t.Fatalf("after %s: ListIDs %v, %v; want %v", step, got, err, ids)
+			}
+		}
+	}
+	check("nothing")
+	for i, id := range []string{"m", "c", "x", "a", "q", "b"} {
+		r := Sample(id)
+		mustCreate(t, s, r)
+		want[id] = r.Model
+		if i%2 == 1 {
+			check("make " + id)
+		}
+	}
+	check("makes")
+	r := Sample("q")
+	r.Model = "edited"
+	if _, err := s.Update(ctx(t), r, ""); err != nil {
+		t.Fatal(err)
+	}
+	want["q"] = "edited"
+	check("edit q")
+	for _, id := range []string{"c", "a"} {
+		if err := s.Delete(ctx(t), id, ""); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, id)
+	}
+	mustCreate(t, s, Sample("d"))
+	want["d"] = Sample("d").Model
+	check("deletes and a make")
 }
