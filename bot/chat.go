@@ -530,6 +530,9 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	prev := ch.cstate
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
+	if prev.ActiveTurn == nil && ch.cstate.ActiveTurn != nil {
+		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
+	}
 	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
