@@ -89,7 +89,13 @@ type chats struct {
 	// applied, and the follower applies what other instances append.
 	sh   chatlog.Shared
 	keep int // ended turns a chat holds in memory, at least 1
-	page int // turns one fetchTurns answers, at least 1
+	// leases hold the main turns this instance runs, with sh
+	// (chatlease.go): holder names this instance, leaseTTL is their time
+	// to live.
+	leases   lease.Leases
+	holder   string
+	leaseTTL time.Duration
+	page     int // turns one fetchTurns answers, at least 1
 
 	mu        sync.Mutex
 	bySession map[string]*chat
@@ -97,6 +103,7 @@ type chats struct {
 	closed    atomic.Bool
 
 	stop     context.CancelFunc // ends the follower
+	ctx      context.Context    // ends when the chats close
 	taskMu   sync.Mutex         // guards adding to tasks against close
 	tasks    sync.WaitGroup     // the follower and the effects it started
 	disposed map[string]bool    // sessions disposed of here: the follower does not hold them again
@@ -127,18 +134,24 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	}
 	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
 		c.sh = sh
+		c.leases, c.holder, c.leaseTTL = leases, holder, lease.DefaultTTL
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	c.stop = stop
+	c.stop, c.ctx = stop, ctx
 	if c.sh != nil {
 		c.tasks.Add(1)
 		go func() {
 			defer c.tasks.Done()
 			c.follow(ctx)
+		}()
+		c.tasks.Add(1)
+		go func() {
+			defer c.tasks.Done()
+			c.watch(ctx, watchEvery)
 		}()
 	}
 	// A message that waited behind a turn the process lost starts now;
@@ -190,6 +203,7 @@ type chat struct {
 	// the log gets before the chat's next line.
 	repair  *logLine
 	unsaved string // why a line of the active turn is not in the log; "" when none failed
+	watched string // the followed turn the watcher saw in progress on its last tick
 }
 
 func (c *chats) get(uri string) *chat {
@@ -516,6 +530,9 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	prev := ch.cstate
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
+	if prev.ActiveTurn == nil && ch.cstate.ActiveTurn != nil {
+		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
+	}
 	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)

@@ -362,6 +362,10 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID = t, b.TurnID
 	return func() {
+		if ch.c.leases != nil {
+			key := turnKey(ch.session, b.TurnID)
+			ch.c.goTask(func() { ch.c.holdTurn(ch.c.ctx, key, t.Done()) })
+		}
 		go func() {
 			<-t.Done()
 			ch.mu.Lock()

@@ -176,3 +176,61 @@ func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWri
 		time.Sleep(20 * time.Millisecond) // polling with a deadline
 	}
 }
+
+func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndResumes(t *testing.T) {
+	e := newSharedChatEnv(t, &lease.Mem{})
+	e.makeBot(t, "motion", motionBody)
+	other := e.sibling("second")
+	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
+	session := "ahp-session:/watched"
+	_, chat := c1.open(session, "motion")
+	deadline := time.Now().Add(10 * time.Second)
+	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance does not hold the chat")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	c2.subscribe(session)
+	c2.subscribe(chat)
+	c1.say(chat, "t1", "sleep 3")
+	c2.waitChat(chat, "the back session, followed", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+
+	// The first instance goes away mid-turn, letting go of its leases:
+	// the other ends the turn as interrupted and resumable.
+	e.stop()
+	st := c2.waitChat(chat, "the turn read as interrupted", func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1
+	})
+	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != bot.InterruptedType {
+		t.Fatalf("the turn whose instance went away reads %s", jsonText(st.Turns[0]))
+	}
+	c2.dispatch(chat, ahp.TurnResume("t1"))
+	got := c2.waitChat(chat, "the resumed turn", func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateComplete
+	}).Turns[0]
+	if got.ID != "t1" {
+		t.Errorf("the resumed turn is %s", jsonText(got))
+	}
+	// One interrupted line and one completion in the log.
+	interrupted, complete := 0, 0
+	for _, l := range logLines(t, e.logs, "motion", session) {
+		var line struct{ Action ahp.Action }
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatal(err)
+		}
+		switch b := line.Action.Body.(type) {
+		case *ahp.ChatErrorAction:
+			if b.Part.Error.ErrorType == bot.InterruptedType {
+				interrupted++
+			}
+		case *ahp.ChatTurnCompleteAction:
+			complete++
+		}
+	}
+	if interrupted != 1 || complete != 1 {
+		t.Errorf("the log holds %d interrupted lines and %d completions, want one each", interrupted, complete)
+	}
+}

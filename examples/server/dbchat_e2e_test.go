@@ -442,3 +442,63 @@ func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *test
 	waitSameState(t, chat, a, b)
 	sameActions(t, chat, a, b)
 }
+
+func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndResumesOnce(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	cmdA, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	_, addrC := startProcess(t, bin, filepath.Join(base, "config-c"), root, "-db", db)
+	a, b, c := dialChat(t, addrA, "a"), dialChat(t, addrB, "b"), dialChat(t, addrC, "c")
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/killed"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	c.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 4")))
+	for _, cl := range []*ahpClient{b, c} {
+		cl.waitChat(chat, "the back session, followed", func(s ahp.ChatState) bool {
+			p := active(s)
+			return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+		})
+	}
+	if err := cmdA.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmdA.Wait()
+	killed := time.Now()
+
+	// Within the bound, both watching instances read the turn as
+	// interrupted and resumable, without a restart or a cancel.
+	interrupted := func(s ahp.ChatState) bool {
+		if s.ActiveTurn != nil || len(s.Turns) != 1 {
+			return false
+		}
+		parts := s.Turns[0].ResponseParts
+		last := parts[len(parts)-1]
+		return last.Error != nil && last.Error.Error.ErrorType == "executionInterrupted" && last.Error.Resumable
+	}
+	for _, cl := range []*ahpClient{b, c} {
+		cl.waitChatFor(chat, "the killed turn read as interrupted", 20*time.Second, interrupted)
+	}
+	if took := time.Since(killed); took > 15*time.Second {
+		t.Errorf("the killed turn read as interrupted %v after the kill, want within 15 s", took)
+	}
+	t.Logf("killed to interrupted on B and C: %v", time.Since(killed))
+	waitSameState(t, chat, b, c)
+
+	// Resumed on B, it is answered once, and C sees the answer.
+	b.dispatch(chat, ahp.TurnResume("t1"))
+	for _, cl := range []*ahpClient{b, c} {
+		got := cl.waitChatFor(chat, "the resumed turn", time.Minute, func(s ahp.ChatState) bool {
+			return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateComplete
+		}).Turns[0]
+		if !slices.Equal(texts(got), []string{"awake"}) {
+			t.Errorf("the resumed turn says %q: %s", texts(got), mustJSON(got))
+		}
+	}
+	waitSameState(t, chat, b, c)
+	sameActions(t, chat, b, c)
+}

@@ -1,0 +1,168 @@
+package bot
+
+import (
+	"context"
+	"time"
+
+	"github.com/agenthost/bots/ahp"
+)
+
+// A main turn whose instance dies would stay in progress on the instances
+// that follow its chat: nobody else ends it. So the instance that runs a
+// main turn holds a lease on it (turnKey), renewed every TTL/3 while the
+// turn runs and released when it ends; and every instance watches the
+// turns it follows but does not run (watch), every watchEvery. A turn seen
+// in progress on two ticks running whose lease it can take (its holder
+// stopped renewing it, or never took it) is ended there as
+// executionInterrupted and resumable, appended at the count the chat
+// holds: of several instances doing so at once the log lets one in, and a
+// late line of the dead instance's turn loses the same race (its turn has
+// ended in the log). The watcher releases the lease at once, so that a
+// resume anywhere runs the turn again under a lease of its own.
+
+// turnKey is the lease of a chat's main turn.
+func turnKey(session, turnID string) string { return "turn " + session + " " + turnID }
+
+// holdTurn holds the lease of a main turn this instance runs until done is
+// closed or the chats close, then releases it. A lease another holder has
+// (a watcher that read the turn as dead) is tried again every TTL/3: the
+// turn is ended by whoever holds it.
+func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) {
+	var token int64
+	acquire := func() {
+		actx, cancel := context.WithTimeout(ctx, c.leaseTTL)
+		defer cancel()
+		l, ok, err := c.leases.Acquire(actx, key, c.holder, c.leaseTTL)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				c.s.log.Warn("bot: a main turn's lease could not be taken or renewed", "lease", key, "err", err)
+			}
+		case !ok:
+			token = 0
+			c.s.log.Warn("bot: a main turn's lease is held by another instance", "lease", key, "holder", l.Holder)
+		default:
+			token = l.Token
+		}
+	}
+	acquire()
+	tick := time.NewTicker(c.leaseTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			acquire() // a renewal when held: the token stays
+			continue
+		case <-done:
+		case <-ctx.Done():
+		}
+		break
+	}
+	if token != 0 {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.leaseTTL)
+		defer cancel()
+		if err := c.leases.Release(rctx, key, c.holder, token); err != nil {
+			c.s.log.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
+		}
+	}
+}
+
+// watchEvery is how often an instance looks for followed main turns whose
+// instance died, with the default lease TTL: a turn whose instance dies
+// reads as interrupted at most TTL + watchEvery after (≤ 12 s).
+const watchEvery = 2 * time.Second
+
+// watch ends, every period until ctx ends, the followed main turns whose
+// instance stopped holding their lease.
+func (c *chats) watch(ctx context.Context, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		all := make([]*chat, 0, len(c.bySession))
+		for _, ch := range c.bySession {
+			all = append(all, ch)
+		}
+		c.mu.Unlock()
+		for _, ch := range all {
+			if ctx.Err() != nil {
+				return
+			}
+			if id := ch.watchLocked(); id != "" {
+				c.takeOver(ctx, ch, id)
+			}
+		}
+	}
+}
+
+// watchLocked returns the followed turn of the chat that was in progress
+// on the last tick too, "" when there is none; it takes ch.mu itself.
+func (ch *chat) watchLocked() string {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.syncLocked()
+	at := ch.cstate.ActiveTurn
+	if ch.gone || ch.turn != nil || at == nil || ch.seen == 0 {
+		ch.watched = ""
+		return ""
+	}
+	if ch.watched != at.ID {
+		// Seen for the first time: its instance may not have taken its
+		// lease yet.
+		ch.watched = at.ID
+		return ""
+	}
+	return at.ID
+}
+
+// takeOver ends the chat's turn id as interrupted when its lease can be
+// taken: the instance that ran it stopped renewing it.
+func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
+	key := turnKey(ch.session, id)
+	actx, cancel := context.WithTimeout(ctx, c.leaseTTL)
+	l, ok, err := c.leases.Acquire(actx, key, c.holder, c.leaseTTL)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			c.s.log.Warn("bot: a followed main turn's lease could not be checked", "lease", key, "err", err)
+		}
+		return
+	}
+	if !ok {
+		return // its instance holds it: the turn runs there
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.leaseTTL)
+		defer cancel()
+		if err := c.leases.Release(rctx, key, c.holder, l.Token); err != nil {
+			c.s.log.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
+		}
+	}()
+	ended := false
+	ch.mu.Lock()
+	for range maxBehind {
+		at := ch.cstate.ActiveTurn
+		if ch.gone || ch.turn != nil || at == nil || at.ID != id {
+			break
+		}
+		d := time.Duration(0)
+		if t0, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil && c.s.now().After(t0) {
+			d = c.s.now().Sub(t0)
+		}
+		a := ahp.TurnFailed(id, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
+		if ch.emitChatLocked(a, nil) {
+			ended = true
+			break
+		}
+	}
+	ch.mu.Unlock()
+	if ended {
+		c.s.log.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.uri, "turn", id)
+		ch.next(context.WithoutCancel(ctx)) // the messages that waited behind it
+	}
+}
