@@ -122,10 +122,36 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 	return nil
 }
 
+// startPersonaSweep starts clearPersonaTemps in the background, once the
+// service is made: those temp files are litter no read looks at (a write's
+// own temp file is younger than atomicfile.StaleAfter, so the sweep never
+// takes one in use), and listing every work folder at start would cost one
+// folder read a bot before the first answer (issue 15: 3.0 s of a start
+// over 100,000 bots). Close stops it and waits for it.
+func (s *Service) startPersonaSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sweepDone)
+		if err := s.clearPersonaTemps(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("bot: the sweep of persona temp files stopped", "reason", err.Error())
+		}
+	}()
+}
+
+// stopPersonaSweep stops the background sweep and waits for it to end.
+func (s *Service) stopPersonaSweep() {
+	if s.sweepStop != nil {
+		s.sweepStop()
+		<-s.sweepDone
+	}
+}
+
 // clearPersonaTemps removes, from the work folder of every bot on this
 // host, the temp files of AGENTS.md and CLAUDE.md writes that a crash left
 // (persona.Files.RemoveStaleTemps); the bot's own temp files stay. A folder
-// that has left root is not looked into. Only ctx ending is an error.
+// that has left root is not looked into. Only ctx ending, or a listing
+// that fails, is an error.
 func (s *Service) clearPersonaTemps(ctx context.Context) error {
 	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
 		return r.Computer == "" && r.Workspace != ""
