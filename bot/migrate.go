@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
@@ -159,32 +157,23 @@ func (s *Service) clearPersonaTemps(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list the bots to clear temp files of: %w", err)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(maxClearers, len(list)) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(list) {
-					return
-				}
-				dir := list[i].Record.Workspace
-				if reason, err := s.folderEscape(dir); err != nil || reason != "" {
-					continue
-				}
-				removed, err := s.personas.RemoveStaleTemps(dir)
-				if len(removed) > 0 {
-					s.log.Info("bot: removed temp files a crash left", "bot", list[i].Record.ID, "files", removed)
-				}
-				if err != nil {
-					s.log.Warn("bot: cannot remove temp files a crash left", "bot", list[i].Record.ID, "path", dir, "reason", err.Error())
-				}
-			}
-		})
+	// One folder at a time: the sweep runs beside the start and the first
+	// answers, and is in no hurry.
+	for _, e := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := e.Record.Workspace
+		if reason, err := s.folderEscape(dir); err != nil || reason != "" {
+			continue
+		}
+		removed, err := s.personas.RemoveStaleTemps(dir)
+		if len(removed) > 0 {
+			s.log.Info("bot: removed temp files a crash left", "bot", e.Record.ID, "files", removed)
+		}
+		if err != nil {
+			s.log.Warn("bot: cannot remove temp files a crash left", "bot", e.Record.ID, "path", dir, "reason", err.Error())
+		}
 	}
-	wg.Wait()
-	return ctx.Err()
+	return nil
 }
-
-// maxClearers bounds the work folders clearPersonaTemps lists at once.
-const maxClearers = 8
