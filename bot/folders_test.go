@@ -184,7 +184,7 @@ func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
 	}
 }
 
-func TestAStartRemovesThePersonaTempFilesACrashLeftAndKeepsTheBots(t *testing.T) {
+func TestAStartRemovesThePersonaTempFilesACrashLeftInTheBackgroundAndKeepsTheBots(t *testing.T) {
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,12 @@ func TestAStartRemovesThePersonaTempFilesACrashLeftAndKeepsTheBots(t *testing.T)
 	stale := []string{plant(".tmp-AGENTS.md-123"), plant(".tmp-CLAUDE.md-456")}
 	own := plant(".tmp-notes-789") // the bot's own
 	e.start(t)
+	// The sweep runs in the background once the service is made.
+	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range stale {
+		for exists(p) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling with a deadline
+		}
 		if exists(p) {
 			t.Errorf("%s survived the restart", p)
 		}

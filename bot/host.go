@@ -247,15 +247,26 @@ func (s *Service) HandleMethod(ctx context.Context, call engine.Call) (any, erro
 	return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 }
 
-// Bots returns every bot as a read answers it, for the catalogue.
+// Bots returns every bot as a listing by root answers it, for the
+// catalogue. The catalogue lists in the background while the service
+// serves, so ctx ending (Close) stops it between two bots rather than
+// letting each bot left fail its persona read.
 func (s *Service) Bots(ctx context.Context) ([]record.Record, error) {
-	bots, err := s.List(ctx, access.RootPrincipal())
+	list, err := record.ListFunc(ctx, s.store, func(record.Record) bool { return true })
 	if err != nil {
-		return nil, err
+		return nil, storeError("", err)
 	}
-	out := make([]record.Record, len(bots))
-	for i, b := range bots {
-		out[i] = b.Record
+	out := make([]record.Record, 0, len(list))
+	for _, e := range list {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := s.withPersona(ctx, e, false)
+		if err != nil {
+			s.log.Warn("bot: listing without persona", "bot", e.Record.ID, "err", err)
+			b = Bot{Record: e.Record}
+		}
+		out = append(out, b.Record)
 	}
 	return out, nil
 }

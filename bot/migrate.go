@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
@@ -122,10 +120,36 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 	return nil
 }
 
+// startPersonaSweep starts clearPersonaTemps in the background, once the
+// service is made: those temp files are litter no read looks at (a write's
+// own temp file is younger than atomicfile.StaleAfter, so the sweep never
+// takes one in use), and listing every work folder at start would cost one
+// folder read a bot before the first answer (issue 15: 3.0 s of a start
+// over 100,000 bots). Close stops it and waits for it.
+func (s *Service) startPersonaSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sweepDone)
+		if err := s.clearPersonaTemps(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("bot: the sweep of persona temp files stopped", "reason", err.Error())
+		}
+	}()
+}
+
+// stopPersonaSweep stops the background sweep and waits for it to end.
+func (s *Service) stopPersonaSweep() {
+	if s.sweepStop != nil {
+		s.sweepStop()
+		<-s.sweepDone
+	}
+}
+
 // clearPersonaTemps removes, from the work folder of every bot on this
 // host, the temp files of AGENTS.md and CLAUDE.md writes that a crash left
 // (persona.Files.RemoveStaleTemps); the bot's own temp files stay. A folder
-// that has left root is not looked into. Only ctx ending is an error.
+// that has left root is not looked into. Only ctx ending, or a listing
+// that fails, is an error.
 func (s *Service) clearPersonaTemps(ctx context.Context) error {
 	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
 		return r.Computer == "" && r.Workspace != ""
@@ -133,32 +157,23 @@ func (s *Service) clearPersonaTemps(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list the bots to clear temp files of: %w", err)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(maxClearers, len(list)) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(list) {
-					return
-				}
-				dir := list[i].Record.Workspace
-				if reason, err := s.folderEscape(dir); err != nil || reason != "" {
-					continue
-				}
-				removed, err := s.personas.RemoveStaleTemps(dir)
-				if len(removed) > 0 {
-					s.log.Info("bot: removed temp files a crash left", "bot", list[i].Record.ID, "files", removed)
-				}
-				if err != nil {
-					s.log.Warn("bot: cannot remove temp files a crash left", "bot", list[i].Record.ID, "path", dir, "reason", err.Error())
-				}
-			}
-		})
+	// One folder at a time: the sweep runs beside the start and the first
+	// answers, and is in no hurry.
+	for _, e := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := e.Record.Workspace
+		if reason, err := s.folderEscape(dir); err != nil || reason != "" {
+			continue
+		}
+		removed, err := s.personas.RemoveStaleTemps(dir)
+		if len(removed) > 0 {
+			s.log.Info("bot: removed temp files a crash left", "bot", e.Record.ID, "files", removed)
+		}
+		if err != nil {
+			s.log.Warn("bot: cannot remove temp files a crash left", "bot", e.Record.ID, "path", dir, "reason", err.Error())
+		}
 	}
-	wg.Wait()
-	return ctx.Err()
+	return nil
 }
-
-// maxClearers bounds the work folders clearPersonaTemps lists at once.
-const maxClearers = 8

@@ -150,6 +150,9 @@ type Service struct {
 	probKick chan struct{}
 	probStop context.CancelFunc
 	probDone chan struct{}
+
+	sweepStop context.CancelFunc // stops the background sweep of persona temp files
+	sweepDone chan struct{}      // closed when that sweep has ended
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -252,9 +255,6 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		g.SetGuard(s.guard)
 	}
-	if err := s.clearPersonaTemps(ctx); err != nil {
-		return nil, fmt.Errorf("bot: %w", err)
-	}
 	if err := s.migratePersonas(ctx); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -300,6 +300,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.problemsMembershipsChanged(changed)
 		})
 	}
+	s.startPersonaSweep()
 	started = true
 	return s, nil
 }
@@ -314,6 +315,7 @@ type membershipSource interface {
 // The store is the caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopPersonaSweep()
 		s.stop()
 		if s.chats != nil {
 			s.chats.close()
@@ -463,8 +465,23 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (perso
 	if err != nil {
 		return persona.Parts{}, personaError(r.ID, err)
 	}
-	s.remember(r.ID, p)
+	if fresh {
+		s.remember(r.ID, p)
+	} else {
+		s.rememberListed(r.ID, p)
+	}
 	return p, nil
+}
+
+// rememberListed keeps the parts a listing read unless a read or a write
+// kept some meanwhile: those are as new, or newer (the catalogue's first
+// listing runs in the background while the service already serves).
+func (s *Service) rememberListed(id string, p persona.Parts) {
+	s.partsMu.Lock()
+	if _, ok := s.partsCache[id]; !ok {
+		s.partsCache[id] = p
+	}
+	s.partsMu.Unlock()
 }
 
 // personaError gives an error reading bot id's AGENTS.md its code: a file

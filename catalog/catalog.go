@@ -23,6 +23,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
 )
@@ -72,8 +73,10 @@ type Catalog struct {
 	log       *slog.Logger
 	channel   *catalogueChannel
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+	ready   chan struct{} // closed once the first listing is in bots
+	loadErr error         // why the first listing failed; set before ready is closed
 
 	mu      sync.Mutex // guards what follows, and is held while publishing
 	closed  bool
@@ -100,8 +103,12 @@ type entry struct {
 }
 
 // New starts following cfg.Source: it watches the Source first and then
-// lists its bots, so that no change is missed. ctx bounds that first
-// listing; Close stops the following.
+// lists its bots, so that no change is missed. The listing is made in the
+// background (it reads every bot's persona: issue 15 measured 2.9 s over
+// 100,000 bots), and whatever answers from the bots - a subscribe to the
+// catalogue, a watch on one bot - waits for it, so nothing is answered
+// from a catalogue that does not hold every bot yet. ctx bounds only the
+// start of the watch; Close stops the following.
 func New(ctx context.Context, cfg Config) (*Catalog, error) {
 	switch {
 	case cfg.Source == nil:
@@ -130,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		idle:      cfg.WatchIdle,
 		log:       cfg.Logger,
 		done:      make(chan struct{}),
+		ready:     make(chan struct{}),
 		bots:      map[string]entry{},
 		order:     slugorder.New(func(id string) string { return id }),
 		watches:   map[string]*watch{},
@@ -146,25 +154,63 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		cancel()
 		return nil, fmt.Errorf("catalog: watch bots: %w", err)
 	}
-	bots, err := cfg.Source.Bots(ctx)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("catalog: list bots: %w", err)
-	}
-	ids := make([]string, 0, len(bots))
-	for _, r := range bots {
-		e, err := newEntry(r)
-		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("catalog: bot %s: %w", r.ID, err)
-		}
-		c.bots[r.ID] = e
-		ids = append(ids, r.ID)
-	}
-	c.order.Reset(slices.Compact(slices.Sorted(slices.Values(ids))))
 	c.cancel = cancel
 	go c.follow(life, feed)
 	return c, nil
+}
+
+// load takes the Source's listing into the catalogue, before any change
+// of the feed is applied, and then lets those waiting for it go on. A bot
+// whose record does not marshal is left out and logged.
+func (c *Catalog) load(ctx context.Context) {
+	defer close(c.ready)
+	bots, err := c.src.Bots(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("catalog: the bots could not be listed; the catalogue answers none", "err", err)
+		}
+		c.mu.Lock()
+		c.loadErr = err
+		c.mu.Unlock()
+		return
+	}
+	entries := make(map[string]entry, len(bots))
+	order := make([]string, 0, len(bots))
+	for _, r := range bots {
+		e, err := newEntry(r)
+		if err != nil {
+			c.log.Error("catalog: a bot's record did not marshal", "bot", r.ID, "err", err)
+			continue
+		}
+		entries[r.ID] = e
+		order = append(order, r.ID)
+	}
+	slices.Sort(order)
+	order = slices.Compact(order)
+	c.mu.Lock()
+	c.bots = entries
+	c.order.Reset(order)
+	c.mu.Unlock()
+}
+
+// waitLoaded returns once the first listing is in the catalogue: nil, or
+// an errcode.Unavailable error when it failed, the catalogue closed or
+// ctx ended first.
+func (c *Catalog) waitLoaded(ctx context.Context) error {
+	select {
+	case <-c.ready:
+	case <-c.done:
+		return errcode.New(errcode.Unavailable, "the bot catalogue is closed")
+	case <-ctx.Done():
+		return errcode.Wrap(errcode.Unavailable, ctx.Err(), "the bot catalogue is still listing the bots")
+	}
+	c.mu.Lock()
+	err := c.loadErr
+	c.mu.Unlock()
+	if err != nil {
+		return errcode.Wrap(errcode.Unavailable, err, "the bot catalogue could not list the bots: %v", err)
+	}
+	return nil
 }
 
 // orderedLocked returns the ids of the bots in order: a make noted in
@@ -199,6 +245,7 @@ func (c *Catalog) Close() error {
 // watches.
 func (c *Catalog) follow(ctx context.Context, feed <-chan record.Change) {
 	defer close(c.done)
+	c.load(ctx)
 	tick := time.NewTicker(min(max(c.idle/2, time.Millisecond), 30*time.Second))
 	defer tick.Stop()
 	for {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -431,6 +432,7 @@ func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
+	<-cat.ready // the listing is made in the background; later comes after it
 	src.put(bot("later", "user:alice"))
 	waitFor(t, "the feed to be taken", func() bool {
 		cat.mu.Lock()
@@ -502,4 +504,53 @@ func TestNewRequiresSourceBusAndCanRead(t *testing.T) {
 			t.Errorf("%s: New accepted it", name)
 		}
 	}
+}
+
+func TestASubscribeWhileTheFirstListingIsMadeWaitsForEveryBot(t *testing.T) {
+	src := newFakeSource(defaultBots()...)
+	release := make(chan struct{})
+	src.onBots = func() { <-release }
+	cat, err := New(context.Background(), Config{Source: src, Bus: engine.NewBus(nil), CanRead: canRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	got := make(chan engine.Snapshot, 1)
+	go func() {
+		snap, err := cat.Channel().Subscribe(context.Background(), &engine.Subscriber{ID: 1, URI: URI, Caller: engine.Caller{Principal: access.RootPrincipal()}})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- snap
+	}()
+	close(release)
+	snap := <-got
+	if n := len(snap.State.(State).Bots); n != len(defaultBots()) {
+		t.Fatalf("the snapshot holds %d bots, want %d", n, len(defaultBots()))
+	}
+}
+
+func TestASubscribeAfterTheFirstListingFailedIsUnavailableSayingWhy(t *testing.T) {
+	cat, err := New(context.Background(), Config{Source: failingSource{}, Bus: engine.NewBus(nil), CanRead: canRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	_, err = cat.Channel().Subscribe(context.Background(), &engine.Subscriber{ID: 1, URI: URI, Caller: engine.Caller{Principal: access.RootPrincipal()}})
+	if errcode.Of(err) != errcode.Unavailable || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("subscribe: %v, want Unavailable naming the listing's error", err)
+	}
+}
+
+// failingSource watches but cannot list.
+type failingSource struct{}
+
+func (failingSource) Bots(context.Context) ([]record.Record, error) {
+	return nil, errors.New("disk on fire")
+}
+
+func (failingSource) Watch(ctx context.Context) (<-chan record.Change, error) {
+	ch := make(chan record.Change)
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
 }

@@ -68,6 +68,9 @@ func (ch *catalogueChannel) URI() string { return URI }
 // of the last catalogue action, and starts projecting the actions for it.
 func (ch *catalogueChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	c := ch.c
+	if err := c.waitLoaded(ctx); err != nil {
+		return engine.Snapshot{}, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -95,6 +95,9 @@ func (c *Catalog) CreateWatch(ctx context.Context, p access.Principal, uri strin
 // catalogue has not heard of yet (one made a moment ago), as the Source
 // lists it.
 func (c *Catalog) find(ctx context.Context, id string) (record.Record, bool, error) {
+	if err := c.waitLoaded(ctx); err != nil {
+		return record.Record{}, false, err
+	}
 	c.mu.Lock()
 	e, ok := c.bots[id]
 	closed := c.closed

@@ -54,3 +54,27 @@ func TestMemIsShared(t *testing.T) {
 		return m, m
 	}})
 }
+
+func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
+	dir := t.TempDir()
+	logs := chatlog.NewFiles(dir)
+	for _, bot := range []string{"bare", "notes"} { // a bot.md alone; a folder of the bot's own
+		if err := os.MkdirAll(filepath.Join(dir, "bots", bot), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bots", bot, "bot.md"), []byte("---\n---\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "bots", "notes", "drafts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/x"}
+	if err := logs.Create(t.Context(), want, []byte(`{"kind":"open"}`)); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := logs.List(t.Context(), chatlog.Back)
+	if err != nil || len(keys) != 1 || keys[0] != want {
+		t.Fatalf("List: %v, %v; want only %v", keys, err, want)
+	}
+}

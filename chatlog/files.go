@@ -101,21 +101,27 @@ func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
 }
 
 // List lists bots/*/<kind>/*.jsonl: every file whose name is the base64url
-// of a session URI, leaving out hidden bot folders and temporary files.
+// of a session URI, leaving out hidden bot folders and temporary files. A
+// bot folder known to hold no folder (holdsNoFolder) is not looked into.
 func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 	if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
 		return nil, err
 	}
-	bots, err := os.ReadDir(f.botsDir)
+	dir, err := os.Open(f.botsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list chat logs: %w", err)
 	}
+	defer dir.Close()
+	bots, err := dir.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list chat logs: %w", err)
+	}
 	var out []Key
 	for _, b := range bots {
-		if !b.IsDir() || strings.HasPrefix(b.Name(), ".") {
+		if !b.IsDir() || strings.HasPrefix(b.Name(), ".") || holdsNoFolder(dir, b.Name()) {
 			continue
 		}
 		logs, err := os.ReadDir(filepath.Join(f.botsDir, b.Name(), string(kind)))
