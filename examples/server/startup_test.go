@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,6 +92,7 @@ type startedServer struct {
 	listen   time.Duration // until its listening line
 	healthz  time.Duration // until GET /healthz answered 200
 	firstAns time.Duration // until the answer to a first initialize
+	rssMiB   float64       // resident memory once /healthz answered and every bot was listed; 0 where unknown
 }
 
 // startTimed runs bin over config and root and times it up to the first
@@ -158,7 +160,41 @@ func startTimed(b *testing.B, bin, config, root string) startedServer {
 		b.Fatalf("/healthz: %s", resp.Status)
 	}
 	st.healthz = time.Since(t0)
+	ws.SetReadLimit(-1) // the listing of every bot
+	list := `{"jsonrpc":"2.0","id":2,"method":"resourceList","params":{"channel":"ahp-root://","uri":"bot://"}}`
+	if err := ws.Write(ctx, websocket.MessageText, []byte(list)); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.Contains(string(data), `"id":2`) {
+			break
+		}
+	}
+	st.rssMiB = residentMiB(st.cmd.Process.Pid)
 	return st
+}
+
+// residentMiB is the resident memory of process pid (VmRSS), or 0 where
+// /proc does not say.
+func residentMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				return 0
+			}
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }
 
 // stop ends the server with SIGTERM, as an operator would, and waits.
@@ -191,6 +227,7 @@ func BenchmarkServerStartup(b *testing.B) {
 			emptyBase := b.TempDir()
 			emptyConfig, emptyRoot := filepath.Join(emptyBase, "config"), filepath.Join(emptyBase, "bots")
 			var floor, listen, first, health []time.Duration
+			var rss []float64
 			for b.Loop() {
 				e := startTimed(b, bin, emptyConfig, emptyRoot)
 				e.stop(b)
@@ -200,6 +237,7 @@ func BenchmarkServerStartup(b *testing.B) {
 				listen = append(listen, st.listen)
 				first = append(first, st.firstAns)
 				health = append(health, st.healthz)
+				rss = append(rss, st.rssMiB)
 			}
 			med := func(ds []time.Duration) float64 {
 				ds = slices.Clone(ds)
@@ -211,6 +249,8 @@ func BenchmarkServerStartup(b *testing.B) {
 			b.ReportMetric(med(first), "first-answer-ms")
 			b.ReportMetric(med(health), "healthz-ms")
 			b.ReportMetric(med(first)/med(floor), "x-floor")
+			slices.Sort(rss)
+			b.ReportMetric(rss[len(rss)/2], "rss-MiB")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
