@@ -152,7 +152,7 @@ func (srv *acpServer) stop(t *testing.T) {
 }
 
 // recordingProxy forwards loopback connections to addr, writing every byte
-// both ways to wire, and returns its own address.
+// both ways to wire before it forwards it, and returns its own address.
 func recordingProxy(t *testing.T, addr string, wire io.Writer) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -174,8 +174,10 @@ func recordingProxy(t *testing.T, addr string, wire io.Writer) string {
 				}
 				defer up.Close()
 				done := make(chan struct{}, 2)
-				go func() { io.Copy(io.MultiWriter(up, wire), c); up.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-				go func() { io.Copy(io.MultiWriter(c, wire), up); done <- struct{}{} }()
+				// Recorded before forwarded: what an end has read is
+				// already in wire.
+				go func() { io.Copy(io.MultiWriter(wire, up), c); up.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+				go func() { io.Copy(io.MultiWriter(wire, c), up); done <- struct{}{} }()
 				<-done
 				<-done
 			}()
