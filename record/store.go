@@ -29,6 +29,7 @@ type FolderTakenError struct {
 	OtherFolder string // the folder that bot works in
 }
 
+// Error names the folder and, when known, the bot that works there.
 func (e *FolderTakenError) Error() string {
 	if e.Other == "" {
 		return "folder " + e.Folder + " is taken by another bot"
@@ -54,6 +55,7 @@ const (
 	Deleted
 )
 
+// String is the kind in a word: created, updated or deleted.
 func (k ChangeKind) String() string {
 	switch k {
 	case Created:

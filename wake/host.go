@@ -39,6 +39,7 @@ type RefusedError struct {
 	Err error
 }
 
+// Error is the reason, then what ErrRefused says.
 func (e *RefusedError) Error() string { return e.Reason + ": " + ErrRefused.Error() }
 
 // Unwrap returns the error behind the refusal.
