@@ -55,7 +55,7 @@ const (
 	Deleted
 )
 
-// String is the kind in a word: created, updated or deleted.
+// String is the kind in a word: created, updated, deleted or unknown.
 func (k ChangeKind) String() string {
 	switch k {
 	case Created:
