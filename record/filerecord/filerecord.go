@@ -309,11 +309,18 @@ func (s *Store) SetGuard(g record.Guard) {
 	if g == nil {
 		return
 	}
+	// Oldest first: a sort of pointers to the records, which moves a
+	// word a swap where a sort of the records themselves moves hundreds
+	// of bytes (a third of the check at 100,000 bots).
 	all := make([]record.Record, 0, len(s.bots))
 	for _, e := range s.bots {
 		all = append(all, e.Record)
 	}
-	slices.SortFunc(all, func(a, b record.Record) int {
+	byAge := make([]*record.Record, len(all))
+	for i := range all {
+		byAge[i] = &all[i]
+	}
+	slices.SortFunc(byAge, func(a, b *record.Record) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -323,7 +330,8 @@ func (s *Store) SetGuard(g record.Guard) {
 	// with (see record.Guard), found in a trie of their folders: a check
 	// of every kept bot for each would cost n² at a start of n bots.
 	var kept folderTrie
-	for _, r := range all {
+	for _, p := range byAge {
+		r := *p
 		if err := g(r, kept.near(r.Workspace)); err != nil {
 			delete(s.bots, r.ID)
 			s.order.Remove()
