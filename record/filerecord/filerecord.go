@@ -330,15 +330,25 @@ func (s *Store) SetGuard(g record.Guard) {
 	// with (see record.Guard), found in a trie of their folders: a check
 	// of every kept bot for each would cost n² at a start of n bots.
 	var kept folderTrie
+	// The trie holds pointers into all, and each folder is split once.
 	for _, p := range byAge {
-		r := *p
-		if err := g(r, kept.near(r.Workspace)); err != nil {
-			delete(s.bots, r.ID)
+		var parts []string
+		if p.Workspace != "" {
+			parts = elems(p.Workspace)
+		}
+		var near []record.Record
+		if parts != nil {
+			near = kept.nearAt(parts)
+		}
+		if err := g(*p, near); err != nil {
+			delete(s.bots, p.ID)
 			s.order.Remove()
-			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
+			s.report(p.ID, s.file(p.ID), err.Error()+"; the bot is left out")
 			continue
 		}
-		kept.add(r)
+		if parts != nil {
+			kept.addAt(parts, p)
+		}
 	}
 }
 
