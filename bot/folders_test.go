@@ -184,6 +184,28 @@ func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
 	}
 }
 
+func TestABotWhoseFolderUnderRootIsALinkIsLeftOutAtLoadAndTheOthersKept(t *testing.T) {
+	e := newFileEnv(t, false)
+	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(e.root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, e.botFile("linked"), "---\nid: linked\nbody: robot\ncolor: teal\nworkspace: "+filepath.Join(e.root, "linked")+
+		"\nowner: user:soft\ncreatedAt: 2026-01-02T03:04:05.000Z\nupdatedAt: 2026-01-02T03:04:05.000Z\n---\n")
+	e.start(t)
+	if _, err := e.svc.Read(ctx(t), soft, "linked"); errcode.Of(err) != errcode.NotFound {
+		t.Errorf("linked: %v, want it left out", err)
+	}
+	if r := problemAt(e.store.Problems(), e.botFile("linked")); !strings.Contains(r, "symbolic link") {
+		t.Errorf("problems %+v, want one naming the link", e.store.Problems())
+	}
+	if _, err := e.svc.Read(ctx(t), soft, "motion"); err != nil {
+		t.Errorf("motion: %v, want it kept", err)
+	}
+}
+
 func TestAStartRemovesThePersonaTempFilesACrashLeftInTheBackgroundAndKeepsTheBots(t *testing.T) {
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {

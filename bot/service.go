@@ -253,6 +253,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 	}()
 	if g, ok := cfg.Store.(record.Guarded); ok {
+		// The guard looks at every bot's folder under root: one listing
+		// of root answers for them all while it is unchanged.
+		s.walk.learnRoot()
 		g.SetGuard(s.guard)
 	}
 	if err := s.migratePersonas(ctx); err != nil {

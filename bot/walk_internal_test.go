@@ -182,3 +182,43 @@ func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
 		t.Fatalf("%d files held, at most %d", held, maxHeld)
 	}
 }
+
+// TestALearnedRootKnowsItsFoldersButNoLinkAndForgetsAFolderSwappedForALink:
+// one listing of root makes its folders known, not its links or files,
+// and a folder swapped for a link afterwards is refused at the next check.
+func TestALearnedRootKnowsItsFoldersButNoLinkAndForgetsAFolderSwappedForALink(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "bots")
+	if err := os.MkdirAll(filepath.Join(root, "motion"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "away"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "away"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{root: root, walk: newFolderWatch(root)}
+	defer s.walk.close()
+	s.walk.learnRoot()
+	for name, want := range map[string]bool{"motion": true, "link": false, "file": false} {
+		if known, _ := s.walk.known(name); known != want {
+			t.Errorf("%s known %v, want %v", name, known, want)
+		}
+	}
+	if reason, err := s.folderEscape(filepath.Join(root, "link")); err != nil || reason == "" {
+		t.Fatalf("a link under root was not refused: %q, %v", reason, err)
+	}
+	if err := os.Rename(filepath.Join(root, "motion"), filepath.Join(base, "motion-aside")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "away"), filepath.Join(root, "motion")); err != nil {
+		t.Fatal(err)
+	}
+	if reason, err := s.folderEscape(filepath.Join(root, "motion")); err != nil || reason == "" {
+		t.Fatalf("a folder swapped for a link after the listing was not refused: %q, %v", reason, err)
+	}
+}

@@ -126,6 +126,52 @@ func (w *folderWatch) remember(name string, gen uint64) {
 	}
 }
 
+// learnRoot reads root's entries once and remembers each folder among
+// them as no link, as a look at <root>/<name> would (remember): the
+// guard's check of every bot at a start then costs one listing of root,
+// not one Lstat a bot. What changes from the moment it starts listing is
+// queued as events, which the next check takes (and forgets the names
+// they touch), as after any look at the path. An entry whose type the
+// listing does not give is looked at by os.File.ReadDir itself (Lstat).
+func (w *folderWatch) learnRoot() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	if !w.started {
+		w.started = true
+		w.start()
+	}
+	if w.ep >= 0 {
+		w.takeEvents()
+	}
+	if w.ep < 0 {
+		w.mu.Unlock()
+		return
+	}
+	gen := w.gen
+	w.mu.Unlock()
+	f, err := os.Open(w.root)
+	if err != nil {
+		return
+	}
+	ents, err := f.ReadDir(-1) // unsorted, unlike os.ReadDir
+	f.Close()
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep < 0 || gen != w.gen {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsDir() {
+			w.good[e.Name()] = struct{}{}
+		}
+	}
+}
+
 // close gives the descriptors back; checks then look at the path.
 func (w *folderWatch) close() {
 	if w == nil {

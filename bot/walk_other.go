@@ -16,4 +16,6 @@ func (w *folderWatch) remember(string, uint64) {}
 
 func (w *folderWatch) close() {}
 
+func (w *folderWatch) learnRoot() {}
+
 func (w *folderWatch) identify(string) (persona.Identity, bool) { return persona.Identity{}, false }

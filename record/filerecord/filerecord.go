@@ -309,11 +309,18 @@ func (s *Store) SetGuard(g record.Guard) {
 	if g == nil {
 		return
 	}
+	// Oldest first: a sort of pointers to the records, which moves a
+	// word a swap where a sort of the records themselves moves hundreds
+	// of bytes (a third of the check at 100,000 bots).
 	all := make([]record.Record, 0, len(s.bots))
 	for _, e := range s.bots {
 		all = append(all, e.Record)
 	}
-	slices.SortFunc(all, func(a, b record.Record) int {
+	byAge := make([]*record.Record, len(all))
+	for i := range all {
+		byAge[i] = &all[i]
+	}
+	slices.SortFunc(byAge, func(a, b *record.Record) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -323,14 +330,25 @@ func (s *Store) SetGuard(g record.Guard) {
 	// with (see record.Guard), found in a trie of their folders: a check
 	// of every kept bot for each would cost n² at a start of n bots.
 	var kept folderTrie
-	for _, r := range all {
-		if err := g(r, kept.near(r.Workspace)); err != nil {
-			delete(s.bots, r.ID)
+	// The trie holds pointers into all, and each folder is split once.
+	for _, p := range byAge {
+		var parts []string
+		if p.Workspace != "" {
+			parts = elems(p.Workspace)
+		}
+		var near []record.Record
+		if parts != nil {
+			near = kept.nearAt(parts)
+		}
+		if err := g(*p, near); err != nil {
+			delete(s.bots, p.ID)
 			s.order.Remove()
-			s.report(r.ID, s.file(r.ID), err.Error()+"; the bot is left out")
+			s.report(p.ID, s.file(p.ID), err.Error()+"; the bot is left out")
 			continue
 		}
-		kept.add(r)
+		if parts != nil {
+			kept.addAt(parts, p)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ type folderTrie struct {
 
 type trieNode struct {
 	kids map[string]*trieNode
-	recs []record.Record // the records whose folder is this one
+	recs []*record.Record // the records whose folder is this one
 }
 
 // elems splits a folder into the elements the trie is keyed by: cleaned,
@@ -44,8 +44,14 @@ func (t *folderTrie) add(r record.Record) {
 	if r.Workspace == "" {
 		return
 	}
+	t.addAt(elems(r.Workspace), &r)
+}
+
+// addAt keeps r, which the trie holds by pointer (r must not change
+// while the trie is in use), under the folder split into parts by elems.
+func (t *folderTrie) addAt(parts []string, r *record.Record) {
 	n := &t.root
-	for _, e := range elems(r.Workspace) {
+	for _, e := range parts {
 		if n.kids == nil {
 			n.kids = make(map[string]*trieNode)
 		}
@@ -65,10 +71,17 @@ func (t *folderTrie) near(dir string) []record.Record {
 	if dir == "" {
 		return nil
 	}
+	return t.nearAt(elems(dir))
+}
+
+// nearAt is near for a folder split into parts by elems.
+func (t *folderTrie) nearAt(parts []string) []record.Record {
 	var out []record.Record
 	n := &t.root
-	for _, e := range elems(dir) {
-		out = append(out, n.recs...)
+	for _, e := range parts {
+		for _, r := range n.recs {
+			out = append(out, *r)
+		}
 		n = n.kids[e]
 		if n == nil {
 			return out
@@ -76,7 +89,9 @@ func (t *folderTrie) near(dir string) []record.Record {
 	}
 	var below func(n *trieNode)
 	below = func(n *trieNode) {
-		out = append(out, n.recs...)
+		for _, r := range n.recs {
+			out = append(out, *r)
+		}
 		for _, k := range n.kids {
 			below(k)
 		}
