@@ -93,16 +93,16 @@ func (c *chats) watch(ctx context.Context, period time.Duration) {
 			if ctx.Err() != nil {
 				return
 			}
-			if id := ch.watchLocked(); id != "" {
+			if id := ch.watchedTurn(); id != "" {
 				c.takeOver(ctx, ch, id)
 			}
 		}
 	}
 }
 
-// watchLocked returns the followed turn of the chat that was in progress
-// on the last tick too, "" when there is none; it takes ch.mu itself.
-func (ch *chat) watchLocked() string {
+// watchedTurn returns the followed turn of the chat that was in progress
+// on the last tick too, "" when there is none. It takes ch.mu.
+func (ch *chat) watchedTurn() string {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	ch.syncLocked()
