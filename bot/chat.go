@@ -316,14 +316,31 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	if !ch.mayUse(c.s.current(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
+	if !c.letGo(ch, c.sh != nil) {
+		return errcode.New(errcode.NotFound, "no session %s", call.URI)
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
+	defer cancel()
+	if err := c.logs.Remove(rctx, ch.key); err != nil {
+		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.key, "err", err)
+	}
+	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+	return nil
+}
+
+// letGo takes ch out of the chats, when they still hold it: its turn is
+// stopped and its channels end. disposed remembers that this instance
+// disposed of it (with shared logs, so a follower does not bring it back).
+// It reports whether the chats held ch.
+func (c *chats) letGo(ch *chat, disposed bool) bool {
 	c.mu.Lock()
 	if c.bySession[ch.session] != ch {
 		c.mu.Unlock()
-		return errcode.New(errcode.NotFound, "no session %s", call.URI)
+		return false
 	}
 	delete(c.bySession, ch.session)
 	delete(c.byChat, ch.uri)
-	if c.sh != nil {
+	if disposed {
 		c.disposed[ch.session] = true
 	}
 	c.mu.Unlock()
@@ -337,13 +354,7 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	}
 	c.s.bus.End(ch.session)
 	c.s.bus.End(ch.uri)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
-	defer cancel()
-	if err := c.logs.Remove(rctx, ch.key); err != nil {
-		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.key, "err", err)
-	}
-	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
-	return nil
+	return true
 }
 
 // summaries lists the sessions p may see: its chats, and the back sessions

@@ -125,24 +125,9 @@ func (c *chats) added(key chatlog.Key) {
 
 // removed lets go of a chat another instance disposed of.
 func (c *chats) removed(ch *chat) {
-	c.mu.Lock()
-	if c.bySession[ch.session] != ch {
-		c.mu.Unlock()
+	if !c.letGo(ch, false) {
 		return
 	}
-	delete(c.bySession, ch.session)
-	delete(c.byChat, ch.uri)
-	c.mu.Unlock()
-	ch.mu.Lock()
-	ch.gone = true
-	t := ch.turn
-	ch.turn = nil
-	ch.mu.Unlock()
-	if t != nil {
-		t.Stop()
-	}
-	c.s.bus.End(ch.session)
-	c.s.bus.End(ch.uri)
 	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
 }
 

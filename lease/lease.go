@@ -81,3 +81,18 @@ func FenceFrom(ctx context.Context) (Fence, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fence)
 	return f, ok
 }
+
+// CheckArgs refuses, in one sentence, what no Leases takes: an empty key
+// or holder, or a time to live that is not positive. Implementations call
+// it first.
+func CheckArgs(key, holder string, ttl time.Duration) error {
+	switch {
+	case key == "":
+		return errors.New("lease: an empty key")
+	case holder == "":
+		return errors.New("lease: an empty holder")
+	case ttl <= 0:
+		return errors.New("lease: a time to live must be positive")
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package lease
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -26,21 +25,9 @@ func (m *Mem) now() time.Time {
 	return time.Now()
 }
 
-func check(key, holder string, ttl time.Duration) error {
-	switch {
-	case key == "":
-		return errors.New("lease: an empty key")
-	case holder == "":
-		return errors.New("lease: an empty holder")
-	case ttl <= 0:
-		return errors.New("lease: a time to live must be positive")
-	}
-	return nil
-}
-
 // Acquire takes key for holder.
 func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (Lease, bool, error) {
-	if err := check(key, holder, ttl); err != nil {
+	if err := CheckArgs(key, holder, ttl); err != nil {
 		return Lease{}, false, err
 	}
 	m.mu.Lock()
@@ -64,7 +51,7 @@ func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration
 
 // Renew extends holder's lease.
 func (m *Mem) Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error {
-	if err := check(key, holder, ttl); err != nil {
+	if err := CheckArgs(key, holder, ttl); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -64,22 +64,10 @@ func Open(ctx context.Context, pool *pgxpool.Pool) (*Leases, error) {
 	return &Leases{pool: pool}, nil
 }
 
-func check(key, holder string, ttl time.Duration) error {
-	switch {
-	case key == "":
-		return errors.New("lease: an empty key")
-	case holder == "":
-		return errors.New("lease: an empty holder")
-	case ttl <= 0:
-		return errors.New("lease: a time to live must be positive")
-	}
-	return nil
-}
-
 // Acquire is one statement: an insert, or an update of a lease that
 // expired or is the holder's own; the token grows unless it is a renewal.
 func (p *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
-	if err := check(key, holder, ttl); err != nil {
+	if err := lease.CheckArgs(key, holder, ttl); err != nil {
 		return lease.Lease{}, false, err
 	}
 	l := lease.Lease{Key: key, Holder: holder}
@@ -109,7 +97,7 @@ func (p *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Durat
 
 // Renew extends the lease when it still has holder and token.
 func (p *Leases) Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error {
-	if err := check(key, holder, ttl); err != nil {
+	if err := lease.CheckArgs(key, holder, ttl); err != nil {
 		return err
 	}
 	tag, err := p.pool.Exec(ctx, `UPDATE bots_leases SET expires_at = clock_timestamp() + $4 * interval '1 microsecond'
