@@ -42,21 +42,7 @@ func (m *Mem) Create(ctx context.Context, key Key, first []byte) error {
 
 // Append appends line.
 func (m *Mem) Append(ctx context.Context, key Key, line []byte, sync bool) error {
-	if err := key.Check(); err != nil {
-		return err
-	}
-	if err := CheckLine(line); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	lines, ok := m.logs[key]
-	if !ok {
-		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
-	}
-	m.logs[key] = append(lines, slices.Clone(line))
-	m.tellLocked(key, int64(len(lines)+1))
-	return nil
+	return m.appendAt(key, 0, false, line)
 }
 
 // Read returns copies of the log's lines.
@@ -105,6 +91,11 @@ var _ Shared = (*Mem)(nil)
 
 // AppendAt appends line when the log holds n lines.
 func (m *Mem) AppendAt(ctx context.Context, key Key, n int64, line []byte, sync bool) error {
+	return m.appendAt(key, n, true, line)
+}
+
+// appendAt appends line, when at is set only if the log holds n lines.
+func (m *Mem) appendAt(key Key, n int64, at bool, line []byte) error {
 	if err := key.Check(); err != nil {
 		return err
 	}
@@ -117,7 +108,7 @@ func (m *Mem) AppendAt(ctx context.Context, key Key, n int64, line []byte, sync 
 	if !ok {
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 	}
-	if int64(len(lines)) != n {
+	if at && int64(len(lines)) != n {
 		return fmt.Errorf("chat log %s: %w", key, ErrConflict)
 	}
 	m.logs[key] = append(lines, slices.Clone(line))
