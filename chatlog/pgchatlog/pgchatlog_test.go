@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
 	"github.com/agenthost/bots/chatlog/pgchatlog"
@@ -17,28 +19,13 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// open opens logs on a new pool to url, closed when t ends.
-func open(t *testing.T, url string) chatlog.Logs {
-	t.Helper()
-	pool := pgtest.Pool(t, url)
-	logs, err := pgchatlog.Open(context.Background(), pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return logs
-}
+// stores opens logs on throwaway schemas.
+var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (chatlog.Logs, error) {
+	return pgchatlog.Open(ctx, pool)
+})
 
 func TestConformance(t *testing.T) {
-	urls := map[chatlog.Logs]string{}
-	chatlogtest.Run(t, chatlogtest.Harness{
-		Open: func(t *testing.T) chatlog.Logs {
-			url := pgtest.URL(t)
-			logs := open(t, url)
-			urls[logs] = url
-			return logs
-		},
-		Reopen: func(t *testing.T, old chatlog.Logs) chatlog.Logs { return open(t, urls[old]) },
-	})
+	chatlogtest.Run(t, chatlogtest.Harness{Open: stores.Open, Reopen: stores.Reopen})
 }
 
 func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
@@ -96,7 +83,7 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 func TestSharedConformance(t *testing.T) {
 	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
 		url := pgtest.URL(t)
-		return open(t, url).(chatlog.Shared), open(t, url).(chatlog.Shared)
+		return stores.On(t, url).(chatlog.Shared), stores.On(t, url).(chatlog.Shared)
 	}})
 }
 

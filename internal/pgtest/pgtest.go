@@ -122,6 +122,51 @@ func Pool(tb testing.TB, url string) *pgxpool.Pool {
 	return pool
 }
 
+// Stores opens stores of one kind for a conformance suite's harness: Open
+// one on a fresh schema, Reopen another on the schema of one it opened (a
+// restart, or a second instance), each on a pool of its own.
+type Stores[T comparable] struct {
+	open func(context.Context, *pgxpool.Pool) (T, error)
+	mu   sync.Mutex
+	urls map[T]string
+}
+
+// NewStores returns Stores that open each store with open.
+func NewStores[T comparable](open func(context.Context, *pgxpool.Pool) (T, error)) *Stores[T] {
+	return &Stores[T]{open: open, urls: map[T]string{}}
+}
+
+// On opens a store on a new pool to url, closed when tb ends.
+func (s *Stores[T]) On(tb testing.TB, url string) T {
+	tb.Helper()
+	st, err := s.open(context.Background(), Pool(tb, url))
+	if err != nil {
+		tb.Fatalf("pgtest: open a store: %v", err)
+	}
+	s.mu.Lock()
+	s.urls[st] = url
+	s.mu.Unlock()
+	return st
+}
+
+// Open opens a store on a fresh schema of tb's (URL).
+func (s *Stores[T]) Open(tb *testing.T) T {
+	tb.Helper()
+	return s.On(tb, URL(tb))
+}
+
+// Reopen opens another store on the schema of old, which s opened.
+func (s *Stores[T]) Reopen(tb *testing.T, old T) T {
+	tb.Helper()
+	s.mu.Lock()
+	url, ok := s.urls[old]
+	s.mu.Unlock()
+	if !ok {
+		tb.Fatal("pgtest: Reopen of a store these Stores did not open")
+	}
+	return s.On(tb, url)
+}
+
 // WithSchema returns base with its search_path set to schema.
 func WithSchema(base, schema string) string {
 	u, err := url.Parse(base)

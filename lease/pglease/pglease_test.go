@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/leasetest"
@@ -13,31 +15,12 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// open opens leases on a new pool to url, closed when t ends.
-func open(t *testing.T, url string) lease.Leases {
-	t.Helper()
-	pool := pgtest.Pool(t, url)
-	ls, err := pglease.Open(context.Background(), pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ls
-}
+// stores opens leases on throwaway schemas.
+var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (lease.Leases, error) {
+	return pglease.Open(ctx, pool)
+})
 
 func TestConformance(t *testing.T) {
-	urls := map[lease.Leases]string{}
-	leasetest.Run(t, leasetest.Harness{
-		Open: func(t *testing.T) lease.Leases {
-			url := pgtest.URL(t)
-			ls := open(t, url)
-			urls[ls] = url
-			return ls
-		},
-		// Another pool on the same schema: a second instance.
-		Again: func(t *testing.T, old lease.Leases) lease.Leases {
-			ls := open(t, urls[old])
-			urls[ls] = urls[old]
-			return ls
-		},
-	})
+	// Again: another pool on the same schema, a second instance.
+	leasetest.Run(t, leasetest.Harness{Open: stores.Open, Again: stores.Reopen})
 }

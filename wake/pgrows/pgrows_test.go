@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/pglease"
@@ -17,28 +19,13 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// open opens rows on a new pool to url, closed when t ends.
-func open(t *testing.T, url string) wake.Rows {
-	t.Helper()
-	pool := pgtest.Pool(t, url)
-	rows, err := pgrows.Open(context.Background(), pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
+// stores opens rows on throwaway schemas.
+var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (wake.Rows, error) {
+	return pgrows.Open(ctx, pool)
+})
 
 func TestConformance(t *testing.T) {
-	urls := map[wake.Rows]string{}
-	waketest.RunRows(t, waketest.Rows{
-		Open: func(t *testing.T) wake.Rows {
-			url := pgtest.URL(t)
-			rows := open(t, url)
-			urls[rows] = url
-			return rows
-		},
-		Reopen: func(t *testing.T, old wake.Rows) wake.Rows { return open(t, urls[old]) },
-	})
+	waketest.RunRows(t, waketest.Rows{Open: stores.Open, Reopen: stores.Reopen})
 }
 
 func TestAPutWhoseLeaseWasTakenOverIsRefused(t *testing.T) {

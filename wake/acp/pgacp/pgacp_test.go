@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acptest"
@@ -13,33 +15,25 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// open opens provider's store on a new pool to url, closed when t ends.
-func open(t *testing.T, url, provider string) acp.Store {
-	t.Helper()
-	pool := pgtest.Pool(t, url)
-	recs, err := pgacp.Open(context.Background(), pool)
+// records opens the records on throwaway schemas.
+var records = pgtest.NewStores(pgacp.Open)
+
+// claude opens the store of the claude provider, as a harness does.
+var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (acp.Store, error) {
+	recs, err := pgacp.Open(ctx, pool)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return recs.Store(provider)
-}
+	return recs.Store("claude"), nil
+})
 
 func TestConformance(t *testing.T) {
-	urls := map[acp.Store]string{}
-	acptest.RunStore(t, acptest.Store{
-		Open: func(t *testing.T) acp.Store {
-			url := pgtest.URL(t)
-			s := open(t, url, "claude")
-			urls[s] = url
-			return s
-		},
-		Reopen: func(t *testing.T, old acp.Store) acp.Store { return open(t, urls[old], "claude") },
-	})
+	acptest.RunStore(t, acptest.Store{Open: claude.Open, Reopen: claude.Reopen})
 }
 
 func TestEachProviderKeepsRecordsOfItsOwn(t *testing.T) {
 	url := pgtest.URL(t)
-	a, b := open(t, url, "claude"), open(t, url, "codex")
+	a, b := records.On(t, url).Store("claude"), records.On(t, url).Store("codex")
 	if err := a.Save(t.Context(), "motion/user:soft/work", acp.Record{ID: "s-1"}); err != nil {
 		t.Fatal(err)
 	}
