@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,23 +281,10 @@ func waitSameState(t *testing.T, uri string, clients ...*ahpClient) {
 }
 
 func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testing.T) {
-	bin := buildServer(t)
-	base := t.TempDir()
-	db, root := pgtest.URL(t), filepath.Join(base, "bots")
-	var clients []*ahpClient
-	var addrs []string
-	for i, name := range []string{"a", "b", "c"} {
-		_, addr := startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db)
-		addrs = append(addrs, addr)
-		clients = append(clients, dialChat(t, addr, fmt.Sprintf("client-%d", i)))
-	}
-	a, b, c := clients[0], clients[1], clients[2]
-	a.makeBot("motion", `{"name": "Motion"}`)
 	session := "ahp-session:/everywhere"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
-	b.follow(session)
-	c.follow(session)
+	in, chat := chatOnInstances(t, 3, session)
+	a, b, c := in[0].c, in[1].c, in[2].c
+	clients := []*ahpClient{a, b, c}
 
 	// A turn runs on A: B and C are sent the same actions, in order.
 	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
@@ -350,7 +338,7 @@ func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testin
 		t.Errorf("the queued message went to %s, want the back session %s", got, back)
 	}
 	for i, cl := range clients {
-		cl.sameAsSnapshot(addrs[i])
+		cl.sameAsSnapshot(in[i].addr)
 	}
 	if n := len(a.actions(chat)); n < 20 {
 		t.Errorf("the clients were sent %d actions on the chat, want the four turns'", n)
@@ -372,17 +360,8 @@ func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testin
 }
 
 func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
-	bin := buildServer(t)
-	base := t.TempDir()
-	db, root := pgtest.URL(t), filepath.Join(base, "bots")
-	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
-	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
-	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
-	a.makeBot("motion", `{"name": "Motion"}`)
-	session := "ahp-session:/stop"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
-	b.follow(session)
+	in, chat := chatOnInstances(t, 2, "ahp-session:/stop")
+	a, b := in[0].c, in[1].c
 	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60")))
 	st := b.waitChat(chat, "the back session, on B", func(s ahp.ChatState) bool {
 		p := active(s)
@@ -409,17 +388,8 @@ func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
 }
 
 func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *testing.T) {
-	bin := buildServer(t)
-	base := t.TempDir()
-	db, root := pgtest.URL(t), filepath.Join(base, "bots")
-	_, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
-	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
-	a, b := dialChat(t, addrA, "a"), dialChat(t, addrB, "b")
-	a.makeBot("motion", `{"name": "Motion"}`)
-	session := "ahp-session:/answer"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
-	b.follow(session)
+	in, chat := chatOnInstances(t, 2, "ahp-session:/answer")
+	a, b := in[0].c, in[1].c
 	a.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("ask your name?")))
 	st := b.waitChat(chat, "the question, on B", func(s ahp.ChatState) bool {
 		return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
@@ -444,19 +414,8 @@ func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *test
 }
 
 func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndResumesOnce(t *testing.T) {
-	bin := buildServer(t)
-	base := t.TempDir()
-	db, root := pgtest.URL(t), filepath.Join(base, "bots")
-	cmdA, addrA := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
-	_, addrB := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
-	_, addrC := startProcess(t, bin, filepath.Join(base, "config-c"), root, "-db", db)
-	a, b, c := dialChat(t, addrA, "a"), dialChat(t, addrB, "b"), dialChat(t, addrC, "c")
-	a.makeBot("motion", `{"name": "Motion"}`)
-	session := "ahp-session:/killed"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
-	b.follow(session)
-	c.follow(session)
+	in, chat := chatOnInstances(t, 3, "ahp-session:/killed")
+	cmdA, a, b, c := in[0].cmd, in[0].c, in[1].c, in[2].c
 	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 4")))
 	for _, cl := range []*ahpClient{b, c} {
 		cl.waitChat(chat, "the back session, followed", func(s ahp.ChatState) bool {
@@ -501,4 +460,35 @@ func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndRes
 	}
 	waitSameState(t, chat, b, c)
 	sameActions(t, chat, b, c)
+}
+
+// instance is a built server on the shared database and a client of it.
+type instance struct {
+	cmd  *exec.Cmd
+	addr string
+	c    *ahpClient
+}
+
+// chatOnInstances starts n built servers on one throwaway database and
+// one root, with a client on each; the first makes bot motion and opens
+// session with it, and every client follows the chat, whose URI it
+// returns.
+func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
+	t.Helper()
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	in := make([]instance, n)
+	for i := range in {
+		name := string(rune('a' + i))
+		in[i].cmd, in[i].addr = startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db)
+		in[i].c = dialChat(t, in[i].addr, name)
+	}
+	in[0].c.makeBot("motion", `{"name": "Motion"}`)
+	in[0].c.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := in[0].c.follow(session)
+	for _, x := range in[1:] {
+		x.c.follow(session)
+	}
+	return in, chat
 }
