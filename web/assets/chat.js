@@ -72,7 +72,10 @@ export function chatView(app, main, session, chat) {
     return r.height > 0 && r.bottom >= v.top && r.top <= v.bottom;
   }
   const olderButton = h("button", { type: "button", class: "secondary", id: "older", onclick: loadOlder }, "Load older messages");
-  const seen = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) loadOlder(); }, { root: transcript });
+  // An entry tells of the layout when it was taken: the first one may be
+  // from before the chat was drawn and scrolled to its end, so the button
+  // is asked again whether it is in view now.
+  const seen = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting) && inView(older)) loadOlder(); }, { root: transcript });
   seen.observe(older);
   stops.push(() => seen.disconnect());
 
