@@ -110,8 +110,31 @@ func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, step)
 	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	if err := retryStale(ctx, func() error { return chromedp.Do(ctx, actions...) }); err != nil {
 		b.t.Fatalf("%s: %v\npage: %s", what, err, b.bodyText())
+	}
+}
+
+// retryStale runs f again while it fails on a page's execution context
+// that is gone, until ctx ends. chromedp learns of a navigation's new
+// context from an event it handles apart from the navigation's own
+// answer, so on a loaded machine a query or poll just after a navigation
+// can still name the old page's context, which Chromium no longer knows:
+// nothing of the action ran, and running it again on the new context is
+// what a person's next look at the page does.
+func retryStale(ctx context.Context, f func() error) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
 	}
 }
 
@@ -132,7 +155,8 @@ func (b *tab) until(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, step)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch { return false } })()", chromedp.WithPollingTimeout(step), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
+	poll := chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch { return false } })()", chromedp.WithPollingTimeout(step), chromedp.WithPollingInterval(25*time.Millisecond))
+	if err := retryStale(ctx, func() error { _, err := chromedp.Run(ctx, poll); return err }); err != nil {
 		b.t.Fatalf("waiting for %s: %v\npage: %s", what, err, b.bodyText())
 	}
 }
