@@ -110,9 +110,12 @@ type chats struct {
 }
 
 // newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder, defaultAgent string, deny []string) (*chats, error) {
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
 	if logs == nil {
 		logs = chatlog.NewFiles(s.configDir)
+	}
+	if leaseTTL == 0 {
+		leaseTTL = lease.DefaultTTL
 	}
 	if rows == nil {
 		rows = &wake.MemRows{}
@@ -123,7 +126,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	w, err := wake.New(wake.Config{
 		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
 		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
-		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder,
+		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder, LeaseTTL: leaseTTL,
 	})
 	if err != nil {
 		return nil, err
@@ -134,7 +137,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	}
 	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
 		c.sh = sh
-		c.leases, c.holder, c.leaseTTL = leases, holder, lease.DefaultTTL
+		c.leases, c.holder, c.leaseTTL = leases, holder, leaseTTL
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
@@ -151,7 +154,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		c.tasks.Add(1)
 		go func() {
 			defer c.tasks.Done()
-			c.watch(ctx, watchEvery)
+			c.watch(ctx, watchEvery(leaseTTL))
 		}()
 	}
 	// A message that waited behind a turn the process lost starts now;
