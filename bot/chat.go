@@ -83,7 +83,8 @@ type chats struct {
 	host   wake.SessionHost
 	waker  *wake.Waker
 	logs   chatlog.Logs
-	shared bool // other instances write the logs too: Config.Leases is set
+	rows   wake.Rows // the back sessions' rows, the Waker's
+	shared bool      // other instances write the logs too: Config.Leases is set
 	// sh is logs when shared and they can be followed (chatlog.Shared):
 	// every write is then an append at the count of lines the chat has
 	// applied, and the follower applies what other instances append.
@@ -132,7 +133,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, logs: logs, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
 	}
 	if sh, ok := logs.(chatlog.Shared); ok && c.shared {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 )
 
 // stateJSON is the client's reduced state of uri (a session or a chat).
@@ -153,6 +155,27 @@ func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t 
 	// round, each taking over with a greater token.
 	if got := count(t, db, `SELECT max(token) FROM bots_leases`); got < 3 {
 		t.Errorf("the lease was taken %d times, want at least once by each instance", got)
+	}
+	// Every main turn took a lease of its own: pruned, the rows of the
+	// ended turns are gone (each instance lets go of its turn's lease just
+	// after the turn ends).
+	ls, err := pglease.Open(t.Context(), pgtest.Pool(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := ls.Prune(t.Context(), lease.PruneGrace); err != nil {
+			t.Fatal(err)
+		}
+		left := count(t, db, `SELECT count(*) FROM bots_leases WHERE key LIKE 'turn %'`)
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d turns and a prune, bots_leases holds %d rows of ended turns", n, left)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -477,6 +500,10 @@ type instance struct {
 	cmd  *exec.Cmd
 	addr string
 	c    *ahpClient
+	db   string // the database's URL
+	bin  string // the built server, root and base folder it was started with
+	root string
+	base string
 }
 
 // chatOnInstances starts n built servers on one throwaway database and
@@ -493,6 +520,7 @@ func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
 		name := string(rune('a' + i))
 		in[i].cmd, in[i].addr = startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db)
 		in[i].c = dialChat(t, in[i].addr, name)
+		in[i].db, in[i].bin, in[i].root, in[i].base = db, bin, root, base
 	}
 	in[0].c.makeBot("motion", `{"name": "Motion"}`)
 	in[0].c.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
@@ -501,4 +529,58 @@ func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
 		x.c.follow(session)
 	}
 	return in, chat
+}
+
+func TestEndToEndDeletingABotOnTheDatabaseLeavesNothingOfItsChatsThere(t *testing.T) {
+	session := "ahp-session:/doomed"
+	in, chat := chatOnInstances(t, 2, session)
+	a, b, db := in[0].c, in[1].c, in[0].db
+	if got := say(t, a, chat, "t1", "hello"); !slices.Equal(got, []string{"Motion heard: hello"}) {
+		t.Fatalf("the bot says %q", got)
+	}
+	back := backOf(a.turn(chat, "t1"))
+	a.subscribe(back)
+	a.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	b.waitChat(chat, "the turn, followed", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	of := func(table string) int {
+		return count(t, db, `SELECT count(*) FROM `+table+` WHERE bot = 'motion'`)
+	}
+	if of("bots_logs") != 2 || of("bots_rows") != 1 {
+		t.Fatalf("before the deletion the database holds %d logs and %d rows of the bot, want 2 and 1", of("bots_logs"), of("bots_rows"))
+	}
+
+	a.must("resourceDelete", map[string]any{"channel": ahp.RootURI, "uri": "bot://motion"}, nil)
+	// Acknowledged, the deletion has removed the logs of the bot's chat
+	// and back session, and its back-session row.
+	if logs, rows := of("bots_logs"), of("bots_rows"); logs != 0 || rows != 0 {
+		t.Errorf("after the deletion the database holds %d logs and %d rows of the bot, want none", logs, rows)
+	}
+	if lines := count(t, db, `SELECT count(*) FROM bots_log_lines`); lines != 0 {
+		t.Errorf("after the deletion the database holds %d log lines, want none", lines)
+	}
+	// The other instance lets the chat go; one started now replays none.
+	sessions := func(c *ahpClient) []string {
+		var list ahp.ListSessionsResult
+		c.must("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+		var out []string
+		for _, s := range list.Items {
+			out = append(out, s.Resource)
+		}
+		return out
+	}
+	for deadline := time.Now().Add(15 * time.Second); slices.Contains(sessions(b), session); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after the deletion the other instance still lists the chat: %q", sessions(b))
+		}
+	}
+	_, addr := startProcess(t, in[0].bin, filepath.Join(in[0].base, "config-later"), in[0].root, "-db", db)
+	if got := sessions(dialChat(t, addr, "later")); len(got) != 0 {
+		t.Errorf("an instance started after the deletion lists %q, want no chat", got)
+	}
+	// The slug is never made again (a tombstone), so no later bot
+	// inherits the chats; the database has nothing left to give it.
+	if err := a.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://motion", "data": `{"name": "Motion"}`,
+		"encoding": "utf-8", "createOnly": true}, nil, nil); err == nil || !strings.Contains(err.Message, "never made again") {
+		t.Errorf("making the deleted slug again: %v, want it refused", err)
+	}
 }
