@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -73,6 +75,37 @@ func openShared(ctx context.Context, pool *pgxpool.Pool) (*shared, error) {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
 	return &shared{logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
+}
+
+// pruneLeases deletes, every `every`, the leases that ended (released,
+// or expired lease.PruneGrace ago: a main turn's lease is one row per
+// turn) until the returned stop is called; stop waits for it. Every
+// instance on the database prunes; a row deleted twice is no matter.
+func pruneLeases(leases lease.Leases, every time.Duration, log *slog.Logger) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if n, err := leases.Prune(ctx, lease.PruneGrace); err != nil && ctx.Err() == nil {
+				log.Warn("bots: the leases that ended could not be pruned", "err", err)
+			} else if n > 0 {
+				log.Debug("bots: pruned the leases that ended", "leases", n)
+			}
+		}
+	}()
+	return func() error {
+		cancel()
+		<-done
+		return nil
+	}
 }
 
 // holderName names this instance among the holders of leases: its host

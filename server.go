@@ -94,6 +94,15 @@ type Server struct {
 	// root must be the folder they all share - Start refuses a root that
 	// lacks the database's marker (pgrecord.ClaimRoot).
 	Database string
+	// LeaseTTL is the time to live of the leases with Database: a back
+	// session's and a running main turn's. Zero is lease.DefaultTTL (10
+	// s); Start refuses one under lease.MinTTL. Holders renew every TTL/3
+	// and every instance looks for main turns whose instance died every
+	// TTL/5: when an instance dies, its main turns read as interrupted on
+	// the others within TTL + TTL/5, and its back sessions move to another
+	// instance at the next message after TTL. A shorter TTL notices a
+	// death sooner and costs more writes to the database.
+	LeaseTTL time.Duration
 	// Users is the users directory connections authenticate against. Nil
 	// opens UsersFile when it is set.
 	Users bot.Users
@@ -157,6 +166,8 @@ type Server struct {
 	// endpoint, which refuses them.
 	Page http.Handler
 
+	pruneEvery time.Duration // how often the leases that ended are pruned; zero is lease.PruneEvery (tests set it)
+
 	initOnce sync.Once
 	log      *slog.Logger
 	scrub    *connector.Scrubber
@@ -211,6 +222,9 @@ func (s *Server) start(ctx context.Context) error {
 	if s.ConfigDir == "" {
 		return errors.New("bots: Server.ConfigDir is required")
 	}
+	if err := lease.CheckTTL(s.LeaseTTL); err != nil {
+		return fmt.Errorf("bots: Server.LeaseTTL: %w", err)
+	}
 	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
 		return fmt.Errorf("bots: config folder: %w", err)
 	}
@@ -235,6 +249,7 @@ func (s *Server) start(ctx context.Context) error {
 		if db, err = openShared(ctx, records.Pool()); err != nil {
 			return err
 		}
+		s.closers = append(s.closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
@@ -296,7 +311,7 @@ func (s *Server) start(ctx context.Context) error {
 	svc, err := bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
-		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder,
+		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 	})
 	if err != nil {
 		return err

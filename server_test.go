@@ -72,6 +72,24 @@ func TestServerThatCannotStartAnswers503AndSaysWhyAtStart(t *testing.T) {
 	}
 }
 
+func TestServerRefusesALeaseTTLUnderTheMinimumInOneSentence(t *testing.T) {
+	for _, ttl := range []time.Duration{-time.Second, 100 * time.Millisecond} {
+		s := newServer(t)
+		s.LeaseTTL = ttl
+		err := s.Start(t.Context())
+		s.Close()
+		if err == nil || !strings.Contains(err.Error(), "Server.LeaseTTL: a lease time to live of "+ttl.String()+" is refused: it must be at least 500ms") {
+			t.Errorf("start with LeaseTTL %v: %v", ttl, err)
+		}
+	}
+	s := newServer(t)
+	s.LeaseTTL = time.Second
+	defer s.Close()
+	if err := s.Start(t.Context()); err != nil {
+		t.Errorf("start with LeaseTTL 1s: %v", err)
+	}
+}
+
 func TestServerAfterCloseRefusesToStartAndAnswers503(t *testing.T) {
 	srv := newServer(t)
 	if err := srv.Start(t.Context()); err != nil {

@@ -83,7 +83,8 @@ type chats struct {
 	host   wake.SessionHost
 	waker  *wake.Waker
 	logs   chatlog.Logs
-	shared bool // other instances write the logs too: Config.Leases is set
+	rows   wake.Rows // the back sessions' rows, the Waker's
+	shared bool      // other instances write the logs too: Config.Leases is set
 	// sh is logs when shared and they can be followed (chatlog.Shared):
 	// every write is then an append at the count of lines the chat has
 	// applied, and the follower applies what other instances append.
@@ -110,9 +111,12 @@ type chats struct {
 }
 
 // newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder, defaultAgent string, deny []string) (*chats, error) {
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
 	if logs == nil {
 		logs = chatlog.NewFiles(s.configDir)
+	}
+	if leaseTTL == 0 {
+		leaseTTL = lease.DefaultTTL
 	}
 	if rows == nil {
 		rows = &wake.MemRows{}
@@ -123,18 +127,18 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	w, err := wake.New(wake.Config{
 		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
 		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
-		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder,
+		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder, LeaseTTL: leaseTTL,
 	})
 	if err != nil {
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, logs: logs, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
 	}
 	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
 		c.sh = sh
-		c.leases, c.holder, c.leaseTTL = leases, holder, lease.DefaultTTL
+		c.leases, c.holder, c.leaseTTL = leases, holder, leaseTTL
 	}
 	if err := c.replay(); err != nil {
 		w.Close()
@@ -151,7 +155,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		c.tasks.Add(1)
 		go func() {
 			defer c.tasks.Done()
-			c.watch(ctx, watchEvery)
+			c.watch(ctx, watchEvery(leaseTTL))
 		}()
 	}
 	// A message that waited behind a turn the process lost starts now;

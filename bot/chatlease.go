@@ -11,7 +11,7 @@ import (
 // that follow its chat: nobody else ends it. So the instance that runs a
 // main turn holds a lease on it (turnKey), renewed every TTL/3 while the
 // turn runs and released when it ends; and every instance watches the
-// turns it follows but does not run (watch), every watchEvery. A turn seen
+// turns it follows but does not run (watch), every TTL/5. A turn seen
 // in progress on two ticks running whose lease it can take (its holder
 // stopped renewing it, or never took it) is ended there as
 // executionInterrupted and resumable, appended at the count the chat
@@ -68,9 +68,9 @@ func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) 
 }
 
 // watchEvery is how often an instance looks for followed main turns whose
-// instance died, with the default lease TTL: a turn whose instance dies
-// reads as interrupted at most TTL + watchEvery after (≤ 12 s).
-const watchEvery = 2 * time.Second
+// instance died, with leases of ttl: a turn whose instance dies reads as
+// interrupted at most ttl + ttl/5 after (≤ 12 s with lease.DefaultTTL).
+func watchEvery(ttl time.Duration) time.Duration { return ttl / 5 }
 
 // watch ends, every period until ctx ends, the followed main turns whose
 // instance stopped holding their lease.

@@ -576,7 +576,9 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 }
 
 // Delete deletes the bot and leaves its tombstone. The store removes its own
-// data for the bot; the work folder and its AGENTS.md stay where they are.
+// data for the bot, and the service the logs of its chats and back
+// sessions and its back-session rows (wherever they are kept: files or
+// the database); the work folder and its AGENTS.md stay where they are.
 // It returns once the catalogue no longer holds the bot.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
 	if err := s.remove(ctx, p, id, ifMatch); err != nil {
@@ -606,6 +608,9 @@ func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifM
 		return storeError(id, err)
 	}
 	s.forget(id)
+	if s.chats != nil {
+		s.chats.dropBot(ctx, id)
+	}
 	return nil
 }
 

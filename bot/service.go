@@ -94,6 +94,12 @@ type Config struct {
 	// chat at once are ordered by the log.
 	Leases lease.Leases
 	Holder string
+	// LeaseTTL is the time to live of the Leases (the back sessions' and
+	// the main turns'); zero is lease.DefaultTTL, and New refuses one
+	// under lease.MinTTL. Holders renew every TTL/3, and the instances
+	// look for main turns whose instance died every TTL/5, so such a turn
+	// reads as interrupted within TTL + TTL/5 of the death.
+	LeaseTTL time.Duration
 	// DefaultAgent is the provider a back session runs on when its bot
 	// names neither a preset nor a provider.
 	DefaultAgent string
@@ -172,6 +178,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if err := cfg.Options.check(); err != nil {
 		return nil, fmt.Errorf("bot: option %w", err)
+	}
+	if err := lease.CheckTTL(cfg.LeaseTTL); err != nil {
+		return nil, fmt.Errorf("bot: Config.LeaseTTL: %w", err)
 	}
 	configDir, err := filepath.Abs(cfg.ConfigDir)
 	if err != nil {
@@ -286,7 +295,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			s.folders.stop()

@@ -7,6 +7,11 @@
 // (WithFence) and a store that checks it refuses the write of a holder
 // whose lease was taken over (ErrFenced).
 //
+// Tokens are drawn from one sequence for every key, so a lease that ended
+// may be pruned (Prune): the key acquired again still gets a token greater
+// than any it had, and a write fenced with the pruned lease's token is
+// refused, as after a takeover.
+//
 // Mem keeps leases in memory; lease/pglease keeps them in PostgreSQL;
 // lease/leasetest is the conformance suite both pass.
 package lease
@@ -14,6 +19,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -29,6 +35,30 @@ var ErrFenced = errors.New("lease: the write is refused: its lease was taken ove
 // for; holders renew every TTL/3, so an instance that dies is taken over
 // within TTL plus the poll of a waiting one.
 const DefaultTTL = 10 * time.Second
+
+// MinTTL is the shortest time to live CheckTTL lets a holder configure:
+// below it a renewal every TTL/3 is too close to a database's round trip
+// under load, and live leases would expire.
+const MinTTL = 500 * time.Millisecond
+
+// CheckTTL refuses, in one sentence, a configured time to live that is
+// negative or under MinTTL; zero (DefaultTTL) is accepted.
+func CheckTTL(ttl time.Duration) error {
+	if ttl != 0 && ttl < MinTTL {
+		return fmt.Errorf("a lease time to live of %v is refused: it must be at least %v (zero is the default, %v)", ttl, MinTTL, DefaultTTL)
+	}
+	return nil
+}
+
+// PruneGrace is how long after it expired a lease its holder did not
+// release is kept by the owners' periodic Prune: a holder that stalled
+// (a pause longer than the time to live) may still renew it meanwhile
+// when no one took it over.
+const PruneGrace = time.Minute
+
+// PruneEvery is how often the owner of leases (bots.Server on a database)
+// prunes them.
+const PruneEvery = time.Minute
 
 // Lease is a key's lease as an Acquire saw it.
 type Lease struct {
@@ -58,6 +88,13 @@ type Leases interface {
 	// take it at once; one no longer held is no error. The token is kept:
 	// the next holder's is greater.
 	Release(ctx context.Context, key, holder string, token int64) error
+	// Prune deletes the leases that were released, or expired more than
+	// grace ago, and reports how many; a live lease, and one expired
+	// within grace, is kept. A key acquired again after its lease was
+	// pruned gets a token greater than any it had, a write fenced with
+	// the pruned lease's token is refused, and the pruned lease's holder
+	// cannot renew it (ErrLost). A negative grace is an error.
+	Prune(ctx context.Context, grace time.Duration) (int, error)
 }
 
 // Fence is a key's lease token a write carries.
@@ -93,6 +130,14 @@ func CheckArgs(key, holder string, ttl time.Duration) error {
 		return errors.New("lease: an empty holder")
 	case ttl <= 0:
 		return errors.New("lease: a time to live must be positive")
+	}
+	return nil
+}
+
+// CheckGrace refuses, in one sentence, a negative grace of Prune.
+func CheckGrace(grace time.Duration) error {
+	if grace < 0 {
+		return fmt.Errorf("lease: a prune's grace of %v is negative", grace)
 	}
 	return nil
 }

@@ -7,13 +7,14 @@ import (
 )
 
 // Mem keeps leases in memory, for one process and tests. The zero value
-// is ready to use.
+// is ready to use. Its tokens are drawn from one counter for every key.
 type Mem struct {
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 
 	mu     sync.Mutex
 	leases map[string]Lease
+	last   int64 // the last token given, of any key
 }
 
 var _ Leases = (*Mem)(nil)
@@ -39,7 +40,8 @@ func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration
 		return l, false, nil
 	}
 	if !live {
-		l.Token++
+		m.last++
+		l.Token = m.last
 	}
 	l.Key, l.Holder, l.Expires = key, holder, now.Add(ttl)
 	if m.leases == nil {
@@ -74,4 +76,31 @@ func (m *Mem) Release(ctx context.Context, key, holder string, token int64) erro
 		m.leases[key] = l
 	}
 	return nil
+}
+
+// Prune deletes the leases released, or expired more than grace ago.
+func (m *Mem) Prune(ctx context.Context, grace time.Duration) (int, error) {
+	if err := CheckGrace(grace); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	before := m.now().Add(-grace)
+	n := 0
+	for key, l := range m.leases {
+		if l.Expires.IsZero() || l.Expires.Before(before) {
+			delete(m.leases, key)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Holds reports whether f is its key's lease: whether a store that
+// checks fences would take a write made with it.
+func (m *Mem) Holds(f Fence) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.leases[f.Key]
+	return ok && l.Token == f.Token
 }

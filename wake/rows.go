@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,6 +46,9 @@ type Rows interface {
 	Get(ctx context.Context, bot, person, name string) (row Row, ok bool, err error)
 	// Put writes the row, over any row of the same (bot, person, name).
 	Put(ctx context.Context, row Row) error
+	// RemoveBot removes every row of bot, as its deletion does: a Get
+	// then finds none. A bot with no row is no error.
+	RemoveBot(ctx context.Context, bot string) error
 }
 
 // MemRows keeps rows in memory. The zero value is ready to use.
@@ -70,6 +75,18 @@ func (m *MemRows) Put(ctx context.Context, row Row) error {
 		m.rows = map[rowKey]Row{}
 	}
 	m.rows[rowKey{row.Bot, row.Person, row.Name}] = row
+	return nil
+}
+
+// RemoveBot removes every row of bot.
+func (m *MemRows) RemoveBot(ctx context.Context, bot string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.rows {
+		if k.bot == bot {
+			delete(m.rows, k)
+		}
+	}
 	return nil
 }
 
@@ -134,6 +151,30 @@ func (f *FileRows) Put(ctx context.Context, row Row) error {
 	if err := f.files.Put(rowKey{row.Bot, row.Person, row.Name}, row); err != nil {
 		return fmt.Errorf("write session row: %w", err)
 	}
+	return nil
+}
+
+// RemoveBot removes the row files of bot (its sessions folder's
+// <name>@<person>.json; the back sessions' logs beside them are the chat
+// logs'), and the folder when that leaves it empty.
+func (f *FileRows) RemoveBot(ctx context.Context, bot string) error {
+	if err := checkRowKey(bot, "x"); err != nil {
+		return err
+	}
+	dir := filepath.Join(f.botsDir, bot, "sessions")
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the session rows of %s: %w", bot, err)
+	}
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".json") && strings.Contains(name, "@") {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove the session rows of %s: %w", bot, err)
+			}
+		}
+	}
+	f.files.Forget(func(k rowKey) bool { return k.bot == bot })
+	os.Remove(dir) // only when empty
 	return nil
 }
 

@@ -80,6 +80,49 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 	}
 }
 
+func TestAWriteWhoseLeaseWasPrunedIsRefused(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.Pool(t, pgtest.URL(t))
+	logs, err := pgchatlog.Open(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := pglease.Open(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/s"}
+	a, _, err := leases.Acquire(ctx, "motion/user:soft/work", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := lease.WithFence(ctx, lease.Fence{Key: a.Key, Token: a.Token})
+	if err := logs.Create(old, key, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := leases.Release(ctx, a.Key, "a", a.Token); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := leases.Prune(ctx, lease.PruneGrace); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want the released lease", n, err)
+	}
+	// The row is gone: nothing holds the key, and the write of the
+	// pruned lease's holder is refused all the same.
+	if err := logs.Append(old, key, []byte("2"), true); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("an append with a pruned lease's token = %v, want ErrFenced", err)
+	}
+	b, ok, err := leases.Acquire(ctx, a.Key, "b", time.Minute)
+	if err != nil || !ok || b.Token <= a.Token {
+		t.Fatalf("the key taken again after the prune: %+v, %v, %v; want a token above %d", b, ok, err, a.Token)
+	}
+	if err := logs.Append(old, key, []byte("2"), true); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("an append with a pruned lease's token, the key held again = %v, want ErrFenced", err)
+	}
+	if err := logs.Append(lease.WithFence(ctx, lease.Fence{Key: b.Key, Token: b.Token}), key, []byte("3"), true); err != nil {
+		t.Fatalf("an append by the new holder = %v", err)
+	}
+}
+
 func TestSharedConformance(t *testing.T) {
 	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
 		url := pgtest.URL(t)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/pglease"
 )
 
 // stateJSON is the client's reduced state of uri (a session or a chat).
@@ -154,13 +156,40 @@ func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t 
 	if got := count(t, db, `SELECT max(token) FROM bots_leases`); got < 3 {
 		t.Errorf("the lease was taken %d times, want at least once by each instance", got)
 	}
+	// Every main turn took a lease of its own: pruned, the rows of the
+	// ended turns are gone (each instance lets go of its turn's lease just
+	// after the turn ends).
+	ls, err := pglease.Open(t.Context(), pgtest.Pool(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := ls.Prune(t.Context(), lease.PruneGrace); err != nil {
+			t.Fatal(err)
+		}
+		left := count(t, db, `SELECT count(*) FROM bots_leases WHERE key LIKE 'turn %'`)
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d turns and a prune, bots_leases holds %d rows of ended turns", n, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
+
+// shortTTL is the lease time to live (-lease-ttl) of the end-to-end tests
+// that wait for a dead instance's leases to expire and need not prove the
+// default bound.
+const shortTTL = 2 * time.Second
 
 func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndResume(t *testing.T) {
 	bin := buildServer(t)
 	base := t.TempDir()
 	db, root := pgtest.URL(t), filepath.Join(base, "bots")
-	cmd, addr := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db)
+	ttl := "-lease-ttl=" + shortTTL.String()
+	cmd, addr := startProcess(t, bin, filepath.Join(base, "config-a"), root, "-db", db, ttl)
 	c := dialChat(t, addr, "a")
 	c.makeBot("motion", `{"name": "Motion"}`)
 	session := "ahp-session:/takeover"
@@ -181,7 +210,7 @@ func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndR
 
 	// Another instance, on the same database, while the dead one's lease
 	// has not expired yet.
-	_, addr2 := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db)
+	_, addr2 := startProcess(t, bin, filepath.Join(base, "config-b"), root, "-db", db, ttl)
 	c2 := dialChat(t, addr2, "b")
 	c2.subscribe(session)
 	c2.subscribe(chat)
@@ -205,8 +234,10 @@ func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndR
 	if !slices.Equal(texts(got), []string{"awake"}) {
 		t.Errorf("the resumed turn says %q: %s", texts(got), mustJSON(got))
 	}
-	if took > 15*time.Second+3*time.Second { // the bound, and the sleep of 3 s
-		t.Errorf("the takeover and answer took %v, want within 15 s and the sleep", took)
+	// The lease's expiry, the start of the other instance, and the sleep
+	// of 3 s.
+	if bound := shortTTL + 5*time.Second + 3*time.Second; took > bound {
+		t.Errorf("the takeover and answer took %v, want within %v with leases of %v", took, bound, shortTTL)
 	}
 	c2.subscribe(back)
 	bs := c2.waitChat(back, "the back chat", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 2 })
@@ -414,7 +445,22 @@ func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *test
 }
 
 func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndResumesOnce(t *testing.T) {
-	in, chat := chatOnInstances(t, 3, "ahp-session:/killed")
+	// The instances run with the default -lease-ttl (10 s): this proves
+	// the bound the README gives, TTL + TTL/5 (12 s), with 3 s to spare.
+	killMainTurn(t, lease.DefaultTTL, 15*time.Second)
+}
+
+func TestEndToEndWithAShortLeaseTTLAKilledMainTurnReadsInterruptedSooner(t *testing.T) {
+	// -lease-ttl reaches the watch of main turns: TTL + TTL/5 (2.4 s),
+	// with the same 3 s to spare.
+	killMainTurn(t, shortTTL, shortTTL+shortTTL/5+3*time.Second)
+}
+
+// killMainTurn kills, mid-turn, the instance that runs a main turn, of
+// three on one database with leases of ttl, and checks that the two
+// others read the turn as interrupted within bound and resume it once.
+func killMainTurn(t *testing.T, ttl, bound time.Duration) {
+	in, chat := chatOnInstances(t, 3, "ahp-session:/killed", "-lease-ttl="+ttl.String())
 	cmdA, a, b, c := in[0].cmd, in[0].c, in[1].c, in[2].c
 	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 4")))
 	for _, cl := range []*ahpClient{b, c} {
@@ -440,10 +486,10 @@ func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndRes
 		return last.Error != nil && last.Error.Error.ErrorType == "executionInterrupted" && last.Error.Resumable
 	}
 	for _, cl := range []*ahpClient{b, c} {
-		cl.waitChatFor(chat, "the killed turn read as interrupted", 20*time.Second, interrupted)
+		cl.waitChatFor(chat, "the killed turn read as interrupted", bound+5*time.Second, interrupted)
 	}
-	if took := time.Since(killed); took > 15*time.Second {
-		t.Errorf("the killed turn read as interrupted %v after the kill, want within 15 s", took)
+	if took := time.Since(killed); took > bound {
+		t.Errorf("the killed turn read as interrupted %v after the kill, want within %v with leases of %v", took, bound, ttl)
 	}
 	t.Logf("killed to interrupted on B and C: %v", time.Since(killed))
 	waitSameState(t, chat, b, c)
@@ -467,13 +513,17 @@ type instance struct {
 	cmd  *exec.Cmd
 	addr string
 	c    *ahpClient
+	db   string // the database's URL
+	bin  string // the built server, root and base folder it was started with
+	root string
+	base string
 }
 
 // chatOnInstances starts n built servers on one throwaway database and
 // one root, with a client on each; the first makes bot motion and opens
 // session with it, and every client follows the chat, whose URI it
-// returns.
-func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
+// returns. more are more flags for every instance.
+func chatOnInstances(t *testing.T, n int, session string, more ...string) ([]instance, string) {
 	t.Helper()
 	bin := buildServer(t)
 	base := t.TempDir()
@@ -481,8 +531,9 @@ func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
 	in := make([]instance, n)
 	for i := range in {
 		name := string(rune('a' + i))
-		in[i].cmd, in[i].addr = startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db)
+		in[i].cmd, in[i].addr = startProcess(t, bin, filepath.Join(base, "config-"+name), root, append([]string{"-db", db}, more...)...)
 		in[i].c = dialChat(t, in[i].addr, name)
+		in[i].db, in[i].bin, in[i].root, in[i].base = db, bin, root, base
 	}
 	in[0].c.makeBot("motion", `{"name": "Motion"}`)
 	in[0].c.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
@@ -491,4 +542,58 @@ func chatOnInstances(t *testing.T, n int, session string) ([]instance, string) {
 		x.c.follow(session)
 	}
 	return in, chat
+}
+
+func TestEndToEndDeletingABotOnTheDatabaseLeavesNothingOfItsChatsThere(t *testing.T) {
+	session := "ahp-session:/doomed"
+	in, chat := chatOnInstances(t, 2, session)
+	a, b, db := in[0].c, in[1].c, in[0].db
+	if got := say(t, a, chat, "t1", "hello"); !slices.Equal(got, []string{"Motion heard: hello"}) {
+		t.Fatalf("the bot says %q", got)
+	}
+	back := backOf(a.turn(chat, "t1"))
+	a.subscribe(back)
+	a.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	b.waitChat(chat, "the turn, followed", func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
+	of := func(table string) int {
+		return count(t, db, `SELECT count(*) FROM `+table+` WHERE bot = 'motion'`)
+	}
+	if of("bots_logs") != 2 || of("bots_rows") != 1 {
+		t.Fatalf("before the deletion the database holds %d logs and %d rows of the bot, want 2 and 1", of("bots_logs"), of("bots_rows"))
+	}
+
+	a.must("resourceDelete", map[string]any{"channel": ahp.RootURI, "uri": "bot://motion"}, nil)
+	// Acknowledged, the deletion has removed the logs of the bot's chat
+	// and back session, and its back-session row.
+	if logs, rows := of("bots_logs"), of("bots_rows"); logs != 0 || rows != 0 {
+		t.Errorf("after the deletion the database holds %d logs and %d rows of the bot, want none", logs, rows)
+	}
+	if lines := count(t, db, `SELECT count(*) FROM bots_log_lines`); lines != 0 {
+		t.Errorf("after the deletion the database holds %d log lines, want none", lines)
+	}
+	// The other instance lets the chat go; one started now replays none.
+	sessions := func(c *ahpClient) []string {
+		var list ahp.ListSessionsResult
+		c.must("listSessions", map[string]any{"channel": ahp.RootURI}, &list)
+		var out []string
+		for _, s := range list.Items {
+			out = append(out, s.Resource)
+		}
+		return out
+	}
+	for deadline := time.Now().Add(15 * time.Second); slices.Contains(sessions(b), session); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after the deletion the other instance still lists the chat: %q", sessions(b))
+		}
+	}
+	_, addr := startProcess(t, in[0].bin, filepath.Join(in[0].base, "config-later"), in[0].root, "-db", db)
+	if got := sessions(dialChat(t, addr, "later")); len(got) != 0 {
+		t.Errorf("an instance started after the deletion lists %q, want no chat", got)
+	}
+	// The slug is never made again (a tombstone), so no later bot
+	// inherits the chats; the database has nothing left to give it.
+	if err := a.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://motion", "data": `{"name": "Motion"}`,
+		"encoding": "utf-8", "createOnly": true}, nil, nil); err == nil || !strings.Contains(err.Message, "never made again") {
+		t.Errorf("making the deleted slug again: %v, want it refused", err)
+	}
 }

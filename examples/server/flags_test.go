@@ -15,6 +15,8 @@ func TestOptionFlagWithAnUnknownValueStopsTheServerNamingIt(t *testing.T) {
 		{"-context-in", "header", `contextIn "header" is neither text nor meta`},
 		{"-ask-in", "elsewhere", `askIn "elsewhere" is neither main nor own`},
 		{"-instructions-in", "footer", `instructionsIn "footer" is neither section nor body`},
+		{"-lease-ttl", "100ms", `-lease-ttl: a lease time to live of 100ms is refused: it must be at least 500ms`},
+		{"-lease-ttl", "-1s", `-lease-ttl: a lease time to live of -1s is refused`},
 	} {
 		s, err := tryStart(newDirs(t).args(c.flag, c.value))
 		if err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/builder"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/web"
 )
@@ -43,6 +44,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&s.Options.Root, "root", "", "the folder bots work under (default ~/.bots)")
 	fs.StringVar(&addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
 	fs.StringVar(&s.Database, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share")
+	fs.DurationVar(&s.LeaseTTL, "lease-ttl", lease.DefaultTTL, "with -db, the time to live of the leases of back sessions and main turns (at least 500ms); an instance that dies is noticed by the others within it and a fifth of it")
 	fs.StringVar(&s.UsersFile, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
 	fs.StringVar(&s.HostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&s.DefaultAgent, "agent", "echo", "the agent a back session runs on when a bot names none")
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	} else if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	} else if err := lease.CheckTTL(s.LeaseTTL); err != nil {
+		return fmt.Errorf("-lease-ttl: %w", err)
 	}
 	quiet := checkAgents || login != "" // their lines say it all: logs only on request
 	fs.Visit(func(f *flag.Flag) { quiet = quiet && f.Name != "log-level" })

@@ -113,3 +113,15 @@ func (s *Store[K, V]) Put(key K, v V) error {
 	}
 	return nil
 }
+
+// Forget drops from the cache the values of the keys drop reports, after
+// their files were removed by the caller.
+func (s *Store[K, V]) Forget(drop func(K) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.cache {
+		if drop(k) {
+			delete(s.cache, k)
+		}
+	}
+}

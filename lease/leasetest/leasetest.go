@@ -21,6 +21,9 @@ type Harness struct {
 	// Again returns another handle on the storage of l, as a second
 	// instance opens it. Nil runs those checks on l itself.
 	Again func(t *testing.T, l lease.Leases) lease.Leases
+	// Holds reports whether a write fenced with f would go in on the
+	// storage of l (pglease: FenceSQL; lease.Mem: Holds). Required.
+	Holds func(t *testing.T, l lease.Leases, f lease.Fence) bool
 }
 
 // Wait bounds each check.
@@ -31,8 +34,8 @@ const short = 50 * time.Millisecond
 
 // Run runs the suite against h. Its subtests run one after the other.
 func Run(t *testing.T, h Harness) {
-	if h.Open == nil {
-		t.Fatal("leasetest: Harness.Open is nil")
+	if h.Open == nil || h.Holds == nil {
+		t.Fatal("leasetest: Harness.Open and Harness.Holds are required")
 	}
 	again := func(t *testing.T, l lease.Leases) lease.Leases {
 		if h.Again == nil {
@@ -171,6 +174,92 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+	t.Run("TokensGrowAcrossKeys", func(t *testing.T) {
+		// One sequence for every key: what lets a pruned key start again
+		// above every token it had.
+		ls := h.Open(t)
+		a := acquire(t, ls, "k1", "a", time.Minute)
+		b := acquire(t, again(t, ls), "k2", "a", time.Minute)
+		if b.Token <= a.Token {
+			t.Fatalf("the second key's token %d is not greater than the first's %d", b.Token, a.Token)
+		}
+	})
+	t.Run("APrunedKeyAcquiredAgainGetsAGreaterToken", func(t *testing.T) {
+		ls := h.Open(t)
+		var last int64
+		for i := range 3 {
+			l := acquire(t, ls, "k", "a", time.Minute)
+			if l.Token <= last {
+				t.Fatalf("acquisition %d after a prune gave token %d after %d", i, l.Token, last)
+			}
+			last = l.Token
+			if err := ls.Release(ctx(t), "k", "a", l.Token); err != nil {
+				t.Fatal(err)
+			}
+			if n := prune(t, again(t, ls), time.Hour); n != 1 {
+				t.Fatalf("Prune of a released lease pruned %d, want 1", n)
+			}
+		}
+	})
+	t.Run("AWriteFencedWithAPrunedLeasesTokenIsRefused", func(t *testing.T) {
+		ls := h.Open(t)
+		a := acquire(t, ls, "k", "a", short)
+		f := lease.Fence{Key: "k", Token: a.Token}
+		if !h.Holds(t, ls, f) {
+			t.Fatal("a write fenced with a live lease is refused")
+		}
+		waitExpired(t, ls)
+		if n := prune(t, ls, 0); n != 1 {
+			t.Fatalf("Prune of an expired lease pruned %d, want 1", n)
+		}
+		if h.Holds(t, again(t, ls), f) {
+			t.Fatal("a write fenced with a pruned lease's token would go in")
+		}
+		if err := ls.Renew(ctx(t), "k", "a", a.Token, time.Minute); !errors.Is(err, lease.ErrLost) {
+			t.Fatalf("the pruned lease's holder's Renew = %v, want ErrLost", err)
+		}
+		b := acquire(t, again(t, ls), "k", "b", time.Minute)
+		if b.Token <= a.Token {
+			t.Fatalf("the key acquired again after a prune got token %d, not greater than %d", b.Token, a.Token)
+		}
+		if h.Holds(t, ls, f) {
+			t.Fatal("a write fenced with the pruned lease's token would go in once the key is held again")
+		}
+	})
+	t.Run("ALiveLeaseIsNeverPruned", func(t *testing.T) {
+		ls := h.Open(t)
+		live := acquire(t, ls, "live", "a", time.Minute)
+		acquire(t, ls, "ended", "a", short)
+		waitExpired(t, ls)
+		if n := prune(t, again(t, ls), 0); n != 1 {
+			t.Fatalf("Prune pruned %d leases, want the expired one alone", n)
+		}
+		if !h.Holds(t, ls, lease.Fence{Key: "live", Token: live.Token}) {
+			t.Fatal("the live lease was pruned")
+		}
+		if err := ls.Renew(ctx(t), "live", "a", live.Token, time.Minute); err != nil {
+			t.Fatalf("the live lease's Renew after a prune: %v", err)
+		}
+		if _, ok, _ := again(t, ls).Acquire(ctx(t), "live", "b", time.Minute); ok {
+			t.Fatal("another holder took the live lease after a prune")
+		}
+	})
+	t.Run("ALeaseExpiredWithinTheGraceIsKept", func(t *testing.T) {
+		ls := h.Open(t)
+		a := acquire(t, ls, "k", "a", short)
+		waitExpired(t, ls)
+		if n := prune(t, ls, time.Hour); n != 0 {
+			t.Fatalf("Prune with an hour's grace pruned %d, want none", n)
+		}
+		if !h.Holds(t, ls, lease.Fence{Key: "k", Token: a.Token}) {
+			t.Fatal("a lease expired within the grace was pruned")
+		}
+	})
+	t.Run("ANegativeGraceIsRefused", func(t *testing.T) {
+		if _, err := h.Open(t).Prune(ctx(t), -time.Second); err == nil {
+			t.Fatal("Prune with a negative grace was taken")
+		}
+	})
 	t.Run("KeysAreLeasedApart", func(t *testing.T) {
 		ls := h.Open(t)
 		acquire(t, ls, "k1", "a", time.Minute)
@@ -202,6 +291,25 @@ func acquire(t *testing.T, ls lease.Leases, key, holder string, ttl time.Duratio
 		t.Fatalf("Acquire %s for %s: %+v, %v, %v", key, holder, l, ok, err)
 	}
 	return l
+}
+
+func prune(t *testing.T, ls lease.Leases, grace time.Duration) int {
+	t.Helper()
+	n, err := ls.Prune(ctx(t), grace)
+	if err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	return n
+}
+
+// waitExpired returns once the leases of the suite's short time to live
+// acquired on ls before it was called have expired, on the storage's
+// clock: it acquires a clock key for as long, then waits until another
+// holder takes it over, which then holds it for a minute.
+func waitExpired(t *testing.T, ls lease.Leases) {
+	t.Helper()
+	acquire(t, ls, "leasetest clock", "tick", short)
+	acquireWithin(t, ls, "leasetest clock", "tock")
 }
 
 // acquireWithin acquires key for holder once the lease there expires,

@@ -1,6 +1,10 @@
 // Package pglease keeps leases (lease.Leases) in PostgreSQL, one row of
 // bots_leases per key, on the database's clock, and gives the stores on
-// the same database the check of a write's fence (FenceSQL).
+// the same database the check of a write's fence (FenceSQL). Tokens are
+// drawn from one sequence, bots_lease_tokens, for every key, so the row of
+// a lease that ended may be deleted (Prune): the key taken again gets a
+// token greater than any it had, and a fenced write whose row is gone is
+// refused.
 package pglease
 
 import (
@@ -16,8 +20,12 @@ import (
 	"github.com/agenthost/bots/lease"
 )
 
-// migrations are the schema's versions (see pgschema.Migrate). A row is
-// never deleted: its token goes on from where it was.
+// migrations are the schema's versions (see pgschema.Migrate). Version 1
+// counted each key's tokens in its row, which was therefore never
+// deleted; version 2 draws them from one sequence for every key, which
+// starts above every token given before (a lease held now keeps its
+// token, and its holder's fenced writes still go in), so that the rows
+// of ended leases may be pruned.
 var migrations = []string{`
 CREATE TABLE bots_leases (
 	key text COLLATE "C" PRIMARY KEY,
@@ -25,6 +33,10 @@ CREATE TABLE bots_leases (
 	token bigint NOT NULL,
 	expires_at timestamptz NOT NULL
 );
+`, `
+LOCK TABLE bots_leases IN EXCLUSIVE MODE;
+CREATE SEQUENCE bots_lease_tokens AS bigint;
+SELECT setval('bots_lease_tokens', (SELECT coalesce(max(token), 0) + 1 FROM bots_leases), false);
 `}
 
 // Migrate creates or migrates bots_leases in the pool's schema: the
@@ -64,21 +76,48 @@ func Open(ctx context.Context, pool *pgxpool.Pool) (*Leases, error) {
 	return &Leases{pool: pool}, nil
 }
 
-// Acquire is one statement: an insert, or an update of a lease that
-// expired or is the holder's own; the token grows unless it is a renewal.
+// Acquire makes sure the key has a row (an ended one, token 0, for a
+// new key), then updates a lease that ended or is the holder's own; a
+// taking over draws its token from the sequence under the row's lock, so
+// the takeovers of one key get growing tokens in the order they commit.
+// The two statements go in one round trip and one transaction.
 func (p *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
 	if err := lease.CheckArgs(key, holder, ttl); err != nil {
 		return lease.Lease{}, false, err
 	}
+	// A prune may delete the row between the two statements, or before
+	// the read of a refusal: that key is free, and is tried again.
+	for range 3 {
+		l, ok, err := p.acquire(ctx, key, holder, ttl)
+		if !errors.Is(err, errPruned) {
+			return l, ok, err
+		}
+	}
+	return lease.Lease{}, false, fmt.Errorf("acquire the lease of %s: its row was pruned three times running", key)
+}
+
+// errPruned is what acquire answers when the key's row was pruned while
+// it acquired.
+var errPruned = errors.New("pglease: the row was pruned meanwhile")
+
+func (p *Leases) acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
 	l := lease.Lease{Key: key, Holder: holder}
-	err := p.pool.QueryRow(ctx, `INSERT INTO bots_leases AS l (key, holder, token, expires_at)
-		VALUES ($1, $2, 1, clock_timestamp() + $3 * interval '1 microsecond')
-		ON CONFLICT (key) DO UPDATE SET
-			holder = excluded.holder,
-			token = CASE WHEN l.holder = excluded.holder AND l.expires_at > clock_timestamp() THEN l.token ELSE l.token + 1 END,
-			expires_at = excluded.expires_at
-		WHERE l.expires_at <= clock_timestamp() OR l.holder = excluded.holder
-		RETURNING token, expires_at`, key, holder, ttl.Microseconds()).Scan(&l.Token, &l.Expires)
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO bots_leases (key, holder, token, expires_at) VALUES ($1, $2, 0, '-infinity') ON CONFLICT (key) DO NOTHING`, key, holder)
+	b.Queue(`UPDATE bots_leases AS l SET
+			holder = $2,
+			token = CASE WHEN l.holder = $2 AND l.expires_at > clock_timestamp() THEN l.token ELSE nextval('bots_lease_tokens') END,
+			expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+		WHERE l.key = $1 AND (l.expires_at <= clock_timestamp() OR l.holder = $2)
+		RETURNING token, expires_at`, key, holder, ttl.Microseconds())
+	br := p.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&l.Token, &l.Expires)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil {
 		return l, true, nil
 	}
@@ -89,6 +128,9 @@ func (p *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Durat
 	// lease expires at -infinity, which no time.Time holds; it reads as
 	// the epoch, long expired.
 	err = p.pool.QueryRow(ctx, `SELECT holder, token, greatest(expires_at, 'epoch') FROM bots_leases WHERE key = $1`, key).Scan(&l.Holder, &l.Token, &l.Expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lease.Lease{}, false, errPruned
+	}
 	if err != nil {
 		return lease.Lease{}, false, fmt.Errorf("read the lease of %s: %w", key, err)
 	}
@@ -118,4 +160,27 @@ func (p *Leases) Release(ctx context.Context, key, holder string, token int64) e
 		return fmt.Errorf("release the lease of %s: %w", key, err)
 	}
 	return nil
+}
+
+// Prune deletes the rows of the leases released (expired at -infinity) or
+// expired more than grace ago, on the database's clock.
+func (p *Leases) Prune(ctx context.Context, grace time.Duration) (int, error) {
+	if err := lease.CheckGrace(grace); err != nil {
+		return 0, err
+	}
+	tag, err := p.pool.Exec(ctx, `DELETE FROM bots_leases WHERE expires_at < clock_timestamp() - $1 * interval '1 microsecond'`, grace.Microseconds())
+	if err != nil {
+		return 0, fmt.Errorf("prune the leases: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Holds reports whether f is its key's lease, as FenceSQL checks it: a
+// write fenced with it would go in.
+func (p *Leases) Holds(ctx context.Context, f lease.Fence) (bool, error) {
+	var held bool
+	if err := p.pool.QueryRow(ctx, `SELECT `+FenceSQL(1, 2), f.Key, f.Token).Scan(&held); err != nil {
+		return false, fmt.Errorf("check the fence of %s: %w", f.Key, err)
+	}
+	return held, nil
 }

@@ -96,3 +96,11 @@ func (r *Rows) Put(ctx context.Context, row wake.Row) error {
 	}
 	return nil
 }
+
+// RemoveBot deletes every row of bot.
+func (r *Rows) RemoveBot(ctx context.Context, bot string) error {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM bots_rows WHERE bot = $1`, bot); err != nil {
+		return fmt.Errorf("remove the session rows of %s: %w", bot, err)
+	}
+	return nil
+}

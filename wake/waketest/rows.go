@@ -24,7 +24,8 @@ type Rows struct {
 // RunRows runs the conformance suite of wake.Rows against the rows h
 // opens: a row comes back as it was put (its time to the millisecond), one
 // row per (bot, person, name), a Put replaces, concurrent Puts of
-// different keys all stay, and rows survive a reopen.
+// different keys all stay, RemoveBot removes the bot's rows and no
+// other's, and rows survive a reopen.
 func RunRows(t *testing.T, h Rows) {
 	if h.Open == nil {
 		t.Fatal("waketest: Rows.Open is nil")
@@ -79,6 +80,32 @@ func RunRows(t *testing.T, h Rows) {
 		for i := range 20 {
 			r := sampleRow("motion", "user:soft", fmt.Sprintf("w-%d", i))
 			sameRow(t, get(t, rows, r), r)
+		}
+	})
+	t.Run("RemoveBotRemovesEveryRowOfTheBotAlone", func(t *testing.T) {
+		rows := h.Open(t)
+		gone := []wake.Row{sampleRow("motion", "user:soft", "work"), sampleRow("motion", "user:tess", "w-2")}
+		kept := sampleRow("motionless", "user:soft", "work")
+		for _, r := range append(gone, kept) {
+			put(t, rows, r)
+		}
+		if err := rows.RemoveBot(rowsCtx(t), "motion"); err != nil {
+			t.Fatal(err)
+		}
+		check := []wake.Rows{rows}
+		if h.Reopen != nil {
+			check = append(check, h.Reopen(t, rows))
+		}
+		for _, on := range check {
+			for _, r := range gone {
+				if got, ok, err := on.Get(rowsCtx(t), r.Bot, r.Person, r.Name); err != nil || ok {
+					t.Errorf("after RemoveBot, Get %s/%s/%s = %+v, %v, %v; want none", r.Bot, r.Person, r.Name, got, ok, err)
+				}
+			}
+			sameRow(t, get(t, on, kept), kept)
+		}
+		if err := rows.RemoveBot(rowsCtx(t), "nobody"); err != nil {
+			t.Errorf("RemoveBot of a bot with no row: %v", err)
 		}
 	})
 	t.Run("RowsSurviveAReopen", func(t *testing.T) {
