@@ -248,12 +248,29 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 // and that had not changed for racyMargin before that read, is not opened
 // again: any write since would have given it a new identity.
 func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
+	return f.read(ctx, dir, Identity{}, time.Time{})
+}
+
+// ReadIdentified is Read given the identity of <dir>/AGENTS.md as
+// Config.Identify answers it, taken by the caller as the read began (with
+// its own look at the folder: one look serving both), and a time taken
+// before it: Read takes no identity of its own.
+func (f *Files) ReadIdentified(ctx context.Context, dir string, id Identity, before time.Time) (Parts, error) {
+	return f.read(ctx, dir, id, before)
+}
+
+// read is Read; given a time (not zero), with the identity taken after
+// it.
+func (f *Files) read(ctx context.Context, dir string, id Identity, readAt time.Time) (Parts, error) {
 	if err := ctx.Err(); err != nil {
 		return Parts{}, err
 	}
 	path := filepath.Join(dir, AgentsFile)
-	readAt := time.Now()
-	id, known := f.identityOf(path)
+	known := !readAt.IsZero()
+	if !known {
+		readAt = time.Now()
+		id, known = f.identityOf(path)
+	}
 	if known {
 		if p, ok := f.cache.lookup(path, id); ok {
 			return p, nil
