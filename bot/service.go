@@ -517,6 +517,14 @@ func personaError(id string, err error) error {
 }
 
 func (s *Service) remember(id string, p persona.Parts) {
+	// a read of an unchanged file finds its parts there already: a
+	// read lock spares the readers of the cache the write lock's wait.
+	s.partsMu.RLock()
+	old, ok := s.partsCache[id]
+	s.partsMu.RUnlock()
+	if ok && old == p {
+		return
+	}
 	s.partsMu.Lock()
 	s.partsCache[id] = p
 	s.partsMu.Unlock()

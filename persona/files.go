@@ -265,20 +265,25 @@ func (f *Files) read(ctx context.Context, dir string, id Identity, readAt time.T
 	if err := ctx.Err(); err != nil {
 		return Parts{}, err
 	}
-	path := filepath.Join(dir, AgentsFile)
+	// the cache is by folder: a read it answers joins no path.
+	path := ""
 	known := !readAt.IsZero()
 	if !known {
+		path = filepath.Join(dir, AgentsFile)
 		readAt = time.Now()
 		id, known = f.identityOf(path)
 	}
 	if known {
-		if p, ok := f.cache.lookup(path, id); ok {
+		if p, ok := f.cache.lookup(dir, id); ok {
 			return p, nil
 		}
 	}
+	if path == "" {
+		path = filepath.Join(dir, AgentsFile)
+	}
 	b, _, err := readFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
-		f.cache.forget(path)
+		f.cache.forget(dir)
 		return Parts{}, nil
 	}
 	if err != nil {
@@ -289,7 +294,7 @@ func (f *Files) read(ctx context.Context, dir string, id Identity, readAt time.T
 		return Parts{}, &fileError{path: path, why: "does not hold a persona: " + err.Error(), kind: ErrBadText, cause: err}
 	}
 	if known {
-		f.cache.store(path, id, readAt, p)
+		f.cache.store(dir, id, readAt, p)
 	}
 	return p, nil
 }
@@ -402,7 +407,7 @@ func (f *Files) replace(ctx context.Context, dir string, p Parts, template strin
 	if err := atomicfile.Write(path, out, 0o644); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	f.cache.forget(path)
+	f.cache.forget(dir)
 	f.log.Warn("persona file replaced: it could not hold a persona", "path", path, "reason", bad.Error())
 	return f.writeClaude(dir)
 }
