@@ -476,7 +476,7 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool, ident 
 	var p persona.Parts
 	var err error
 	if ident.ok {
-		p, err = s.personas.ReadIdentified(ctx, r.Workspace, ident.id, ident.before)
+		p, err = s.personas.ReadIdentified(ctx, r.Workspace, ident.id)
 	} else {
 		p, err = s.personas.Read(ctx, r.Workspace)
 	}

@@ -1,10 +1,6 @@
 package bot
 
-import (
-	"time"
-
-	"github.com/agenthost/bots/persona"
-)
+import "github.com/agenthost/bots/persona"
 
 // partIsLink is isLink for part, a part of a folder below root; first
 // says it is the first, a name directly under root, which the folder
@@ -18,7 +14,6 @@ func (s *Service) partIsLink(part, name string, first bool, ident *agentsIdentit
 	var ok bool
 	var gen uint64
 	if ident != nil {
-		ident.before = time.Now()
 		ok, gen, ident.id, ident.ok = s.walk.knownIdentity(name)
 	} else {
 		ok, gen = s.walk.known(name)
@@ -34,11 +29,10 @@ func (s *Service) partIsLink(part, name string, first bool, ident *agentsIdentit
 }
 
 // agentsIdentity is the identity of a bot's AGENTS.md that the check of
-// its folder took (ok), with a time taken before it, for the persona
-// reader (persona.Files.ReadIdentified): one look at what changed answers
-// both the folder check and the file's identity.
+// its folder took (ok), for the persona reader
+// (persona.Files.ReadIdentified): one look at what changed answers both
+// the folder check and the file's identity.
 type agentsIdentity struct {
-	id     persona.Identity
-	before time.Time
-	ok     bool
+	id persona.Identity
+	ok bool
 }

@@ -34,7 +34,7 @@ type partsCache struct {
 type cachedParts struct {
 	id     Identity
 	parts  Parts
-	readAt time.Time // when the identity was taken, before the read
+	readAt time.Time // taken after the identity, before the file was read
 }
 
 // lookup returns the parts cached for dir when the file still has the

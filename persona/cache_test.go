@@ -88,19 +88,20 @@ func TestReadIdentifiedAnswersByTheIdentityItIsGiven(t *testing.T) {
 	if !ok {
 		t.Skip("no file identity on this system")
 	}
-	later := time.Now().Add(time.Hour) // as if the file were long unchanged
-	if p, err := f.ReadIdentified(t.Context(), dir, idA, later); err != nil || p.Name != "Aaaa" {
+	oldA := idA // as if the file had been unchanged for an hour
+	oldA.Ctime -= int64(time.Hour)
+	if p, err := f.ReadIdentified(t.Context(), dir, oldA); err != nil || p.Name != "Aaaa" {
 		t.Fatalf("first read %+v, %v", p, err)
 	}
 	os.WriteFile(path+".tmp", []byte("---\nname: Bbbb\n---\n"), 0o644)
 	if err := os.Rename(path+".tmp", path); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := f.ReadIdentified(t.Context(), dir, idA, later); err != nil || p.Name != "Aaaa" {
+	if p, err := f.ReadIdentified(t.Context(), dir, oldA); err != nil || p.Name != "Aaaa" {
 		t.Fatalf("read given the first identity: %+v, %v; want the parts cached for it", p, err)
 	}
 	idB, _ := identify(path)
-	if p, err := f.ReadIdentified(t.Context(), dir, idB, later); err != nil || p.Name != "Bbbb" {
+	if p, err := f.ReadIdentified(t.Context(), dir, idB); err != nil || p.Name != "Bbbb" {
 		t.Fatalf("read given the new identity: %+v, %v", p, err)
 	}
 	if p, err := f.Read(t.Context(), dir); err != nil || p.Name != "Bbbb" {

@@ -248,29 +248,27 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 // and that had not changed for racyMargin before that read, is not opened
 // again: any write since would have given it a new identity.
 func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
-	return f.read(ctx, dir, Identity{}, time.Time{})
+	return f.read(ctx, dir, Identity{}, false)
 }
 
 // ReadIdentified is Read given the identity of <dir>/AGENTS.md as
 // Config.Identify answers it, taken by the caller as the read began (with
-// its own look at the folder: one look serving both), and a time taken
-// before it: Read takes no identity of its own.
-func (f *Files) ReadIdentified(ctx context.Context, dir string, id Identity, before time.Time) (Parts, error) {
-	return f.read(ctx, dir, id, before)
+// its own look at the folder: one look serving both): Read takes no
+// identity of its own.
+func (f *Files) ReadIdentified(ctx context.Context, dir string, id Identity) (Parts, error) {
+	return f.read(ctx, dir, id, true)
 }
 
-// read is Read; given a time (not zero), with the identity taken after
-// it.
-func (f *Files) read(ctx context.Context, dir string, id Identity, readAt time.Time) (Parts, error) {
+// read is Read; given, with id the identity of the file.
+func (f *Files) read(ctx context.Context, dir string, id Identity, given bool) (Parts, error) {
 	if err := ctx.Err(); err != nil {
 		return Parts{}, err
 	}
 	// the cache is by folder: a read it answers joins no path.
 	path := ""
-	known := !readAt.IsZero()
-	if !known {
+	known := given
+	if !given {
 		path = filepath.Join(dir, AgentsFile)
-		readAt = time.Now()
 		id, known = f.identityOf(path)
 	}
 	if known {
@@ -281,6 +279,10 @@ func (f *Files) read(ctx context.Context, dir string, id Identity, readAt time.T
 	if path == "" {
 		path = filepath.Join(dir, AgentsFile)
 	}
+	// before the file is read, after its identity was taken: a change
+	// the read misses that keeps the identity (one landing in the same
+	// tick of the file's change time) is then within racyMargin of it.
+	readAt := time.Now()
 	b, _, err := readFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.cache.forget(dir)
