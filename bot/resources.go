@@ -49,14 +49,14 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 		if err != nil {
 			return nil, err
 		}
-		// AppendJSON writes compact JSON, as MarshalJSON does, here
-		// into a buffer on the stack: the answer keeps a copy.
-		var buf [1024]byte
-		data := b.Record.AppendJSON(buf[:0])
 		if params.Encoding == "base64" {
+			// AppendJSON writes compact JSON, as MarshalJSON does, here
+			// into a buffer on the stack: the answer keeps its encoding.
+			var buf [1024]byte
+			data := b.Record.AppendJSON(buf[:0])
 			return ahp.ResourceReadResult{Data: base64.StdEncoding.EncodeToString(data), Encoding: "base64", ContentType: contentType}, nil
 		}
-		return ahp.ResourceReadResult{Data: string(data), Encoding: "utf-8", ContentType: contentType}, nil
+		return &readResult{r: b.Record}, nil
 
 	case ahp.MethodResourceWrite:
 		var params ahp.ResourceWriteParams
@@ -135,6 +135,30 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 	}
 	return nil, errcode.New(errcode.Unsupported, "%s is not served on bot: URIs", call.Method)
 }
+
+// readResult is the answer of a read in utf-8, ahp.ResourceReadResult
+// with the record's JSON as its data, written in one pass: the record's
+// JSON escaped as it is written, rather than written and then escaped a
+// second time into the answer.
+type readResult struct{ r record.Record }
+
+var _ engine.JSONAppender = (*readResult)(nil)
+
+// readResultTail is what follows the data of a read in utf-8.
+const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `"}`
+
+// AppendJSON appends what encoding/json writes, HTML escaping off, for
+// ahp.ResourceReadResult{Data: <the record's JSON>, Encoding: "utf-8",
+// ContentType: contentType}.
+func (a *readResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"data":"`...)
+	b = a.r.AppendJSONInString(b)
+	return append(b, readResultTail...)
+}
+
+// MarshalJSON is AppendJSON, for anything that marshals the answer with
+// encoding/json.
+func (a *readResult) MarshalJSON() ([]byte, error) { return a.AppendJSON(make([]byte, 0, 1024)), nil }
 
 // write is a make (createOnly, or a slug that has no bot) or an edit.
 func (r Provider) write(ctx context.Context, p access.Principal, params ahp.ResourceWriteParams) error {

@@ -199,6 +199,14 @@ func (s *Service) confine(dir string) error {
 // watch of root's entries (folderWatch) answers for <root>/<slug> while
 // nothing changed - and is called on every use of a folder, not once.
 func (s *Service) folderEscape(dir string) (string, error) {
+	return s.folderEscapeIdentify(dir, nil)
+}
+
+// folderEscapeIdentify is folderEscape that, when ident is not nil and dir
+// is a folder directly under root that the watch answers for, also takes
+// the identity of its AGENTS.md from the same look at what changed
+// (ident.ok; see folderWatch.knownIdentity).
+func (s *Service) folderEscapeIdentify(dir string, ident *agentsIdentity) (string, error) {
 	dir = filepath.Clean(dir)
 	if !filepath.IsAbs(dir) {
 		return "is not an absolute path", nil
@@ -217,7 +225,11 @@ func (s *Service) folderEscape(dir string) (string, error) {
 		if j := strings.IndexByte(dir[i:], filepath.Separator); j >= 0 {
 			end = i + j
 		}
-		link, err := s.partIsLink(dir[:end], dir[i:end], i == below)
+		var want *agentsIdentity
+		if i == below && end == len(dir) {
+			want = ident
+		}
+		link, err := s.partIsLink(dir[:end], dir[i:end], i == below, want)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", nil // nothing from here down exists, so no link can lead away
 		}
@@ -254,15 +266,17 @@ func (s *Service) linkEscape(dir string) string {
 // would have the bot read, write and run its agent wherever the link leads.
 // The refusal is reported as a problem of the bot until the folder is
 // good again. A bot on a computer has nothing here to check; one on this
-// host that names no folder is refused.
-func (s *Service) checkFolder(r record.Record) error {
+// host that names no folder is refused. ident, when not nil, is given the
+// identity of the folder's AGENTS.md where the check could take it with
+// its own look (folderEscapeIdentify).
+func (s *Service) checkFolder(r record.Record, ident *agentsIdentity) error {
 	if r.Computer != "" {
 		return nil
 	}
 	if r.Workspace == "" {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s names no folder on this host to work in", uri(r.ID))
 	}
-	reason, err := s.folderEscape(r.Workspace)
+	reason, err := s.folderEscapeIdentify(r.Workspace, ident)
 	if err != nil {
 		return fmt.Errorf("check the folder of %s: %w", uri(r.ID), err)
 	}

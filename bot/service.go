@@ -449,13 +449,19 @@ func storeError(id string, err error) error {
 // (a listing) the parts last seen are used where known.
 func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (Bot, error) {
 	r := e.Record
+	inFile := s.personaInFile(r) && !s.unmigrated(r)
+	var ident agentsIdentity // of AGENTS.md, when the folder check took it
 	if fresh {
-		if err := s.checkFolder(r); err != nil {
+		want := &ident
+		if !inFile {
+			want = nil
+		}
+		if err := s.checkFolder(r, want); err != nil {
 			return Bot{}, err
 		}
 	}
-	if s.personaInFile(r) && !s.unmigrated(r) {
-		parts, err := s.parts(ctx, r, fresh)
+	if inFile {
+		parts, err := s.parts(ctx, r, fresh, ident)
 		if err != nil {
 			return Bot{}, err
 		}
@@ -464,7 +470,10 @@ func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (
 	return Bot{Record: r, ETag: e.ETag}, nil
 }
 
-func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (persona.Parts, error) {
+// parts are r's persona parts: from what was last seen unless fresh, else
+// from its AGENTS.md as it is now, with the identity ident when the
+// folder check took it.
+func (s *Service) parts(ctx context.Context, r record.Record, fresh bool, ident agentsIdentity) (persona.Parts, error) {
 	if !fresh {
 		s.partsMu.RLock()
 		p, ok := s.partsCache[r.ID]
@@ -473,7 +482,13 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool) (perso
 			return p, nil
 		}
 	}
-	p, err := s.personas.Read(ctx, r.Workspace)
+	var p persona.Parts
+	var err error
+	if ident.ok {
+		p, err = s.personas.ReadIdentified(ctx, r.Workspace, ident.id)
+	} else {
+		p, err = s.personas.Read(ctx, r.Workspace)
+	}
 	if err != nil {
 		return persona.Parts{}, personaError(r.ID, err)
 	}
@@ -511,6 +526,14 @@ func personaError(id string, err error) error {
 }
 
 func (s *Service) remember(id string, p persona.Parts) {
+	// a read of an unchanged file finds its parts there already: a
+	// read lock spares the readers of the cache the write lock's wait.
+	s.partsMu.RLock()
+	old, ok := s.partsCache[id]
+	s.partsMu.RUnlock()
+	if ok && old == p {
+		return
+	}
 	s.partsMu.Lock()
 	s.partsCache[id] = p
 	s.partsMu.Unlock()

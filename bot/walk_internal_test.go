@@ -222,3 +222,87 @@ func TestALearnedRootKnowsItsFoldersButNoLinkAndForgetsAFolderSwappedForALink(t 
 		t.Fatalf("a folder swapped for a link after the listing was not refused: %q, %v", reason, err)
 	}
 }
+
+// checkedIdentity is the identity of path's AGENTS.md that the folder
+// check of its folder takes (as a read makes it), failing unless the
+// folder is accepted.
+func checkedIdentity(t *testing.T, s *Service, path string) agentsIdentity {
+	t.Helper()
+	var ident agentsIdentity
+	if reason, err := s.folderEscapeIdentify(filepath.Dir(path), &ident); err != nil || reason != "" {
+		t.Fatalf("folder refused: %q, %v", reason, err)
+	}
+	return ident
+}
+
+// The identity a folder check takes with its one look at what changed is
+// what an lstat of AGENTS.md says at that moment, through writes, a
+// rename over the file, its removal and a link in its place.
+func TestTheFolderChecksIdentityOfAgentsMDIsWhatLstatSaysNow(t *testing.T) {
+	s, path := watchedBot(t)
+	same := func() {
+		t.Helper()
+		ident := checkedIdentity(t, s, path)
+		if !ident.ok {
+			t.Fatal("the folder check took no identity")
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		want := persona.Identity{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+		if ident.id != want {
+			t.Fatalf("identity %+v, lstat says %+v", ident.id, want)
+		}
+	}
+	same()
+	same() // held now
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("More.\n")
+	f.Close()
+	same()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte("---\nname: Other\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	same()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if checkedIdentity(t, s, path).ok {
+		t.Fatal("an identity for a removed AGENTS.md")
+	}
+	if err := os.Symlink(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if checkedIdentity(t, s, path).ok {
+		t.Fatal("an identity for an AGENTS.md that is a link")
+	}
+}
+
+// A folder swapped for a link is refused by the check that would take the
+// identity, which then takes none.
+func TestTheFolderCheckTakesNoIdentityOfAFolderSwappedForALink(t *testing.T) {
+	s, path := watchedBot(t)
+	checkedIdentity(t, s, path)
+	folder := filepath.Dir(path)
+	if err := os.Rename(folder, folder+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(folder+".old", folder); err != nil {
+		t.Fatal(err)
+	}
+	var ident agentsIdentity
+	if reason, err := s.folderEscapeIdentify(folder, &ident); err != nil || reason == "" {
+		t.Fatalf("a folder swapped for a link was accepted: %q, %v", reason, err)
+	}
+	if ident.ok {
+		t.Fatal("an identity through a folder swapped for a link")
+	}
+}

@@ -97,6 +97,11 @@ func (w *folderWatch) known(name string) (ok bool, gen uint64) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.knownLocked(name)
+}
+
+// knownLocked is known, called with mu held.
+func (w *folderWatch) knownLocked(name string) (ok bool, gen uint64) {
 	if !w.started {
 		w.started = true
 		w.start()
@@ -289,8 +294,36 @@ func (w *folderWatch) identify(path string) (persona.Identity, bool) {
 	if _, good := w.good[name]; !good || w.ep < 0 {
 		return persona.Identity{}, false
 	}
+	return w.identityLocked(name, path)
+}
+
+// knownIdentity is known and then identify, for <root>/<name> and its
+// AGENTS.md, from one look at what changed (one epoll_wait, not one each):
+// ok as known answers; and when ok, the identity of <root>/<name>/
+// AGENTS.md as identify answers it at that moment (idOK false when it
+// cannot: the persona reader then lstats the path).
+func (w *folderWatch) knownIdentity(name string) (ok bool, gen uint64, id persona.Identity, idOK bool) {
+	if w == nil {
+		return false, 0, persona.Identity{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ok, gen = w.knownLocked(name); !ok || w.root == "/" {
+		return ok, gen, persona.Identity{}, false
+	}
+	id, idOK = w.identityLocked(name, "")
+	return ok, gen, id, idOK
+}
+
+// identityLocked is identify's answer for name, known to be no link, and
+// its AGENTS.md at path ("" for <root>/<name>/AGENTS.md). Called with mu
+// held, right after events were taken.
+func (w *folderWatch) identityLocked(name, path string) (persona.Identity, bool) {
 	h, ok := w.held[name]
 	if !ok {
+		if path == "" {
+			path = w.root + "/" + name + "/" + persona.AgentsFile
+		}
 		if h, ok = w.hold(name, path); !ok {
 			return persona.Identity{}, false
 		}

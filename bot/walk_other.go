@@ -12,6 +12,10 @@ func newFolderWatch(string) *folderWatch { return nil }
 
 func (w *folderWatch) known(string) (bool, uint64) { return false, 0 }
 
+func (w *folderWatch) knownIdentity(string) (bool, uint64, persona.Identity, bool) {
+	return false, 0, persona.Identity{}, false
+}
+
 func (w *folderWatch) remember(string, uint64) {}
 
 func (w *folderWatch) close() {}

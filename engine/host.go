@@ -85,6 +85,17 @@ type ResourceProvider interface {
 	ServeResource(ctx context.Context, call Call) (result any, err error)
 }
 
+// JSONAppender is a result that writes its own JSON, which transport then
+// writes as it is, without reflection: AppendJSON appends to b exactly
+// what encoding/json writes for the value with HTML escaping off (its
+// MarshalJSON, compact), so that either way the answer is the same bytes.
+// A result a request answers on every call (a read of a bot) uses it to
+// be written in one pass.
+type JSONAppender interface {
+	json.Marshaler
+	AppendJSON(b []byte) []byte
+}
+
 // Methods is the optional part of a Host that answers the session methods:
 // createSession, disposeSession, listSessions, createChat, disposeChat,
 // fetchTurns, resolveSessionConfig, sessionConfigCompletions, completions

@@ -22,8 +22,10 @@ type Identity struct {
 	Ctime    int64 // nanoseconds
 }
 
-// partsCache remembers the parts each AGENTS.md held, by path, with the
-// identity of the file they were read from.
+// partsCache remembers the parts each AGENTS.md held, by the folder
+// holding it as the caller names it, with the identity of the file they
+// were read from: the identity alone decides whether they answer, so two
+// names of one folder only keep two entries.
 type partsCache struct {
 	mu sync.Mutex
 	m  map[string]cachedParts
@@ -32,32 +34,32 @@ type partsCache struct {
 type cachedParts struct {
 	id     Identity
 	parts  Parts
-	readAt time.Time // when the identity was taken, before the read
+	readAt time.Time // taken after the identity, before the file was read
 }
 
-// lookup returns the parts cached for path when the file still has the
+// lookup returns the parts cached for dir when the file still has the
 // identity they were read with and had it since well before that read.
-func (c *partsCache) lookup(path string, id Identity) (Parts, bool) {
+func (c *partsCache) lookup(dir string, id Identity) (Parts, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[path]
+	e, ok := c.m[dir]
 	if !ok || e.id != id || time.Unix(0, id.Ctime).After(e.readAt.Add(-racyMargin)) {
 		return Parts{}, false
 	}
 	return e.parts, true
 }
 
-func (c *partsCache) store(path string, id Identity, readAt time.Time, p Parts) {
+func (c *partsCache) store(dir string, id Identity, readAt time.Time, p Parts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = make(map[string]cachedParts)
 	}
-	c.m[path] = cachedParts{id: id, parts: p, readAt: readAt}
+	c.m[dir] = cachedParts{id: id, parts: p, readAt: readAt}
 }
 
-func (c *partsCache) forget(path string) {
+func (c *partsCache) forget(dir string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.m, path)
+	delete(c.m, dir)
 }

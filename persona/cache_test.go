@@ -76,3 +76,35 @@ func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
 		t.Fatal("a changed identity was trusted")
 	}
 }
+
+// ReadIdentified takes no identity of its own: the one it is given decides
+// whether the parts cached for it answer.
+func TestReadIdentifiedAnswersByTheIdentityItIsGiven(t *testing.T) {
+	f := newTestFiles(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, AgentsFile)
+	os.WriteFile(path, []byte("---\nname: Aaaa\n---\n"), 0o644)
+	idA, ok := identify(path)
+	if !ok {
+		t.Skip("no file identity on this system")
+	}
+	oldA := idA // as if the file had been unchanged for an hour
+	oldA.Ctime -= int64(time.Hour)
+	if p, err := f.ReadIdentified(t.Context(), dir, oldA); err != nil || p.Name != "Aaaa" {
+		t.Fatalf("first read %+v, %v", p, err)
+	}
+	os.WriteFile(path+".tmp", []byte("---\nname: Bbbb\n---\n"), 0o644)
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := f.ReadIdentified(t.Context(), dir, oldA); err != nil || p.Name != "Aaaa" {
+		t.Fatalf("read given the first identity: %+v, %v; want the parts cached for it", p, err)
+	}
+	idB, _ := identify(path)
+	if p, err := f.ReadIdentified(t.Context(), dir, idB); err != nil || p.Name != "Bbbb" {
+		t.Fatalf("read given the new identity: %+v, %v", p, err)
+	}
+	if p, err := f.Read(t.Context(), dir); err != nil || p.Name != "Bbbb" {
+		t.Fatalf("Read: %+v, %v", p, err)
+	}
+}

@@ -248,20 +248,44 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 // and that had not changed for racyMargin before that read, is not opened
 // again: any write since would have given it a new identity.
 func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
+	return f.read(ctx, dir, Identity{}, false)
+}
+
+// ReadIdentified is Read given the identity of <dir>/AGENTS.md as
+// Config.Identify answers it, taken by the caller as the read began (with
+// its own look at the folder: one look serving both): Read takes no
+// identity of its own.
+func (f *Files) ReadIdentified(ctx context.Context, dir string, id Identity) (Parts, error) {
+	return f.read(ctx, dir, id, true)
+}
+
+// read is Read; given, with id the identity of the file.
+func (f *Files) read(ctx context.Context, dir string, id Identity, given bool) (Parts, error) {
 	if err := ctx.Err(); err != nil {
 		return Parts{}, err
 	}
-	path := filepath.Join(dir, AgentsFile)
-	readAt := time.Now()
-	id, known := f.identityOf(path)
+	// the cache is by folder: a read it answers joins no path.
+	path := ""
+	known := given
+	if !given {
+		path = filepath.Join(dir, AgentsFile)
+		id, known = f.identityOf(path)
+	}
 	if known {
-		if p, ok := f.cache.lookup(path, id); ok {
+		if p, ok := f.cache.lookup(dir, id); ok {
 			return p, nil
 		}
 	}
+	if path == "" {
+		path = filepath.Join(dir, AgentsFile)
+	}
+	// before the file is read, after its identity was taken: a change
+	// the read misses that keeps the identity (one landing in the same
+	// tick of the file's change time) is then within racyMargin of it.
+	readAt := time.Now()
 	b, _, err := readFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
-		f.cache.forget(path)
+		f.cache.forget(dir)
 		return Parts{}, nil
 	}
 	if err != nil {
@@ -272,7 +296,7 @@ func (f *Files) Read(ctx context.Context, dir string) (Parts, error) {
 		return Parts{}, &fileError{path: path, why: "does not hold a persona: " + err.Error(), kind: ErrBadText, cause: err}
 	}
 	if known {
-		f.cache.store(path, id, readAt, p)
+		f.cache.store(dir, id, readAt, p)
 	}
 	return p, nil
 }
@@ -385,7 +409,7 @@ func (f *Files) replace(ctx context.Context, dir string, p Parts, template strin
 	if err := atomicfile.Write(path, out, 0o644); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	f.cache.forget(path)
+	f.cache.forget(dir)
 	f.log.Warn("persona file replaced: it could not hold a persona", "path", path, "reason", bad.Error())
 	return f.writeClaude(dir)
 }

@@ -107,7 +107,7 @@ func FormatTime(t time.Time) string {
 // MarshalJSON writes the record as a read answers it: absent fields left
 // out, the session name always present, times in TimeLayout.
 func (r Record) MarshalJSON() ([]byte, error) {
-	return r.appendJSON(make([]byte, 0, 512)), nil
+	return r.AppendJSON(make([]byte, 0, 512)), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote, without checking it: a client

@@ -1,10 +1,12 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -541,7 +543,11 @@ type errorResponse struct {
 type wsWire struct{ ws *websocket.Conn }
 
 func (w *wsWire) read(context.Context) ([]byte, error) {
-	typ, data, err := w.ws.Read(context.Background())
+	typ, r, err := w.ws.Reader(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	data, err := readFrameData(r)
 	if err != nil {
 		return nil, err
 	}
@@ -549,6 +555,43 @@ func (w *wsWire) read(context.Context) ([]byte, error) {
 		return nil, errBinary
 	}
 	return data, nil
+}
+
+// frameBufs are buffers a frame is read into, to be copied out at its
+// size: websocket.Conn.Read (io.ReadAll) reads each frame into a new
+// buffer of 512 bytes or more. One is taken once a frame has begun, so
+// an idle connection holds none.
+var frameBufs = sync.Pool{New: func() any {
+	b := make([]byte, 4096)
+	return &b
+}}
+
+// readFrameData reads r to its end into a pooled buffer and returns a
+// copy of what it read, of its own.
+func readFrameData(r io.Reader) ([]byte, error) {
+	bp := frameBufs.Get().(*[]byte)
+	buf, n := *bp, 0
+	var err error
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		var m int
+		m, err = r.Read(buf[n:])
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	data := bytes.Clone(buf[:n])
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf[:cap(buf)]
+		frameBufs.Put(bp)
+	}
+	if err == io.EOF {
+		return data, nil
+	}
+	return nil, err
 }
 
 func (w *wsWire) write(_ context.Context, data []byte) error {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/jsonx"
 )
@@ -471,6 +472,11 @@ func (e *encoder) rawValue(v any) error {
 	case ahp.ResourceReadResult:
 		// the answer of every read, written without reflection.
 		e.readResult(r)
+		return nil
+	case engine.JSONAppender:
+		// a result that writes itself (a read of a bot, in one pass).
+		e.buf.Grow(1024)
+		e.buf.Write(r.AppendJSON(e.buf.AvailableBuffer()))
 		return nil
 	case ahp.ResourceListResult:
 		// a listing of thousands of entries, written in one pass: through

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/bots/ahp"
@@ -77,6 +79,34 @@ func TestListResultMatchesEncodingJSON(t *testing.T) {
 		}
 		if want := e.buf.String(); got != want {
 			t.Errorf("%+v:\n got %s\nwant %s", r, got, want)
+		}
+		e.free()
+	}
+}
+
+// appender is a result that writes its own JSON.
+type appender struct{ json string }
+
+func (a appender) AppendJSON(b []byte) []byte   { return append(b, a.json...) }
+func (a appender) MarshalJSON() ([]byte, error) { return []byte(a.json), nil }
+
+// A result that writes its own JSON (engine.JSONAppender) is written as it
+// appends it, after what the buffer held, as encoding/json would write it.
+func TestJSONAppenderResultIsWrittenAsItAppends(t *testing.T) {
+	for _, a := range []appender{{`{}`}, {`{"data":"{\"id\":\"x\"}","encoding":"utf-8"}`}, {`"` + strings.Repeat("x", 5000) + `"`}} {
+		e := getEncoder()
+		if err := e.result(json.RawMessage(`7`), a); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := e.buf.String(), `{"jsonrpc":"2.0","id":7,"result":`+a.json+`}`; got != want {
+			t.Errorf("got %.80s\nwant %.80s", got, want)
+		}
+		e.buf.Reset()
+		if err := e.value(a); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.buf.String(); got != a.json {
+			t.Errorf("encoding/json wrote %.80s, want %.80s", got, a.json)
 		}
 		e.free()
 	}

@@ -97,6 +97,68 @@ func appendString(b []byte, s string, html bool) []byte {
 	return append(b, '"')
 }
 
+// AppendStringInString appends s as AppendString writes it, quotes
+// included, escaped again as the content of a JSON string without HTML
+// escaping: exactly what AppendStringNoHTML writes for that text, without
+// its own two quotes, in one pass. A JSON text written with it (and its
+// other characters escaped the same way) is what a read answers as a
+// string, without being written once and escaped a second time.
+func AppendStringInString(b []byte, s string) []byte {
+	// Every escape AppendString writes is ASCII: escaping it again
+	// doubles its backslash, and a quote or backslash it escapes gains
+	// one more pair. Safe bytes stay as they are in both.
+	b = append(b, '\\', '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if safeHTML[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"':
+				b = append(b, `\\\"`...)
+			case '\\':
+				b = append(b, `\\\\`...)
+			case '\n':
+				b = append(b, `\\n`...)
+			case '\r':
+				b = append(b, `\\r`...)
+			case '\t':
+				b = append(b, `\\t`...)
+			case '\b':
+				b = append(b, `\\b`...)
+			case '\f':
+				b = append(b, `\\f`...)
+			default:
+				b = append(b, '\\', '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, `\\u202`...)
+			b = append(b, hexDigits[r&0xf])
+		default:
+			i += size // a rune both write as it is
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '\\', '"')
+}
+
 // MillisLayout is the layout AppendTimeMillis writes: UTC with
 // milliseconds.
 const MillisLayout = "2006-01-02T15:04:05.000Z07:00"

@@ -27,6 +27,12 @@ func checkString(t *testing.T, s string) {
 	if got, want := AppendStringNoHTML(nil, s), encodingJSON(t, s, false); !bytes.Equal(got, want) {
 		t.Errorf("AppendStringNoHTML(%q)\n got %s\nwant %s", s, got, want)
 	}
+	// the string's JSON (HTML escaped), as a string's content: encoding/json
+	// twice, the second time without HTML escaping, less the outer quotes.
+	twice := encodingJSON(t, string(encodingJSON(t, s, true)), false)
+	if got, want := AppendStringInString([]byte("x"), s), append([]byte("x"), twice[1:len(twice)-1]...); !bytes.Equal(got, want) {
+		t.Errorf("AppendStringInString(%q)\n got %s\nwant %s", s, got, want)
+	}
 }
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
