@@ -120,6 +120,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 		cancel()
 	}
 	if err != nil {
+		s.diverged = true // the copy holds a line its log does not
 		if !s.logError {
 			s.logError = true
 			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.key, "session", s.uri, "err", err)
@@ -168,6 +169,24 @@ func (h *LocalHost) replay() {
 // session is held as the log shows it. The agent is opened at the
 // session's next turn.
 func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
+	s, err := h.readLog(ctx, key, repair)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions[s.uri] != nil {
+		return errors.New("another log holds its session")
+	}
+	h.sessions[s.uri] = s
+	h.chats[s.chat] = s
+	return nil
+}
+
+// readLog reads the session of one log, as replayLog does, without
+// holding it. A session read with repair is the one this host writes
+// (here); without, it is a copy of what another host writes.
+func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (*localSession, error) {
 	rctx, cancel := context.WithTimeout(ctx, logWait)
 	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
@@ -184,26 +203,26 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 		h.log.Warn("wake: back session log", "log", key, "problem", b)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(lines) == 0 || lines[0].Kind != backOpen || lines[0].Spec == nil || lines[0].Session == "" {
-		return errors.New("it does not open a session")
+		return nil, errors.New("it does not open a session")
 	}
 	o := lines[0]
 	spec := o.Spec.spec()
 	if k, ok := backLogKey(o.Session, spec.Meta); !ok || k != key {
-		return errors.New("its name is not its session's")
+		return nil, errors.New("its name is not its session's")
 	}
 	hr, ok := h.harnesses[o.Provider]
 	if !ok {
-		return fmt.Errorf("no agent for provider %q runs here", o.Provider)
+		return nil, fmt.Errorf("no agent for provider %q runs here", o.Provider)
 	}
 	created, err := time.Parse(time.RFC3339Nano, o.CreatedAt)
 	if err != nil {
-		return fmt.Errorf("its createdAt: %w", err)
+		return nil, fmt.Errorf("its createdAt: %w", err)
 	}
 	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
-	s.key, s.logged = key, true
+	s.key, s.logged, s.here = key, true, repair
 	s.lines = len(raw)
 	s.fenceFrom(ctx)
 	last := o.At
@@ -243,14 +262,7 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 			s.state.Chats = chats
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.sessions[s.uri] != nil {
-		return errors.New("another log holds its session")
-	}
-	h.sessions[s.uri] = s
-	h.chats[s.chat] = s
-	return nil
+	return s, nil
 }
 
 // endLocked logs and applies an action a replay adds to a log.
