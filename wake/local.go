@@ -63,7 +63,11 @@ type LocalConfig struct {
 	// Shared says other hosts on other instances write the same Logs:
 	// the replay at start then changes no log (a turn a log shows running
 	// may be running elsewhere), and a host that takes a session over
-	// reads it back first (Reload), under the lease the Waker holds.
+	// reads it back first (Reload), under the lease the Waker holds. When
+	// Logs is also a chatlog.Shared, the host follows the back sessions'
+	// logs: it holds a copy of every back session another host runs,
+	// published to its subscribers as it is written there, and refuses
+	// clients' actions on such a copy (see follow.go).
 	Shared bool
 }
 
