@@ -163,6 +163,10 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 	if again != session || !slices.Equal(texts(second), []string{"one two three"}) {
 		t.Fatalf("the second message went to %s and says %q", again, texts(second))
 	}
+	poll(t, "host 0's back turn to end", func() bool {
+		st, _, _ := recs[0].now()
+		return len(st.Turns) == 2 && st.ActiveTurn == nil
+	})
 	want, wantActions, _ := recs[0].now()
 	if len(want.Turns) != 2 || want.ActiveTurn != nil || len(wantActions) < 5 {
 		t.Fatalf("host 0's chat is %s after %d actions", mustJSON(want), len(wantActions))
