@@ -51,6 +51,10 @@ type backLine struct {
 	Spec      *logSpec `json:"spec,omitempty"`
 	// Action is a chat or session line's action.
 	Action *ahp.Action `json:"action,omitempty"`
+	// By names the host that wrote the line, when the logs are followed
+	// (follow.go): a host that hears a line of its own whose write it
+	// could not confirm knows it holds it already.
+	By string `json:"by,omitempty"`
 }
 
 // logSpec is a Spec as a log keeps it.
@@ -113,7 +117,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return
 	}
-	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a})
+	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
 	if err == nil {
 		ctx, cancel := s.logCtxLocked()
 		err = s.h.logs.Append(ctx, s.key, data, kind == backSession || Durable(a))

@@ -208,17 +208,30 @@ func (s *localSession) catchUpLocked(ctx context.Context) (bool, Agent) {
 	if len(raw) == 0 {
 		return true, nil
 	}
+	lines := make([]*backLine, len(raw))
+	theirs := false
+	for i, r := range raw {
+		var l backLine
+		if err := json.Unmarshal(r, &l); err != nil {
+			s.h.log.Warn("wake: back session log", "log", s.key, "problem", fmt.Sprintf("line %d: %v", s.lines+i+1, err))
+			theirs = true
+			continue
+		}
+		lines[i] = &l
+		theirs = theirs || l.By != s.h.id
+	}
+	if !theirs {
+		// Lines of this host's whose writes it could not confirm (the
+		// database went away as it committed): it holds them already.
+		s.lines += len(raw)
+		return true, nil
+	}
 	if s.turn != nil || len(s.waits) > 0 || s.diverged {
 		return false, nil
 	}
-	for _, r := range raw {
+	for _, l := range lines {
 		s.lines++
-		var l backLine
-		if err := json.Unmarshal(r, &l); err != nil {
-			s.h.log.Warn("wake: back session log", "log", s.key, "problem", fmt.Sprintf("line %d: %v", s.lines, err))
-			continue
-		}
-		if l.Action == nil {
+		if l == nil || l.Action == nil {
 			continue
 		}
 		switch l.Kind {

@@ -3,10 +3,12 @@ package wake_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,7 +36,13 @@ type node struct {
 // bot in a folder for them to wake.
 func nodes(t *testing.T, n int) []*node {
 	t.Helper()
-	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
+	return nodesOn(t, &chatlog.Mem{}, n)
+}
+
+// nodesOn starts n instances on logs.
+func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
+	t.Helper()
+	rows, leases := &wake.MemRows{}, &lease.Mem{}
 	bot := newEnv(t, nil).bot
 	out := make([]*node, n)
 	for i := range out {
@@ -289,5 +297,42 @@ func TestABackSessionDisposedOfOnOneHostIsLetGoOnTheOthers(t *testing.T) {
 	})
 	if held, _ := a.host.Has(context.Background(), session); held {
 		t.Error("the host that disposed of the session holds it again")
+	}
+}
+
+// unsureLogs are memory logs whose nth Append from when it is armed
+// writes the line and answers an error, as a database that went away as
+// it committed does.
+type unsureLogs struct {
+	*chatlog.Mem
+	n atomic.Int32
+}
+
+func (l *unsureLogs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
+	err := l.Mem.Append(ctx, key, line, sync)
+	if err == nil && l.n.Add(-1) == 0 {
+		return errors.New("the connection was lost as the line was committed")
+	}
+	return err
+}
+
+func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *testing.T) {
+	logs := &unsureLogs{Mem: &chatlog.Mem{}}
+	ns := nodesOn(t, logs, 2)
+	a, b := ns[0], ns[1]
+	_, session := a.say(t, "hello")
+	poll(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
+	r := recordOn(t, a.host, session)
+	logs.n.Store(3) // a line of the turn below
+	turn, _ := a.say(t, "stream one two three four")
+	if turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), []string{"one two three four"}) {
+		t.Fatalf("the main turn ended %s saying %q", turn.State, texts(turn))
+	}
+	poll(t, "both hosts to hold the ended back turn alike", func() bool {
+		st, _, _ := r.now()
+		return len(st.Turns) == 2 && st.ActiveTurn == nil && chatNow(t, b.host, session) == mustJSON(st) && chatNow(t, a.host, session) == mustJSON(st)
+	})
+	if _, _, open := r.now(); !open {
+		t.Error("the subscription on the host that ran the turn ended: it read its own line as another's")
 	}
 }

@@ -98,7 +98,9 @@ type LocalHost struct {
 	shared    bool         // LocalConfig.Shared
 	// sh is logs when they are shared and can be followed: the host then
 	// holds a copy of every back session and follows its log (follow.go).
-	sh         chatlog.Shared
+	sh chatlog.Shared
+	// id names this host in the lines it writes when it follows (By).
+	id         string
 	stopFollow context.CancelFunc
 	following  sync.WaitGroup
 	// swap serialises reading a session over (Reload, the follower): one
@@ -197,7 +199,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		h.replay()
 	}
 	if sh, ok := h.logs.(chatlog.Shared); ok && cfg.Shared {
-		h.sh = sh
+		h.sh, h.id = sh, newID()
 		ctx, stop := context.WithCancel(context.Background())
 		h.stopFollow = stop
 		h.following.Go(func() { h.follow(ctx) })
