@@ -112,16 +112,31 @@ func Durable(a ahp.Action) bool {
 
 // logLocked appends a line of a's kind to the session's log. A failed
 // append is reported once until one succeeds again; the session goes on in
-// memory. Called with s.mu held.
-func (s *localSession) logLocked(kind string, a ahp.Action) {
+// memory. When the logs are followed, the line goes in at the count of
+// lines the session holds: an answer another host wrote first is taken
+// in first (takeAnswersLocked), and a that is an answer it made moot is
+// dropped (false). Called with s.mu held.
+func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
-		return
+		return true
 	}
 	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
-	if err == nil {
+	for try := 0; err == nil; try++ {
 		ctx, cancel := s.logCtxLocked()
-		err = s.h.logs.Append(ctx, s.key, data, kind == backSession || Durable(a))
+		sync := kind == backSession || Durable(a)
+		if sh := s.h.sh; sh != nil {
+			err = sh.AppendAt(ctx, s.key, int64(s.lines), data, sync)
+		} else {
+			err = s.h.logs.Append(ctx, s.key, data, sync)
+		}
 		cancel()
+		if !errors.Is(err, chatlog.ErrConflict) || try == maxTries || !s.takeAnswersLocked() {
+			break
+		}
+		if answerFor(a) != "" && s.answerErrLocked(a, nil) != nil {
+			return false
+		}
+		err = nil // try again at the new count
 	}
 	if err != nil {
 		s.diverged = true // the copy holds a line its log does not
@@ -129,11 +144,15 @@ func (s *localSession) logLocked(kind string, a ahp.Action) {
 			s.logError = true
 			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.key, "session", s.uri, "err", err)
 		}
-		return
+		return true
 	}
 	s.logError = false
 	s.lines++
+	return true
 }
+
+// maxTries bounds how many times a line is tried again at a new count.
+const maxTries = 20
 
 // createLog writes the open line of a session's log.
 func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model string) error {

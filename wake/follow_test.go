@@ -336,3 +336,54 @@ func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *t
 		t.Error("the subscription on the host that ran the turn ended: it read its own line as another's")
 	}
 }
+
+// openRequest is the id of the input request the chat's running turn
+// waits on, "" when none.
+func openRequest(t *testing.T, h *wake.LocalHost, session string) string {
+	var st ahp.ChatState
+	if err := json.Unmarshal([]byte(chatNow(t, h, session)), &st); err != nil || st.ActiveTurn == nil {
+		return ""
+	}
+	for _, p := range st.ActiveTurn.ResponseParts {
+		if p.InputRequest != nil && st.ActiveTurn.OpenInputRequest(p.InputRequest.Request.ID) {
+			return p.InputRequest.Request.ID
+		}
+	}
+	return ""
+}
+
+func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRuns(t *testing.T) {
+	ns := nodes(t, 2)
+	a, b := ns[0], ns[1]
+	_, session := a.say(t, "hello")
+	chat := ahp.DefaultChatURI(session)
+	m := newMain("asking", "ask your name?")
+	a.w.Wake(wake.Message{Bot: a.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
+		TurnID: "asking", Text: "ask your name?", StartedAt: time.Now()}, m)
+	poll(t, "host 1 to show the question asked on host 0", func() bool { return openRequest(t, b.host, session) != "" })
+	rb := recordOn(t, b.host, session)
+	ra := recordOn(t, a.host, session)
+	answer := ahp.InputCompleted(openRequest(t, b.host, session), ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		echo.QuestionID: {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "Ada"}},
+	})
+	if err := dispatch(t, b.host, chat, answer); err != nil {
+		t.Fatalf("the answer on host 1 was refused: %v", err)
+	}
+	if turn := m.ended(t); !slices.Equal(texts(turn), []string{"you said: Ada"}) {
+		t.Fatalf("the turn on host 0, answered on host 1, ended %s saying %q", turn.State, texts(turn))
+	}
+	// The same answer again is refused: the question is closed.
+	if err := dispatch(t, b.host, chat, answer); errcode.Of(err) != errcode.Invalid {
+		t.Errorf("a second answer answered %v, want a refusal", err)
+	}
+	poll(t, "both hosts to hold the ended turn alike", func() bool {
+		sa, _, _ := ra.now()
+		sb, _, _ := rb.now()
+		return sa.ActiveTurn == nil && mustJSON(sa) == mustJSON(sb)
+	})
+	_, aa, _ := ra.now()
+	_, ab, _ := rb.now()
+	if !slices.Equal(aa, ab) {
+		t.Errorf("the hosts were sent\n%s\nand\n%s", strings.Join(aa, "\n"), strings.Join(ab, "\n"))
+	}
+}

@@ -701,10 +701,15 @@ func (s *localSession) dispose() {
 // the session's catalogue follows the chat's status. The chat holds its
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
 // as the older ones are gone. Called with s.mu held.
-func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) {
+// It reports false when a is an answer that another host's answer,
+// logged first, made moot: it is then neither logged nor applied.
+func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = scrubAction(s.h.scrub, a)
-	s.logLocked(backChat, a)
+	if !s.logLocked(backChat, a) {
+		return false
+	}
 	s.showChatLocked(a, origin)
+	return true
 }
 
 // showChatLocked applies a to the chat, publishes it and tells
@@ -771,6 +776,12 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	if s.gone {
 		return ErrNoSession
 	}
+	if s.elsewhereLocked() != nil && answerFor(a) != "" && origin != nil {
+		// A client's answer; an in-process caller (the Waker of this
+		// instance, following a turn another runs) acts only where the
+		// session runs.
+		return s.answerElsewhereLocked(a, origin)
+	}
 	if err := s.elsewhereLocked(); err != nil {
 		return err
 	}
@@ -825,37 +836,13 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 		*ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
 		s.emitChatLocked(a, origin)
 		return nil
-	case *ahp.ChatInputAnswerChangedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
+	case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
+		if err := s.answerErrLocked(a, origin); err != nil {
+			return err
 		}
-		s.emitChatLocked(a, origin)
-		return nil
-	case *ahp.ChatInputCompletedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
+		if s.emitChatLocked(a, origin) {
+			s.deliverAnswerLocked(a)
 		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.RequestID, a)
-		return nil
-	case *ahp.ChatToolCallConfirmedAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
-			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
-		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.ToolCallID, a)
-		return nil
-	case *ahp.ChatToolCallCompleteAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
-			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
-		}
-		if origin != nil && origin.ClientID != tc.Contributor.ClientID {
-			return refused("only client %q completes tool call %q", tc.Contributor.ClientID, b.ToolCallID)
-		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.ToolCallID, a)
 		return nil
 	}
 	return refused("this chat does not take %s", a.Type)

@@ -97,8 +97,8 @@ func TestEndToEndABackSessionRunningOnOneInstanceIsListedAndFollowedOnTheOthers(
 		cl.sameAsSnapshot(in[i].addr)
 	}
 
-	// A client of B cannot act on the back session A runs: it is told
-	// where it runs, and nothing changes anywhere.
+	// A client of B cannot act on the back session A runs, but to answer:
+	// it is told where it runs, and nothing changes anywhere.
 	b.dispatch(backChat, ahp.NewAction(&ahp.ChatIsArchivedChangedAction{IsArchived: true}))
 	deadline := time.Now().Add(10 * time.Second)
 	for len(b.rejections(backChat)) == 0 {
@@ -113,13 +113,38 @@ func TestEndToEndABackSessionRunningOnOneInstanceIsListedAndFollowedOnTheOthers(
 	waitSameState(t, backChat, clients...)
 	sameActions(t, backChat, clients...)
 
+	// But it answers a question there: the answer goes into the back
+	// session's log, and A hands it to the turn that asked.
+	a.dispatch(chat, ahp.TurnStarted("t-ask", time.Now(), ahp.UserMessage("ask your name?")))
+	st := b.waitChat(backChat, "the question, on B", func(s ahp.ChatState) bool {
+		return slices.ContainsFunc(active(s), func(p ahp.ResponsePart) bool { return p.InputRequest != nil })
+	})
+	var id string
+	for _, p := range active(st) {
+		if p.InputRequest != nil {
+			id = p.InputRequest.Request.ID
+		}
+	}
+	b.dispatch(backChat, ahp.InputCompleted(id, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
+		"answer": {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "Ada"}},
+	}))
+	for _, cl := range clients {
+		st := cl.waitChat(chat, "the answered turn", func(s ahp.ChatState) bool { return len(s.Turns) == 3 && s.ActiveTurn == nil })
+		if got := texts(st.Turns[2]); !slices.Equal(got, []string{"you said: Ada"}) {
+			t.Errorf("the turn on A, answered in the back chat on B, says %q", got)
+		}
+		cl.waitChat(backChat, "the answered back turn", func(s ahp.ChatState) bool { return len(s.Turns) == 3 && s.ActiveTurn == nil })
+	}
+	waitSameState(t, backChat, clients...)
+	sameActions(t, backChat, clients...)
+
 	// Talking in the bot chat on C reaches the same back session, which
 	// every instance follows.
 	c.dispatch(chat, ahp.TurnStarted("t3", time.Now(), ahp.UserMessage("again")))
 	for _, cl := range clients {
-		st := cl.waitChatFor(backChat, "the back turn of C's message", time.Minute, func(s ahp.ChatState) bool { return len(s.Turns) == 3 && s.ActiveTurn == nil })
-		if words(st.Turns[2]) != "again" {
-			t.Errorf("a client reads the back chat's third turn as %s", mustJSON(st.Turns[2]))
+		st := cl.waitChatFor(backChat, "the back turn of C's message", time.Minute, func(s ahp.ChatState) bool { return len(s.Turns) == 4 && s.ActiveTurn == nil })
+		if words(st.Turns[3]) != "again" {
+			t.Errorf("a client reads the back chat's fourth turn as %s", mustJSON(st.Turns[3]))
 		}
 	}
 	// C took the back session over: A and B follow it on, their
