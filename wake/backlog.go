@@ -114,8 +114,8 @@ func Durable(a ahp.Action) bool {
 // append is reported once until one succeeds again; the session goes on in
 // memory. When the logs are followed, the line goes in at the count of
 // lines the session holds: an answer another host wrote first is taken
-// in first (takeAnswersLocked), and a that is an answer it made moot is
-// dropped (false). Called with s.mu held.
+// in first (takeAnswersLocked), and a, when it is an answer that one made
+// moot, is dropped (false). Called with s.mu held.
 func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return true

@@ -66,8 +66,9 @@ type LocalConfig struct {
 	// reads it back first (Reload), under the lease the Waker holds. When
 	// Logs is also a chatlog.Shared, the host follows the back sessions'
 	// logs: it holds a copy of every back session another host runs,
-	// published to its subscribers as it is written there, and refuses
-	// clients' actions on such a copy (see follow.go).
+	// published to its subscribers as it is written there, and takes no
+	// client's action on such a copy but an answer, which it hands to
+	// the host that runs the session through the log (see follow.go).
 	Shared bool
 }
 
@@ -614,7 +615,8 @@ type localSession struct {
 	// here says this host writes the session's log (it started it, read
 	// it back to continue it, or a Waker holding its lease handed it
 	// work); with shared logs a session not here is a copy that follows
-	// the log another host writes, and takes no action. diverged says a
+	// the log another host writes, and takes clients' answers alone
+	// (follow.go). diverged says a
 	// write to the log failed: the copy holds a line the log does not.
 	// Both set under mu.
 	here     bool
@@ -700,9 +702,9 @@ func (s *localSession) dispose() {
 // emitChatLocked applies a to the chat, publishes it and tells followers;
 // the session's catalogue follows the chat's status. The chat holds its
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
-// as the older ones are gone. Called with s.mu held.
-// It reports false when a is an answer that another host's answer,
-// logged first, made moot: it is then neither logged nor applied.
+// as the older ones are gone. It reports false when a is an answer that
+// another host's answer, logged first, made moot: a is then neither
+// logged nor applied. Called with s.mu held.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = scrubAction(s.h.scrub, a)
 	if !s.logLocked(backChat, a) {
