@@ -25,10 +25,12 @@ func turnKey(session, turnID string) string { return "turn " + session + " " + t
 
 // holdTurn holds the lease of a main turn this instance runs until done is
 // closed or the chats close, then releases it. A lease another holder has
-// (a watcher that read the turn as dead) is tried again every TTL/3: the
-// turn is ended by whoever holds it.
+// (a watcher that read the turn as dead) is tried again after 50 ms, then
+// twice as long each time up to TTL/3: the turn is ended by whoever holds
+// it.
 func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) {
 	var token int64
+	warned := false
 	acquire := func() {
 		actx, cancel := context.WithTimeout(ctx, c.leaseTTL)
 		defer cancel()
@@ -40,7 +42,10 @@ func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) 
 			}
 		case !ok:
 			token = 0
-			c.s.log.Warn("bot: a main turn's lease is held by another instance", "lease", key, "holder", l.Holder)
+			if !warned {
+				warned = true
+				c.s.log.Warn("bot: a main turn's lease is held by another instance", "lease", key, "holder", l.Holder)
+			}
 		default:
 			token = l.Token
 		}
@@ -48,10 +53,22 @@ func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) 
 	acquire()
 	tick := time.NewTicker(c.leaseTTL / 3)
 	defer tick.Stop()
+	// A lease not taken is tried again soon, then less and less often up
+	// to TTL/3: a watcher holds it a moment while it looks (it finds the
+	// turn resumed and lets go), and the watchers must find it held.
+	retry := 50 * time.Millisecond
 	for {
+		var soon <-chan time.Time
+		if token == 0 {
+			soon = time.After(retry)
+			retry = min(2*retry, c.leaseTTL/3)
+		}
 		select {
 		case <-tick.C:
 			acquire() // a renewal when held: the token stays
+			continue
+		case <-soon:
+			acquire()
 			continue
 		case <-done:
 		case <-ctx.Done():
@@ -147,7 +164,11 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 	ch.mu.Lock()
 	for range maxBehind {
 		at := ch.cstate.ActiveTurn
-		if ch.gone || ch.turn != nil || at == nil || at.ID != id {
+		// watched is reset when a turn begins or is resumed: the turn in
+		// progress now is not the one the watcher saw dead (it was ended
+		// and resumed meanwhile, on another instance, which takes its
+		// lease once this one lets it go).
+		if ch.gone || ch.turn != nil || at == nil || at.ID != id || ch.watched != id {
 			break
 		}
 		d := time.Duration(0)

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -232,5 +233,100 @@ func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndRes
 	}
 	if interrupted != 1 || complete != 1 {
 		t.Errorf("the log holds %d interrupted lines and %d completions, want one each", interrupted, complete)
+	}
+}
+
+// refusedLeases are memory leases that count the acquisitions of one key
+// they refused.
+type refusedLeases struct {
+	*lease.Mem
+	key     string
+	refused atomic.Int64
+}
+
+func (l *refusedLeases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
+	got, ok, err := l.Mem.Acquire(ctx, key, holder, ttl)
+	if err == nil && !ok && key == l.key {
+		l.refused.Add(1)
+	}
+	return got, ok, err
+}
+
+func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatchers(t *testing.T) {
+	session := "ahp-session:/looked-at"
+	key := "turn " + session + " t1"
+	leases := &refusedLeases{Mem: &lease.Mem{}, key: key}
+	e := newSharedChatEnv(t, leases)
+	e.makeBot(t, "motion", motionBody)
+	runner, watcher := e.sibling("second"), e.sibling("third")
+	c1, c2 := e.connect(t, "soft"), runner.connect(t, "soft")
+	_, chat := c1.open(session, "motion")
+	for _, c := range []*chatClient{c2, watcher.connect(t, "soft")} {
+		deadline := time.Now().Add(10 * time.Second)
+		for c.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("another instance does not hold the chat")
+			}
+			time.Sleep(10 * time.Millisecond) // polling with a deadline
+		}
+	}
+	c2.subscribe(chat)
+	c1.say(chat, "t1", "sleep 5")
+	c2.waitChat(chat, "the back session, followed", func(s ahp.ChatState) bool {
+		return s.ActiveTurn != nil && len(s.ActiveTurn.ResponseParts) > 0 && len(s.ActiveTurn.ResponseParts[0].ToolCall.Content) > 0
+	})
+	e.stop()
+	c2.waitChat(chat, "the turn read as interrupted", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 1 })
+
+	// Someone holds the turn's lease the moment it is resumed (as a
+	// watcher does while it looks), then lets go: the instance that runs
+	// the resumed turn takes it soon, so no watcher ends the turn.
+	var held lease.Lease
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l, ok, err := leases.Acquire(t.Context(), key, "looker", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			held = l
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the turn's lease stays held")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	refused := leases.refused.Load()
+	c2.dispatch(chat, ahp.TurnResume("t1"))
+	c2.waitChat(chat, "the resumed turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	deadline = time.Now().Add(10 * time.Second)
+	for leases.refused.Load() == refused { // the runner tried, and was refused
+		if time.Now().After(deadline) {
+			t.Fatal("the instance that runs the resumed turn did not try to take its lease")
+		}
+		time.Sleep(time.Millisecond) // polling with a deadline
+	}
+	if err := leases.Release(t.Context(), key, "looker", held.Token); err != nil {
+		t.Fatal(err)
+	}
+	got := c2.waitChat(chat, "the resumed turn's end", func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1
+	}).Turns[0]
+	if got.State != ahp.TurnStateComplete {
+		t.Errorf("the resumed turn ended %s: %s", got.State, jsonText(got))
+	}
+	interrupted := 0
+	for _, l := range logLines(t, e.logs, "motion", session) {
+		var line struct{ Action ahp.Action }
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := line.Action.Body.(*ahp.ChatErrorAction); ok && b.Part.Error.ErrorType == bot.InterruptedType {
+			interrupted++
+		}
+	}
+	if interrupted != 1 {
+		t.Errorf("the log holds %d interrupted lines, want the one of the instance that went away", interrupted)
 	}
 }

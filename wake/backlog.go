@@ -51,6 +51,10 @@ type backLine struct {
 	Spec      *logSpec `json:"spec,omitempty"`
 	// Action is a chat or session line's action.
 	Action *ahp.Action `json:"action,omitempty"`
+	// By names the host that wrote the line, when the logs are followed
+	// (follow.go): a host that hears a line of its own whose write it
+	// could not confirm knows it holds it already.
+	By string `json:"by,omitempty"`
 }
 
 // logSpec is a Spec as a log keeps it.
@@ -108,27 +112,47 @@ func Durable(a ahp.Action) bool {
 
 // logLocked appends a line of a's kind to the session's log. A failed
 // append is reported once until one succeeds again; the session goes on in
-// memory. Called with s.mu held.
-func (s *localSession) logLocked(kind string, a ahp.Action) {
+// memory. When the logs are followed, the line goes in at the count of
+// lines the session holds: an answer another host wrote first is taken
+// in first (takeAnswersLocked), and a, when it is an answer that one made
+// moot, is dropped (false). Called with s.mu held.
+func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
-		return
+		return true
 	}
-	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a})
-	if err == nil {
+	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
+	for try := 0; err == nil; try++ {
 		ctx, cancel := s.logCtxLocked()
-		err = s.h.logs.Append(ctx, s.key, data, kind == backSession || Durable(a))
+		sync := kind == backSession || Durable(a)
+		if sh := s.h.sh; sh != nil {
+			err = sh.AppendAt(ctx, s.key, int64(s.lines), data, sync)
+		} else {
+			err = s.h.logs.Append(ctx, s.key, data, sync)
+		}
 		cancel()
+		if !errors.Is(err, chatlog.ErrConflict) || try == maxTries || !s.takeAnswersLocked() {
+			break
+		}
+		if answerFor(a) != "" && s.answerErrLocked(a, nil) != nil {
+			return false
+		}
+		err = nil // try again at the new count
 	}
 	if err != nil {
+		s.diverged = true // the copy holds a line its log does not
 		if !s.logError {
 			s.logError = true
 			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.key, "session", s.uri, "err", err)
 		}
-		return
+		return true
 	}
 	s.logError = false
 	s.lines++
+	return true
 }
+
+// maxTries bounds how many times a line is tried again at a new count.
+const maxTries = 20
 
 // createLog writes the open line of a session's log.
 func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model string) error {
@@ -168,6 +192,24 @@ func (h *LocalHost) replay() {
 // session is held as the log shows it. The agent is opened at the
 // session's next turn.
 func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
+	s, err := h.readLog(ctx, key, repair)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions[s.uri] != nil {
+		return errors.New("another log holds its session")
+	}
+	h.sessions[s.uri] = s
+	h.chats[s.chat] = s
+	return nil
+}
+
+// readLog reads the session of one log, as replayLog does, without
+// holding it. A session read with repair is the one this host writes
+// (here); without, it is a copy of what another host writes.
+func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (*localSession, error) {
 	rctx, cancel := context.WithTimeout(ctx, logWait)
 	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
@@ -184,26 +226,26 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 		h.log.Warn("wake: back session log", "log", key, "problem", b)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(lines) == 0 || lines[0].Kind != backOpen || lines[0].Spec == nil || lines[0].Session == "" {
-		return errors.New("it does not open a session")
+		return nil, errors.New("it does not open a session")
 	}
 	o := lines[0]
 	spec := o.Spec.spec()
 	if k, ok := backLogKey(o.Session, spec.Meta); !ok || k != key {
-		return errors.New("its name is not its session's")
+		return nil, errors.New("its name is not its session's")
 	}
 	hr, ok := h.harnesses[o.Provider]
 	if !ok {
-		return fmt.Errorf("no agent for provider %q runs here", o.Provider)
+		return nil, fmt.Errorf("no agent for provider %q runs here", o.Provider)
 	}
 	created, err := time.Parse(time.RFC3339Nano, o.CreatedAt)
 	if err != nil {
-		return fmt.Errorf("its createdAt: %w", err)
+		return nil, fmt.Errorf("its createdAt: %w", err)
 	}
 	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
-	s.key, s.logged = key, true
+	s.key, s.logged, s.here = key, true, repair
 	s.lines = len(raw)
 	s.fenceFrom(ctx)
 	last := o.At
@@ -243,14 +285,7 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 			s.state.Chats = chats
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.sessions[s.uri] != nil {
-		return errors.New("another log holds its session")
-	}
-	h.sessions[s.uri] = s
-	h.chats[s.chat] = s
-	return nil
+	return s, nil
 }
 
 // endLocked logs and applies an action a replay adds to a log.

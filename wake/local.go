@@ -63,7 +63,12 @@ type LocalConfig struct {
 	// Shared says other hosts on other instances write the same Logs:
 	// the replay at start then changes no log (a turn a log shows running
 	// may be running elsewhere), and a host that takes a session over
-	// reads it back first (Reload), under the lease the Waker holds.
+	// reads it back first (Reload), under the lease the Waker holds. When
+	// Logs is also a chatlog.Shared, the host follows the back sessions'
+	// logs: it holds a copy of every back session another host runs,
+	// published to its subscribers as it is written there, and takes no
+	// client's action on such a copy but an answer, which it hands to
+	// the host that runs the session through the log (see follow.go).
 	Shared bool
 }
 
@@ -92,11 +97,26 @@ type LocalHost struct {
 	scrub     Scrubber
 	logs      chatlog.Logs // where back sessions' logs are, nil for none
 	shared    bool         // LocalConfig.Shared
+	// sh is logs when they are shared and can be followed: the host then
+	// holds a copy of every back session and follows its log (follow.go).
+	sh chatlog.Shared
+	// id names this host in the lines it writes when it follows (By).
+	id         string
+	stopFollow context.CancelFunc
+	following  sync.WaitGroup
+	// swap serialises reading a session over (Reload, the follower): one
+	// session is replaced by one of them at a time.
+	swap sync.Mutex
 
 	mu       sync.Mutex
 	sessions map[string]*localSession // by session URI
 	chats    map[string]*localSession // by chat URI
 	closed   bool
+	// creating names the sessions whose logs this host is making, which
+	// the follower leaves to it; disposed, those it disposed of, which
+	// the follower does not hold again on a late line.
+	creating map[string]bool
+	disposed map[string]bool
 
 	turns sync.WaitGroup // the turns' goroutines, which Close waits for
 
@@ -159,6 +179,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	h := &LocalHost{
 		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
 		logs: cfg.Logs, shared: cfg.Shared, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
+		creating: map[string]bool{}, disposed: map[string]bool{},
 	}
 	for name, hr := range cfg.Harnesses {
 		if name == "" || hr == nil {
@@ -177,6 +198,12 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	}
 	if h.logs != nil {
 		h.replay()
+	}
+	if sh, ok := h.logs.(chatlog.Shared); ok && cfg.Shared {
+		h.sh, h.id = sh, newID()
+		ctx, stop := context.WithCancel(context.Background())
+		h.stopFollow = stop
+		h.following.Go(func() { h.follow(ctx) })
 	}
 	return h, nil
 }
@@ -243,13 +270,19 @@ func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
 // subscribers take a new snapshot); the log's running turn, if any, is
 // ended as interrupted and what waited taken back, in the log too, with
 // the fence ctx carries. replaced is false when the copy held was the
-// log's already and is kept. A session with no log is ErrNoSession.
+// log's already and is kept: a copy that follows the log (shared logs
+// that can be followed) is first brought up to it. A session with no log
+// is ErrNoSession.
 func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced bool, err error) {
 	key, ok := backLogKey(uri, spec.Meta)
 	if !ok || h.logs == nil {
 		return false, ErrNoSession
 	}
+	h.swap.Lock()
+	defer h.swap.Unlock()
 	if s, held := h.session(uri); held {
+		// A copy that follows the log reads what it has not yet heard.
+		s.catchUp(ctx)
 		// No one else wrote the log since: the copy held is the log's.
 		rctx, cancel := context.WithTimeout(ctx, logWait)
 		raw, _, err := h.logs.Read(rctx, key)
@@ -257,7 +290,7 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 		if err == nil {
 			s.mu.Lock()
 			c := s.chatState
-			same := len(raw) == s.lines && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
+			same := len(raw) == s.lines && !s.diverged && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
 			s.mu.Unlock()
 			if same {
 				s.fenceFrom(ctx)
@@ -361,7 +394,21 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 // that cannot be written is reported; the session then lives in memory
 // only.
 func (h *LocalHost) add(s *localSession, provider, model string) error {
+	s.here = true
 	if key, ok := backLogKey(s.uri, s.spec.Meta); ok && h.logs != nil {
+		h.mu.Lock()
+		creating := h.creating[s.uri]
+		h.creating[s.uri] = true
+		delete(h.disposed, s.uri)
+		h.mu.Unlock()
+		if creating {
+			return refused("the host is making %s already", s.uri)
+		}
+		defer func() {
+			h.mu.Lock()
+			delete(h.creating, s.uri)
+			h.mu.Unlock()
+		}()
 		if err := h.createLog(key, s, provider, model); err != nil {
 			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.uri, "err", err)
 		} else {
@@ -405,6 +452,9 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	if ok {
 		delete(h.sessions, session)
 		delete(h.chats, s.chat)
+		if h.sh != nil {
+			h.disposed[session] = true
+		}
 	}
 	h.mu.Unlock()
 	if !ok {
@@ -430,6 +480,10 @@ func (h *LocalHost) removeLog(key chatlog.Key) {
 // turn it ran has returned; the sessions' logs stay, so a LocalHost
 // started again holds them. It is idempotent.
 func (h *LocalHost) Close() error {
+	if h.stopFollow != nil {
+		h.stopFollow()
+		h.following.Wait()
+	}
 	h.mu.Lock()
 	h.closed = true
 	all := make([]*localSession, 0, len(h.sessions))
@@ -558,6 +612,15 @@ type localSession struct {
 	// lines is how many lines its log holds as far as this host knows:
 	// read back, or written; set under mu.
 	lines int
+	// here says this host writes the session's log (it started it, read
+	// it back to continue it, or a Waker holding its lease handed it
+	// work); with shared logs a session not here is a copy that follows
+	// the log another host writes, and takes clients' answers alone
+	// (follow.go). diverged says a
+	// write to the log failed: the copy holds a line the log does not.
+	// Both set under mu.
+	here     bool
+	diverged bool
 
 	mu         sync.Mutex
 	state      ahp.SessionState
@@ -597,7 +660,7 @@ type reportedTool struct {
 func (s *localSession) fenceFrom(ctx context.Context) {
 	if f, ok := lease.FenceFrom(ctx); ok {
 		s.mu.Lock()
-		s.fence, s.fenced = f, true
+		s.fence, s.fenced, s.here = f, true, true
 		s.mu.Unlock()
 	}
 }
@@ -639,11 +702,24 @@ func (s *localSession) dispose() {
 // emitChatLocked applies a to the chat, publishes it and tells followers;
 // the session's catalogue follows the chat's status. The chat holds its
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
-// as the older ones are gone. Called with s.mu held.
-func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) {
+// as the older ones are gone. It reports false when a is an answer that
+// another host's answer, logged first, made moot: a is then neither
+// logged nor applied. Called with s.mu held.
+func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = scrubAction(s.h.scrub, a)
+	if !s.logLocked(backChat, a) {
+		return false
+	}
+	s.showChatLocked(a, origin)
+	return true
+}
+
+// showChatLocked applies a to the chat, publishes it and tells
+// followers, and updates the session's catalogue when the chat's status
+// changed: what emitChatLocked does once a is logged, and what a copy
+// does with a line another host wrote. Called with s.mu held.
+func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
 	prev := s.chatState
-	s.logLocked(backChat, a)
 	s.applyChatLocked(a)
 	seq, err := s.h.bus.Publish(s.chat, engine.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -674,6 +750,12 @@ func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	if origin != nil {
 		s.logLocked(backSession, a)
 	}
+	s.showSessionLocked(a, origin)
+}
+
+// showSessionLocked applies a to the session and publishes it. Called
+// with s.mu held.
+func (s *localSession) showSessionLocked(a ahp.Action, origin *engine.Origin) {
 	s.state = ahp.ApplySession(s.state, a)
 	seq, err := s.h.bus.Publish(s.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -695,6 +777,15 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	defer s.mu.Unlock()
 	if s.gone {
 		return ErrNoSession
+	}
+	if s.elsewhereLocked() != nil && answerFor(a) != "" && origin != nil {
+		// A client's answer; an in-process caller (the Waker of this
+		// instance, following a turn another runs) acts only where the
+		// session runs.
+		return s.answerElsewhereLocked(a, origin)
+	}
+	if err := s.elsewhereLocked(); err != nil {
+		return err
 	}
 	cs := s.chatState
 	active := cs.ActiveTurn
@@ -747,37 +838,13 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 		*ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
 		s.emitChatLocked(a, origin)
 		return nil
-	case *ahp.ChatInputAnswerChangedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
+	case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
+		if err := s.answerErrLocked(a, origin); err != nil {
+			return err
 		}
-		s.emitChatLocked(a, origin)
-		return nil
-	case *ahp.ChatInputCompletedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
+		if s.emitChatLocked(a, origin) {
+			s.deliverAnswerLocked(a)
 		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.RequestID, a)
-		return nil
-	case *ahp.ChatToolCallConfirmedAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
-			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
-		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.ToolCallID, a)
-		return nil
-	case *ahp.ChatToolCallCompleteAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
-			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
-		}
-		if origin != nil && origin.ClientID != tc.Contributor.ClientID {
-			return refused("only client %q completes tool call %q", tc.Contributor.ClientID, b.ToolCallID)
-		}
-		s.emitChatLocked(a, origin)
-		s.deliverLocked(b.ToolCallID, a)
 		return nil
 	}
 	return refused("this chat does not take %s", a.Type)
@@ -789,6 +856,9 @@ func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) erro
 	defer s.mu.Unlock()
 	if s.gone {
 		return ErrNoSession
+	}
+	if err := s.elsewhereLocked(); err != nil {
+		return err
 	}
 	switch a.Body.(type) {
 	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:

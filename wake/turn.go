@@ -854,7 +854,9 @@ func (fs *followed) stop(turnID string) {
 // complete answers a post_message call.
 func (fs *followed) complete(backTurn, callID string, res ahp.ToolCallResult) {
 	err := fs.w.host.Dispatch(fs.w.base, fs.uri, ahp.ToolCallComplete(backTurn, callID, res))
-	if err != nil && fs.w.base.Err() == nil {
+	// A refusal: the call ended meanwhile, or another instance runs the
+	// session (and answers its calls).
+	if err != nil && !errors.Is(err, ErrRefused) && fs.w.base.Err() == nil {
 		fs.w.log.Warn("wake: a post_message call could not be answered", "session", fs.uri, "call", callID, "err", err)
 	}
 }

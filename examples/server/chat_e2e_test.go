@@ -100,6 +100,9 @@ type ahpClient struct {
 	// recorded, when not nil, gets every action delivered on a channel,
 	// as JSON, in the order it came.
 	recorded map[string][]string
+	// rejected gets the reason of every action of this client's that a
+	// channel rejected, by channel.
+	rejected map[string][]string
 	changed  chan struct{}
 	gen      chan struct{} // closed and replaced at each message
 }
@@ -153,7 +156,13 @@ func (c *ahpClient) read() {
 			}
 		case m.Method == "action":
 			var env ahp.ActionEnvelope
-			if json.Unmarshal(m.Params, &env) == nil && env.RejectionReason == "" {
+			decoded := json.Unmarshal(m.Params, &env) == nil
+			if decoded && env.RejectionReason != "" {
+				if c.rejected == nil {
+					c.rejected = map[string][]string{}
+				}
+				c.rejected[env.Channel] = append(c.rejected[env.Channel], env.RejectionReason)
+			} else if decoded {
 				if c.recorded != nil {
 					c.recorded[env.Channel] = append(c.recorded[env.Channel], mustJSON(env.Action))
 				}

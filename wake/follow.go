@@ -1,0 +1,390 @@
+package wake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"math"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/engine"
+)
+
+// With logs that several instances share and that can be followed
+// (LocalConfig.Shared and a chatlog.Shared: instances on one database),
+// every LocalHost holds every back session: the one that writes a
+// session's log (it started it, or took it over under the Waker's lease
+// and read it back) runs it, and the others hold a copy that follows the
+// log. The follower (follow) hears of every write to a back session's
+// log; a copy reads the lines it has not applied and applies them in
+// order through the same reducers, publishing each action to the
+// session's and chat's subscribers here, so a client of any instance
+// sees the same snapshots and the same actions in the same order, and
+// listSessions lists every instance's back sessions. A log another
+// instance makes is held when it is heard of; one it removes is let go.
+//
+// The host that runs a session writes its log; every line goes in at the
+// count of lines its writer holds (AppendAt), so that writers are
+// ordered by the log. A copy takes one kind of client action: an answer
+// (to a question, a confirmation, a client tool's result), checked
+// against the chat as the log is and appended at the copy's count
+// (answerElsewhereLocked); the runner hears it and hands it to the turn
+// that waits for it, and a runner whose own append finds an answer
+// before it takes the answer in first (takeAnswersLocked). Any other
+// action on a copy is refused with one sentence (elsewhereLocked): a
+// stop or a message must change what the runner does mid-turn, and the
+// chat with the bot carries those to it. A host that ran a session hears
+// when another takes it over (a line that is neither its own nor an
+// answer): an idle copy that holds only what its log holds follows on
+// from there (its agent closed, to be opened at its next turn here); one
+// running a turn, or holding a line its log refused, is read again from
+// the log and its channels end, so that their subscribers take a new
+// snapshot.
+
+// follow applies what other hosts write to the back sessions' logs until
+// ctx ends.
+func (h *LocalHost) follow(ctx context.Context) {
+	err := h.sh.Follow(ctx, chatlog.Back, func(key chatlog.Key, n int64) {
+		if key == (chatlog.Key{}) {
+			h.resync(ctx)
+			return
+		}
+		h.heard(ctx, key, n)
+	})
+	if err != nil && ctx.Err() == nil {
+		h.log.Error("wake: the back sessions' logs are no longer followed", "err", err)
+	}
+}
+
+// resync brings every session up to its log, after the follower may have
+// missed writes (at its start, or after a dropped connection).
+func (h *LocalHost) resync(ctx context.Context) {
+	heads, err := h.sh.Heads(ctx, chatlog.Back)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("wake: the back sessions' logs could not be read again after a gap", "err", err)
+		}
+		return
+	}
+	h.mu.Lock()
+	held := map[chatlog.Key]bool{}
+	for _, s := range h.sessions {
+		if s.logged {
+			held[s.key] = true
+		}
+	}
+	h.mu.Unlock()
+	for key := range held {
+		h.heard(ctx, key, heads[key]) // 0 when it is gone
+	}
+	for key, n := range heads {
+		if !held[key] {
+			h.heard(ctx, key, n)
+		}
+	}
+}
+
+// heard takes a write to the log of key, which now holds n lines (0: it
+// was removed).
+func (h *LocalHost) heard(ctx context.Context, key chatlog.Key, n int64) {
+	h.swap.Lock()
+	defer h.swap.Unlock()
+	h.mu.Lock()
+	s := h.sessions[key.Session]
+	skip := h.closed || h.creating[key.Session] || (s == nil && h.disposed[key.Session])
+	h.mu.Unlock()
+	switch {
+	case skip, s != nil && (!s.logged || s.key != key):
+	case n == 0:
+		if s != nil && !h.exists(ctx, key) {
+			h.drop(s)
+		}
+	case s == nil:
+		h.addCopy(ctx, key)
+	default:
+		s.mu.Lock()
+		behind := int64(s.lines) < n && !s.gone
+		s.mu.Unlock()
+		if behind && !s.catchUp(ctx) {
+			h.readAgain(ctx, s)
+		}
+	}
+}
+
+// exists reports whether the log of key is there; an error reading says
+// it is.
+func (h *LocalHost) exists(ctx context.Context, key chatlog.Key) bool {
+	rctx, cancel := context.WithTimeout(ctx, logWait)
+	defer cancel()
+	_, err := h.sh.ReadAfter(rctx, key, math.MaxInt64)
+	return !errors.Is(err, iofs.ErrNotExist)
+}
+
+// addCopy holds a copy of the session another host opened.
+func (h *LocalHost) addCopy(ctx context.Context, key chatlog.Key) {
+	s, err := h.readLog(ctx, key, false)
+	if err != nil {
+		if !errors.Is(err, iofs.ErrNotExist) && ctx.Err() == nil {
+			h.log.Warn("wake: a back session's log is left out", "log", key, "reason", err)
+		}
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.sessions[s.uri] != nil || h.creating[s.uri] || h.disposed[s.uri] {
+		return
+	}
+	h.sessions[s.uri] = s
+	h.chats[s.chat] = s
+}
+
+// drop lets go of a session whose log another host removed.
+func (h *LocalHost) drop(s *localSession) {
+	h.mu.Lock()
+	held := h.sessions[s.uri] == s
+	if held {
+		delete(h.sessions, s.uri)
+		delete(h.chats, s.chat)
+	}
+	h.mu.Unlock()
+	if held {
+		s.dispose()
+	}
+}
+
+// readAgain replaces the session with a copy read from its log: another
+// host writes it now, and this one's cannot follow on. Its channels end,
+// so that their subscribers take a new snapshot.
+func (h *LocalHost) readAgain(ctx context.Context, old *localSession) {
+	fresh, err := h.readLog(ctx, old.key, false)
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		if ctx.Err() == nil {
+			h.log.Warn("wake: a back session another host took over could not be read again", "log", old.key, "err", err)
+		}
+		return
+	}
+	h.drop(old)
+	if fresh == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed && h.sessions[fresh.uri] == nil {
+		h.sessions[fresh.uri] = fresh
+		h.chats[fresh.chat] = fresh
+	}
+}
+
+// catchUp applies the lines of the session's log after the ones it
+// holds, in order, publishing each action. It reports false when the
+// session cannot follow on: it runs a turn, waits for an answer, or holds
+// a line its log does not (readAgain then reads it over), unless the
+// lines are only answers, which the host that runs the session takes
+// (handing each to the turn that waits for it) and any copy applies. A
+// session that catches up other lines is a copy from then on; the agent
+// it had open is closed, to be opened again at its next turn here.
+func (s *localSession) catchUp(ctx context.Context) bool {
+	if s.h.sh == nil || !s.logged {
+		return true
+	}
+	s.mu.Lock()
+	ok, agent := s.catchUpLocked(ctx, false)
+	s.mu.Unlock()
+	if agent != nil {
+		if err := agent.Close(); err != nil {
+			s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+		}
+	}
+	return ok
+}
+
+// takeAnswersLocked applies the lines another host wrote after the ones
+// the session holds, when they are only answers; it reports false when
+// they are not (another host runs the session now) or cannot be read.
+// Called with s.mu held, by a write that found the log longer.
+func (s *localSession) takeAnswersLocked() bool {
+	ok, _ := s.catchUpLocked(context.Background(), true)
+	return ok
+}
+
+// catchUpLocked is catchUp with s.mu held, answers alone when
+// answersOnly; it returns the agent to close.
+func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (bool, Agent) {
+	if s.gone {
+		return !answersOnly, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, logWait)
+	raw, err := s.h.sh.ReadAfter(rctx, s.key, int64(s.lines))
+	cancel()
+	if err != nil {
+		if !errors.Is(err, iofs.ErrNotExist) && ctx.Err() == nil { // removed: the follower hears it
+			s.h.log.Warn("wake: a back session's new lines could not be read", "log", s.key, "err", err)
+		}
+		return !answersOnly, nil
+	}
+	lines := make([]*backLine, len(raw))
+	others := false // lines that are neither this host's nor answers
+	for i, r := range raw {
+		var l backLine
+		if err := json.Unmarshal(r, &l); err != nil {
+			s.h.log.Warn("wake: back session log", "log", s.key, "problem", fmt.Sprintf("line %d: %v", s.lines+i+1, err))
+			others = true
+			continue
+		}
+		lines[i] = &l
+		mine := s.h.id != "" && l.By == s.h.id
+		answer := l.Kind == backChat && l.Action != nil && answerFor(*l.Action) != ""
+		others = others || (!mine && !answer)
+	}
+	if !others {
+		for _, l := range lines {
+			s.lines++
+			// A line of this host's whose write it could not confirm
+			// (the database went away as it committed) it holds
+			// already.
+			if l.By != s.h.id {
+				s.showChatLocked(*l.Action, nil)
+				s.deliverAnswerLocked(*l.Action)
+			}
+		}
+		return true, nil
+	}
+	if answersOnly || s.turn != nil || len(s.waits) > 0 || s.diverged {
+		return false, nil
+	}
+	for _, l := range lines {
+		s.lines++
+		if l == nil || l.Action == nil || l.By == s.h.id {
+			continue
+		}
+		switch l.Kind {
+		case backChat:
+			s.showChatLocked(*l.Action, nil)
+		case backSession:
+			s.showSessionLocked(*l.Action, nil)
+		}
+	}
+	s.here = false
+	agent := s.agent
+	s.agent = nil
+	return true, agent
+}
+
+// answerFor is the input request or tool call an answer answers (an
+// answer to a question, a confirmation, a client tool's result), "" for
+// any other action.
+func answerFor(a ahp.Action) string {
+	switch b := a.Body.(type) {
+	case *ahp.ChatInputAnswerChangedAction:
+		return b.RequestID
+	case *ahp.ChatInputCompletedAction:
+		return b.RequestID
+	case *ahp.ChatToolCallConfirmedAction:
+		return b.ToolCallID
+	case *ahp.ChatToolCallCompleteAction:
+		return b.ToolCallID
+	}
+	return ""
+}
+
+// deliverAnswerLocked hands an answer to the turn that waits for it, if
+// any: an answer to a question once it is complete, a confirmation, a
+// client tool's result. Called with s.mu held.
+func (s *localSession) deliverAnswerLocked(a ahp.Action) {
+	switch a.Body.(type) {
+	case *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
+		s.deliverLocked(answerFor(a), a)
+	}
+}
+
+// answerErrLocked says why the answer a does not apply to the chat as it
+// is, nil when it does. origin is the client that gives it, nil for an
+// in-process caller. Called with s.mu held.
+func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) error {
+	active := s.chatState.ActiveTurn
+	switch b := a.Body.(type) {
+	case *ahp.ChatInputAnswerChangedAction:
+		if !active.OpenInputRequest(b.RequestID) {
+			return refused("no open input request %q", b.RequestID)
+		}
+	case *ahp.ChatInputCompletedAction:
+		if !active.OpenInputRequest(b.RequestID) {
+			return refused("no open input request %q", b.RequestID)
+		}
+	case *ahp.ChatToolCallConfirmedAction:
+		tc := active.ToolCall(b.TurnID, b.ToolCallID)
+		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
+			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
+		}
+	case *ahp.ChatToolCallCompleteAction:
+		tc := active.ToolCall(b.TurnID, b.ToolCallID)
+		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
+			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
+		}
+		if origin != nil && origin.ClientID != tc.Contributor.ClientID {
+			return refused("only client %q completes tool call %q", tc.Contributor.ClientID, b.ToolCallID)
+		}
+	default:
+		return refused("%s is not an answer", a.Type)
+	}
+	return nil
+}
+
+// answerElsewhereLocked takes a client's answer on a copy of a session
+// another host runs: it goes into the session's log at the count of lines
+// the copy holds, as it is now (caught up first, and again when another
+// host wrote first), and the host that runs the session hands it to the
+// turn that waits for it when it hears it. Called with s.mu held.
+func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin) error {
+	a = scrubAction(s.h.scrub, a)
+	for range maxTries {
+		ok, agent := s.catchUpLocked(context.Background(), false)
+		if agent != nil {
+			s.closeLater(agent)
+		}
+		if !ok {
+			return refused("this back session is being taken over; answer again")
+		}
+		if err := s.answerErrLocked(a, origin); err != nil {
+			return err
+		}
+		data, err := json.Marshal(backLine{Kind: backChat, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), logWait)
+		err = s.h.sh.AppendAt(ctx, s.key, int64(s.lines), data, true)
+		cancel()
+		if errors.Is(err, chatlog.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return &RefusedError{Reason: "the answer could not be written to the back session's log", Err: err}
+		}
+		s.lines++
+		s.showChatLocked(a, origin)
+		return nil
+	}
+	return refused("the back session's log kept changing; answer again")
+}
+
+// closeLater closes an agent in a goroutine the host's Close waits for.
+func (s *localSession) closeLater(agent Agent) {
+	s.h.turns.Go(func() {
+		if err := agent.Close(); err != nil {
+			s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+		}
+	})
+}
+
+// elsewhereLocked refuses an action on a session another host runs.
+// Called with s.mu held.
+func (s *localSession) elsewhereLocked() error {
+	if s.h.sh == nil || s.here || !s.logged {
+		return nil
+	}
+	return refused("this back session runs on another instance, which alone takes actions on it but answers; stop or steer it from the chat with the bot")
+}
