@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -304,4 +305,109 @@ func buildBenchServer(b *testing.B) string {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+func TestTheServerAnswersInitializeWhileItsBotsLoadAndWhatNeedsThemInFull(t *testing.T) {
+	const n = 2000
+	config, root := seedServer(t, n)
+	// Whether the first initialize comes before the load ends is up to
+	// the scheduler: a start where it did not proves nothing, so up to
+	// three starts are made. Every start's answers must be whole.
+	for attempt := 1; ; attempt++ {
+		if loading := startAndAskAtOnce(t, config, root, n+2); loading {
+			break
+		} else if attempt == 3 {
+			t.Fatal("in three starts over 2,000 bots the first initialize came after the load every time")
+		}
+	}
+}
+
+// startAndAskAtOnce runs the server over config and root, dials it until
+// it takes the connection, and sends at once an initialize, a listing of
+// bot:// and a subscribe to the catalogue; the listing must hold bots
+// bots and the catalogue at least as many. It answers whether the
+// initialize said the bots were still loading, and stops the server.
+func startAndAskAtOnce(t *testing.T, config, root string, bots int) (loading bool) {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-addr", addr, "-config", config, "-root", root, "-host-name", hostName, "-log-level", "error"}, pw)
+		pw.Close()
+		done <- err
+	}()
+	go io.Copy(io.Discard, pr)
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	}()
+	tctx := testCtx(t)
+	var ws *websocket.Conn
+	for ws == nil {
+		var err error
+		if ws, _, err = websocket.Dial(tctx, "ws://"+addr+"/", nil); err != nil {
+			if tctx.Err() != nil {
+				t.Fatalf("the server took no connection: %v", err)
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(-1)
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersions":["1.0.0"],"clientId":"early"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resourceList","params":{"uri":"bot://"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"subscribe","params":{"channel":"x-ahpd-bots://"}}`,
+	} {
+		if err := ws.Write(tctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for got := 0; got < 3; {
+		_, data, err := ws.Read(tctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID     int
+			Result json.RawMessage
+			Error  json.RawMessage
+		}
+		if err := json.Unmarshal(data, &m); err != nil || m.ID == 0 {
+			continue // a notification
+		}
+		got++
+		if m.Error != nil {
+			t.Fatalf("request %d: %s", m.ID, m.Error)
+		}
+		switch m.ID {
+		case 1:
+			var r struct {
+				Meta map[string]any `json:"_meta"`
+			}
+			json.Unmarshal(m.Result, &r)
+			loading = r.Meta["ahpd.loading"] == true
+		case 2:
+			var r struct{ Entries []struct{ Name string } }
+			json.Unmarshal(m.Result, &r)
+			if len(r.Entries) != bots {
+				t.Errorf("a listing sent with the first initialize holds %d bots, want %d", len(r.Entries), bots)
+			}
+		case 3:
+			var r struct {
+				Snapshot struct {
+					State struct{ Bots []json.RawMessage }
+				}
+			}
+			json.Unmarshal(m.Result, &r)
+			if len(r.Snapshot.State.Bots) != bots {
+				t.Errorf("a catalogue subscribed with the first initialize holds %d bots, want %d", len(r.Snapshot.State.Bots), bots)
+			}
+		}
+	}
+	return loading
 }
