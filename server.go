@@ -335,6 +335,13 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 			closers = nil
 		}
 	}()
+	began, lap := time.Now(), time.Now()
+	var took []any // how long each step took, logged at Debug once loaded
+	step := func(name string) {
+		now := time.Now()
+		took = append(took, name, now.Sub(lap).Round(time.Microsecond))
+		lap = now
+	}
 	store := s.Store
 	var db *shared // nil: what is kept stays under ConfigDir
 	if store == nil && s.Database != "" {
@@ -356,6 +363,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		closers = append(closers, fs.Close)
 		store = fs
 	}
+	step("store")
 	vault := s.Vault
 	if vault == nil {
 		v, err := openVault(ctx, s.VaultFile, s.ConfigDir, s.root(), s.scrub, s.log)
@@ -386,6 +394,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	if _, ok := harnesses[defaultAgent]; !ok {
 		return nil, closers, fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
 	}
+	step("agents")
 	// Chat logs and back-session rows live in the database when the
 	// records do, else beside them under ConfigDir, whatever the store: a
 	// restart continues its chats and back sessions.
@@ -403,6 +412,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		return nil, closers, fmt.Errorf("bots: %w", err)
 	}
 	closers = append(closers, sessions.Close)
+	step("sessions")
 	svc, err = bot.New(ctx, bot.Config{
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.gate.hostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
@@ -412,6 +422,8 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		return nil, closers, err
 	}
 	closers = append(closers, svc.Close)
+	step("service")
+	s.log.Debug("bots: loaded the bots", append(took, "total", time.Since(began).Round(time.Microsecond))...)
 	s.mu.Lock()
 	s.agents = agents
 	s.mu.Unlock()
