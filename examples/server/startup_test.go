@@ -253,7 +253,7 @@ func BenchmarkServerStartup(b *testing.B) {
 			config, root := seedServer(b, n)
 			emptyBase := b.TempDir()
 			emptyConfig, emptyRoot := filepath.Join(emptyBase, "config"), filepath.Join(emptyBase, "bots")
-			var floor, first, list, health, listen, other, otherList []time.Duration
+			var floor, first, list, health, listen, other, otherList, otherListen []time.Duration
 			var rss []float64
 			for b.Loop() {
 				e := startTimed(b, bin, emptyConfig, emptyRoot, 1) // the builder bot
@@ -271,6 +271,7 @@ func BenchmarkServerStartup(b *testing.B) {
 					o.stop(b)
 					other = append(other, o.firstAns)
 					otherList = append(otherList, o.firstList)
+					otherListen = append(otherListen, o.listen)
 				}
 			}
 			med := func(ds []time.Duration) float64 {
@@ -287,6 +288,7 @@ func BenchmarkServerStartup(b *testing.B) {
 			if against != "" {
 				b.ReportMetric(med(other), "against-first-ms")
 				b.ReportMetric(med(otherList), "against-list-ms")
+				b.ReportMetric(med(otherListen), "against-listen-ms")
 			}
 			slices.Sort(rss)
 			b.ReportMetric(rss[len(rss)/2], "rss-MiB")
