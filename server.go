@@ -173,13 +173,18 @@ type Server struct {
 	scrub    *connector.Scrubber
 
 	mu       sync.Mutex
-	started  bool
+	started  bool // wire has run
+	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
 	startErr error
+	gate     *gate // answers from the wire before the load ends
 	svc      *bot.Service
 	wire     *transport.Server
 	handler  http.Handler
-	closers  []func() error // what Start made, closed last first
+	closers  []func() error // what Start made, closed last first (the wire first of all)
+	loads    sync.WaitGroup // the loads the first request started
+	stopLoad context.CancelFunc
+	agents   []acp.Config // as their harnesses run them, checked once loaded
 	checks   sync.WaitGroup
 	stopWork context.CancelFunc
 }
@@ -201,24 +206,72 @@ func (s *Server) init() {
 // service, and checks the agents in the background. ctx bounds the start
 // alone. Start is idempotent: a second call answers what the first did;
 // after Close it answers ErrClosed.
+//
+// Start starts in two steps. First it opens the users directory and the
+// wire, and from then on Handler answers: an initialize at once (its
+// _meta lists no problems yet and says bot.LoadingMeta), the web page,
+// and GET /healthz with 503 Service Unavailable. Then it loads the bots
+// (the store, the service, its chats); every request that needs them - a
+// resource method, a subscribe, a session method - waits for the load to
+// end and is then answered by the loaded service, and /healthz answers
+// 200. Start returns when both are done. A host that wants the early
+// answers serves Handler while Start runs, as examples/server does.
 func (s *Server) Start(ctx context.Context) error {
 	s.init()
+	load, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	if load != nil {
+		load()
+	}
+	s.mu.Lock()
+	g := s.gate
+	s.mu.Unlock()
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
+	if s.closed && s.startErr == nil {
 		return ErrClosed
-	case s.started:
-		return s.startErr
-	}
-	s.started = true
-	if s.startErr = s.start(ctx); s.startErr != nil {
-		s.closeAll()
 	}
 	return s.startErr
 }
 
-func (s *Server) start(ctx context.Context) error {
+// begin wires the server when it is not, and returns the load for the
+// caller to run when no one runs it yet (nil otherwise): its ctx is the
+// load's. It answers why the server cannot serve: it could not be
+// wired, its load failed, or it is closed.
+func (s *Server) begin(ctx context.Context) (load func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, ErrClosed
+	case s.startErr != nil:
+		return nil, s.startErr
+	case !s.started:
+		s.started = true
+		if s.startErr = s.wireUp(); s.startErr != nil {
+			s.closeAll()
+			return nil, s.startErr
+		}
+	}
+	if s.loading {
+		return nil, nil
+	}
+	s.loading = true
+	ctx, s.stopLoad = context.WithCancel(ctx)
+	return func() { s.load(ctx) }, nil
+}
+
+// wireUp makes what the wire needs before any bot is loaded: the config
+// folder, the users directory, the Bus, the gate and the wire. Called
+// with s.mu held.
+func (s *Server) wireUp() error {
 	if s.ConfigDir == "" {
 		return errors.New("bots: Server.ConfigDir is required")
 	}
@@ -237,60 +290,126 @@ func (s *Server) start(ctx context.Context) error {
 		s.closers = append(s.closers, dir.Close)
 		users = dir
 	}
+	s.gate = newGate(users, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
+	bus := engine.NewBus(s.log)
+	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("bots: %w", err)
+	}
+	s.wire = wire
+	s.handler = wire
+	if s.Page != nil {
+		s.handler = web.Split(wire, s.Page)
+	}
+	return nil
+}
+
+// load loads the bots behind the wire and opens the gate: to the service
+// when it loaded, else to answering Unavailable, and then closes the
+// server, as a failed Start does.
+func (s *Server) load(ctx context.Context) {
+	s.mu.Lock()
+	users, bus := s.gate.users, s.wire.Bus()
+	s.mu.Unlock()
+	svc, closers, err := s.open(ctx, users, bus)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.closed {
+		err = ErrClosed
+	}
+	if err != nil {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+		s.gate.open(nil)
+		if !s.closed {
+			s.startErr = err
+			s.closeAll()
+		}
+		return
+	}
+	s.closers = append(s.closers, closers...)
+	s.svc = svc
+	s.gate.open(svc)
+	// The agents are checked while the server serves; Close ends the check.
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWork = stop
+	s.checks.Go(func() { acp.LogChecks(work, s.agents, s.log) })
+}
+
+// open makes everything behind the wire: the store, the vault, the
+// agents' harnesses, the session host and the bot service, and answers
+// what must be closed, first first.
+func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (svc *bot.Service, closers []func() error, err error) {
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+			closers = nil
+		}
+	}()
+	began, lap := time.Now(), time.Now()
+	var took []any // how long each step took, logged at Debug once loaded
+	step := func(name string) {
+		now := time.Now()
+		took = append(took, name, now.Sub(lap).Round(time.Microsecond))
+		lap = now
+	}
 	store := s.Store
 	var db *shared // nil: what is kept stays under ConfigDir
 	if store == nil && s.Database != "" {
 		records, err := s.openDatabase(ctx)
 		if err != nil {
-			return err
+			return nil, closers, err
 		}
-		s.closers = append(s.closers, records.Close)
+		closers = append(closers, records.Close)
 		store = records
 		if db, err = openShared(ctx, records.Pool()); err != nil {
-			return err
+			return nil, closers, err
 		}
 		s.closers = append(s.closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
 		if err != nil {
-			return fmt.Errorf("bots: %w", err)
+			return nil, closers, fmt.Errorf("bots: %w", err)
 		}
-		s.closers = append(s.closers, fs.Close)
+		closers = append(closers, fs.Close)
 		store = fs
 	}
+	step("store")
 	vault := s.Vault
 	if vault == nil {
 		v, err := openVault(ctx, s.VaultFile, s.ConfigDir, s.root(), s.scrub, s.log)
 		if err != nil {
-			return fmt.Errorf("bots: %w", err)
+			return nil, closers, fmt.Errorf("bots: %w", err)
 		}
 		vault = v
 	}
 	adapters := s.Adapters
 	if adapters == nil {
-		var err error
 		if adapters, err = httpRegistry(s.log); err != nil {
-			return fmt.Errorf("bots: %w", err)
+			return nil, closers, fmt.Errorf("bots: %w", err)
 		}
 	}
 	conns := &botConnectors{store: store, users: users, registry: adapters, vault: vault, scrub: s.scrub, log: s.log}
 	agents, err := s.agentConfigs(conns, db)
 	if err != nil {
-		return err
+		return nil, closers, err
 	}
 	harnesses, infos, err := s.harnesses(agents)
 	if err != nil {
-		return err
+		return nil, closers, err
 	}
 	if err := checkSandbox(len(agents), s.AgentsUnsandboxed, sandbox.Available, s.log); err != nil {
-		return err
+		return nil, closers, err
 	}
 	defaultAgent := cmp.Or(s.DefaultAgent, echo.Provider)
 	if _, ok := harnesses[defaultAgent]; !ok {
-		return fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
+		return nil, closers, fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
 	}
-	bus := engine.NewBus(s.log)
+	step("agents")
 	// Chat logs and back-session rows live in the database when the
 	// records do, else beside them under ConfigDir, whatever the store: a
 	// restart continues its chats and back sessions.
@@ -305,33 +424,25 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil})
 	if err != nil {
-		return fmt.Errorf("bots: %w", err)
+		return nil, closers, fmt.Errorf("bots: %w", err)
 	}
-	s.closers = append(s.closers, sessions.Close)
-	svc, err := bot.New(ctx, bot.Config{
-		Store: store, ConfigDir: s.ConfigDir, HostName: s.HostName, Options: s.Options, Logger: s.log,
+	closers = append(closers, sessions.Close)
+	step("sessions")
+	svc, err = bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: s.ConfigDir, HostName: s.gate.hostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 	})
 	if err != nil {
-		return err
+		return nil, closers, err
 	}
-	s.closers = append(s.closers, svc.Close)
-	wire, err := transport.New(transport.Config{Host: svc, Bus: bus, Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("bots: %w", err)
-	}
-	s.closers = append(s.closers, wire.Close)
-	s.svc, s.wire = svc, wire
-	s.handler = wire
-	if s.Page != nil {
-		s.handler = web.Split(wire, s.Page)
-	}
-	// The agents are checked while the server serves; Close ends the check.
-	work, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopWork = stop
-	s.checks.Go(func() { acp.LogChecks(work, agents, s.log) })
-	return nil
+	closers = append(closers, svc.Close)
+	step("service")
+	s.log.Debug("bots: loaded the bots", append(took, "total", time.Since(began).Round(time.Microsecond))...)
+	s.mu.Lock()
+	s.agents = agents
+	s.mu.Unlock()
+	return svc, closers, nil
 }
 
 // DefaultConfigDir is the usual configuration folder of a host:
@@ -398,16 +509,26 @@ func (s *Server) harnesses(agents []acp.Config) (map[string]wake.Harness, []ahp.
 
 // Handler is the server's HTTP handler: the AHP WebSocket at /, the Page
 // at GET / without an upgrade, and GET /healthz, which answers 200 once
-// the server has started. The first request starts a server Start has not;
-// a server that could not start answers 503 Service Unavailable, and
-// logs why once.
+// the server has started, bots loaded, and 503 Service Unavailable while
+// they load. The first request starts a server Start has not (the load
+// then runs in the background, as Start describes); a server that could
+// not start answers 503 Service Unavailable, and logs why once.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := s.serving(w, r); ok {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, "ok\n")
+		if _, ok := s.serving(w, r); !ok {
+			return
 		}
+		s.mu.Lock()
+		g := s.gate
+		s.mu.Unlock()
+		if g == nil || g.loaded() == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "the bots server is loading its bots", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if h, ok := s.serving(w, r); ok {
@@ -417,16 +538,21 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// serving starts the server when it has not started and returns what
-// serves /; it answers 503 when the server could not start or is closed.
+// serving starts the server when it has not started (its load in the
+// background) and returns what serves /; it answers 503 when the server
+// could not start or is closed.
 func (s *Server) serving(w http.ResponseWriter, r *http.Request) (http.Handler, bool) {
-	s.mu.Lock()
-	first := !s.started
-	s.mu.Unlock()
-	if err := s.Start(context.WithoutCancel(r.Context())); err != nil {
-		if first {
-			s.log.Error("bots: the server could not start", "err", err)
-		}
+	s.init()
+	load, err := s.begin(context.WithoutCancel(r.Context()))
+	if load != nil {
+		s.loads.Go(func() {
+			load()
+			if err := s.loadErr(); err != nil && !errors.Is(err, ErrClosed) {
+				s.log.Error("bots: the server could not start", "err", err)
+			}
+		})
+	}
+	if err != nil {
 		http.Error(w, "the bots server is not running", http.StatusServiceUnavailable)
 		return nil, false
 	}
@@ -437,6 +563,13 @@ func (s *Server) serving(w http.ResponseWriter, r *http.Request) (http.Handler, 
 		return nil, false
 	}
 	return s.handler, true
+}
+
+// loadErr is why the server could not start, or nil.
+func (s *Server) loadErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startErr
 }
 
 // Listen listens on the TCP address addr for Handler to be served on.
@@ -505,27 +638,41 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(err, s.Close())
 }
 
-// Close closes every connection, stops the agents' check, the bot
-// service and the session host (waiting for their turns), and closes the
-// store and users directory the server opened, then returns when every
-// goroutine the server started has ended. It is idempotent.
+// Close closes every connection, stops the load when it still runs, the
+// agents' check, the bot service and the session host (waiting for their
+// turns), and closes the store and users directory the server opened,
+// then returns when every goroutine the server started has ended. It is
+// idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	g, stop := s.gate, s.stopLoad
+	s.mu.Unlock()
+	if stop != nil { // a load was claimed: it ends, then Close goes on
+		stop()
+		<-g.done
+	}
+	s.loads.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.closeAll()
 }
 
-// closeAll closes what start made, last first. Called with s.mu held.
+// closeAll closes what start made: the wire, then the rest last first.
+// Called with s.mu held.
 func (s *Server) closeAll() error {
 	if s.stopWork != nil {
 		s.stopWork()
 	}
 	s.checks.Wait()
 	var errs []error
+	if s.wire != nil {
+		errs = append(errs, s.wire.Close())
+	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/wake"
 )
 
 // Users is the users directory a service authenticates connections with:
@@ -81,11 +82,38 @@ func (s *Service) Meta(ctx context.Context, c engine.Caller) (map[string]any, er
 }
 
 func (s *Service) meta(p access.Principal) map[string]any {
+	return advertised(s.hostName, s.tools, p)
+}
+
+// providerInfo advertises the service's bot: scheme.
+func (s *Service) providerInfo() map[string]any { return schemeInfo(s.hostName, s.tools) }
+
+// advertised is the _meta every initialize result and root state holds
+// for p: the bot: scheme, the channels, and who p is on hostName.
+func advertised(hostName string, tools wake.ToolPolicy, p access.Principal) map[string]any {
 	return map[string]any{
-		"ahpd.resourceProviders": map[string]any{Scheme: s.providerInfo()},
+		"ahpd.resourceProviders": map[string]any{Scheme: schemeInfo(hostName, tools)},
 		"ahpd.channels":          []any{catalog.Info(), ProblemsInfo()},
-		"ahpd.principal":         p.Owner(s.hostName),
+		"ahpd.principal":         p.Owner(hostName),
 	}
+}
+
+// LoadingMeta is the _meta key, set to true, of an initialize result
+// answered while the host was still loading its bots (StartingMeta).
+// Such a result lists no problems, none being known yet: they reach a
+// client on the problems channel, whose subscribe waits for the load.
+const LoadingMeta = "ahpd.loading"
+
+// StartingMeta is the _meta of the initialize result for p of a host
+// that serves before New has returned over its bots, as the module's
+// Server does: what Meta answers (the bot: scheme for hostName and
+// tools, the channels, p's owner string) but for the problems, with
+// LoadingMeta set instead. Pass the HostName and Tools New is given
+// (with DefaultHostName for an empty HostName).
+func StartingMeta(hostName string, tools wake.ToolPolicy, p access.Principal) map[string]any {
+	m := advertised(hostName, tools, p)
+	m[LoadingMeta] = true
+	return m
 }
 
 // ProblemsMeta is the _meta key of the initialize result and the root
@@ -122,15 +150,15 @@ func (s *Service) Problems() []record.Problem {
 	return out
 }
 
-// providerInfo advertises the bot: scheme: its title, root, operations and
+// schemeInfo advertises the bot: scheme: its title, root, operations and
 // the JSON Schema of the body a make takes.
-func (s *Service) providerInfo() map[string]any {
+func schemeInfo(hostName string, tools wake.ToolPolicy) map[string]any {
 	return map[string]any{
 		"title":       "Bots",
 		"description": "Bots: records with a work folder and a persona, talked to in a chat of their own.",
 		"root":        SchemeRoot,
 		"operations":  []string{"get", "list", "resolve", "watch", "put", "delete"},
-		"manifest":    Manifest(s.hostName, s.tools),
+		"manifest":    Manifest(hostName, tools),
 	}
 }
 

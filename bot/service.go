@@ -4,6 +4,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ type Config struct {
 	// it, and the root may not.
 	ConfigDir string
 	// HostName is this host's name, as in root:<hostName>. Empty means
-	// os.Hostname.
+	// DefaultHostName.
 	HostName string
 	// Options are the plugin's options.
 	Options Options
@@ -190,12 +191,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	hostName := cfg.HostName
-	if hostName == "" {
-		if hostName, err = os.Hostname(); err != nil || hostName == "" {
-			hostName = "localhost"
-		}
-	}
+	hostName := cmp.Or(cfg.HostName, DefaultHostName())
 	mode, _ := persona.ParseMode(cfg.Options.InstructionsIn) // checked above
 	root, problem := resolveRoot(cfg.Options.Root, configDir)
 	if problem != "" {
@@ -315,6 +311,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.startPersonaSweep()
 	started = true
 	return s, nil
+}
+
+// DefaultHostName is the host name a service takes when Config.HostName
+// is empty: os.Hostname, or "localhost" when it has none.
+func DefaultHostName() string {
+	if name, err := os.Hostname(); err == nil && name != "" {
+		return name
+	}
+	return "localhost"
 }
 
 // membershipSource is a users directory that tells when its users change,

@@ -33,7 +33,9 @@ func main() {
 }
 
 // run is the whole server: it serves until ctx is done, then shuts down.
-// It writes one line, "listening on http://<addr>", to stdout once ready.
+// It answers on its address at once, and writes one line, "listening on
+// http://<addr>", to stdout once its bots are loaded (GET /healthz then
+// answers 200).
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	s := &bots.Server{Page: web.Handler(web.Config{}), Bundled: []bot.Bundle{builder.Bundle()}}
 	var addr, agents, login string
@@ -95,13 +97,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	// Served at once: an initialize is answered while the bots load, and
+	// what needs them waits for Start.
+	serving, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(serving, ln) }()
 	if err := s.Start(ctx); err != nil {
-		ln.Close()
+		stopServing()
+		<-served
 		return err
 	}
 	s.Logger.Info("serving bots", "addr", ln.Addr().String(), "config", s.ConfigDir, "root", s.Service().Root(), "users", s.UsersFile, "host", s.Service().HostName())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	return s.Serve(ctx, ln)
+	return <-served
 }
 
 // orExisting is path, or def when path is "" and a file is at def.
