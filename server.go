@@ -368,7 +368,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		if db, err = openShared(ctx, records.Pool()); err != nil {
 			return nil, closers, err
 		}
-		s.closers = append(s.closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
+		closers = append(closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true})
