@@ -466,13 +466,13 @@ func (s *Service) ListShared(ctx context.Context, p access.Principal) ([]*record
 // ListIDs returns the slugs of the bots p may read, in order: what a
 // listing of bot:// answers, without copying a record.
 func (s *Service) ListIDs(ctx context.Context, p access.Principal) ([]string, error) {
-	keep := func(record.Record) bool { return true }
-	if k := readable(p); k != nil {
-		keep = func(r record.Record) bool { return k(&r) }
-	}
-	ids, err := record.ListIDs(ctx, s.store, keep)
+	list, err := s.ListShared(ctx, p)
 	if err != nil {
-		return nil, storeError("", err)
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, e := range list {
+		ids[i] = e.Record.ID
 	}
 	return ids, nil
 }
