@@ -90,6 +90,27 @@ func (p Principal) String() string {
 	return "user:" + p.User
 }
 
+// Owned returns every owner string a principal that is not root owns -
+// its user's, and each of its teams' and projects' - so that a check of
+// many owners compares strings rather than parsing each: for such a p,
+// Owns(o) reports true exactly when o is one of them. A root principal
+// owns every root:<host>, which no list holds: Owned answers nil for it.
+func (p Principal) Owned() []string {
+	if p.Root {
+		return nil
+	}
+	out := make([]string, 0, 1+2*len(p.Memberships))
+	if p.User != "" {
+		out = append(out, "user:"+p.User)
+	}
+	for _, m := range p.Memberships {
+		if m != "" {
+			out = append(out, "team:"+m, "project:"+m)
+		}
+	}
+	return out
+}
+
 // Owns reports whether the owner string is p's own or that of a team or
 // project p belongs to. Nobody but a root principal owns a root: owner, and
 // a root principal owns only those.

@@ -38,3 +38,28 @@ func TestOwnerPrincipalIsWhoTheOwnerStringNamesNow(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnedListsExactlyWhatOwnsAccepts holds Owned to Owns for principals
+// that are not root, over owners of every kind.
+func TestOwnedListsExactlyWhatOwnsAccepts(t *testing.T) {
+	people := []Principal{
+		{},
+		{User: "soft"},
+		{User: "soft", Memberships: []string{"backend", "shop:website", ""}},
+		{Memberships: []string{"backend"}},
+		{User: "a:b", Grants: []string{"bot:get"}},
+	}
+	owners := []string{"", "user:", "user:soft", "user:other", "user:a:b", "team:backend", "project:backend",
+		"team:shop:website", "project:shop:website", "project:shop", "team:", "project:", "root:h", "root:", "soft", "group:backend"}
+	for _, p := range people {
+		owned := p.Owned()
+		for _, o := range owners {
+			if got, want := slices.Contains(owned, o), p.Owns(o); got != want {
+				t.Errorf("%+v: Owned holds %q: %v; Owns: %v", p, o, got, want)
+			}
+		}
+	}
+	if got := RootPrincipal().Owned(); got != nil {
+		t.Errorf("root's Owned is %v, want nil", got)
+	}
+}

@@ -360,8 +360,9 @@ type bundledStore struct {
 }
 
 var (
-	_ record.Filterer = (*bundledStore)(nil)
-	_ record.IDLister = (*bundledStore)(nil)
+	_ record.Filterer     = (*bundledStore)(nil)
+	_ record.IDLister     = (*bundledStore)(nil)
+	_ record.SharedLister = (*bundledStore)(nil)
 )
 
 func newBundledStore(inner record.Store, b map[string]*bundled, where func(string) string, log *slog.Logger) *bundledStore {
@@ -413,6 +414,18 @@ func (b *bundledStore) ListIDs(ctx context.Context, keep func(record.Record) boo
 		return nil, err
 	}
 	return mergeBundled(b, list, keep, func(id string) string { return id }, func(bb *bundled) string { return bb.entry.Record.ID }), nil
+}
+
+// ListShared lists the store's own entries and those of the bundled bots
+// keep keeps (every one for a nil keep), in order. A bundled bot's entry
+// is never changed after New, so it is handed out as it is.
+func (b *bundledStore) ListShared(ctx context.Context, keep func(*record.Record) bool) ([]*record.Entry, error) {
+	list, err := record.ListShared(ctx, b.Store, keep)
+	if err != nil {
+		return nil, err
+	}
+	return mergeBundled(b, list, func(r record.Record) bool { return keep == nil || keep(&r) },
+		func(e *record.Entry) string { return e.Record.ID }, func(bb *bundled) *record.Entry { return &bb.entry }), nil
 }
 
 // mergeBundled merges the bundled bots keep keeps into list, the store's

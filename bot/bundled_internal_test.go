@@ -130,6 +130,10 @@ func TestABundledBotHidesAStoreBotOfItsSlugAndReportsBothPlaces(t *testing.T) {
 	if len(list) != 1 || list[0].Record.Name != "House" {
 		t.Errorf("the listing holds %v, want the bundled house alone", list)
 	}
+	shared, _ := s.ListShared(ctx, access.RootPrincipal())
+	if len(shared) != 1 || shared[0].Record.Name != "House" || shared[0].Record.Owner != "root:h" {
+		t.Errorf("the shared listing holds %v, want the bundled house alone", shared)
+	}
 	if _, err := s.Store().Create(ctx, record.Record{ID: "house", Name: "Again"}); !errors.Is(err, record.ErrExists) {
 		t.Errorf("a store Create of the bundled slug answers %v, want ErrExists", err)
 	}

@@ -181,3 +181,45 @@ func ExampleApply() {
 	// Output:
 	// Motion heard: hello
 }
+
+// ExampleService_ListShared lists the bots a person may read without
+// copying a record: the entries are the store's own, to read and not to
+// change. A bot whose persona lives in its AGENTS.md has no name here;
+// Read answers it from the file as it is now.
+func ExampleService_ListShared() {
+	base, err := os.MkdirTemp("", "bots-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	ctx := context.Background()
+	store := memrecord.New()
+	defer store.Close()
+	svc, err := bot.New(ctx, bot.Config{
+		Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "example",
+		Options: bot.Options{Root: filepath.Join(base, "bots")}, PersonaIn: bot.PersonaInRecord,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer svc.Close()
+	ann := access.Principal{User: "ann", Grants: []string{"bot:put"}, Memberships: []string{"backend"}}
+	for _, b := range []struct{ id, body string }{
+		{"reviewer", `{"name":"Reviewer","owner":"team:backend"}`},
+		{"private", `{"name":"Private","owner":"user:someone"}`},
+		{"deployer", `{"name":"Deployer"}`},
+	} {
+		if _, err := svc.Make(ctx, access.RootPrincipal(), b.id, []byte(b.body)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	list, err := svc.ListShared(ctx, ann)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range list {
+		fmt.Println(e.Record.ID, e.Record.Name, e.Record.Owner)
+	}
+	// Output:
+	// reviewer Reviewer team:backend
+}

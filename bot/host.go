@@ -280,15 +280,16 @@ func (s *Service) HandleMethod(ctx context.Context, call engine.Call) (any, erro
 // serves, so ctx ending (Close) stops it between two bots rather than
 // letting each bot left fail its persona read.
 func (s *Service) Bots(ctx context.Context) ([]record.Record, error) {
-	list, err := record.ListFunc(ctx, s.store, func(record.Record) bool { return true })
+	list, err := record.ListShared(ctx, s.store, nil)
 	if err != nil {
 		return nil, storeError("", err)
 	}
 	out := make([]record.Record, 0, len(list))
-	for _, e := range list {
+	for _, shared := range list {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		e := record.Entry{Record: shared.Record.Clone(), ETag: shared.ETag} // the catalogue's own
 		b, err := s.withPersona(ctx, e, false)
 		if err != nil {
 			s.log.Warn("bot: listing without persona", "bot", e.Record.ID, "err", err)

@@ -422,9 +422,10 @@ func (s *Service) Resolve(ctx context.Context, p access.Principal, id string) (M
 
 // List returns the bots p may read, ordered by slug: a listing shows what a
 // read would allow. Persona parts come from what AGENTS.md last held, so a
-// listing does not read every file; a read of one bot reads its file.
+// listing does not read every file; a read of one bot reads its file. Each
+// Bot is the caller's own copy; ListShared copies none.
 func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
-	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool { return CanRead(p, r) })
+	list, err := record.ListShared(ctx, s.store, readable(p))
 	if err != nil {
 		return nil, storeError("", err)
 	}
@@ -432,7 +433,7 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	var unknown []int // bots whose parts were never read: read now, outside the lock
 	s.partsMu.RLock()
 	for i, e := range list {
-		out[i] = Bot{Record: e.Record, ETag: e.ETag}
+		out[i] = Bot{Record: e.Record.Clone(), ETag: e.ETag}
 		if !s.personaInFile(e.Record) || s.unmigrated(e.Record) {
 			continue
 		}
@@ -446,7 +447,7 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	}
 	s.partsMu.RUnlock()
 	for _, i := range unknown {
-		b, err := s.withPersona(ctx, list[i], false)
+		b, err := s.withPersona(ctx, record.Entry{Record: out[i].Record, ETag: out[i].ETag}, false) // the record is out's own copy
 		if err != nil {
 			s.log.Warn("bot: listing without persona", "bot", list[i].Record.ID, "err", err)
 			continue
@@ -456,12 +457,36 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	return out, nil
 }
 
+// ListShared returns the bots p may read, ordered by slug, as the store
+// holds them, copying none: the listing an embedder makes when it wants
+// it cheap (a pointer a bot; 5,000 bots in tens of microseconds). The
+// entries are shared: the store never changes them (a write puts a new
+// entry in the bot's place, which the next listing answers), and the
+// caller must not change them either, nor their records' slices and map;
+// Record.Clone gives a copy. Permissions are checked as a read would now.
+//
+// No persona file is read: a bot whose name, description and
+// instructions live in its AGENTS.md has them empty here, and Read
+// answers them as the file holds them now. Every other bot's record holds
+// them (a store without files, a bot on a computer, a bundled bot).
+func (s *Service) ListShared(ctx context.Context, p access.Principal) ([]*record.Entry, error) {
+	list, err := record.ListShared(ctx, s.store, readable(p))
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	return list, nil
+}
+
 // ListIDs returns the slugs of the bots p may read, in order: what a
 // listing of bot:// answers, without copying a record.
 func (s *Service) ListIDs(ctx context.Context, p access.Principal) ([]string, error) {
-	ids, err := record.ListIDs(ctx, s.store, func(r record.Record) bool { return CanRead(p, r) })
+	list, err := s.ListShared(ctx, p)
 	if err != nil {
-		return nil, storeError("", err)
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, e := range list {
+		ids[i] = e.Record.ID
 	}
 	return ids, nil
 }

@@ -534,6 +534,21 @@ func TestWhoMayDoWhat(t *testing.T) {
 			for _, b := range list {
 				listed = append(listed, b.Record.ID)
 			}
+			shared, err := e.svc.ListShared(ctx(t), row.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sharedIDs []string
+			for _, e := range shared {
+				sharedIDs = append(sharedIDs, e.Record.ID)
+			}
+			ids, err := e.svc.ListIDs(ctx(t), row.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(sharedIDs, listed) || !slices.Equal(ids, listed) {
+				t.Errorf("ListShared %v and ListIDs %v, List %v", sharedIDs, ids, listed)
+			}
 			var readable []string
 			for _, id := range []string{"host", "own", "project", "team"} {
 				want := row.bots[id]
@@ -698,4 +713,40 @@ func TestAnEditThatBringsABotToThisHostClaimsItsFolder(t *testing.T) {
 	e.edit(t, soft, "flop", `{"computer":null}`)
 	_, err = e.svc.Make(ctx(t), soft, "late", []byte(`{"name":"L","workspace":"`+filepath.Join(e.root, "free")+`"}`))
 	wantCode(t, err, errcode.Invalid, "flop")
+}
+
+// TestListSharedAnswersTheStoresEntriesWithoutReadingPersonas: the cheap
+// listing answers each bot as the store holds it - a bot whose persona
+// lives in AGENTS.md with no name, which a read gives as the file holds it
+// now - and an entry it handed out keeps its values through a later edit,
+// which the next listing shows.
+func TestListSharedAnswersTheStoresEntriesWithoutReadingPersonas(t *testing.T) {
+	for _, c := range []struct {
+		in       bot.PersonaIn
+		wantName string
+	}{{bot.PersonaInFiles, ""}, {bot.PersonaInRecord, "Own"}} {
+		e := newEnv(t, withPersonaIn(c.in))
+		e.make(t, soft, "own", `{"name":"Own","model":"m1"}`)
+		before, err := e.svc.ListShared(ctx(t), soft)
+		if err != nil || len(before) != 1 {
+			t.Fatalf("ListShared: %v, %v", before, err)
+		}
+		if got := before[0].Record.Name; got != c.wantName {
+			t.Errorf("persona in %v: listed name %q, want %q", c.in, got, c.wantName)
+		}
+		e.edit(t, soft, "own", `{"name":"Renamed","model":"m2"}`)
+		if got := before[0].Record.Model; got != "m1" {
+			t.Errorf("the entry listed before the edit now says model %q", got)
+		}
+		after, err := e.svc.ListShared(ctx(t), soft)
+		if err != nil || len(after) != 1 || after[0].Record.Model != "m2" || after[0].ETag == before[0].ETag {
+			t.Fatalf("ListShared after the edit: %+v, %v", after, err)
+		}
+		if got := e.read(t, soft, "own").Record.Name; got != "Renamed" {
+			t.Errorf("read name %q after the edit, want Renamed", got)
+		}
+		if list, err := e.svc.ListShared(ctx(t), mate); err != nil || len(list) != 0 {
+			t.Errorf("ListShared as someone who may read nothing: %v, %v", list, err)
+		}
+	}
 }

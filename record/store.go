@@ -221,3 +221,39 @@ func ListIDs(ctx context.Context, s Store, keep func(Record) bool) ([]string, er
 	}
 	return out, nil
 }
+
+// SharedLister is implemented by stores whose entries are immutable once
+// stored - a write puts a new entry in the bot's place and never changes
+// the one there - so that a listing can hand out the entries themselves
+// rather than copies: a pointer a bot instead of a record's worth of bytes
+// and three allocations.
+type SharedLister interface {
+	// ListShared returns the bots for which keep reports true (every bot
+	// when keep is nil), ordered by id, as the store's own entries at the
+	// moment of the call. The store never changes them: a later write is
+	// a new entry, which a later listing or Get answers. The caller must
+	// not change them either, nor the slices and map their records hold;
+	// Record.Clone gives a copy of its own. keep is called with the
+	// store's lock held: it must be quick, must not call the store, and
+	// must not keep its argument.
+	ListShared(ctx context.Context, keep func(*Record) bool) ([]*Entry, error)
+}
+
+// ListShared lists the bots of s for which keep reports true (every bot
+// when keep is nil), ordered by id, through s's own SharedLister when it
+// has one; otherwise it answers the copies ListFunc makes, which nothing
+// else holds. Either way the caller must not change what it is given.
+func ListShared(ctx context.Context, s Store, keep func(*Record) bool) ([]*Entry, error) {
+	if l, ok := s.(SharedLister); ok {
+		return l.ListShared(ctx, keep)
+	}
+	list, err := ListFunc(ctx, s, func(r Record) bool { return keep == nil || keep(&r) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Entry, len(list))
+	for i := range list {
+		out[i] = &list[i]
+	}
+	return out, nil
+}

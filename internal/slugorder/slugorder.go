@@ -40,7 +40,10 @@ func (o *Order[T]) Settle(live func(T) bool) {
 	if o.Settled() {
 		return
 	}
-	slices.SortStableFunc(o.added, func(a, b T) int { return strings.Compare(o.slug(a), o.slug(b)) })
+	bySlug := func(a, b T) int { return strings.Compare(o.slug(a), o.slug(b)) }
+	if !slices.IsSortedFunc(o.added, bySlug) { // a load notes its bots in order: one look, no sort
+		slices.SortStableFunc(o.added, bySlug)
+	}
 	out := make([]T, 0, len(o.ids)+len(o.added))
 	i, j := 0, 0
 	for i < len(o.ids) || j < len(o.added) {

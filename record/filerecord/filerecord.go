@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,8 +47,8 @@ import (
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/feed"
-	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/internal/entryset"
 )
 
 // Names and modes of what the store keeps under the configuration folder.
@@ -83,19 +82,18 @@ type Store struct {
 	configDir        string
 	botsDir, goneDir string
 	log              *slog.Logger
-	feed             changeFeed
+	feed             *feed.Feed[record.Change]
 	problemFeed      *feed.Feed[struct{}] // a value after each change of problems
 
 	mu sync.RWMutex
-	// bots holds every loaded bot. An entry's ETag is the etag of the file
-	// the store last read or wrote for it, so a reader of the file can
-	// tell the store's own writes from a person's.
-	bots     map[string]record.Entry
+	// bots holds every loaded bot, in slug order for listings in one
+	// pass; a write puts a new entry, never changes one. An entry's ETag
+	// is the etag of the file the store last read or wrote for it, so a
+	// reader of the file can tell the store's own writes from a person's.
+	bots     *entryset.Set
 	gone     map[string]struct{}
 	problems map[string]record.Problem // by path
 	guard    record.Guard              // checks what the store takes in by hand; nil takes all
-	order    *slugorder.Order[string]  // the slugs of bots, for listings in one pass; built at the first
-	ordered  bool                      // order holds the slugs: it was built, and follows the feed since
 	closed   bool
 	writes   sync.WaitGroup // writes in flight; Close waits for them
 
@@ -121,28 +119,8 @@ var (
 	_ record.Guarded         = (*Store)(nil)
 	_ record.Filterer        = (*Store)(nil)
 	_ record.IDLister        = (*Store)(nil)
+	_ record.SharedLister    = (*Store)(nil)
 )
-
-// changeFeed is the store's change feed. Every change of the bots the
-// store serves is published on it with s.mu held for writing - the feed
-// misses none, by the record.Store contract - so publishing a change is
-// also where the order of slugs learns that a bot was made or deleted.
-type changeFeed struct {
-	*feed.Feed[record.Change]
-	order *slugorder.Order[string]
-}
-
-// Publish notes a bot made or deleted in the order, then publishes ch.
-// The caller holds s.mu for writing.
-func (f changeFeed) Publish(ch record.Change) {
-	switch ch.Kind {
-	case record.Created:
-		f.order.Add(ch.ID)
-	case record.Deleted:
-		f.order.Remove()
-	}
-	f.Feed.Publish(ch)
-}
 
 // slugLock serialises the writes to one slug; refs counts its holders and
 // waiters, so that the lock goes when nobody needs it.
@@ -180,16 +158,14 @@ func newStore(cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	order := slugorder.New(func(id string) string { return id })
 	return &Store{
 		configDir:   cfg.ConfigDir,
 		botsDir:     filepath.Join(cfg.ConfigDir, botsDirName),
 		goneDir:     filepath.Join(cfg.ConfigDir, goneDirName),
 		log:         log,
-		feed:        changeFeed{Feed: feed.New[record.Change](), order: order},
-		order:       order,
+		feed:        feed.New[record.Change](),
 		problemFeed: feed.New[struct{}](),
-		bots:        make(map[string]record.Entry),
+		bots:        entryset.New(),
 		gone:        make(map[string]struct{}),
 		problems:    make(map[string]record.Problem),
 		locks:       make(map[string]*slugLock),
@@ -312,10 +288,11 @@ func (s *Store) SetGuard(g record.Guard) {
 	// Oldest first: a sort of pointers to the records, which moves a
 	// word a swap where a sort of the records themselves moves hundreds
 	// of bytes (a third of the check at 100,000 bots).
-	all := make([]record.Record, 0, len(s.bots))
-	for _, e := range s.bots {
+	all := make([]record.Record, 0, s.bots.Len())
+	s.bots.Each(func(e *record.Entry) bool {
 		all = append(all, e.Record)
-	}
+		return true
+	})
 	byAge := make([]*record.Record, len(all))
 	for i := range all {
 		byAge[i] = &all[i]
@@ -341,8 +318,7 @@ func (s *Store) SetGuard(g record.Guard) {
 			near = kept.nearAt(parts)
 		}
 		if err := g(*p, near); err != nil {
-			delete(s.bots, p.ID)
-			s.order.Remove()
+			s.bots.Delete(p.ID)
 			s.report(p.ID, s.file(p.ID), err.Error()+"; the bot is left out")
 			continue
 		}
@@ -364,11 +340,12 @@ func (s *Store) guardLocked(r record.Record) error {
 	var others []record.Record
 	if r.Workspace != "" {
 		dir := filepath.Clean(r.Workspace)
-		for id, e := range s.bots {
-			if id != r.ID && e.Record.Workspace != "" && folderNear(dir, filepath.Clean(e.Record.Workspace)) {
+		s.bots.Each(func(e *record.Entry) bool {
+			if e.Record.ID != r.ID && e.Record.Workspace != "" && folderNear(dir, filepath.Clean(e.Record.Workspace)) {
 				others = append(others, e.Record)
 			}
-		}
+			return true
+		})
 	}
 	return s.guard(r, others)
 }
@@ -378,6 +355,16 @@ func clone(e record.Entry) record.Entry {
 	return e
 }
 
+// entry returns the bot's current entry as a value to read: its slices and
+// map are the store's, and are not to be changed. The caller holds s.mu.
+func (s *Store) entry(id string) (record.Entry, bool) {
+	e, ok := s.bots.Get(id)
+	if !ok {
+		return record.Entry{}, false
+	}
+	return *e, true
+}
+
 // Get returns the bot's current entry.
 func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 	s.mu.RLock()
@@ -385,11 +372,11 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 	if s.closed {
 		return record.Entry{}, record.ErrClosed
 	}
-	e, ok := s.bots[id]
+	e, ok := s.bots.Get(id)
 	if !ok {
 		return record.Entry{}, fmt.Errorf("get %s: %w", id, record.ErrNotFound)
 	}
-	return clone(e), nil
+	return clone(*e), nil
 }
 
 // List returns every bot, ordered by id.
@@ -397,61 +384,37 @@ func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
 	return s.ListFunc(ctx, func(record.Record) bool { return true })
 }
 
-// ListFunc returns the bots for which keep reports true, ordered by id,
-// in one pass over the bots in slug order.
+// ListFunc returns copies of the bots for which keep reports true, ordered
+// by id, in one pass over the bots in slug order.
 func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
-	var out []record.Entry
-	err := s.each(func(e *record.Entry) {
-		if keep(e.Record) {
-			out = append(out, clone(*e))
-		}
-	})
-	return out, err
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, record.ErrClosed
+	}
+	return s.bots.Copies(keep), nil
+}
+
+// ListShared returns the store's own entries of the bots for which keep
+// reports true (every bot for a nil keep), ordered by id, copying none.
+func (s *Store) ListShared(ctx context.Context, keep func(*record.Record) bool) ([]*record.Entry, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, record.ErrClosed
+	}
+	return s.bots.Shared(keep), nil
 }
 
 // ListIDs returns the slugs of the bots for which keep reports true, in
 // order, copying no record.
 func (s *Store) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]string, error) {
-	var out []string
-	err := s.each(func(e *record.Entry) {
-		if keep(e.Record) {
-			out = append(out, e.Record.ID)
-		}
-	})
-	return out, err
-}
-
-// each calls fn with every bot in slug order, with s.mu held for reading;
-// fn must not keep e. The order is brought up to date first when bots
-// were made or deleted since the last listing (a merge in one pass), or
-// built at the first listing.
-func (s *Store) each(fn func(e *record.Entry)) error {
 	s.mu.RLock()
-	if !s.ordered || !s.order.Settled() {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		if !s.ordered {
-			s.order.Reset(slices.Collect(maps.Keys(s.bots)))
-			s.ordered = true
-		}
-		s.order.Settle(func(id string) bool { _, ok := s.bots[id]; return ok })
-		s.mu.Unlock()
-		s.mu.RLock()
-	}
 	defer s.mu.RUnlock()
 	if s.closed {
-		return record.ErrClosed
+		return nil, record.ErrClosed
 	}
-	var e record.Entry // one copy for the pass: fn's pointer would move a copy per bot to the heap
-	for _, id := range s.order.IDs() {
-		// a bot deleted since the settle is skipped; one made since is
-		// not listed, as if the listing had run just before it.
-		var ok bool
-		if e, ok = s.bots[id]; ok {
-			fn(&e)
-		}
-	}
-	return nil
+	return s.bots.IDs(keep), nil
 }
 
 // Gone reports whether the slug has a tombstone.
@@ -518,7 +481,7 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 	defer done()
 	s.mu.RLock()
 	_, gone := s.gone[id]
-	_, exists := s.bots[id]
+	_, exists := s.bots.Get(id)
 	s.mu.RUnlock()
 	switch {
 	case gone:
@@ -597,8 +560,8 @@ func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
 	}
 	rmErr := s.removeFolder(id)
 	s.mu.Lock()
-	old := s.bots[id]
-	delete(s.bots, id)
+	old, _ := s.entry(id)
+	s.bots.Delete(id)
 	s.gone[id] = struct{}{}
 	if rmErr != nil {
 		s.report(id, s.dir(id), fmt.Sprintf("the folder of the deleted bot could not be removed: %v", rmErr))
@@ -669,7 +632,7 @@ func (s *Store) begin(ctx context.Context, id string) (done func(), err error) {
 // holds the slug's lock.
 func (s *Store) check(id, ifMatch string) error {
 	s.mu.RLock()
-	old, ok := s.bots[id]
+	old, ok := s.bots.Get(id)
 	s.mu.RUnlock()
 	if !ok {
 		return record.ErrNotFound
@@ -707,7 +670,7 @@ func (s *Store) write(rec record.Record, data []byte, was *fileStat) (record.Ent
 func (s *Store) commit(kind record.ChangeKind, e record.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bots[e.Record.ID] = e
+	s.bots.Put(e)
 	s.clear(s.file(e.Record.ID))
 	s.feed.Publish(record.Change{Kind: kind, ID: e.Record.ID, Entry: clone(e)})
 }

@@ -90,9 +90,7 @@ func (s *Store) load(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = gone
-	if len(s.bots) == 0 {
-		s.bots = make(map[string]record.Entry, len(ids)) // grown once, not step by step
-	}
+	s.bots.Grow(len(ids)) // grown once, not step by step
 	for i, id := range ids {
 		f := found[i]
 		problemID := id
@@ -108,7 +106,7 @@ func (s *Store) load(ctx context.Context) error {
 				s.report(id, s.file(id), fmt.Sprintf("the slug %q was deleted and is spent: the bot is left out and its folder kept", id))
 				continue
 			}
-			s.bots[id] = f.entry
+			s.bots.Put(f.entry)
 		}
 	}
 	if s.watch != nil {
@@ -119,7 +117,7 @@ func (s *Store) load(ctx context.Context) error {
 	}
 	s.sweeping = make(chan struct{})
 	go s.sweep(cutoff, ids)
-	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", len(s.bots), "tombstones", len(s.gone),
+	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", s.bots.Len(), "tombstones", len(s.gone),
 		"problems", len(s.problems), "took", time.Since(start))
 	return nil
 }

@@ -84,7 +84,7 @@ func problemID(name string) string {
 func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 	path := s.file(id)
 	s.mu.RLock()
-	old, known := s.bots[id]
+	old, known := s.entry(id)
 	_, spent := s.gone[id]
 	closed := s.closed
 	s.mu.RUnlock()
@@ -112,7 +112,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 				s.mu.Unlock()
 				return true
 			}
-			s.bots[id] = l.entry
+			s.bots.Put(l.entry)
 			s.clear(path, s.dir(id))
 			s.feed.Publish(record.Change{Kind: record.Created, ID: id, Entry: clone(l.entry)})
 			s.mu.Unlock()
@@ -136,7 +136,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			s.mu.Unlock()
 			return true
 		}
-		s.bots[id] = e
+		s.bots.Put(e)
 		if len(refused) > 0 {
 			s.report(id, path, strings.Join(refused, "; "))
 		} else {
@@ -203,7 +203,7 @@ func (s *Store) deletedByHand(id string, old record.Entry) bool {
 		return true
 	}
 	s.mu.Lock()
-	delete(s.bots, id)
+	s.bots.Delete(id)
 	s.gone[id] = struct{}{}
 	s.clear(s.file(id), s.dir(id))
 	s.feed.Publish(record.Change{Kind: record.Deleted, ID: id, Entry: clone(old)})
@@ -222,7 +222,7 @@ func (s *Store) deletedByHand(id string, old record.Entry) bool {
 // person's work. The caller holds the slug's lock.
 func (s *Store) catchUp(id string, strict bool) (was *fileStat, err error) {
 	s.mu.RLock()
-	_, known := s.bots[id]
+	_, known := s.bots.Get(id)
 	s.mu.RUnlock()
 	if !known {
 		return nil, nil // check answers ErrNotFound

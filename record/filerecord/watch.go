@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/record"
 )
 
 // How the watch waits for a save to be done.
@@ -415,9 +416,10 @@ func (w *watcher) markAll() {
 		w.watchFresh(name)
 	}
 	w.s.mu.RLock()
-	for id := range w.s.bots {
-		names[id] = struct{}{}
-	}
+	w.s.bots.Each(func(e *record.Entry) bool {
+		names[e.Record.ID] = struct{}{}
+		return true
+	})
 	w.s.mu.RUnlock()
 	w.markNames(names)
 }

@@ -11,40 +11,32 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/agenthost/bots/internal/feed"
-	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/record/internal/entryset"
 )
 
 // Store is an in-memory record.Store. The zero value is not usable; call New.
 type Store struct {
 	mu     sync.RWMutex
-	bots   map[string]*slot
+	bots   *entryset.Set // every bot; a write puts a new entry, never changes one
 	gone   map[string]bool
 	closed bool
 	feed   *feed.Feed[record.Change]
-	order  *slugorder.Order[*slot] // every bot, for listings in one pass
-}
-
-// slot holds one bot. An update replaces its entry; a delete marks it
-// dead, and the next listing drops it from the order.
-type slot struct {
-	e    record.Entry
-	dead bool
 }
 
 var (
-	_ record.Store    = (*Store)(nil)
-	_ record.Filterer = (*Store)(nil)
-	_ record.IDLister = (*Store)(nil)
+	_ record.Store        = (*Store)(nil)
+	_ record.Filterer     = (*Store)(nil)
+	_ record.IDLister     = (*Store)(nil)
+	_ record.SharedLister = (*Store)(nil)
 )
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		bots:  make(map[string]*slot),
-		order: slugorder.New(func(sl *slot) string { return sl.e.Record.ID }),
-		gone:  make(map[string]bool),
-		feed:  feed.New[record.Change](),
+		bots: entryset.New(),
+		gone: make(map[string]bool),
+		feed: feed.New[record.Change](),
 	}
 }
 
@@ -62,11 +54,11 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 	if s.closed {
 		return record.Entry{}, record.ErrClosed
 	}
-	sl, ok := s.bots[id]
+	e, ok := s.bots.Get(id)
 	if !ok {
 		return record.Entry{}, fmt.Errorf("get %s: %w", id, record.ErrNotFound)
 	}
-	return clone(sl.e), nil
+	return clone(*e), nil
 }
 
 // List returns every bot, ordered by id.
@@ -74,52 +66,37 @@ func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
 	return s.ListFunc(ctx, func(record.Record) bool { return true })
 }
 
-// ListFunc returns the bots for which keep reports true, ordered by id.
+// ListFunc returns copies of the bots for which keep reports true, ordered
+// by id.
 func (s *Store) ListFunc(ctx context.Context, keep func(record.Record) bool) ([]record.Entry, error) {
-	var out []record.Entry
-	err := s.each(func(e *record.Entry) {
-		if keep(e.Record) {
-			out = append(out, clone(*e))
-		}
-	})
-	return out, err
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, record.ErrClosed
+	}
+	return s.bots.Copies(keep), nil
+}
+
+// ListShared returns the store's own entries of the bots for which keep
+// reports true (every bot for a nil keep), ordered by id, copying none.
+func (s *Store) ListShared(ctx context.Context, keep func(*record.Record) bool) ([]*record.Entry, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, record.ErrClosed
+	}
+	return s.bots.Shared(keep), nil
 }
 
 // ListIDs returns the slugs of the bots for which keep reports true, in
 // order.
 func (s *Store) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]string, error) {
-	var out []string
-	err := s.each(func(e *record.Entry) {
-		if keep(e.Record) {
-			out = append(out, e.Record.ID)
-		}
-	})
-	return out, err
-}
-
-// each calls fn with every bot in slug order, with the store's lock held
-// for reading; fn must not keep e.
-func (s *Store) each(fn func(e *record.Entry)) error {
 	s.mu.RLock()
-	if !s.order.Settled() {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		s.order.Settle(func(sl *slot) bool { return !sl.dead })
-		s.mu.Unlock()
-		s.mu.RLock()
-	}
 	defer s.mu.RUnlock()
 	if s.closed {
-		return record.ErrClosed
+		return nil, record.ErrClosed
 	}
-	for _, sl := range s.order.IDs() {
-		// a bot deleted since the settle is skipped; one made since is
-		// not listed, as if the listing had run just before it.
-		if !sl.dead {
-			fn(&sl.e)
-		}
-	}
-	return nil
+	return s.bots.IDs(keep), nil
 }
 
 // Create stores a new bot.
@@ -135,13 +112,11 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 	if s.gone[r.ID] {
 		return record.Entry{}, fmt.Errorf("create %s: %w", r.ID, record.ErrGone)
 	}
-	if _, ok := s.bots[r.ID]; ok {
+	if _, ok := s.bots.Get(r.ID); ok {
 		return record.Entry{}, fmt.Errorf("create %s: %w", r.ID, record.ErrExists)
 	}
 	e := record.Entry{Record: r.Clone(), ETag: newETag()}
-	sl := &slot{e: e}
-	s.bots[r.ID] = sl
-	s.order.Add(sl)
+	s.bots.Put(e)
 	s.feed.Publish(record.Change{Kind: record.Created, ID: r.ID, Entry: clone(e)})
 	return clone(e), nil
 }
@@ -153,15 +128,15 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 	if s.closed {
 		return record.Entry{}, record.ErrClosed
 	}
-	sl, ok := s.bots[r.ID]
+	old, ok := s.bots.Get(r.ID)
 	if !ok {
 		return record.Entry{}, fmt.Errorf("update %s: %w", r.ID, record.ErrNotFound)
 	}
-	if ifMatch != "" && ifMatch != sl.e.ETag {
+	if ifMatch != "" && ifMatch != old.ETag {
 		return record.Entry{}, fmt.Errorf("update %s: %w", r.ID, record.ErrConflict)
 	}
 	e := record.Entry{Record: r.Clone(), ETag: newETag()}
-	sl.e = e
+	s.bots.Put(e)
 	s.feed.Publish(record.Change{Kind: record.Updated, ID: r.ID, Entry: clone(e)})
 	return clone(e), nil
 }
@@ -173,19 +148,16 @@ func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
 	if s.closed {
 		return record.ErrClosed
 	}
-	sl, ok := s.bots[id]
+	old, ok := s.bots.Get(id)
 	if !ok {
 		return fmt.Errorf("delete %s: %w", id, record.ErrNotFound)
 	}
-	if ifMatch != "" && ifMatch != sl.e.ETag {
+	if ifMatch != "" && ifMatch != old.ETag {
 		return fmt.Errorf("delete %s: %w", id, record.ErrConflict)
 	}
-	old := sl.e
-	delete(s.bots, id)
-	sl.dead = true
-	s.order.Remove()
+	s.bots.Delete(id)
 	s.gone[id] = true
-	s.feed.Publish(record.Change{Kind: record.Deleted, ID: id, Entry: old})
+	s.feed.Publish(record.Change{Kind: record.Deleted, ID: id, Entry: clone(*old)})
 	return nil
 }
 

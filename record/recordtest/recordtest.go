@@ -27,7 +27,8 @@
 // that records, etags and tombstones survive a reopen; a change feed that
 // hears 10,000 changes in order from a reader that reads none of them until
 // the last write returned (a store that drops changes past a buffer fails
-// it); and record.Filterer, when the store implements it. Run's subtests
+// it); and record.Filterer and record.SharedLister, when the store
+// implements them. Run's subtests
 // run one after the other (Harness functions need no locking) and the suite
 // closes every store it opens.
 package recordtest
@@ -104,6 +105,17 @@ var filterChecks = []struct {
 	{"ListFuncAfterCloseIsErrClosed", testListFuncClosed},
 }
 
+// sharedChecks run when the store implements record.SharedLister.
+var sharedChecks = []struct {
+	name string
+	fn   func(testing.TB, record.SharedLister, record.Store)
+}{
+	{"ListSharedKeepsWhatKeepAcceptsOrderedByID", testListShared},
+	{"ListSharedEntriesKeepTheirValuesThroughLaterWrites", testListSharedImmutable},
+	{"ListSharedRacesWritesSafely", testListSharedRace},
+	{"ListSharedAfterCloseIsErrClosed", testListSharedClosed},
+}
+
 // Run runs the conformance suite against the stores h opens.
 func Run(t *testing.T, h Harness) {
 	if h.Open == nil {
@@ -129,6 +141,17 @@ func Run(t *testing.T, h Harness) {
 			t.Run(c.name, func(t *testing.T) {
 				s := open(t)
 				c.fn(t, s.(record.Filterer), s)
+			})
+		}
+	})
+	t.Run("SharedLister", func(t *testing.T) {
+		if _, ok := open(t).(record.SharedLister); !ok {
+			t.Skip("the store does not implement record.SharedLister")
+		}
+		for _, c := range sharedChecks {
+			t.Run(c.name, func(t *testing.T) {
+				s := open(t)
+				c.fn(t, s.(record.SharedLister), s)
 			})
 		}
 	})
@@ -682,6 +705,141 @@ func testListFuncClosed(t testing.TB, f record.Filterer, s record.Store) {
 	}
 }
 
+func testListShared(t testing.TB, l record.SharedLister, s record.Store) {
+	for _, id := range []string{"zed", "alpha", "mid", "beta"} {
+		r := Sample(id)
+		if id == "mid" || id == "beta" {
+			r.Owner = "user:other"
+		}
+		mustCreate(t, s, r)
+	}
+	list, err := l.ListShared(ctx(t), func(r *record.Record) bool { return r.Owner == "user:soft" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range list {
+		ids = append(ids, e.Record.ID)
+		got, err := s.Get(ctx(t), e.Record.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ETag != e.ETag {
+			t.Errorf("ListShared etag of %s %s, Get %s", e.Record.ID, e.ETag, got.ETag)
+		}
+		sameRecord(t, e.Record, got.Record)
+	}
+	if !slices.Equal(ids, []string{"alpha", "zed"}) {
+		t.Fatalf("ListShared ids %v, want [alpha zed]", ids)
+	}
+	all, err := l.ListShared(ctx(t), nil)
+	ids = ids[:0]
+	for _, e := range all {
+		ids = append(ids, e.Record.ID)
+	}
+	if err != nil || !slices.Equal(ids, []string{"alpha", "beta", "mid", "zed"}) {
+		t.Fatalf("ListShared with a nil keep: %v, %v; want every bot", ids, err)
+	}
+	none, err := l.ListShared(ctx(t), func(*record.Record) bool { return false })
+	if err != nil || len(none) != 0 {
+		t.Fatalf("ListShared keeping nothing: %v, %v", none, err)
+	}
+}
+
+// testListSharedImmutable: an entry a listing handed out is the bot as it
+// was: an edit or a delete after it is a new entry, which the next
+// listing answers, and leaves the one handed out as it was.
+func testListSharedImmutable(t testing.TB, l record.SharedLister, s record.Store) {
+	mustCreate(t, s, Sample("edited"))
+	mustCreate(t, s, Sample("removed"))
+	before, err := l.ListShared(ctx(t), nil)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("ListShared: %v, %v", before, err)
+	}
+	etag := before[0].ETag
+	r := Sample("edited")
+	r.Model = "edited"
+	r.Labels = []string{"new"}
+	r.Connectors = map[string]string{"other": "connectors://x/y"}
+	if _, err := s.Update(ctx(t), r, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx(t), "removed", ""); err != nil {
+		t.Fatal(err)
+	}
+	if before[0].ETag != etag {
+		t.Errorf("the listed entry's etag changed from %s to %s", etag, before[0].ETag)
+	}
+	sameRecord(t, before[0].Record, Sample("edited"))
+	sameRecord(t, before[1].Record, Sample("removed"))
+	after, err := l.ListShared(ctx(t), nil)
+	if err != nil || len(after) != 1 {
+		t.Fatalf("ListShared after the edit and the delete: %v, %v", after, err)
+	}
+	if after[0].ETag == etag {
+		t.Errorf("the next listing answers the etag before the edit")
+	}
+	sameRecord(t, after[0].Record, r)
+}
+
+// testListSharedRace lists and reads every entry handed out while other
+// goroutines edit, make and delete bots: under the race detector a write
+// that changed an entry in place fails it.
+func testListSharedRace(t testing.TB, l record.SharedLister, s record.Store) {
+	const n = 8
+	for i := range n {
+		mustCreate(t, s, Sample(fmt.Sprintf("bot-%d", i)))
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := Sample(fmt.Sprintf("bot-%d", i%n))
+			r.Model = fmt.Sprintf("model-%d", i)
+			r.Labels = []string{r.Model}
+			if _, err := s.Update(ctx(t), r, ""); err != nil {
+				t.Error(err)
+				return
+			}
+			if i%4 == 0 {
+				id := fmt.Sprintf("more-%d", i)
+				mustCreate(t, s, Sample(id))
+				if err := s.Delete(ctx(t), id, ""); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	for range 50 {
+		list, err := l.ListShared(ctx(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list {
+			if e.Record.Model == "" || len(e.Record.Labels) == 0 || e.ETag == "" {
+				t.Errorf("listed %s with model %q, labels %v, etag %q", e.Record.ID, e.Record.Model, e.Record.Labels, e.ETag)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+func testListSharedClosed(t testing.TB, l record.SharedLister, s record.Store) {
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ListShared(ctx(t), nil); !errors.Is(err, record.ErrClosed) {
+		t.Fatalf("ListShared after Close: %v, want ErrClosed", err)
+	}
+}
+
 // reopenChecks run when the harness can reopen a store's storage.
 var reopenChecks = []struct {
 	name string
@@ -841,6 +999,17 @@ func testListingsFollowChanges(t *testing.T, s record.Store) {
 			got, err := l.ListIDs(ctx(t), func(record.Record) bool { return true })
 			if err != nil || !slices.Equal(got, ids) {
 				t.Fatalf("after %s: ListIDs %v, %v; want %v", step, got, err, ids)
+			}
+		}
+		if l, ok := s.(record.SharedLister); ok {
+			list, err := l.ListShared(ctx(t), nil)
+			if err != nil || len(list) != len(ids) {
+				t.Fatalf("after %s: ListShared %d bots, %v; want %d", step, len(list), err, len(ids))
+			}
+			for i, e := range list {
+				if e.Record.ID != ids[i] || e.Record.Model != want[e.Record.ID] {
+					t.Fatalf("after %s: ListShared gives %s model %q at %d, want %s model %q", step, e.Record.ID, e.Record.Model, i, ids[i], want[ids[i]])
+				}
 			}
 		}
 	}
