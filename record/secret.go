@@ -98,7 +98,13 @@ const maxSecretDepth = 8
 //
 // It runs before the fields' own checks, whose errors may quote a value.
 func CheckSecrets(m map[string]any) error {
-	for _, k := range orderedKeys(m) {
+	var buf [len(keys) + 4]string
+	return checkSecrets(m, appendOrderedKeys(buf[:0], m))
+}
+
+// checkSecrets is CheckSecrets with m's keys in order (appendOrderedKeys).
+func checkSecrets(m map[string]any, names []string) error {
+	for _, k := range names {
 		if k == metaKey {
 			continue
 		}

@@ -740,13 +740,28 @@ func (s *Store) lock(id string) (unlock func()) {
 // read none). It touches no state, so a load and a watcher of hand edits
 // can both use it.
 func readBot(path, id string) (record.Entry, fileStat, error) {
-	data, st, err := readFile(path)
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	return d.readBot(path, id)
+}
+
+// maxKeptBuffer bounds the buffer a decoder keeps from one file to the
+// next: a rare large bot.md is read into a buffer of its own.
+const maxKeptBuffer = 64 << 10
+
+// readBot is readBot reading into d's buffer, with d's map and shared
+// values.
+func (d *decoder) readBot(path, id string) (record.Entry, fileStat, error) {
+	data, st, err := readFileInto(path, d.buf)
 	if err != nil {
 		return record.Entry{}, fileStat{}, err
 	}
-	r, err := Decode(id, data)
+	if cap(data) > cap(d.buf) && cap(data) <= maxKeptBuffer {
+		d.buf = data[:0]
+	}
+	r, err := d.decode(id, data)
 	if err != nil {
 		return record.Entry{}, st, err
 	}
-	return record.Entry{Record: r, ETag: etagOf(data, st)}, st, nil
+	return record.Entry{Record: r, ETag: d.etags.etag(data, st)}, st, nil
 }
