@@ -252,6 +252,17 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.walk.close() // a check may have started it
 		}
 	}()
+	// The chats' logs are listed while the bots are checked and indexed
+	// below: each is a pass over every bot folder (100,000 at scale), and
+	// neither needs the other. The listing ends before New returns.
+	var chatLogs *logListing
+	if cfg.Sessions != nil {
+		if cfg.Logs == nil {
+			cfg.Logs = chatlog.NewFiles(configDir)
+		}
+		chatLogs = listLogs(cfg.Logs, chatlog.Chat)
+		defer chatLogs.wait()
+	}
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		// The guard looks at every bot's folder under root: one listing
 		// of root answers for them all while it is unchanged.
@@ -286,7 +297,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, chatLogs, cfg.Leases, cfg.Holder, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			s.folders.stop()
