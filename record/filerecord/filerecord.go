@@ -106,8 +106,9 @@ type Store struct {
 	stop     chan struct{} // closed by Close: the background work stops
 	sweeping chan struct{} // closed when the load's sweep of temp files is done; nil before a load
 
-	watch *watcher  // nil when not watching
-	toArm []armItem // the folders a watching load read, for the watch to watch
+	watch   *watcher  // nil when not watching
+	toArm   []armItem // the folders a watching load read, for the watch to watch
+	toSweep func()    // a watching load's sweep of temp files, run once the watch is set
 
 	// migrateStep, when set, is called before each move or removal of a
 	// migration; an error stops the migration there (tests stop it to
@@ -218,8 +219,8 @@ func (s *Store) open(ctx context.Context, watch bool) error {
 		return fmt.Errorf("open bot records in %s: %w", s.configDir, err)
 	}
 	if s.watch != nil {
-		s.watch.run(s.toArm)
-		s.toArm = nil
+		s.watch.run(s.toArm, s.toSweep)
+		s.toArm, s.toSweep = nil, nil
 	}
 	return nil
 }

@@ -124,13 +124,20 @@ func (s *Store) load(ctx context.Context) error {
 		}
 	}
 	s.sweeping = make(chan struct{})
-	go s.sweep(cutoff, ids)
+	if s.watch != nil {
+		// After the watch of every folder is set, on the same goroutine:
+		// both are background work a start shares its two cores with.
+		s.toSweep = func() { s.sweep(cutoff, ids) }
+	} else {
+		go s.sweep(cutoff, ids)
+	}
 	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", len(s.bots), "tombstones", len(s.gone),
 		"problems", len(s.problems), "took", time.Since(start))
 	return nil
 }
 
-// sweep removes, in the background once the store is open, the temp
+// sweep removes, in the background once the store is open (and once a
+// watching store's watch of every folder is set), the temp
 // files older than cutoff that killed writes left in each bot folder the
 // load found, and in its sessions/ and logs/: three folder reads a bot,
 // which cost more than reading its bot.md, for files that are only litter
