@@ -269,16 +269,28 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		s.walk.learnRoot()
 		g.SetGuard(s.guard)
 	}
-	if err := s.migratePersonas(ctx); err != nil {
-		return nil, fmt.Errorf("bot: %w", err)
-	}
 	if len(bundles) > 0 {
 		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)
 		bs.reportShadowed(ctx)
 		s.store = bs
 	}
-	if s.folders, err = startFolderIndex(ctx, s.store); err != nil {
+	// The persona migration (of the store's own bots) and the index of
+	// folders each pass over every bot; they run side by side. The index
+	// follows the store's changes from before its listing, so it sees
+	// every record the migration writes.
+	indexed := make(chan error, 1)
+	go func() {
+		var err error
+		s.folders, err = startFolderIndex(ctx, s.store)
+		indexed <- err
+	}()
+	migrated := s.migratePersonas(ctx)
+	if err := <-indexed; err != nil {
 		return nil, fmt.Errorf("bot: folders: %w", err)
+	}
+	if migrated != nil {
+		s.folders.stop()
+		return nil, fmt.Errorf("bot: %w", migrated)
 	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
