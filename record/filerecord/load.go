@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,12 @@ func (s *Store) load(ctx context.Context) error {
 	if temps {
 		s.clearTemps(cutoff, s.botsDir) // lists bots/ again, only when it holds temp files
 	}
+	// In slug order, so that the entries are made, and laid out in
+	// memory, about in the order every listing walks them: a pass over
+	// the bots in slug order otherwise misses the cache at every bot
+	// (bot.New at 20,000 bots took 125 ms against 107 ms). Slugs sort far
+	// faster than the folder's entries did (os.ReadDir).
+	slices.Sort(ids)
 	found := make([]loaded, len(ids))
 	var next atomic.Int64
 	// The readers put each entry in the map the store will serve, grown
