@@ -110,8 +110,9 @@ type chats struct {
 	disposed map[string]bool    // sessions disposed of here: the follower does not hold them again
 }
 
-// newChats makes the provider and replays every chat it has logs for.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
+// newChats makes the provider and replays every chat listed, the listing
+// (listLogs) of the chats' logs that New started.
+func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, listed *logListing, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
 	if logs == nil {
 		logs = chatlog.NewFiles(s.configDir)
 	}
@@ -140,7 +141,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		c.sh = sh
 		c.leases, c.holder, c.leaseTTL = leases, holder, leaseTTL
 	}
-	if err := c.replay(); err != nil {
+	if err := c.replay(listed); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -588,14 +589,13 @@ func (ch *chat) applySessionLocked(a ahp.Action, origin *engine.Origin) {
 	ch.sseq = seq
 }
 
-// replay lists, opens and replays every chat the logs hold. A turn a log
+// replay opens and replays every chat the logs hold, as listed (listLogs
+// of chatlog.Chat, started before). A turn a log
 // shows begun and never ended is ended as interrupted, in the log too, with
 // an error chat/turnResume may resume; newChats then starts the messages
 // that waited behind it.
-func (c *chats) replay() error {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
-	keys, err := c.logs.List(ctx, chatlog.Chat)
-	cancel()
+func (c *chats) replay(listed *logListing) error {
+	keys, err := listed.wait()
 	if err != nil {
 		return err
 	}
@@ -606,6 +606,34 @@ func (c *chats) replay() error {
 		}
 	}
 	return nil
+}
+
+// logListing is a listing of logs of one kind made in the background
+// (listLogs); wait gives its answer.
+type logListing struct {
+	done chan struct{}
+	keys []chatlog.Key
+	err  error
+}
+
+// listLogs starts listing the logs of kind, on a goroutine that ends
+// with the listing: whoever calls it waits for the answer (wait), which
+// a start does before it returns, error or not.
+func listLogs(logs chatlog.Logs, kind chatlog.Kind) *logListing {
+	l := &logListing{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		ctx, cancel := context.WithTimeout(context.Background(), logWait)
+		defer cancel()
+		l.keys, l.err = logs.List(ctx, kind)
+	}()
+	return l
+}
+
+// wait waits for the listing to end and answers it.
+func (l *logListing) wait() ([]chatlog.Key, error) {
+	<-l.done
+	return l.keys, l.err
 }
 
 // load reads the log of key and returns its chat, nil when it holds none.

@@ -43,7 +43,7 @@ func (s *Service) migratePersonas(ctx context.Context) error {
 	if !s.inFiles {
 		return nil
 	}
-	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
+	list, err := record.ListFunc(ctx, s.raw, func(r record.Record) bool {
 		return r.Computer == "" && (r.Name != "" || r.Description != "" || r.Instructions != "")
 	})
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 	}
 	stored := r
 	stored.Name, stored.Description, stored.Instructions = "", "", ""
-	if _, err := s.store.Update(ctx, stored, e.ETag); err != nil {
+	if _, err := s.raw.Update(ctx, stored, e.ETag); err != nil {
 		return fmt.Errorf("the record cannot be written back without its persona: %w", err)
 	}
 	s.forget(r.ID)
@@ -151,7 +151,7 @@ func (s *Service) stopPersonaSweep() {
 // that has left root is not looked into. Only ctx ending, or a listing
 // that fails, is an error.
 func (s *Service) clearPersonaTemps(ctx context.Context) error {
-	list, err := record.ListFunc(ctx, s.store, func(r record.Record) bool {
+	list, err := record.ListFunc(ctx, s.raw, func(r record.Record) bool {
 		return r.Computer == "" && r.Workspace != ""
 	})
 	if err != nil {

@@ -257,22 +257,45 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.walk.close() // a check may have started it
 		}
 	}()
+	// The chats' logs are listed while the bots are checked and indexed
+	// below: each is a pass over every bot folder (100,000 at scale), and
+	// neither needs the other. The listing ends before New returns.
+	var chatLogs *logListing
+	if cfg.Sessions != nil {
+		if cfg.Logs == nil {
+			cfg.Logs = chatlog.NewFiles(configDir)
+		}
+		chatLogs = listLogs(cfg.Logs, chatlog.Chat)
+		defer chatLogs.wait()
+	}
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		// The guard looks at every bot's folder under root: one listing
 		// of root answers for them all while it is unchanged.
 		s.walk.learnRoot()
 		g.SetGuard(s.guard)
 	}
-	if err := s.migratePersonas(ctx); err != nil {
-		return nil, fmt.Errorf("bot: %w", err)
-	}
 	if len(bundles) > 0 {
 		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)
 		bs.reportShadowed(ctx)
 		s.store = bs
 	}
-	if s.folders, err = startFolderIndex(ctx, s.store); err != nil {
+	// The persona migration (of the store's own bots) and the index of
+	// folders each pass over every bot; they run side by side. The index
+	// follows the store's changes from before its listing, so it sees
+	// every record the migration writes.
+	indexed := make(chan error, 1)
+	go func() {
+		var err error
+		s.folders, err = startFolderIndex(ctx, s.store)
+		indexed <- err
+	}()
+	migrated := s.migratePersonas(ctx)
+	if err := <-indexed; err != nil {
 		return nil, fmt.Errorf("bot: folders: %w", err)
+	}
+	if migrated != nil {
+		s.folders.stop()
+		return nil, fmt.Errorf("bot: %w", migrated)
 	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
@@ -291,7 +314,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, chatLogs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			s.stopProblems()
 			s.catalog.Close()
 			s.folders.stop()

@@ -170,6 +170,9 @@ func (w *folderWatch) learnRoot() {
 	if w.ep < 0 || gen != w.gen {
 		return
 	}
+	if len(w.good) == 0 {
+		w.good = make(map[string]struct{}, len(ents)) // grown once, not step by step
+	}
 	for _, e := range ents {
 		if e.Type().IsDir() {
 			w.good[e.Name()] = struct{}{}

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/jsonl"
@@ -120,8 +122,9 @@ func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 		return nil, fmt.Errorf("list chat logs: %w", err)
 	}
 	var out []Key
-	for _, b := range bots {
-		if !b.IsDir() || strings.HasPrefix(b.Name(), ".") || holdsNoFolder(dir, b.Name()) {
+	empty := foldersHoldingNone(dir, bots)
+	for i, b := range bots {
+		if empty[i] {
 			continue
 		}
 		logs, err := os.ReadDir(filepath.Join(f.botsDir, b.Name(), string(kind)))
@@ -144,6 +147,37 @@ func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 		}
 	}
 	return out, nil
+}
+
+// listers bounds the goroutines foldersHoldingNone looks with.
+const listers = 4
+
+// foldersHoldingNone reports, for each of the entries of dir, whether it
+// is no bot folder that can hold logs: not a folder, a dot folder, or one
+// that holds no subfolder (holdsNoFolder). A look at each folder is a
+// system call; at 100,000 bots they are most of a listing, so a few
+// goroutines share them, and end before it returns.
+func foldersHoldingNone(dir *os.File, ents []os.DirEntry) []bool {
+	none := make([]bool, len(ents))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(listers, 2*runtime.GOMAXPROCS(0), len(ents)/256+1) {
+		wg.Go(func() {
+			const chunk = 64 // entries taken at once, so that no two goroutines write one cache line
+			for {
+				from := int(next.Add(chunk) - chunk)
+				if from >= len(ents) {
+					return
+				}
+				for i := from; i < min(from+chunk, len(ents)); i++ {
+					b := ents[i]
+					none[i] = !b.IsDir() || strings.HasPrefix(b.Name(), ".") || holdsNoFolder(dir, b.Name())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return none
 }
 
 // Remove removes the log's file.

@@ -50,14 +50,14 @@ type Patch struct {
 }
 
 // Keys are the fields a body may name, in the spec's order.
-var keys = []string{
+var keys = [...]string{
 	"id", "name", "labels", "description", "body", "color", "instructions", "template",
 	"provider", "model", "preset", "workspace", "session", "computer", "connectors",
 	"tools", "owner", "createdAt", "updatedAt",
 }
 
 // Keys returns the names of the record's fields, in the spec's order.
-func Keys() []string { return slices.Clone(keys) }
+func Keys() []string { return slices.Clone(keys[:]) }
 
 // metaKey is ignored in a body: it is the host's, and a client that writes
 // back what it read may carry it.
@@ -91,11 +91,13 @@ func ParsePatch(data []byte) (Patch, error) {
 // PatchFromMap checks a body already decoded into generic values, as JSON or
 // YAML decoders produce them.
 func PatchFromMap(m map[string]any) (Patch, error) {
-	if err := CheckSecrets(m); err != nil {
+	var buf [len(keys) + 4]string
+	names := appendOrderedKeys(buf[:0], m)
+	if err := checkSecrets(m, names); err != nil {
 		return Patch{}, err
 	}
 	var p Patch
-	for _, k := range orderedKeys(m) {
+	for _, k := range names {
 		if err := p.set(k, m[k]); err != nil {
 			return Patch{}, err
 		}
@@ -103,17 +105,26 @@ func PatchFromMap(m map[string]any) (Patch, error) {
 	return p, nil
 }
 
-// orderedKeys returns m's keys, the record's in the spec's order, then any
-// other by name. It looks each record key up rather than sort, which a load
-// of many bots would feel.
-func orderedKeys(m map[string]any) []string {
-	names := make([]string, 0, len(m))
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			names = append(names, k)
+// appendOrderedKeys appends m's keys to names, the record's in the spec's
+// order, then any other by name. It puts each key in its place by a look-up
+// rather than sort, and allocates nothing when names has room: a load of
+// many bots reads every frontmatter through it.
+func appendOrderedKeys(names []string, m map[string]any) []string {
+	var has [len(keys)]bool
+	other := false
+	for k := range m {
+		if i := keyIndex(k); i < len(keys) {
+			has[i] = true
+		} else {
+			other = true
 		}
 	}
-	if len(names) == len(m) {
+	for i, ok := range has {
+		if ok {
+			names = append(names, keys[i])
+		}
+	}
+	if !other {
 		return names
 	}
 	known := len(names)
@@ -126,12 +137,24 @@ func orderedKeys(m map[string]any) []string {
 	return names
 }
 
+// keyIndex returns the place of k in keys, or len(keys) for a key a record
+// does not have.
 func keyIndex(k string) int {
-	if i := slices.Index(keys, k); i >= 0 {
+	if i, ok := keyIndexes[k]; ok {
 		return i
 	}
 	return len(keys)
 }
+
+// keyIndexes holds each record key's place in keys. It is a constant table:
+// made once, never written.
+var keyIndexes = func() map[string]int {
+	m := make(map[string]int, len(keys))
+	for i, k := range keys {
+		m[k] = i
+	}
+	return m
+}()
 
 func (p *Patch) set(k string, v any) error {
 	switch k {

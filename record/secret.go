@@ -63,8 +63,12 @@ func findSecret(s string) (kind string, start, end int, ok bool) {
 	if len(s) < minSecret {
 		return "", 0, 0, false
 	}
-	for _, sh := range secretShapes {
-		if !holdsAny(s, sh.hints) {
+	held := hintsHeld(s)
+	if held == 0 {
+		return "", 0, 0, false
+	}
+	for i, sh := range secretShapes {
+		if held&(1<<i) == 0 {
 			continue
 		}
 		for _, loc := range sh.re.FindAllStringIndex(s, -1) {
@@ -77,15 +81,39 @@ func findSecret(s string) (kind string, start, end int, ok bool) {
 	return "", 0, 0, false
 }
 
-// holdsAny reports whether s holds one of hints.
-func holdsAny(s string, hints []string) bool {
-	for _, h := range hints {
-		if strings.Contains(s, h) {
-			return true
+// hintsHeld returns the set of secretShapes (bit i for shape i) one of
+// whose hints s holds, in one pass over s: at each byte it tries only the
+// hints that start with that byte (hintsByFirst), where a search for
+// each hint would pass over s some thirty times.
+func hintsHeld(s string) uint32 {
+	var held uint32
+	for i := 0; i < len(s); i++ {
+		for _, h := range hintsByFirst[s[i]] {
+			if held&h.shapes != h.shapes && strings.HasPrefix(s[i:], h.hint) {
+				held |= h.shapes
+			}
 		}
 	}
-	return false
+	return held
 }
+
+// shapeHint is a hint and the shapes (a bit each) it is a hint of.
+type shapeHint struct {
+	hint   string
+	shapes uint32
+}
+
+// hintsByFirst holds, for each byte, the hints that start with it. It is a
+// constant table: made once from secretShapes, never written. (A shape
+// beyond the 32nd would have no bit: TestHintsHeldHasABitForEverySecretShape.)
+var hintsByFirst = func() (t [256][]shapeHint) {
+	for i, sh := range secretShapes {
+		for _, h := range sh.hints {
+			t[h[0]] = append(t[h[0]], shapeHint{hint: h, shapes: 1 << i})
+		}
+	}
+	return t
+}()
 
 // maxSecretDepth bounds how deep CheckSecrets looks into nested values.
 const maxSecretDepth = 8
@@ -98,7 +126,13 @@ const maxSecretDepth = 8
 //
 // It runs before the fields' own checks, whose errors may quote a value.
 func CheckSecrets(m map[string]any) error {
-	for _, k := range orderedKeys(m) {
+	var buf [len(keys) + 4]string
+	return checkSecrets(m, appendOrderedKeys(buf[:0], m))
+}
+
+// checkSecrets is CheckSecrets with m's keys in order (appendOrderedKeys).
+func checkSecrets(m map[string]any, names []string) error {
+	for _, k := range names {
 		if k == metaKey {
 			continue
 		}

@@ -167,10 +167,24 @@ func FuzzSecretHintsHideNoMatch(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, sh := range secretShapes {
-			if sh.re.MatchString(s) && !holdsAny(s, sh.hints) {
+		held := hintsHeld(s)
+		for i, sh := range secretShapes {
+			if sh.re.MatchString(s) && held&(1<<i) == 0 {
 				t.Errorf("%s matches %q but holds none of its hints %q", sh.re, s, sh.hints)
+			}
+			holds := false
+			for _, h := range sh.hints {
+				holds = holds || strings.Contains(s, h)
+			}
+			if holds != (held&(1<<i) != 0) {
+				t.Errorf("hintsHeld(%q) says %v for the hints %q", s, !holds, sh.hints)
 			}
 		}
 	})
+}
+
+func TestHintsHeldHasABitForEverySecretShape(t *testing.T) {
+	if len(secretShapes) > 32 {
+		t.Fatalf("%d secret shapes, and hintsHeld has 32 bits", len(secretShapes))
+	}
 }

@@ -220,10 +220,33 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// frontPool holds the maps Decode reads a frontmatter into: only the
-// values taken from one outlive its Decode, and a load of many bots would
-// otherwise make a map for each.
-var frontPool = sync.Pool{New: func() any { return make(map[string]any, 16) }}
+// decoder reads bot.md files one after another: what reading one needs -
+// the map its frontmatter is read into, the buffer its bytes are read into,
+// the hash of its etag - is made once per decoder, not once per file, and
+// the values many bots repeat (a body, a model, an owner) are one string
+// each. A load gives each of its readers a decoder; Decode takes one from a
+// pool. A decoder is not safe for concurrent use.
+type decoder struct {
+	front  map[string]any // the frontmatter being read; cleared after each file
+	shared map[string]any // boxed values of the fields many bots repeat (see sharedKey)
+	buf    []byte         // the file being read (readBot); nothing keeps it
+	etags  etagHasher
+}
+
+// maxShared bounds the values a decoder keeps to share: a decoder that
+// meets more distinct values than that makes the others for each file, as
+// without sharing.
+const maxShared = 512
+
+func newDecoder() *decoder {
+	return &decoder{
+		front:  make(map[string]any, 16),
+		shared: make(map[string]any),
+	}
+}
+
+// decoderPool holds the decoders Decode uses.
+var decoderPool = sync.Pool{New: func() any { return newDecoder() }}
 
 // Decode reads a bot.md whose folder is id. The folder name is the bot's id:
 // a frontmatter naming another one is refused, naming both, and one that
@@ -235,6 +258,14 @@ var frontPool = sync.Pool{New: func() any { return make(map[string]any, 16) }}
 // no frontmatter, YAML that is broken or uses anchors and aliases, a key a
 // bot does not have, a field of the wrong type or form.
 func Decode(id string, data []byte) (record.Record, error) {
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	return d.decode(id, data)
+}
+
+// decode is Decode with d's map and shared values. Nothing it returns
+// refers to data.
+func (d *decoder) decode(id string, data []byte) (record.Record, error) {
 	if err := record.CheckSlug(id); err != nil {
 		return record.Record{}, fmt.Errorf("the folder name is no bot id: %w", err)
 	}
@@ -248,13 +279,10 @@ func Decode(id string, data []byte) (record.Record, error) {
 	if !doc.Has {
 		return record.Record{}, errors.New("the file has no frontmatter: a bot.md starts with a --- line")
 	}
-	pooled := frontPool.Get().(map[string]any)
-	defer func() {
-		clear(pooled)
-		frontPool.Put(pooled)
-	}()
-	m, ok := decodeFastInto(doc.Front, pooled)
+	defer clear(d.front)
+	m, ok := d.fast(doc.Front)
 	if !ok {
+		clear(d.front)
 		m, err = frontmatter.Decode(doc.Front)
 		if err != nil {
 			return record.Record{}, fmt.Errorf("the frontmatter is not a bot record: %w", err)

@@ -18,15 +18,16 @@ import (
 // time in record.TimeLayout, or double-quoted with the escapes appendQuoted
 // writes. No comments, blank lines, repeated keys or other indentation.
 func decodeFast(front []byte) (map[string]any, bool) {
-	return decodeFastInto(front, make(map[string]any, 16))
+	return newDecoder().fast(front)
 }
 
-// decodeFastInto is decodeFast into m, an empty map: a load reuses one map
-// for every file it reads (see Decode).
-func decodeFastInto(front []byte, m map[string]any) (map[string]any, bool) {
+// fast is decodeFast into d's map, which must be empty, with the values of
+// the fields many bots repeat shared (see value).
+func (d *decoder) fast(front []byte) (map[string]any, bool) {
 	if len(front) == 0 || front[len(front)-1] != '\n' || bytes.IndexByte(front, '\r') >= 0 {
 		return nil, false
 	}
+	m := d.front
 	rest := front
 	for len(rest) > 0 {
 		line, after := cut(rest)
@@ -46,13 +47,13 @@ func decodeFastInto(front []byte, m map[string]any) (map[string]any, bool) {
 		case colon == len(line)-1:
 			var v any
 			var ok bool
-			v, rest, ok = block(rest)
+			v, rest, ok = d.block(k, rest)
 			if !ok {
 				return nil, false
 			}
 			m[k] = v
 		case line[colon+1] == ' ':
-			v, ok := scalar(line[colon+2:])
+			v, ok := d.value(k, line[colon+2:])
 			if !ok {
 				return nil, false
 			}
@@ -62,6 +63,40 @@ func decodeFastInto(front []byte, m map[string]any) (map[string]any, bool) {
 		}
 	}
 	return m, true
+}
+
+// value reads a whole scalar of the field k, boxed. The value of a field
+// many bots repeat (sharedKey) is kept, up to maxShared of them, and given
+// again for the same bytes: a load of many bots then holds one string for
+// each body, model or owner, not one per bot, and boxes it once.
+func (d *decoder) value(k string, b []byte) (any, bool) {
+	shared := sharedKey(k)
+	if shared {
+		if v, ok := d.shared[string(b)]; ok {
+			return v, true
+		}
+	}
+	s, ok := scalar(b)
+	if !ok {
+		return nil, false
+	}
+	var v any = s
+	if shared && len(d.shared) < maxShared {
+		d.shared[string(b)] = v
+	}
+	return v, true
+}
+
+// sharedKey reports whether the field k is one whose values many bots
+// repeat: not the id, name, description, workspace or times, which are
+// each bot's own.
+func sharedKey(k string) bool {
+	switch k {
+	case "labels", "body", "color", "template", "provider", "model", "preset",
+		"session", "computer", "connectors", "tools", "owner":
+		return true
+	}
+	return false
 }
 
 // cut returns the first line of b without its \n, and the rest.
@@ -116,14 +151,14 @@ func recordKey(b []byte) (string, bool) {
 	return "", false
 }
 
-// block reads the list or map below a "key:" line.
-func block(rest []byte) (any, []byte, bool) {
+// block reads the list or map below a "key:" line of the field k.
+func (d *decoder) block(k string, rest []byte) (any, []byte, bool) {
 	switch {
 	case bytes.HasPrefix(rest, []byte("- ")):
-		var list []any
+		list := make([]any, 0, 4)
 		for bytes.HasPrefix(rest, []byte("- ")) {
 			line, after := cut(rest)
-			v, ok := scalar(line[2:])
+			v, ok := d.value(k, line[2:])
 			if !ok {
 				return nil, nil, false
 			}

@@ -1,8 +1,10 @@
 package filerecord
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/record"
@@ -51,7 +53,70 @@ func FuzzFastDecodeAgreesWithYAML(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, front []byte) { agree(t, front) })
+	d := newDecoder() // one decoder for every input, as a load's reader
+	f.Fuzz(func(t *testing.T, front []byte) {
+		agree(t, front)
+		want, _ := decodeFast(front)
+		got, _ := d.fast(front)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("a decoder that read other files before reads\n%q\nas %#v, a new one as %#v", front, got, want)
+		}
+		clear(d.front)
+	})
+}
+
+func TestADecoderReadsEachFileAsANewOneWould(t *testing.T) {
+	var files [][]byte
+	for i := range 3 {
+		r := recordtest.Sample(fmt.Sprintf("bot-%d", i))
+		files = append(files, Encode(r))
+		r.Model, r.Labels, r.Body = "\"quoted\"", []string{"robot", "ci"}, "review"
+		files = append(files, Encode(r))
+	}
+	files = append(files, []byte("---\nbody: \"robot\"\nmodel: robot\nlabels:\n- \"ci\"\n---\n"))
+	d := newDecoder()
+	for range 2 {
+		for _, data := range files {
+			doc, err := frontmatter.Split(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := decodeFast(doc.Front)
+			slug, _ := id["id"].(string)
+			if slug == "" {
+				slug = "motion"
+			}
+			want, wantErr := newDecoder().decode(slug, data)
+			got, err := d.decode(slug, data)
+			if !reflect.DeepEqual(got, want) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("a reused decoder read\n%s\nas %#v (%v), a new one as %#v (%v)", data, got, err, want, wantErr)
+			}
+		}
+	}
+}
+
+func TestBotsThatRepeatAValueShareOneString(t *testing.T) {
+	d := newDecoder()
+	a, err := d.decode("a", Encode(recordtest.Sample("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.decode("b", Encode(recordtest.Sample("b")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Model == "" || unsafe.StringData(a.Model) != unsafe.StringData(b.Model) {
+		t.Errorf("two bots of model %q hold two strings", a.Model)
+	}
+	for i := range 2 * maxShared {
+		data := fmt.Appendf(nil, "---\nbody: robot-%d\n---\n", i)
+		if _, err := d.decode("c", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(d.shared) > maxShared {
+		t.Errorf("a decoder keeps %d values to share, more than %d", len(d.shared), maxShared)
+	}
 }
 
 func TestFastPathKnowsEveryRecordKey(t *testing.T) {

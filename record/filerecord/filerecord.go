@@ -32,6 +32,7 @@
 package filerecord
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,8 +104,9 @@ type Store struct {
 	stop     chan struct{} // closed by Close: the background work stops
 	sweeping chan struct{} // closed when the load's sweep of temp files is done; nil before a load
 
-	watch *watcher  // nil when not watching
-	toArm []armItem // the folders a watching load read, for the watch to watch
+	watch   *watcher  // nil when not watching
+	toArm   []armItem // the folders a watching load read, for the watch to watch
+	toSweep func()    // a watching load's sweep of temp files, run once the watch is set
 
 	// migrateStep, when set, is called before each move or removal of a
 	// migration; an error stops the migration there (tests stop it to
@@ -193,8 +195,8 @@ func (s *Store) open(ctx context.Context, watch bool) error {
 		return fmt.Errorf("open bot records in %s: %w", s.configDir, err)
 	}
 	if s.watch != nil {
-		s.watch.run(s.toArm)
-		s.toArm = nil
+		s.watch.run(s.toArm, s.toSweep)
+		s.toArm, s.toSweep = nil, nil
 	}
 	return nil
 }
@@ -285,30 +287,29 @@ func (s *Store) SetGuard(g record.Guard) {
 	if g == nil {
 		return
 	}
-	// Oldest first: a sort of pointers to the records, which moves a
-	// word a swap where a sort of the records themselves moves hundreds
-	// of bytes (a third of the check at 100,000 bots).
+	// Oldest first: a sort of small keys (creation time, slug, place),
+	// which moves 40 bytes a swap and compares without following a
+	// pointer, where a sort of the records themselves moves hundreds of
+	// bytes (a third of the check at 100,000 bots) and one of pointers to
+	// them misses the cache at every comparison.
 	all := make([]record.Record, 0, s.bots.Len())
+	byAge := make([]agedRecord, 0, s.bots.Len())
 	s.bots.Each(func(e *record.Entry) bool {
+		t := e.Record.CreatedAt
+		byAge = append(byAge, agedRecord{sec: t.Unix(), nsec: int32(t.Nanosecond()), id: e.Record.ID, i: len(all)})
 		all = append(all, e.Record)
 		return true
 	})
-	byAge := make([]*record.Record, len(all))
-	for i := range all {
-		byAge[i] = &all[i]
-	}
-	slices.SortFunc(byAge, func(a, b *record.Record) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+	slices.SortFunc(byAge, func(a, b agedRecord) int {
+		return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec), strings.Compare(a.id, b.id))
 	})
 	// Each bot is checked against the kept ones its folder could clash
 	// with (see record.Guard), found in a trie of their folders: a check
 	// of every kept bot for each would cost n² at a start of n bots.
 	var kept folderTrie
 	// The trie holds pointers into all, and each folder is split once.
-	for _, p := range byAge {
+	for _, a := range byAge {
+		p := &all[a.i]
 		var parts []string
 		if p.Workspace != "" {
 			parts = elems(p.Workspace)
@@ -326,6 +327,15 @@ func (s *Store) SetGuard(g record.Guard) {
 			kept.addAt(parts, p)
 		}
 	}
+}
+
+// agedRecord is what SetGuard sorts a record by: its creation time and
+// slug, and its place in the copy of the records.
+type agedRecord struct {
+	sec  int64
+	nsec int32
+	id   string
+	i    int
 }
 
 // guardLocked checks r, a record taken in by hand, with the guard against
@@ -703,13 +713,28 @@ func (s *Store) lock(id string) (unlock func()) {
 // read none). It touches no state, so a load and a watcher of hand edits
 // can both use it.
 func readBot(path, id string) (record.Entry, fileStat, error) {
-	data, st, err := readFile(path)
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	return d.readBot(path, id)
+}
+
+// maxKeptBuffer bounds the buffer a decoder keeps from one file to the
+// next: a rare large bot.md is read into a buffer of its own.
+const maxKeptBuffer = 64 << 10
+
+// readBot is readBot reading into d's buffer, with d's map and shared
+// values.
+func (d *decoder) readBot(path, id string) (record.Entry, fileStat, error) {
+	data, st, err := readFileInto(path, d.buf)
 	if err != nil {
 		return record.Entry{}, fileStat{}, err
 	}
-	r, err := Decode(id, data)
+	if cap(data) > cap(d.buf) && cap(data) <= maxKeptBuffer {
+		d.buf = data[:0]
+	}
+	r, err := d.decode(id, data)
 	if err != nil {
 		return record.Entry{}, st, err
 	}
-	return record.Entry{Record: r, ETag: etagOf(data, st)}, st, nil
+	return record.Entry{Record: r, ETag: d.etags.etag(data, st)}, st, nil
 }

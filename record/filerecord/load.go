@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,11 +20,12 @@ import (
 // maxReaders bounds the files a load reads at once.
 const maxReaders = 8
 
-// loaded is what a load found in one bot folder.
+// loaded is what a load found in one bot folder besides the entry it
+// keeps: the stat of the file read (for a watch set after the read), or
+// why it keeps none.
 type loaded struct {
-	entry record.Entry
-	stat  fileStat // the file read, for a watch set after the read
-	err   error
+	stat fileStat
+	err  error
 }
 
 // load reads the tombstones, migrates what an older layout left (see
@@ -37,29 +39,31 @@ func (s *Store) load(ctx context.Context) error {
 	// A temp file older than this is what a write killed before its rename
 	// left: a crash, or a kill -9.
 	cutoff := start.Add(-atomicfile.StaleAfter)
-	s.clearTemps(cutoff, s.botsDir, s.goneDir)
+	s.clearTemps(cutoff, s.goneDir)
 	gone, err := s.readTombstones()
 	if err != nil {
 		return err
 	}
-	dirs, err := os.ReadDir(s.botsDir)
+	dirs, err := listDir(s.botsDir)
 	if err != nil {
 		return fmt.Errorf("list bots: %w", err)
 	}
 	if moved, err := s.migrate(ctx, gone, dirs); err != nil {
 		return err
 	} else if moved {
-		if dirs, err = os.ReadDir(s.botsDir); err != nil {
+		if dirs, err = listDir(s.botsDir); err != nil {
 			return fmt.Errorf("list bots: %w", err)
 		}
 	}
 	ids := make([]string, 0, len(dirs))
+	temps := false
 	for _, d := range dirs {
 		name := d.Name()
 		switch {
 		case strings.HasPrefix(name, deletedPrefix) && d.IsDir():
 			s.clearAside(name)
 		case atomicfile.IsTemp(name):
+			temps = temps || d.Type().IsRegular()
 		case d.IsDir():
 			ids = append(ids, name)
 		case d.Type()&os.ModeSymlink != 0:
@@ -68,17 +72,36 @@ func (s *Store) load(ctx context.Context) error {
 			}
 		}
 	}
+	if temps {
+		s.clearTemps(cutoff, s.botsDir) // lists bots/ again, only when it holds temp files
+	}
+	// In slug order, so that the entries are made, and laid out in
+	// memory, about in the order every listing walks them: a pass over
+	// the bots in slug order otherwise misses the cache at every bot
+	// (bot.New at 20,000 bots took 125 ms against 107 ms). Slugs sort far
+	// faster than the folder's entries did (os.ReadDir).
+	slices.Sort(ids)
 	found := make([]loaded, len(ids))
+	// The readers make each entry the store will keep: an entry is some
+	// 400 bytes, and a slice of them copied into the store would copy
+	// each once more (40 MB at 100,000 bots).
+	entries := make([]*record.Entry, len(ids))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(maxReaders, 2*runtime.GOMAXPROCS(0), len(ids)) {
 		wg.Go(func() {
+			d := newDecoder()
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= len(ids) {
 					return
 				}
-				found[i].entry, found[i].stat, found[i].err = readBot(s.file(ids[i]), ids[i])
+				id := ids[i]
+				e, st, err := d.readBot(s.file(id), id)
+				found[i] = loaded{stat: st, err: err}
+				if _, spent := gone[id]; err == nil && !spent {
+					entries[i] = &e
+				}
 			}
 		})
 	}
@@ -90,7 +113,7 @@ func (s *Store) load(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = gone
-	s.bots.Grow(len(ids)) // grown once, not step by step
+	s.bots.Load(entries)
 	for i, id := range ids {
 		f := found[i]
 		problemID := id
@@ -104,9 +127,7 @@ func (s *Store) load(ctx context.Context) error {
 		default:
 			if _, spent := gone[id]; spent {
 				s.report(id, s.file(id), fmt.Sprintf("the slug %q was deleted and is spent: the bot is left out and its folder kept", id))
-				continue
 			}
-			s.bots.Put(f.entry)
 		}
 	}
 	if s.watch != nil {
@@ -116,13 +137,20 @@ func (s *Store) load(ctx context.Context) error {
 		}
 	}
 	s.sweeping = make(chan struct{})
-	go s.sweep(cutoff, ids)
+	if s.watch != nil {
+		// After the watch of every folder is set, on the same goroutine:
+		// both are background work a start shares its two cores with.
+		s.toSweep = func() { s.sweep(cutoff, ids) }
+	} else {
+		go s.sweep(cutoff, ids)
+	}
 	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", s.bots.Len(), "tombstones", len(s.gone),
 		"problems", len(s.problems), "took", time.Since(start))
 	return nil
 }
 
-// sweep removes, in the background once the store is open, the temp
+// sweep removes, in the background once the store is open (and once a
+// watching store's watch of every folder is set), the temp
 // files older than cutoff that killed writes left in each bot folder the
 // load found, and in its sessions/ and logs/: three folder reads a bot,
 // which cost more than reading its bot.md, for files that are only litter
@@ -152,6 +180,17 @@ func (s *Store) sweep(cutoff time.Time, ids []string) {
 			}
 		}
 	}
+}
+
+// listDir lists dir in the order the folder gives, unsorted: a load
+// needs no order, and sorting 100,000 names costs more than listing them.
+func listDir(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // clearAside removes a folder a Delete moved aside and did not finish

@@ -15,6 +15,11 @@ import (
 // readFile reads a bot.md and its metadata from one open file, refusing
 // anything but a regular file of at most frontmatter.MaxSize bytes.
 func readFile(path string) ([]byte, fileStat, error) {
+	return readFileInto(path, nil)
+}
+
+// readFileInto is readFile; buf is for the Linux reader's use.
+func readFileInto(path string, _ []byte) ([]byte, fileStat, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

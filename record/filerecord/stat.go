@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 
 	"github.com/agenthost/bots/internal/frontmatter"
@@ -34,15 +35,35 @@ var (
 // a new file over the old one while the old still holds its inode, so two
 // writes in a row never share an inode, even of the same bytes.
 func etagOf(data []byte, st fileStat) string {
-	h := sha256.New()
-	h.Write(data)
-	var tail [24]byte
-	binary.LittleEndian.PutUint64(tail[0:], st.ino)
-	binary.LittleEndian.PutUint64(tail[8:], uint64(st.size))
-	binary.LittleEndian.PutUint64(tail[16:], uint64(st.mtime))
-	h.Write(tail[:])
-	var sum [sha256.Size]byte
-	return `"` + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16]) + `"`
+	var e etagHasher
+	return e.etag(data, st)
+}
+
+// etagHasher makes etags (etagOf), keeping its hash and scratch space from
+// one to the next: a load makes one per bot.
+type etagHasher struct {
+	h    hash.Hash // sha256; nil until the first etag
+	tail [24]byte  // what an etag hashes after the file's bytes
+	sum  [sha256.Size]byte
+}
+
+// etag is etagOf(data, st).
+func (e *etagHasher) etag(data []byte, st fileStat) string {
+	if e.h == nil {
+		e.h = sha256.New()
+	} else {
+		e.h.Reset()
+	}
+	e.h.Write(data)
+	binary.LittleEndian.PutUint64(e.tail[0:], st.ino)
+	binary.LittleEndian.PutUint64(e.tail[8:], uint64(st.size))
+	binary.LittleEndian.PutUint64(e.tail[16:], uint64(st.mtime))
+	e.h.Write(e.tail[:])
+	const n = 22 // base64 of the hash's first 16 bytes, unpadded
+	var q [n + 2]byte
+	q[0], q[n+1] = '"', '"'
+	base64.RawURLEncoding.Encode(q[1:n+1], e.h.Sum(e.sum[:0])[:16])
+	return string(q[:])
 }
 
 // unwrapPath drops the path from an *fs.PathError: a problem names the path

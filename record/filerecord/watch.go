@@ -130,10 +130,19 @@ func (w *watcher) start() {
 	}
 }
 
-func (w *watcher) run(items []armItem) {
+// run starts following the events, and watches each folder of items in
+// the background (armAll), then runs then (when not nil) on the same
+// goroutine, which ends with it.
+func (w *watcher) run(items []armItem, then func()) {
 	w.wg.Add(2)
 	go w.work()
-	go w.armAll(items)
+	go func() {
+		defer w.wg.Done()
+		w.armAll(items)
+		if then != nil {
+			then()
+		}
+	}()
 }
 
 func (w *watcher) cannotWatch(path string, err error) {
@@ -175,7 +184,6 @@ type armItem struct {
 // missed; a bot.md whose stat changed between its read and its folder's
 // watch is looked at, so no edit is.
 func (w *watcher) armAll(items []armItem) {
-	defer w.wg.Done()
 	defer close(w.armed)
 	for _, it := range items {
 		select {

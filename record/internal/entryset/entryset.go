@@ -73,9 +73,22 @@ func (s *Set) Get(id string) (*record.Entry, bool) {
 // Put makes e the bot's entry: a bot made, or a new revision of one. The
 // set keeps e as it is, slices and map included: the caller hands them
 // over and changes them no more.
-func (s *Set) Put(e record.Entry) {
-	p := &e
-	if h, ok := s.bots[e.Record.ID]; ok {
+func (s *Set) Put(e record.Entry) { s.put(&e) }
+
+// Load puts the entries a store's load read, given in slug order (so the
+// order needs no sort), skipping nil ones. The set keeps the entries
+// given: the caller hands them over and changes them no more.
+func (s *Set) Load(es []*record.Entry) {
+	s.Grow(len(es))
+	for _, p := range es {
+		if p != nil {
+			s.put(p)
+		}
+	}
+}
+
+func (s *Set) put(p *record.Entry) {
+	if h, ok := s.bots[p.Record.ID]; ok {
 		h.e = p // a listing that handed out the old entry keeps it as it was
 		return
 	}
@@ -86,7 +99,7 @@ func (s *Set) Put(e record.Entry) {
 		h = new(handle)
 	}
 	h.e = p
-	s.bots[e.Record.ID] = h
+	s.bots[p.Record.ID] = h
 	s.mu.Lock()
 	s.order.Add(h)
 	s.mu.Unlock()
