@@ -131,14 +131,28 @@ func (w *watcher) start() {
 }
 
 // run starts following the events, and watches each folder of items in
-// the background (armAll), then runs then (when not nil) on the same
-// goroutine, which ends with it.
-func (w *watcher) run(items []armItem, then func()) {
+// the background (armAll) once after is closed (at once for nil), then
+// runs then (when not nil) on the same goroutine, which ends with it.
+func (w *watcher) run(after <-chan struct{}, items []armItem, then func()) {
 	w.wg.Add(2)
 	go w.work()
 	go func() {
 		defer w.wg.Done()
-		w.armAll(items)
+		stopped := false
+		if after != nil {
+			select {
+			case <-after:
+			case <-w.s.stop: // the store closes: it waits for then
+				stopped = true
+			case <-w.stop:
+				stopped = true
+			}
+		}
+		if stopped {
+			close(w.armed)
+		} else {
+			w.armAll(items)
+		}
 		if then != nil {
 			then()
 		}

@@ -691,3 +691,63 @@ func TestWatchProblemsTellsWhenAProblemIsReportedAndWhenItClears(t *testing.T) {
 	for range told {
 	}
 }
+
+func TestAStoreWhoseFolderWatchesWaitReadsAnEditMadeMeanwhileOnceTheyAreSet(t *testing.T) {
+	dir := t.TempDir()
+	writeBots(t, dir, 30)
+	after := make(chan struct{})
+	s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir, Watch: true, WatchAfter: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	changes, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Saved by hand while the folders' watches wait: no watch is set on
+	// its folder yet, so it is read when that watch is.
+	r := smallBot("bot-00015")
+	r.Model = "edited-while-waiting"
+	writeFile(t, botFile(dir, r.ID), string(filerecord.Encode(r)))
+	close(after)
+	s.WaitWatched()
+	select {
+	case c := <-changes:
+		if c.Kind != record.Updated || c.ID != r.ID || c.Entry.Record.Model != r.Model {
+			t.Fatalf("change %v %s %+v, want the edit made while the watches waited", c.Kind, c.ID, c.Entry.Record)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the edit made while the watches waited was never read")
+	}
+	// And the folder is watched from then on.
+	r.Model = "edited-once-watched"
+	writeFile(t, botFile(dir, r.ID), string(filerecord.Encode(r)))
+	select {
+	case c := <-changes:
+		if c.Kind != record.Updated || c.Entry.Record.Model != r.Model {
+			t.Fatalf("change %v %+v, want the second edit", c.Kind, c.Entry.Record)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an edit after the watches were set was never read")
+	}
+}
+
+func TestAStoreClosedWhileItsFolderWatchesWaitEndsWithNoGoroutineLeft(t *testing.T) {
+	openWatched(t, t.TempDir()).s.Close()
+	waitGoroutines(t, runtime.NumGoroutine())
+	base := runtime.NumGoroutine()
+	dir := t.TempDir()
+	writeBots(t, dir, 30)
+	s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir, Watch: true, WatchAfter: make(chan struct{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitWatched()
+	s.WaitSwept()
+	waitGoroutines(t, base)
+}
