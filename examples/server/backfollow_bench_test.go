@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/internal/pgtest"
 )
 
 // BenchmarkDBBackChatFollowedOnAnotherInstance sends a message to a bot
@@ -20,22 +18,11 @@ import (
 // the same send. The medians, the other's p99 and the ratio of the
 // medians are reported.
 func BenchmarkDBBackChatFollowedOnAnotherInstance(b *testing.B) {
-	db, base := pgtest.URL(b), b.TempDir()
-	var clients []*ahpClient
-	for i := range 2 {
-		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
-			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
-		clients = append(clients, dialChat(b, s.addr, fmt.Sprintf("bench-%d", i)))
-	}
-	a, o := clients[0], clients[1]
-	a.makeBot("motion", `{"name": "Motion"}`)
-	session := "ahp-session:/bench-back-follow"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
+	a, o, chat := chatOnTwo(b, "ahp-session:/bench-back-follow")
 	a.dispatch(chat, ahp.TurnStarted("t0", time.Now(), ahp.UserMessage("hi")))
 	a.waitChatFor(chat, "the first turn", time.Minute, func(s ahp.ChatState) bool { return len(s.Turns) == 1 && s.ActiveTurn == nil })
 	back := backOf(a.turn(chat, "t0"))
-	for _, c := range clients {
+	for _, c := range []*ahpClient{a, o} {
 		deadline := time.Now().Add(time.Minute)
 		for c.call("subscribe", map[string]any{"channel": back}, nil, nil) != nil {
 			if time.Now().After(deadline) {

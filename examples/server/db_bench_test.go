@@ -73,17 +73,10 @@ func BenchmarkDBCataloguePropagation(b *testing.B) {
 // on the same instance. Each iteration is A, A, B, B: the first of each
 // pair moves the back session, the second is a floor.
 func BenchmarkDBChatTurnMovingBetweenInstances(b *testing.B) {
-	db, base := pgtest.URL(b), b.TempDir()
-	var clients []*ahpClient
+	clients := twoOnOneDatabase(b)
+	clients[0].makeBot("motion", `{"name": "Motion"}`)
 	var chats []string
-	for i := range 2 {
-		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
-			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
-		c := dialChat(b, s.addr, fmt.Sprintf("bench-%d", i))
-		if i == 0 {
-			c.makeBot("motion", `{"name": "Motion"}`)
-		}
-		clients = append(clients, c)
+	for i, c := range clients {
 		chats = append(chats, c.openChat(fmt.Sprintf("ahp-session:/bench-%d", i), "motion"))
 	}
 	var same, moved []time.Duration
@@ -124,19 +117,7 @@ func BenchmarkDBChatTurnMovingBetweenInstances(b *testing.B) {
 // the chat's log), beside its floor: the same turn as a client on A, the
 // instance that runs it, sees it end.
 func BenchmarkDBChatFollowedOnAnotherInstance(b *testing.B) {
-	db, base := pgtest.URL(b), b.TempDir()
-	var clients []*ahpClient
-	for i := range 2 {
-		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
-			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
-		clients = append(clients, dialChat(b, s.addr, fmt.Sprintf("bench-%d", i)))
-	}
-	a, o := clients[0], clients[1]
-	a.makeBot("motion", `{"name": "Motion"}`)
-	session := "ahp-session:/bench-follow"
-	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
-	chat := a.follow(session)
-	o.follow(session)
+	a, o, chat := chatOnTwo(b, "ahp-session:/bench-follow")
 	var here, there []time.Duration
 	n := 0
 	for b.Loop() {
@@ -163,4 +144,30 @@ func BenchmarkDBChatFollowedOnAnotherInstance(b *testing.B) {
 	b.ReportMetric(q(there, 0.5), "there-p50-µs")
 	b.ReportMetric(q(there, 0.99), "there-p99-µs")
 	b.ReportMetric(q(there, 0.5)/q(here, 0.5), "x-here-p50")
+}
+
+// twoOnOneDatabase starts two in-process servers on one throwaway
+// database and one root, and returns a client of each.
+func twoOnOneDatabase(b *testing.B) []*ahpClient {
+	db, base := pgtest.URL(b), b.TempDir()
+	var clients []*ahpClient
+	for i := range 2 {
+		s := startServer(b, []string{"-addr", "127.0.0.1:0", "-db", db, "-log-level", "error", "-host-name", "chathost",
+			"-config", filepath.Join(base, fmt.Sprintf("config-%d", i)), "-root", filepath.Join(base, "bots")})
+		clients = append(clients, dialChat(b, s.addr, fmt.Sprintf("bench-%d", i)))
+	}
+	return clients
+}
+
+// chatOnTwo starts two servers on one database (twoOnOneDatabase); a, the
+// first one's client, makes bot motion and opens session with it, and
+// both clients follow the chat, whose URI it returns.
+func chatOnTwo(b *testing.B, session string) (a, o *ahpClient, chat string) {
+	clients := twoOnOneDatabase(b)
+	a, o = clients[0], clients[1]
+	a.makeBot("motion", `{"name": "Motion"}`)
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat = a.follow(session)
+	o.follow(session)
+	return a, o, chat
 }
