@@ -497,14 +497,7 @@ func TestEndToEndEchoTable(t *testing.T) {
 	}
 	t.Run("sleep/stop", func(t *testing.T) {
 		chat := c.openChat("ahp-session:/stop", "motion")
-		c.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("sleep 60")))
-		st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
-			p := active(s)
-			return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
-		})
-		back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
-		c.subscribe(back)
-		c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+		back := c.runBack(chat, "t", "sleep 60")
 		c.dispatch(chat, ahp.TurnCancelled("t", 1))
 		if got := c.turn(chat, "t"); got.State != ahp.TurnStateCancelled {
 			t.Errorf("main turn %s", got.State)
@@ -631,14 +624,7 @@ func TestEndToEndRestartAfterSIGKILLMidTurn(t *testing.T) {
 	c.makeBot("motion", `{"name": "Motion"}`)
 	session := "ahp-session:/kill"
 	chat := c.openChat(session, "motion")
-	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60")))
-	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
-		p := active(s)
-		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
-	})
-	firstBack := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
-	c.subscribe(firstBack)
-	c.waitChat(firstBack, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	firstBack := c.runBack(chat, "t1", "sleep 60")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

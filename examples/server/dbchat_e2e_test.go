@@ -194,14 +194,7 @@ func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndR
 	c.makeBot("motion", `{"name": "Motion"}`)
 	session := "ahp-session:/takeover"
 	chat := c.openChat(session, "motion")
-	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 3")))
-	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
-		p := active(s)
-		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
-	})
-	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
-	c.subscribe(back)
-	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	back := c.runBack(chat, "t1", "sleep 3")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

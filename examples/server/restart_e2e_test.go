@@ -29,6 +29,19 @@ func backOf(t ahp.Turn) string {
 	return ""
 }
 
+// runBack starts turn id of chat with msg, which the echo agent answers
+// in a back turn that takes a while ("sleep 60"), and returns the back
+// session's URI once c, subscribed to it, sees that back turn run.
+func (c *ahpClient) runBack(chat, id, msg string) string {
+	c.t.Helper()
+	c.dispatch(chat, ahp.TurnStarted(id, time.Now(), ahp.UserMessage(msg)))
+	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool { return backOf(ahp.Turn{ResponseParts: active(s)}) != "" })
+	back := backOf(ahp.Turn{ResponseParts: active(st)})
+	c.subscribe(back)
+	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	return back
+}
+
 // endProcess ends the server with sig and waits for it; a SIGTERM must
 // end it cleanly.
 func endProcess(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
@@ -142,14 +155,7 @@ func TestEndToEndQueuedMessageBehindAKilledTurnRunsAfterTheRestart(t *testing.T)
 	c.makeBot("motion", `{"name": "Motion"}`)
 	session := "ahp-session:/queue"
 	chat := c.openChat(session, "motion")
-	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 30")))
-	st := c.waitChat(chat, "the back session", func(s ahp.ChatState) bool {
-		p := active(s)
-		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
-	})
-	back := st.ActiveTurn.ResponseParts[0].ToolCall.Content[0].Resource
-	c.subscribe(back)
-	c.waitChat(back, "the back turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	back := c.runBack(chat, "t1", "sleep 30")
 	c.dispatch(chat, ahp.PendingMessageSet(ahp.PendingQueued, "q1", ahp.UserMessage("after")))
 	c.waitChat(chat, "the queued message", func(s ahp.ChatState) bool { return len(s.QueuedMessages) == 1 })
 	endProcess(t, cmd, syscall.SIGKILL)
@@ -158,7 +164,7 @@ func TestEndToEndQueuedMessageBehindAKilledTurnRunsAfterTheRestart(t *testing.T)
 	c2 := dialChat(t, addr, "queue-2")
 	c2.subscribe(session)
 	c2.subscribe(chat)
-	st = c2.waitChat(chat, "the queued message answered", func(s ahp.ChatState) bool {
+	st := c2.waitChat(chat, "the queued message answered", func(s ahp.ChatState) bool {
 		return s.ActiveTurn == nil && len(s.QueuedMessages) == 0 && len(s.Turns) == 2
 	})
 	first, second := st.Turns[0], st.Turns[1]
