@@ -56,27 +56,7 @@ func BenchmarkReadBot(b *testing.B) {
 // records. Goal: list ≤ 5× floor.
 func BenchmarkList10000AsTeamMember(b *testing.B) {
 	const n = 10000
-	store := memrecord.New()
-	recs := make([]record.Record, n)
-	for i := range n {
-		owner := "user:someone"
-		if i%10 == 0 {
-			owner = "team:backend"
-		}
-		recs[i] = record.Record{ID: fmt.Sprintf("bot-%05d", i), Name: "Bot", Owner: owner, Body: "robot", Color: "red", Session: "work"}
-		if _, err := store.Create(b.Context(), recs[i]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	base := b.TempDir()
-	svc, err := bot.New(b.Context(), bot.Config{
-		Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h",
-		Options: bot.Options{Root: filepath.Join(base, "bots")},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
+	svc, recs := teamService(b, n)
 	b.Run("floor", func(b *testing.B) {
 		for b.Loop() {
 			var out []record.Record
@@ -154,4 +134,33 @@ func BenchmarkMakeDurable(b *testing.B) {
 			}
 		}
 	})
+}
+
+// teamService starts a service over a memory store of n bots, every tenth
+// of them owned by team:backend (mate's team), and returns it and the
+// records; the test's cleanup closes both.
+func teamService(b *testing.B, n int) (*bot.Service, []record.Record) {
+	store := memrecord.New()
+	b.Cleanup(func() { store.Close() })
+	recs := make([]record.Record, n)
+	for i := range n {
+		owner := "user:someone"
+		if i%10 == 0 {
+			owner = "team:backend"
+		}
+		recs[i] = record.Record{ID: fmt.Sprintf("bot-%06d", i), Name: "Bot", Owner: owner, Body: "robot", Color: "red", Session: "work"}
+		if _, err := store.Create(b.Context(), recs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := b.TempDir()
+	svc, err := bot.New(b.Context(), bot.Config{
+		Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: bot.Options{Root: filepath.Join(base, "bots")},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	return svc, recs
 }

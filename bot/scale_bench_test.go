@@ -14,7 +14,6 @@ import (
 	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
-	"github.com/agenthost/bots/record/memrecord"
 )
 
 // The sizes of the scale benchmarks (issue 15): each figure as a curve.
@@ -288,28 +287,7 @@ func BenchmarkListAtScale(b *testing.B) {
 func BenchmarkListAsTeamMemberAtScale(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
-			store := memrecord.New()
-			defer store.Close()
-			recs := make([]record.Record, n)
-			for i := range n {
-				owner := "user:someone"
-				if i%10 == 0 {
-					owner = "team:backend"
-				}
-				recs[i] = record.Record{ID: fmt.Sprintf("bot-%06d", i), Name: "Bot", Owner: owner, Body: "robot", Color: "red", Session: "work"}
-				if _, err := store.Create(b.Context(), recs[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			base := b.TempDir()
-			svc, err := bot.New(b.Context(), bot.Config{
-				Store: store, ConfigDir: filepath.Join(base, "config"), HostName: "h",
-				Options: bot.Options{Root: filepath.Join(base, "bots")},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer svc.Close()
+			svc, recs := teamService(b, n)
 			paired(b, "µs/list", func() { listFloor(b, mate, recs, n/10) }, func() {
 				list, err := svc.List(b.Context(), mate)
 				if err != nil || len(list) != n/10 {
