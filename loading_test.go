@@ -30,11 +30,14 @@ type heldStore struct {
 	*memrecord.Store
 	held     chan struct{}
 	once     sync.Once
+	waiting  chan struct{} // closed once a Watch waits for the release
+	waitOnce sync.Once
 	failWith error
 	problems []record.Problem
 }
 
 func (h *heldStore) Watch(ctx context.Context) (<-chan record.Change, error) {
+	h.waitOnce.Do(func() { close(h.waiting) })
 	select {
 	case <-h.held:
 	case <-ctx.Done():
@@ -78,7 +81,7 @@ func startHeld(t *testing.T, n int) *heldServer {
 		}
 	}
 	seed.Close()
-	h := &heldServer{store: &heldStore{Store: mem, held: make(chan struct{})}, started: make(chan error, 1)}
+	h := &heldServer{store: &heldStore{Store: mem, held: make(chan struct{}), waiting: make(chan struct{})}, started: make(chan error, 1)}
 	h.srv = &bots.Server{ConfigDir: seed.ConfigDir, HostName: seed.HostName, Options: seed.Options, Store: h.store}
 	web := httptest.NewServer(h.srv.Handler())
 	h.http, h.url = web.URL, "ws"+strings.TrimPrefix(web.URL, "http")+"/"
@@ -356,6 +359,9 @@ func TestALoadThatFailsAnswersTheWaitingRequestsWithAnErrorNeverAResult(t *testi
 func TestCloseWhileTheBotsLoadWaitsForTheLoadAndStartAnswersClosed(t *testing.T) {
 	h := startHeld(t, 1)
 	dialAHP(t, h.url).initialize()
+	// The load is held at the store once it waits there; a Close before
+	// would end it sooner, at its first look at its context.
+	<-h.store.waiting
 	closed := make(chan error, 1)
 	go func() { closed <- h.srv.Close() }()
 	// Close has begun once the server says it is not running, rather
