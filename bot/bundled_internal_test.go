@@ -149,3 +149,33 @@ func TestABundledBotsWorkFolderIsTakenForAMake(t *testing.T) {
 		t.Errorf("a make in the bundled bot's folder answers %v, want it refused naming house", err)
 	}
 }
+
+// TestTheGuardNamesTheLeastSlugWhoseFolderClashesKeptOrBundled: a bot
+// whose folder clashes with a kept bot's and the bundled house's is
+// refused naming the least slug of the two, whichever kind it is.
+func TestTheGuardNamesTheLeastSlugWhoseFolderClashesKeptOrBundled(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "bots")
+	var logs bytes.Buffer
+	s := newBundledService(t, filepath.Join(base, "config"), root, houseBundle("n", "k"), &logs)
+	in := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	for _, c := range []struct {
+		kept, bot, dir, named string
+	}{
+		{kept: "abbey", bot: "zed", dir: "house/a/b", named: "abbey"},
+		{kept: "zulu", bot: "yak", dir: "house/y/z", named: "house"},
+		{bot: "mid", dir: "house/x", named: "house"},
+	} {
+		var others []record.Record
+		if c.kept != "" {
+			others = append(others, record.Record{ID: c.kept, Workspace: filepath.Dir(in(c.dir))})
+		}
+		err := s.guard(record.Record{ID: c.bot, Workspace: in(c.dir)}, others)
+		if err == nil || !strings.Contains(err.Error(), "is taken: bot "+c.named+" works in") {
+			t.Errorf("%s in %s beside %q answers %v, want it refused naming %s", c.bot, c.dir, c.kept, err, c.named)
+		}
+	}
+	if err := s.guard(record.Record{ID: "free", Workspace: in("free")}, nil); err != nil {
+		t.Errorf("a bot in a folder of its own is refused: %v", err)
+	}
+}

@@ -380,16 +380,22 @@ func (s *Service) guard(r record.Record, others []record.Record) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	if other, otherDir, ok := record.FolderList(append(others, s.bundledRecords()...)).TakenBy(r.ID, dir); ok {
+	// The bot of the least slug among those whose folder clashes is named,
+	// whether kept by the store or bundled.
+	other, otherDir, ok := record.FolderList(others).TakenBy(r.ID, dir)
+	if b, bDir, bOK := record.FolderList(s.bundleRecs).TakenBy(r.ID, dir); bOK && (!ok || b < other) {
+		other, otherDir, ok = b, bDir, true
+	}
+	if ok {
 		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
 }
 
-// bundledRecords are the bundled bots' records.
-func (s *Service) bundledRecords() []record.Record {
-	out := make([]record.Record, 0, len(s.bundled))
-	for _, b := range s.bundled {
+// bundledRecords are the records of the bundled bots bs.
+func bundledRecords(bs map[string]*bundled) []record.Record {
+	out := make([]record.Record, 0, len(bs))
+	for _, b := range bs {
 		out = append(out, b.entry.Record)
 	}
 	return out

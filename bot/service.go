@@ -123,7 +123,8 @@ type Service struct {
 	store      record.Store // raw with the bundled bots laid over it
 	raw        record.Store // Config.Store
 	bundled    map[string]*bundled
-	bundleMu   sync.Mutex // serialises writes of bundled bots' folders
+	bundleRecs []record.Record // the bundled bots' records, for the guard
+	bundleMu   sync.Mutex      // serialises writes of bundled bots' folders
 	tools      wake.ToolPolicy
 	personas   *persona.Files
 	mode       persona.Mode
@@ -232,6 +233,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		store:      cfg.Store,
 		raw:        cfg.Store,
 		bundled:    bundles,
+		bundleRecs: bundledRecords(bundles),
 		tools:      cfg.Tools,
 		personas:   personas,
 		mode:       mode,
@@ -270,9 +272,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		// The guard looks at every bot's folder under root: one listing
-		// of root answers for them all while it is unchanged.
+		// of root answers for them all while it is unchanged, and one
+		// look at what changed serves the whole pass.
 		s.walk.learnRoot()
+		thaw := s.walk.freeze()
 		g.SetGuard(s.guard)
+		thaw()
 	}
 	if len(bundles) > 0 {
 		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)

@@ -306,3 +306,62 @@ func TestTheFolderCheckTakesNoIdentityOfAFolderSwappedForALink(t *testing.T) {
 		t.Fatal("an identity through a folder swapped for a link")
 	}
 }
+
+// TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed:
+// a freeze takes what changed before it (a folder swapped for a link is
+// refused in the pass), answers a pass from then on without a look at
+// what changes, and the first check after the thaw sees a swap made
+// during the pass.
+func TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "bots")
+	for _, d := range []string{"motion", "swapped", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(base, "away"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	swap := func(name string) {
+		t.Helper()
+		if err := os.Rename(filepath.Join(root, name), filepath.Join(base, name+"-aside")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(base, "away"), filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Service{root: root, walk: newFolderWatch(root)}
+	defer s.walk.close()
+	refused := func(name string) bool {
+		t.Helper()
+		reason, err := s.folderEscape(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reason != ""
+	}
+	s.walk.learnRoot()
+	swap("swapped")
+	thaw := s.walk.freeze()
+	if !refused("swapped") {
+		t.Fatal("a folder swapped for a link before the freeze was not refused in the pass")
+	}
+	if refused("motion") {
+		t.Fatal("a folder was refused in the pass")
+	}
+	swap("motion")
+	if known, _ := s.walk.known("motion"); !known {
+		t.Fatal("a frozen watch looked at what changed during the pass")
+	}
+	thaw()
+	thaw() // a second thaw changes nothing
+	if !refused("motion") {
+		t.Fatal("a folder swapped for a link during the pass was not refused once thawed")
+	}
+	swap("other")
+	if !refused("other") {
+		t.Fatal("a folder swapped for a link after the thaw was not refused")
+	}
+}

@@ -23,3 +23,5 @@ func (w *folderWatch) close() {}
 func (w *folderWatch) learnRoot() {}
 
 func (w *folderWatch) identify(string) (persona.Identity, bool) { return persona.Identity{}, false }
+
+func (w *folderWatch) freeze() func() { return func() {} }

@@ -298,13 +298,14 @@ func (s *Store) SetGuard(g record.Guard) {
 	// which moves 40 bytes a swap and compares without following a
 	// pointer, where a sort of the records themselves moves hundreds of
 	// bytes (a third of the check at 100,000 bots) and one of pointers to
-	// them misses the cache at every comparison.
-	all := make([]record.Record, 0, s.bots.Len())
+	// them misses the cache at every comparison. The records are the
+	// stored entries' own, never changed once stored: none is copied.
+	all := make([]*record.Record, 0, s.bots.Len())
 	byAge := make([]agedRecord, 0, s.bots.Len())
 	s.bots.Each(func(e *record.Entry) bool {
 		t := e.Record.CreatedAt
 		byAge = append(byAge, agedRecord{sec: t.Unix(), nsec: int32(t.Nanosecond()), id: e.Record.ID, i: len(all)})
-		all = append(all, e.Record)
+		all = append(all, &e.Record)
 		return true
 	})
 	slices.SortFunc(byAge, func(a, b agedRecord) int {
@@ -314,9 +315,9 @@ func (s *Store) SetGuard(g record.Guard) {
 	// with (see record.Guard), found in a trie of their folders: a check
 	// of every kept bot for each would cost n² at a start of n bots.
 	var kept folderTrie
-	// The trie holds pointers into all, and each folder is split once.
+	// Each folder is split once.
 	for _, a := range byAge {
-		p := &all[a.i]
+		p := all[a.i]
 		var parts []string
 		if p.Workspace != "" {
 			parts = elems(p.Workspace)
@@ -337,7 +338,7 @@ func (s *Store) SetGuard(g record.Guard) {
 }
 
 // agedRecord is what SetGuard sorts a record by: its creation time and
-// slug, and its place in the copy of the records.
+// slug, and its place in the list of the records.
 type agedRecord struct {
 	sec  int64
 	nsec int32
