@@ -61,15 +61,18 @@ func startFolderIndex(ctx context.Context, store record.Store) (*folderIndex, er
 		cancel()
 		return nil, fmt.Errorf("watch bots: %w", err)
 	}
-	// the bots are taken in as the listing passes them, and none is
-	// copied out: at 100,000 bots a listing's copies would be 40 MB.
-	if _, err := record.ListFunc(ctx, store, func(r record.Record) bool {
-		x.set(r.ID, r)
-		return false
-	}); err != nil {
+	// The store's own entries where it shares them: at 100,000 bots a
+	// listing's copies would be 40 MB.
+	list, err := record.ListShared(ctx, store, nil)
+	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("list bots: %w", err)
 	}
+	x.mu.Lock()
+	for _, e := range list {
+		x.setLocked(e.Record.ID, e.Record)
+	}
+	x.mu.Unlock()
 	x.cancel = cancel
 	go x.follow(feed)
 	return x, nil
