@@ -421,7 +421,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	// restart continues its chats and back sessions.
 	// With the database, a back session runs on the instance holding its
 	// lease (wake.Config.Leases).
-	var logs chatlog.Logs = chatlog.NewFiles(s.ConfigDir)
+	var logs chatlog.Logs = newStartLogs(s.ConfigDir)
 	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
 	var leases lease.Leases
 	holder := ""

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
 )
@@ -76,5 +78,52 @@ func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
 	keys, err := logs.List(t.Context(), chatlog.Back)
 	if err != nil || len(keys) != 1 || keys[0] != want {
 		t.Fatalf("List: %v, %v; want only %v", keys, err, want)
+	}
+}
+
+// TestFilesListKindsListsEachKindAsItsOwnListingDoes: one pass over the
+// bot folders answers every kind asked as List answers it alone, with an
+// entry for a kind that has no log; a kind no log may have is refused.
+func TestFilesListKindsListsEachKindAsItsOwnListingDoes(t *testing.T) {
+	dir := t.TempDir()
+	logs := chatlog.NewFiles(dir)
+	for _, k := range []chatlog.Key{
+		{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/a"},
+		{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/b"},
+		{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/c"},
+		{Kind: chatlog.Chat, Bot: "notes", Session: "ahp-session:/d"},
+	} {
+		if err := logs.Create(t.Context(), k, []byte(`{"kind":"open"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bots", "bare"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	both, err := logs.ListKinds(t.Context(), chatlog.Back, chatlog.Chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []chatlog.Kind{chatlog.Back, chatlog.Chat} {
+		alone, err := logs.List(t.Context(), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(alone, both[kind]); diff != "" || len(alone) == 0 {
+			t.Errorf("%s in one pass differs from its own listing of %d (-alone +both):\n%s", kind, len(alone), diff)
+		}
+	}
+	if len(both) != 2 {
+		t.Errorf("ListKinds answered %d kinds, want 2", len(both))
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "bots", "motion", string(chatlog.Back))); err != nil {
+		t.Fatal(err)
+	}
+	none, err := logs.ListKinds(t.Context(), chatlog.Back)
+	if keys, ok := none[chatlog.Back]; err != nil || !ok || len(keys) != 0 {
+		t.Errorf("ListKinds of a kind with no log: %v (entry %v), %v; want an empty entry", keys, ok, err)
+	}
+	if _, err := logs.ListKinds(t.Context(), chatlog.Chat, "../x"); err == nil {
+		t.Error("ListKinds took a kind no log may have")
 	}
 }

@@ -106,12 +106,27 @@ func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
 // of a session URI, leaving out hidden bot folders and temporary files. A
 // bot folder known to hold no folder (holdsNoFolder) is not looked into.
 func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
-	if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
-		return nil, err
+	listed, err := f.ListKinds(ctx, kind)
+	return listed[kind], err
+}
+
+// ListKinds lists the logs of each of kinds as List does, in one pass over
+// the bot folders: the look at each bot folder (a system call, most of a
+// listing at 100,000 bots) serves every kind. The answer has an entry
+// for every kind asked, nil for one that has no log.
+func (f *Files) ListKinds(ctx context.Context, kinds ...Kind) (map[Kind][]Key, error) {
+	for _, kind := range kinds {
+		if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[Kind][]Key, len(kinds))
+	for _, kind := range kinds {
+		out[kind] = nil
 	}
 	dir, err := os.Open(f.botsDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return out, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list chat logs: %w", err)
@@ -121,28 +136,29 @@ func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list chat logs: %w", err)
 	}
-	var out []Key
 	empty := foldersHoldingNone(dir, bots)
 	for i, b := range bots {
 		if empty[i] {
 			continue
 		}
-		logs, err := os.ReadDir(filepath.Join(f.botsDir, b.Name(), string(kind)))
-		if err != nil {
-			continue
-		}
-		for _, l := range logs {
-			name, ok := strings.CutSuffix(l.Name(), ".jsonl")
-			if l.IsDir() || !ok || atomicfile.IsTemp(l.Name()) {
-				continue
-			}
-			session, err := base64.RawURLEncoding.DecodeString(name)
+		for _, kind := range kinds {
+			logs, err := os.ReadDir(filepath.Join(f.botsDir, b.Name(), string(kind)))
 			if err != nil {
 				continue
 			}
-			k := Key{Kind: kind, Bot: b.Name(), Session: string(session)}
-			if k.Check() == nil {
-				out = append(out, k)
+			for _, l := range logs {
+				name, ok := strings.CutSuffix(l.Name(), ".jsonl")
+				if l.IsDir() || !ok || atomicfile.IsTemp(l.Name()) {
+					continue
+				}
+				session, err := base64.RawURLEncoding.DecodeString(name)
+				if err != nil {
+					continue
+				}
+				k := Key{Kind: kind, Bot: b.Name(), Session: string(session)}
+				if k.Check() == nil {
+					out[kind] = append(out[kind], k)
+				}
 			}
 		}
 	}

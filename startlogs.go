@@ -1,0 +1,50 @@
+package bots
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agenthost/bots/chatlog"
+)
+
+// startLogs are the chat logs under ConfigDir as a start lists them. The
+// back sessions' replay (wake.NewLocalHost) and the bot service's load
+// (bot.New) each list one kind of log: a look at every bot folder each,
+// about a quarter of a second of CPU at 100,000 bots. The first listing
+// lists both kinds in one pass (chatlog.Files.ListKinds), and the other
+// kind's first listing is answered from it: no log is made between the
+// two, which both run before the server serves a chat. Every later
+// listing looks again.
+type startLogs struct {
+	*chatlog.Files
+
+	mu     sync.Mutex
+	passed bool
+	listed map[chatlog.Kind][]chatlog.Key // the pass's, for the kinds not listed since
+}
+
+// newStartLogs returns the logs under configDir, listed once for a start.
+func newStartLogs(configDir string) *startLogs {
+	return &startLogs{Files: chatlog.NewFiles(configDir)}
+}
+
+// List lists the logs of kind: from the pass for each kind's first
+// listing, else from the files.
+func (l *startLogs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, error) {
+	l.mu.Lock()
+	if !l.passed {
+		listed, err := l.Files.ListKinds(ctx, chatlog.Back, chatlog.Chat)
+		if err != nil {
+			l.mu.Unlock()
+			return nil, err
+		}
+		l.passed, l.listed = true, listed
+	}
+	keys, ok := l.listed[kind]
+	delete(l.listed, kind)
+	l.mu.Unlock()
+	if ok {
+		return keys, nil
+	}
+	return l.Files.List(ctx, kind)
+}
