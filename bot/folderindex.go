@@ -69,8 +69,10 @@ func startFolderIndex(ctx context.Context, store record.Store) (*folderIndex, er
 		return nil, fmt.Errorf("list bots: %w", err)
 	}
 	x.mu.Lock()
+	x.byID = make(map[string]string, len(list))
 	for _, e := range list {
-		x.setLocked(e.Record.ID, e.Record)
+		dir, ok := record.LocalFolder(e.Record)
+		x.setLocked(e.Record.ID, dir, ok)
 	}
 	x.mu.Unlock()
 	x.cancel = cancel
@@ -109,9 +111,10 @@ func (x *folderIndex) apply(ch record.Change) {
 	}
 	switch ch.Kind {
 	case record.Created, record.Updated:
-		x.setLocked(id, ch.Entry.Record)
+		dir, ok := record.LocalFolder(ch.Entry.Record)
+		x.setLocked(id, dir, ok)
 	case record.Deleted:
-		x.setLocked(id, record.Record{})
+		x.setLocked(id, "", false)
 	}
 	x.appliedLocked(keyOf(id, ch))
 }
@@ -185,15 +188,9 @@ func (x *folderIndex) await(ctx context.Context, id, etag string) {
 	}
 }
 
-// set makes r the record of bot id as the feed gave it.
-func (x *folderIndex) set(id string, r record.Record) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.setLocked(id, r)
-}
-
-func (x *folderIndex) setLocked(id string, r record.Record) {
-	dir, ok := record.LocalFolder(r)
+// setLocked makes dir the folder of bot id as the feed gave it (ok false:
+// it has none). Called with mu held.
+func (x *folderIndex) setLocked(id, dir string, ok bool) {
 	old, had := x.byID[id]
 	if had && ok && old == dir {
 		return
