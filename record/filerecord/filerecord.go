@@ -32,6 +32,7 @@
 package filerecord
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -111,9 +112,10 @@ type Store struct {
 	stop     chan struct{} // closed by Close: the background work stops
 	sweeping chan struct{} // closed when the load's sweep of temp files is done; nil before a load
 
-	watch   *watcher  // nil when not watching
-	toArm   []armItem // the folders a watching load read, for the watch to watch
-	toSweep func()    // a watching load's sweep of temp files, run once the watch is set
+	watch   *watcher         // nil when not watching
+	toArm   []armItem        // the folders a watching load read, for the watch to watch
+	toSweep func()           // a watching load's sweep of temp files, run once the watch is set
+	now     func() time.Time // the clock a load's start is read from, for its cache
 
 	// migrateStep, when set, is called before each move or removal of a
 	// migration; an error stops the migration there (tests stop it to
@@ -179,6 +181,7 @@ func newStore(cfg Config) (*Store, error) {
 		problems:    make(map[string]record.Problem),
 		locks:       make(map[string]*slugLock),
 		stop:        make(chan struct{}),
+		now:         time.Now,
 	}, nil
 }
 
@@ -737,12 +740,55 @@ func (d *decoder) readBot(path, id string) (record.Entry, fileStat, error) {
 	if err != nil {
 		return record.Entry{}, fileStat{}, err
 	}
+	d.keepBuffer(data)
+	return d.entry(id, data, st)
+}
+
+// keepBuffer keeps data's buffer for the next read when it grew, and is
+// not too large to keep.
+func (d *decoder) keepBuffer(data []byte) {
 	if cap(data) > cap(d.buf) && cap(data) <= maxKeptBuffer {
 		d.buf = data[:0]
 	}
+}
+
+// entry decodes bot id's bot.md of data and stat st into its entry.
+func (d *decoder) entry(id string, data []byte, st fileStat) (record.Entry, fileStat, error) {
 	r, err := d.decode(id, data)
 	if err != nil {
 		return record.Entry{}, st, err
 	}
 	return record.Entry{Record: r, ETag: d.etags.etag(data, st)}, st, nil
+}
+
+// readBotCached is readBot for a load that began at began, taking the
+// bytes from c when the cache holds the file (inCache) with the stat it
+// has now. keep is what the next cache is to hold of the file (a zero
+// key: nothing), and cached says the bytes were the cache's.
+func (d *decoder) readBotCached(path, id string, c cachedFile, inCache bool, began time.Time) (e record.Entry, st fileStat, keep cachedFile, cached bool, err error) {
+	var data []byte
+	var key cacheKey
+	if inCache {
+		if k, ok := statKey(path); ok && k == c.key {
+			data, key, cached = c.data, k, true
+		}
+	}
+	if cached {
+		st = key.stat()
+	} else {
+		if data, st, key, err = readFileKeyed(path, d.buf); err != nil {
+			return record.Entry{}, fileStat{}, cachedFile{}, false, err
+		}
+		d.keepBuffer(data)
+	}
+	if e, st, err = d.entry(id, data, st); err != nil {
+		return record.Entry{}, st, cachedFile{}, cached, err
+	}
+	if key.cacheable(began) {
+		if !cached {
+			data = bytes.Clone(data) // the reader's buffer holds the next file
+		}
+		keep = cachedFile{key: key, data: data}
+	}
+	return e, st, keep, cached, nil
 }

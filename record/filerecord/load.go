@@ -24,22 +24,30 @@ const maxReaders = 8
 // keeps: the stat of the file read (for a watch set after the read), or
 // why it keeps none.
 type loaded struct {
-	stat fileStat
-	err  error
+	stat   fileStat
+	err    error
+	keep   cachedFile // what the next load cache holds of the file (a zero key: nothing)
+	cached bool       // the bytes were the load cache's
 }
 
 // load reads the tombstones, migrates what an older layout left (see
 // migrate.go), then reads every bot folder's bot.md with a small pool of
-// readers, and starts the sweep of the temp files killed writes left in the
-// bot folders (see sweep). What is not a bot record is reported and left out, and so is a
-// bot.md whose slug has a tombstone (a spent name); its folder is kept,
-// since it may be a person's own copy.
+// readers (from the load cache where it holds the file as it is, see
+// loadcache.go), and starts the background work: the cache's write when
+// it changed, and the sweep of the temp files killed writes left in the
+// bot folders (see sweep). What is not a bot record is reported and left
+// out, and so is a bot.md whose slug has a tombstone (a spent name); its
+// folder is kept, since it may be a person's own copy.
 func (s *Store) load(ctx context.Context) error {
 	start := time.Now()
+	began := s.now() // for the load cache (loadcache.go)
 	// A temp file older than this is what a write killed before its rename
 	// left: a crash, or a kill -9.
 	cutoff := start.Add(-atomicfile.StaleAfter)
 	s.clearTemps(cutoff, s.goneDir)
+	if _, err := atomicfile.RemoveStale(s.configDir, cutoff, cacheName); err != nil {
+		s.log.Warn("stale temp files of the load cache left", "folder", s.configDir, "err", err)
+	}
 	gone, err := s.readTombstones()
 	if err != nil {
 		return err
@@ -81,6 +89,7 @@ func (s *Store) load(ctx context.Context) error {
 	// (bot.New at 20,000 bots took 125 ms against 107 ms). Slugs sort far
 	// faster than the folder's entries did (os.ReadDir).
 	slices.Sort(ids)
+	cache := s.readCache()
 	found := make([]loaded, len(ids))
 	// The readers make each entry the store will keep: an entry is some
 	// 400 bytes, and a slice of them copied into the store would copy
@@ -97,8 +106,9 @@ func (s *Store) load(ctx context.Context) error {
 					return
 				}
 				id := ids[i]
-				e, st, err := d.readBot(s.file(id), id)
-				found[i] = loaded{stat: st, err: err}
+				c, inCache := cache[id]
+				e, st, keep, cached, err := d.readBotCached(s.file(id), id, c, inCache, began)
+				found[i] = loaded{stat: st, err: err, keep: keep, cached: cached}
 				if _, spent := gone[id]; err == nil && !spent {
 					entries[i] = &e
 				}
@@ -136,17 +146,49 @@ func (s *Store) load(ctx context.Context) error {
 			s.toArm[i] = armItem{name: id, stat: found[i].stat}
 		}
 	}
+	items, changed := cacheItems(ids, entries, found, len(cache))
+	after := func() {
+		select {
+		case <-s.stop:
+		default:
+			if changed {
+				s.writeCache(items)
+			}
+		}
+		s.sweep(cutoff, ids)
+	}
 	s.sweeping = make(chan struct{})
 	if s.watch != nil {
 		// After the watch of every folder is set, on the same goroutine:
-		// both are background work a start shares its two cores with.
-		s.toSweep = func() { s.sweep(cutoff, ids) }
+		// all are background work a start shares its two cores with.
+		s.toSweep = after
 	} else {
-		go s.sweep(cutoff, ids)
+		go after()
 	}
 	s.log.Info("loaded bot records", "folder", s.botsDir, "bots", s.bots.Len(), "tombstones", len(s.gone),
 		"problems", len(s.problems), "took", time.Since(start))
 	return nil
+}
+
+// cacheItems are what the next load cache holds of a load of ids, which
+// kept entries and found found, and whether that differs from the cache
+// the load read, which held held files: a file it read that the cache may
+// hold, or one the cache held that is gone.
+func cacheItems(ids []string, entries []*record.Entry, found []loaded, held int) (items []cacheItem, changed bool) {
+	used := 0
+	for i, id := range ids {
+		f := found[i]
+		if entries[i] == nil || f.keep.key.ino == 0 {
+			continue
+		}
+		items = append(items, cacheItem{id: id, file: f.keep})
+		if f.cached {
+			used++
+		} else {
+			changed = true
+		}
+	}
+	return items, changed || used != held
 }
 
 // sweep removes, in the background once the store is open (and once a

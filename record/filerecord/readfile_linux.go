@@ -22,6 +22,13 @@ func readFile(path string) ([]byte, fileStat, error) {
 // readFileInto is readFile reading into buf when it has room: a load
 // reads every file into the one buffer of its reader.
 func readFileInto(path string, buf []byte) ([]byte, fileStat, error) {
+	data, st, _, err := readFileKeyed(path, buf)
+	return data, st, err
+}
+
+// readFileKeyed is readFileInto that also answers the file's cacheKey, as
+// its stat gave it before and after the read.
+func readFileKeyed(path string, buf []byte) ([]byte, fileStat, cacheKey, error) {
 	var fd int
 	err := retry(func() (err error) {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -29,9 +36,9 @@ func readFileInto(path string, buf []byte) ([]byte, fileStat, error) {
 	})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fileStat{}, errNoFile
+			return nil, fileStat{}, cacheKey{}, errNoFile
 		}
-		return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+		return nil, fileStat{}, cacheKey{}, fmt.Errorf("the file cannot be read: %w", err)
 	}
 	defer syscall.Close(fd)
 	// A person's editor may rewrite the file in place (truncate, write)
@@ -43,26 +50,26 @@ func readFileInto(path string, buf []byte) ([]byte, fileStat, error) {
 	for range readTries {
 		var before, after syscall.Stat_t
 		if err := retry(func() error { return syscall.Fstat(fd, &before) }); err != nil {
-			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+			return nil, fileStat{}, cacheKey{}, fmt.Errorf("the file cannot be read: %w", err)
 		}
 		if before.Mode&syscall.S_IFMT != syscall.S_IFREG {
-			return nil, fileStat{}, errNotRegular
+			return nil, fileStat{}, cacheKey{}, errNotRegular
 		}
 		if before.Size > frontmatter.MaxSize {
-			return nil, fileStat{}, errTooLarge
+			return nil, fileStat{}, cacheKey{}, errTooLarge
 		}
 		data, err := readAllAt(fd, before.Size, buf)
 		if err != nil {
-			return nil, fileStat{}, err
+			return nil, fileStat{}, cacheKey{}, err
 		}
 		if err := retry(func() error { return syscall.Fstat(fd, &after) }); err != nil {
-			return nil, fileStat{}, fmt.Errorf("the file cannot be read: %w", err)
+			return nil, fileStat{}, cacheKey{}, fmt.Errorf("the file cannot be read: %w", err)
 		}
 		if before.Size == after.Size && before.Mtim == after.Mtim && before.Ctim == after.Ctim && int64(len(data)) == after.Size {
-			return data, fileStat{ino: before.Ino, size: before.Size, mtime: before.Mtim.Nano()}, nil
+			return data, fileStat{ino: before.Ino, size: before.Size, mtime: before.Mtim.Nano()}, keyOf(&before), nil
 		}
 	}
-	return nil, fileStat{}, errChanging
+	return nil, fileStat{}, cacheKey{}, errChanging
 }
 
 // readTries is how many times readFile reads a file that changes while it
@@ -120,4 +127,20 @@ func statOf(fi os.FileInfo) fileStat {
 		st.ino = sys.Ino
 	}
 	return st
+}
+
+// keyOf is the cacheKey of a file's stat.
+func keyOf(st *syscall.Stat_t) cacheKey {
+	return cacheKey{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// statKey is the cacheKey of the regular file at path, with one system
+// call; ok is false when path names no regular file, or cannot be
+// looked at.
+func statKey(path string) (k cacheKey, ok bool) {
+	var st syscall.Stat_t
+	if err := retry(func() error { return syscall.Stat(path, &st) }); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return cacheKey{}, false
+	}
+	return keyOf(&st), true
 }

@@ -69,3 +69,13 @@ const readTries = 3
 func statOf(fi os.FileInfo) fileStat {
 	return fileStat{ino: inode(fi), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 }
+
+// readFileKeyed is readFileInto; no cacheKey is known here, so a load
+// keeps no cache (see loadcache.go).
+func readFileKeyed(path string, buf []byte) ([]byte, fileStat, cacheKey, error) {
+	data, st, err := readFileInto(path, buf)
+	return data, st, cacheKey{}, err
+}
+
+// statKey knows no cacheKey here.
+func statKey(string) (cacheKey, bool) { return cacheKey{}, false }

@@ -1,0 +1,208 @@
+package filerecord
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/frontmatter"
+)
+
+// The load cache, <configDir>/bots.cache, holds the bytes of each bot.md a
+// load read, with the file's stat as that read found it: its device,
+// inode, size, and modification and change times (cacheKey). A later load
+// that finds a bot.md with the very same stat takes its bytes from the
+// cache instead of the file: one stat instead of the five system calls of
+// a read (open, fstat, read, fstat, close), which at 100,000 bots is half
+// a second of the CPU of a start. The bytes are decoded as the file's
+// would be, so the record, its etag and its problems are the same.
+//
+// The same stat means the same bytes: a write to the file sets its change
+// time, which no program can set back, and a rename over it (every write
+// of this store, most editors' saves) gives it another inode. A write in
+// the same clock tick as the one before could leave both times as they
+// were, so a file whose modification or change time is not older than
+// racyMargin before the load began is not kept in the cache (as git's
+// index does with a file changed as it was indexed): each load reads it,
+// until it is old enough. Were the clock set back, a write might be given
+// times already seen; that would need the very nanosecond, size and inode
+// of the stat kept.
+//
+// The cache is written once a load has ended (in the background, before
+// the sweep of temp files) when it differs from what the load found: a
+// file read that it did not hold, or a bot it held that is gone. A cache
+// that is missing, cannot be read or does not parse is left aside, and
+// the load reads every file, as without one. It holds nothing the bot
+// folders do not: removing it costs the next start its speed, no more.
+
+const (
+	// cacheName is the cache's file in the configuration folder.
+	cacheName = "bots.cache"
+	// cacheMagic opens the cache; another version is not read.
+	cacheMagic = "agenthost-bots load cache 1\n"
+	// racyMargin is how much older than the load's start a file's times
+	// must be for the cache to keep it: more than any clock tick or
+	// file system's time granularity.
+	racyMargin = 2 * time.Second
+)
+
+// cacheKey is what the cache compares of a file's stat.
+type cacheKey struct {
+	dev, ino           uint64
+	size, mtime, ctime int64 // ctime and mtime in nanoseconds since 1970
+}
+
+// stat is the fileStat of the file key describes.
+func (k cacheKey) stat() fileStat { return fileStat{ino: k.ino, size: k.size, mtime: k.mtime} }
+
+// cacheable reports whether a file of key may be kept in a cache of a
+// load that began at began: a key is known, and its times are old enough.
+func (k cacheKey) cacheable(began time.Time) bool {
+	cut := began.Add(-racyMargin).UnixNano()
+	return k.ino != 0 && k.mtime < cut && k.ctime < cut
+}
+
+// cachedFile is one bot.md the cache holds.
+type cachedFile struct {
+	key  cacheKey
+	data []byte
+}
+
+// cacheItem is one bot.md a cache is written with.
+type cacheItem struct {
+	id   string
+	file cachedFile
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeCache is the cache file holding items: cacheMagic, then for each
+// item its slug, key and bytes, then the CRC-32C of all that.
+func encodeCache(items []cacheItem) []byte {
+	n := len(cacheMagic) + 4
+	for _, it := range items {
+		n += len(it.id) + len(it.file.data) + 8*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
+	b = append(b, cacheMagic...)
+	for _, it := range items {
+		k := it.file.key
+		b = binary.AppendUvarint(b, uint64(len(it.id)))
+		b = append(b, it.id...)
+		b = binary.AppendUvarint(b, k.dev)
+		b = binary.AppendUvarint(b, k.ino)
+		b = binary.AppendVarint(b, k.size)
+		b = binary.AppendVarint(b, k.mtime)
+		b = binary.AppendVarint(b, k.ctime)
+		b = binary.AppendUvarint(b, uint64(len(it.file.data)))
+		b = append(b, it.file.data...)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// errBadCache is why a cache file is left aside.
+var errBadCache = errors.New("not a load cache this version writes, or not whole")
+
+// parseCache reads a cache file. The bytes it answers are b's own.
+func parseCache(b []byte) (map[string]cachedFile, error) {
+	if len(b) < len(cacheMagic)+4 || string(b[:len(cacheMagic)]) != cacheMagic {
+		return nil, errBadCache
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errBadCache
+	}
+	rest := body[len(cacheMagic):]
+	out := make(map[string]cachedFile)
+	uvarint := func() (uint64, bool) {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return 0, false
+		}
+		rest = rest[n:]
+		return v, true
+	}
+	varint := func() (int64, bool) {
+		v, n := binary.Varint(rest)
+		if n <= 0 {
+			return 0, false
+		}
+		rest = rest[n:]
+		return v, true
+	}
+	bytes := func(max uint64) ([]byte, bool) {
+		n, ok := uvarint()
+		if !ok || n > max || n > uint64(len(rest)) {
+			return nil, false
+		}
+		v := rest[:n:n]
+		rest = rest[n:]
+		return v, true
+	}
+	for len(rest) > 0 {
+		var f cachedFile
+		id, ok := bytes(255)
+		ok = ok && len(id) > 0
+		var dev, ino uint64
+		var size, mtime, ctime int64
+		if ok {
+			dev, ok = uvarint()
+		}
+		if ok {
+			ino, ok = uvarint()
+		}
+		if ok {
+			size, ok = varint()
+		}
+		if ok {
+			mtime, ok = varint()
+		}
+		if ok {
+			ctime, ok = varint()
+		}
+		if ok {
+			f.data, ok = bytes(frontmatter.MaxSize)
+		}
+		if !ok {
+			return nil, errBadCache
+		}
+		if _, dup := out[string(id)]; dup || size != int64(len(f.data)) {
+			return nil, errBadCache
+		}
+		f.key = cacheKey{dev: dev, ino: ino, size: size, mtime: mtime, ctime: ctime}
+		out[string(id)] = f
+	}
+	return out, nil
+}
+
+// readCache reads the store's cache: nil when there is none, or it is
+// left aside (logged).
+func (s *Store) readCache() map[string]cachedFile {
+	path := filepath.Join(s.configDir, cacheName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		var c map[string]cachedFile
+		if c, err = parseCache(b); err == nil {
+			return c
+		}
+	}
+	s.log.Info("the load cache is left aside: every bot.md is read", "path", path, "reason", err)
+	return nil
+}
+
+// writeCache replaces the store's cache with one of items.
+func (s *Store) writeCache(items []cacheItem) {
+	path := filepath.Join(s.configDir, cacheName)
+	if err := atomicfile.Write(path, encodeCache(items), filePerm); err != nil {
+		s.log.Info("the load cache could not be written: the next start reads every bot.md", "path", path, "err", fmt.Sprint(err))
+	}
+}
