@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"time"
 
 	"github.com/agenthost/bots/internal/frontmatter"
 )
@@ -89,6 +90,20 @@ func (s *Store) WaitWatched() {
 	if s.watch != nil {
 		<-s.watch.armed
 	}
+}
+
+// OpenBeganAt is Open with a load that takes began for the time it
+// began: the clock the load cache's cutoff for recent files reads.
+func OpenBeganAt(ctx context.Context, cfg Config, began time.Time) (*Store, error) {
+	s, err := newStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.now = func() time.Time { return began }
+	if err := s.open(ctx, cfg.Watch, cfg.WatchAfter); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // WaitSwept returns once the sweep of temp files a load started is done.

@@ -32,7 +32,6 @@
 package filerecord
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -763,8 +762,10 @@ func (d *decoder) entry(id string, data []byte, st fileStat) (record.Entry, file
 
 // readBotCached is readBot for a load that began at began, taking the
 // bytes from c when the cache holds the file (inCache) with the stat it
-// has now. keep is what the next cache is to hold of the file (a zero
-// key: nothing), and cached says the bytes were the cache's.
+// has now. keep is what the next cache is to hold of the file: a zero key
+// for nothing, no bytes for a file read here (the cache's write reads it
+// again: a load keeps no file's bytes), and cached says the bytes were
+// the cache's.
 func (d *decoder) readBotCached(path, id string, c cachedFile, inCache bool, began time.Time) (e record.Entry, st fileStat, keep cachedFile, cached bool, err error) {
 	var data []byte
 	var key cacheKey
@@ -785,10 +786,10 @@ func (d *decoder) readBotCached(path, id string, c cachedFile, inCache bool, beg
 		return record.Entry{}, st, cachedFile{}, cached, err
 	}
 	if key.cacheable(began) {
-		if !cached {
-			data = bytes.Clone(data) // the reader's buffer holds the next file
+		keep.key = key
+		if cached {
+			keep.data = data
 		}
-		keep = cachedFile{key: key, data: data}
 	}
 	return e, st, keep, cached, nil
 }

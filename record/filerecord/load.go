@@ -26,7 +26,7 @@ const maxReaders = 8
 type loaded struct {
 	stat   fileStat
 	err    error
-	keep   cachedFile // what the next load cache holds of the file (a zero key: nothing)
+	keep   cachedFile // what the next load cache holds of the file (see readBotCached)
 	cached bool       // the bytes were the load cache's
 }
 
@@ -171,9 +171,10 @@ func (s *Store) load(ctx context.Context) error {
 }
 
 // cacheItems are what the next load cache holds of a load of ids, which
-// kept entries and found found, and whether that differs from the cache
-// the load read, which held held files: a file it read that the cache may
-// hold, or one the cache held that is gone.
+// kept entries and found found (an item without bytes is a file the load
+// read, which writeCache reads again), and whether that differs from the
+// cache the load read, which held held files: a file it read that the
+// cache may hold, or one the cache held that is gone.
 func cacheItems(ids []string, entries []*record.Entry, found []loaded, held int) (items []cacheItem, changed bool) {
 	used := 0
 	for i, id := range ids {

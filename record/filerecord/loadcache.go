@@ -34,12 +34,16 @@ import (
 // times already seen; that would need the very nanosecond, size and inode
 // of the stat kept.
 //
-// The cache is written once a load has ended (in the background, before
-// the sweep of temp files) when it differs from what the load found: a
-// file read that it did not hold, or a bot it held that is gone. A cache
-// that is missing, cannot be read or does not parse is left aside, and
-// the load reads every file, as without one. It holds nothing the bot
-// folders do not: removing it costs the next start its speed, no more.
+// The cache is written once a load has ended, in the background (before
+// the sweep of temp files, and for a watching store once its watches are
+// set), when it differs from what the load found: a file read that it did
+// not hold, or a bot it held that is gone. A load keeps no file's bytes:
+// the write reads again each file the load read, and leaves out one whose
+// stat is no longer the load's. A cache that is missing, cannot be read
+// or does not parse is left aside, and the load reads every file, as
+// without one. It holds nothing the bot folders do not: removing it costs
+// the next start its speed, no more. Only Linux keeps one: elsewhere no
+// key is taken from a read.
 
 const (
 	// cacheName is the cache's file in the configuration folder.
@@ -82,28 +86,39 @@ type cacheItem struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeCache is the cache file holding items: cacheMagic, then for each
-// item its slug, key and bytes, then the CRC-32C of all that.
+// cacheWriter makes a cache file: cacheMagic, then for each file its
+// slug, key and bytes, then the CRC-32C of all that.
+type cacheWriter struct{ b []byte }
+
+func newCacheWriter() *cacheWriter {
+	return &cacheWriter{b: append(make([]byte, 0, 64<<10), cacheMagic...)}
+}
+
+// add adds bot id's bot.md of key and bytes data.
+func (w *cacheWriter) add(id string, k cacheKey, data []byte) {
+	w.b = binary.AppendUvarint(w.b, uint64(len(id)))
+	w.b = append(w.b, id...)
+	w.b = binary.AppendUvarint(w.b, k.dev)
+	w.b = binary.AppendUvarint(w.b, k.ino)
+	w.b = binary.AppendVarint(w.b, k.size)
+	w.b = binary.AppendVarint(w.b, k.mtime)
+	w.b = binary.AppendVarint(w.b, k.ctime)
+	w.b = binary.AppendUvarint(w.b, uint64(len(data)))
+	w.b = append(w.b, data...)
+}
+
+// finish is the cache file.
+func (w *cacheWriter) finish() []byte {
+	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+}
+
+// encodeCache is the cache file holding items.
 func encodeCache(items []cacheItem) []byte {
-	n := len(cacheMagic) + 4
+	w := newCacheWriter()
 	for _, it := range items {
-		n += len(it.id) + len(it.file.data) + 8*binary.MaxVarintLen64
+		w.add(it.id, it.file.key, it.file.data)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, cacheMagic...)
-	for _, it := range items {
-		k := it.file.key
-		b = binary.AppendUvarint(b, uint64(len(it.id)))
-		b = append(b, it.id...)
-		b = binary.AppendUvarint(b, k.dev)
-		b = binary.AppendUvarint(b, k.ino)
-		b = binary.AppendVarint(b, k.size)
-		b = binary.AppendVarint(b, k.mtime)
-		b = binary.AppendVarint(b, k.ctime)
-		b = binary.AppendUvarint(b, uint64(len(it.file.data)))
-		b = append(b, it.file.data...)
-	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return w.finish()
 }
 
 // errBadCache is why a cache file is left aside.
@@ -199,10 +214,36 @@ func (s *Store) readCache() map[string]cachedFile {
 	return nil
 }
 
-// writeCache replaces the store's cache with one of items.
+// writeCache replaces the store's cache with one of items. An item with
+// no bytes is a file the load read: it is read again, and kept only when
+// it still has the stat the load found (a file changed since is read by
+// the next load). It gives up, writing nothing, once the store is closed.
 func (s *Store) writeCache(items []cacheItem) {
+	w := newCacheWriter()
+	var buf []byte
+	for i, it := range items {
+		data := it.file.data
+		if data == nil {
+			if i%256 == 0 {
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+			}
+			d, _, key, err := readFileKeyed(s.file(it.id), buf)
+			if err != nil || key != it.file.key {
+				continue
+			}
+			if cap(d) > cap(buf) && cap(d) <= maxKeptBuffer {
+				buf = d[:0]
+			}
+			data = d
+		}
+		w.add(it.id, it.file.key, data)
+	}
 	path := filepath.Join(s.configDir, cacheName)
-	if err := atomicfile.Write(path, encodeCache(items), filePerm); err != nil {
+	if err := atomicfile.Write(path, w.finish(), filePerm); err != nil {
 		s.log.Info("the load cache could not be written: the next start reads every bot.md", "path", path, "err", fmt.Sprint(err))
 	}
 }

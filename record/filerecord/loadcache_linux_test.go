@@ -40,12 +40,8 @@ func writeBot(t *testing.T, configDir, id, name string) {
 // work (the cache's write among it).
 func loadAt(t *testing.T, configDir string, began time.Time, logs io.Writer) *Store {
 	t.Helper()
-	s, err := newStore(Config{ConfigDir: configDir, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	s, err := OpenBeganAt(context.Background(), Config{ConfigDir: configDir, Logger: slog.New(slog.NewTextHandler(logs, nil))}, began)
 	if err != nil {
-		t.Fatal(err)
-	}
-	s.now = func() time.Time { return began }
-	if err := s.open(context.Background(), false, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
@@ -190,5 +186,26 @@ func TestALoadLeavesAsideACacheItCannotReadAndReadsEveryFile(t *testing.T) {
 	}
 	if c := cacheFile(t, dir); len(c) != 2 {
 		t.Errorf("the cache written anew holds %d files, want 2", len(c))
+	}
+}
+
+// TestTheCacheKeepsNoFileChangedBetweenTheLoadAndItsWrite: the cache's
+// write reads again each file the load read, and leaves out one whose
+// stat is no longer the load's, so the next load reads it.
+func TestTheCacheKeepsNoFileChangedBetweenTheLoadAndItsWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeBots(t, dir, "Disk1", "kept", "edited")
+	hold := make(chan struct{}) // the write waits for the watches, which wait for this
+	s, err := OpenBeganAt(context.Background(), Config{ConfigDir: dir, Watch: true, WatchAfter: hold}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	writeBot(t, dir, "edited", "Disk2")
+	close(hold)
+	s.WaitSwept()
+	c := cacheFile(t, dir)
+	if _, ok := c["edited"]; ok || len(c) != 1 {
+		t.Errorf("the cache holds %d files (edited: %v), want kept alone", len(c), ok)
 	}
 }
