@@ -51,8 +51,8 @@ const (
 	// cacheMagic opens the cache; another version is not read.
 	cacheMagic = "agenthost-bots load cache 1\n"
 	// racyMargin is how much older than the load's start a file's times
-	// must be for the cache to keep it: more than any clock tick or
-	// file system's time granularity.
+	// must be for the cache to keep it: more than a clock tick, and than
+	// the one-second times of the coarsest file systems (ext3, HFS+).
 	racyMargin = 2 * time.Second
 )
 
@@ -84,10 +84,8 @@ type cacheItem struct {
 	file cachedFile
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // cacheWriter makes a cache file: cacheMagic, then for each file its
-// slug, key and bytes, then the CRC-32C of all that.
+// slug, key and bytes, then the CRC-32 of all that.
 type cacheWriter struct{ b []byte }
 
 func newCacheWriter() *cacheWriter {
@@ -109,7 +107,7 @@ func (w *cacheWriter) add(id string, k cacheKey, data []byte) {
 
 // finish is the cache file.
 func (w *cacheWriter) finish() []byte {
-	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+	return binary.BigEndian.AppendUint32(w.b, crc32.ChecksumIEEE(w.b))
 }
 
 // encodeCache is the cache file holding items.
@@ -130,7 +128,7 @@ func parseCache(b []byte) (map[string]cachedFile, error) {
 		return nil, errBadCache
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.ChecksumIEEE(body) != sum {
 		return nil, errBadCache
 	}
 	rest := body[len(cacheMagic):]
@@ -151,7 +149,7 @@ func parseCache(b []byte) (map[string]cachedFile, error) {
 		rest = rest[n:]
 		return v, true
 	}
-	bytes := func(max uint64) ([]byte, bool) {
+	field := func(max uint64) ([]byte, bool) {
 		n, ok := uvarint()
 		if !ok || n > max || n > uint64(len(rest)) {
 			return nil, false
@@ -162,7 +160,7 @@ func parseCache(b []byte) (map[string]cachedFile, error) {
 	}
 	for len(rest) > 0 {
 		var f cachedFile
-		id, ok := bytes(255)
+		id, ok := field(255)
 		ok = ok && len(id) > 0
 		var dev, ino uint64
 		var size, mtime, ctime int64
@@ -182,7 +180,7 @@ func parseCache(b []byte) (map[string]cachedFile, error) {
 			ctime, ok = varint()
 		}
 		if ok {
-			f.data, ok = bytes(frontmatter.MaxSize)
+			f.data, ok = field(frontmatter.MaxSize)
 		}
 		if !ok {
 			return nil, errBadCache
