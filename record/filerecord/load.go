@@ -147,6 +147,9 @@ func (s *Store) load(ctx context.Context) error {
 		}
 	}
 	items, changed := cacheItems(ids, entries, found, len(cache))
+	if !changed {
+		items = nil // nothing to write: the cache's bytes go now, not once the watches are set
+	}
 	after := func() {
 		select {
 		case <-s.stop:
