@@ -3,7 +3,6 @@ package filerecord
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -220,15 +219,15 @@ func (s *Store) writeCache(items []cacheItem) {
 	w := newCacheWriter()
 	var buf []byte
 	for i, it := range items {
+		if i%256 == 0 {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+		}
 		data := it.file.data
 		if data == nil {
-			if i%256 == 0 {
-				select {
-				case <-s.stop:
-					return
-				default:
-				}
-			}
 			d, _, key, err := readFileKeyed(s.file(it.id), buf)
 			if err != nil || key != it.file.key {
 				continue
@@ -242,6 +241,6 @@ func (s *Store) writeCache(items []cacheItem) {
 	}
 	path := filepath.Join(s.configDir, cacheName)
 	if err := atomicfile.Write(path, w.finish(), filePerm); err != nil {
-		s.log.Info("the load cache could not be written: the next start reads every bot.md", "path", path, "err", fmt.Sprint(err))
+		s.log.Info("the load cache could not be written: the next start reads every bot.md", "path", path, "err", err)
 	}
 }
