@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -59,13 +58,5 @@ func BenchmarkDBBackChatFollowedOnAnotherInstance(b *testing.B) {
 			return s.ActiveTurn == nil && len(s.Turns) > 0 && s.Turns[len(s.Turns)-1].ID == id
 		})
 	}
-	slices.Sort(here)
-	slices.Sort(there)
-	q := func(ds []time.Duration, p float64) float64 {
-		return float64(ds[int(p*float64(len(ds)-1))].Microseconds())
-	}
-	b.ReportMetric(q(here, 0.5), "here-p50-µs")
-	b.ReportMetric(q(there, 0.5), "there-p50-µs")
-	b.ReportMetric(q(there, 0.99), "there-p99-µs")
-	b.ReportMetric(q(there, 0.5)/q(here, 0.5), "x-here-p50")
+	reportHereThere(b, here, there)
 }
