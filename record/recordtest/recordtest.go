@@ -648,7 +648,10 @@ func testClose(t testing.TB, s record.Store) {
 	}
 }
 
-func testListFunc(t testing.TB, f record.Filterer, s record.Store) {
+// seedOwners makes zed and alpha, owned by user:soft, and mid and beta,
+// owned by user:other.
+func seedOwners(t testing.TB, s record.Store) {
+	t.Helper()
 	for _, id := range []string{"zed", "alpha", "mid", "beta"} {
 		r := Sample(id)
 		if id == "mid" || id == "beta" {
@@ -656,6 +659,24 @@ func testListFunc(t testing.TB, f record.Filterer, s record.Store) {
 		}
 		mustCreate(t, s, r)
 	}
+}
+
+// sameAsGet fails unless e, listed by how, is what Get answers for its
+// bot: the same record and etag.
+func sameAsGet(t testing.TB, s record.Store, how string, e record.Entry) {
+	t.Helper()
+	got, err := s.Get(ctx(t), e.Record.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ETag != e.ETag {
+		t.Errorf("%s etag of %s %s, Get %s", how, e.Record.ID, e.ETag, got.ETag)
+	}
+	sameRecord(t, e.Record, got.Record)
+}
+
+func testListFunc(t testing.TB, f record.Filterer, s record.Store) {
+	seedOwners(t, s)
 	list, err := f.ListFunc(ctx(t), func(r record.Record) bool { return r.Owner == "user:soft" })
 	if err != nil {
 		t.Fatal(err)
@@ -663,14 +684,7 @@ func testListFunc(t testing.TB, f record.Filterer, s record.Store) {
 	var ids []string
 	for _, e := range list {
 		ids = append(ids, e.Record.ID)
-		got, err := s.Get(ctx(t), e.Record.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.ETag != e.ETag {
-			t.Errorf("ListFunc etag of %s %s, Get %s", e.Record.ID, e.ETag, got.ETag)
-		}
-		sameRecord(t, e.Record, got.Record)
+		sameAsGet(t, s, "ListFunc", e)
 	}
 	if !slices.Equal(ids, []string{"alpha", "zed"}) {
 		t.Fatalf("ListFunc ids %v, want [alpha zed]", ids)
@@ -706,13 +720,7 @@ func testListFuncClosed(t testing.TB, f record.Filterer, s record.Store) {
 }
 
 func testListShared(t testing.TB, l record.SharedLister, s record.Store) {
-	for _, id := range []string{"zed", "alpha", "mid", "beta"} {
-		r := Sample(id)
-		if id == "mid" || id == "beta" {
-			r.Owner = "user:other"
-		}
-		mustCreate(t, s, r)
-	}
+	seedOwners(t, s)
 	list, err := l.ListShared(ctx(t), func(r *record.Record) bool { return r.Owner == "user:soft" })
 	if err != nil {
 		t.Fatal(err)
@@ -720,14 +728,7 @@ func testListShared(t testing.TB, l record.SharedLister, s record.Store) {
 	var ids []string
 	for _, e := range list {
 		ids = append(ids, e.Record.ID)
-		got, err := s.Get(ctx(t), e.Record.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.ETag != e.ETag {
-			t.Errorf("ListShared etag of %s %s, Get %s", e.Record.ID, e.ETag, got.ETag)
-		}
-		sameRecord(t, e.Record, got.Record)
+		sameAsGet(t, s, "ListShared", *e)
 	}
 	if !slices.Equal(ids, []string{"alpha", "zed"}) {
 		t.Fatalf("ListShared ids %v, want [alpha zed]", ids)
