@@ -28,27 +28,34 @@ func TestConformance(t *testing.T) {
 	chatlogtest.Run(t, chatlogtest.Harness{Open: stores.Open, Reopen: stores.Reopen})
 }
 
-func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
+// fencedLog opens logs and leases on one throwaway database, and makes a
+// back session's log (key, holding "1") under lease a, which holder "a"
+// acquired: old is a context fenced with it.
+func fencedLog(t *testing.T) (logs *pgchatlog.Logs, leases *pglease.Leases, a lease.Lease, old context.Context, key chatlog.Key) {
+	t.Helper()
 	ctx := t.Context()
-	url := pgtest.URL(t)
-	pool := pgtest.Pool(t, url)
+	pool := pgtest.Pool(t, pgtest.URL(t))
 	logs, err := pgchatlog.Open(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leases, err := pglease.Open(ctx, pool)
-	if err != nil {
+	if leases, err = pglease.Open(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	key := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/s"}
-	a, _, err := leases.Acquire(ctx, "motion/user:soft/work", "a", time.Minute)
-	if err != nil {
+	key = chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/s"}
+	if a, _, err = leases.Acquire(ctx, "motion/user:soft/work", "a", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	old := lease.WithFence(ctx, lease.Fence{Key: a.Key, Token: a.Token})
+	old = lease.WithFence(ctx, lease.Fence{Key: a.Key, Token: a.Token})
 	if err := logs.Create(old, key, []byte("1")); err != nil {
 		t.Fatal(err)
 	}
+	return logs, leases, a, old, key
+}
+
+func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
+	ctx := t.Context()
+	logs, leases, a, old, key := fencedLog(t)
 	if err := logs.Append(old, key, []byte("2"), true); err != nil {
 		t.Fatal(err)
 	}
@@ -82,24 +89,7 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 
 func TestAWriteWhoseLeaseWasPrunedIsRefused(t *testing.T) {
 	ctx := t.Context()
-	pool := pgtest.Pool(t, pgtest.URL(t))
-	logs, err := pgchatlog.Open(ctx, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leases, err := pglease.Open(ctx, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/s"}
-	a, _, err := leases.Acquire(ctx, "motion/user:soft/work", "a", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := lease.WithFence(ctx, lease.Fence{Key: a.Key, Token: a.Token})
-	if err := logs.Create(old, key, []byte("1")); err != nil {
-		t.Fatal(err)
-	}
+	logs, leases, a, old, key := fencedLog(t)
 	if err := leases.Release(ctx, a.Key, "a", a.Token); err != nil {
 		t.Fatal(err)
 	}
