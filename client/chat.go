@@ -62,7 +62,18 @@ func (c *Client) OpenChat(ctx context.Context, slug string) (*Chat, error) {
 // JoinChat subscribes to the chat of an existing session (another
 // client's, or one listed by listSessions).
 func (c *Client) JoinChat(ctx context.Context, session string) (*Chat, error) {
-	ch := &Chat{c: c, session: session, uri: ChatURI(session),
+	return c.follow(ctx, session, ChatURI(session))
+}
+
+// FollowChat subscribes to the chat at uri: a back session's own chat,
+// as the content of a turn's subagent tool call names it, say. Its
+// Session is "".
+func (c *Client) FollowChat(ctx context.Context, uri string) (*Chat, error) {
+	return c.follow(ctx, "", uri)
+}
+
+func (c *Client) follow(ctx context.Context, session, uri string) (*Chat, error) {
+	ch := &Chat{c: c, session: session, uri: uri,
 		turns: map[string]*Turn{}, queued: map[string]*Turn{}, acks: map[int64]chan string{},
 		changed: make(chan struct{})}
 	if err := c.subscribe(ctx, ch.uri, ch); err != nil {
