@@ -244,6 +244,30 @@ func ExampleClient_Watch() {
 	// 1 bot
 }
 
+func ExampleClient_OpenChat() {
+	s := serve("")
+	defer s.Close()
+	c := dial(s)
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
+		log.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(chat.URI() == client.ChatURI(chat.Session()), strings.HasPrefix(chat.URI(), "ahp-chat://default/"))
+	fmt.Println(chat.State().Title, len(chat.State().Turns))
+	// a chat with a bot that is not there is refused.
+	_, err = c.OpenChat(ctx, "nobody")
+	fmt.Println(errcode.Of(err))
+	// Output:
+	// true true
+	// Motion 0
+	// not found
+}
+
 func ExampleChat_Send() {
 	s := serve("")
 	defer s.Close()
