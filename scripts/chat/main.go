@@ -48,7 +48,7 @@ func run(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	c, err := client.Options{ClientID: "scripts-chat"}.Dial(ctx, "ws://"+*addr+"/", *token)
+	c, err := client.Dial(ctx, "ws://"+*addr+"/", *token)
 	if err != nil {
 		return err
 	}
