@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/bots/ahp"
 	ahpclient "github.com/agenthost/bots/client"
 )
 
@@ -34,4 +35,20 @@ func check(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sayOnce makes the bot slug named name, opens a chat with it, says words
+// and returns the turn once it ended.
+func sayOnce(t testing.TB, c *ahpclient.Client, slug, name, words string) ahp.Turn {
+	t.Helper()
+	ctx := testCtx(t)
+	_, err := c.Make(ctx, slug, ahpclient.Fields{Name: name})
+	check(t, err)
+	chat, err := c.OpenChat(ctx, slug)
+	check(t, err)
+	turn, err := chat.Send(ctx, words)
+	check(t, err)
+	ended, err := turn.Wait(ctx)
+	check(t, err)
+	return ended
 }
