@@ -23,6 +23,10 @@ import (
 
 const testToken = "client-test-root-token"
 
+// transport's in-memory pipe is a Conn: a client runs on it as on a
+// WebSocket.
+var _ Conn = (*transport.Conn)(nil)
+
 // startServer serves a bots server in process on a loopback httptest
 // server, with a users file whose root token is testToken, and returns
 // its URL. Cleanup stops it.
