@@ -222,11 +222,14 @@ func (c *Client) Close() error {
 	}
 	conn := c.conn
 	c.mu.Unlock()
-	c.stop()
+	// the connection first, so that a WebSocket is closed with its
+	// handshake (the reader reads the server's close frame); then what
+	// the reader may wait on besides (a redial, its backoff).
 	var err error
 	if conn != nil {
 		err = conn.Close()
 	}
+	c.stop()
 	<-c.done
 	c.wg.Wait()
 	return err
