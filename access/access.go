@@ -28,8 +28,21 @@ type Principal struct {
 	Memberships []string
 }
 
-// RootPrincipal is the principal of a root connection.
+// RootPrincipal is the principal of a root connection: it may do
+// anything. An embedder acts as root in process with it, as in
+// srv.Service().Make(ctx, access.RootPrincipal(), "motion", body), and
+// what it makes is owned by root:<host>.
 func RootPrincipal() Principal { return Principal{Root: true} }
+
+// User is the principal of the person id holding grants (their teams
+// and projects go in Memberships), as a connection with their token is:
+// for an embedder acting in process as that person, as in
+// srv.Service().Make(ctx, access.User("soft", "bot:put"), "motion", body),
+// which makes a bot owned by user:soft. A call in process is judged by
+// the grants given here: give the ones the users file holds.
+func User(id string, grants ...string) Principal {
+	return Principal{User: id, Grants: grants}
+}
 
 // Groups of operations a grant may name at once.
 var groups = map[string][]string{

@@ -63,3 +63,16 @@ func TestOwnedListsExactlyWhatOwnsAccepts(t *testing.T) {
 		t.Errorf("root's Owned is %v, want nil", got)
 	}
 }
+
+func TestUserHoldsTheGrantsGivenAndOwnsAsTheUser(t *testing.T) {
+	p := User("soft", "bot:put")
+	if p.Root || p.User != "soft" || !p.Has("bot:put") || p.Has("bot:get") || p.Any() {
+		t.Errorf("User(soft, bot:put) is %+v", p)
+	}
+	if got := p.Owner("my-host"); got != "user:soft" {
+		t.Errorf("its owner is %q, want user:soft", got)
+	}
+	if got := RootPrincipal().Owner("my-host"); got != "root:my-host" {
+		t.Errorf("root's owner is %q, want root:my-host", got)
+	}
+}

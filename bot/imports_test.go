@@ -38,15 +38,18 @@ var layers = map[string]int{
 	"bot": 6, // the service
 
 	"transport": 3, // WebSocket + JSON-RPC serving the engine; see wireUsers
+	"client":    4, // a Go AHP client of the wire: ahp, record and errcode only; see wireUsers
 
 	"":         7, // the embedding value
 	"examples": 8, // the reference server: wiring only
 	"scripts":  8, // tools run by hand
 }
 
-// wireUsers are the only folders that may import transport or depend on
-// the WebSocket library: the embedding value and what runs it.
-var wireUsers = map[string]bool{"": true, "transport": true, "examples": true, "scripts": true}
+// wireUsers are the only folders that may depend on the WebSocket
+// library, and (but client) import transport: the embedding value and
+// what runs it, and the client, which speaks the wire from the other end
+// and so never imports the server's transport.
+var wireUsers = map[string]bool{"": true, "transport": true, "client": true, "examples": true, "scripts": true}
 
 // folder returns the top folder of a package of the module ("" for the
 // module's own package) and whether pkg is in the module.
@@ -64,9 +67,10 @@ func folder(pkg string) (string, bool) {
 
 // TestImportGraph keeps the layering of docs/ARCHITECTURE.md: each
 // package imports only lower layers; only the embedding value, examples
-// and scripts import transport, and nothing else depends on the WebSocket
-// library, even through another package; nothing imports the reference
-// server; production packages never import testing.
+// and scripts import transport, and nothing but they and the client
+// depends on the WebSocket library, even through another package; the
+// client never imports transport; nothing imports the reference server;
+// production packages never import testing.
 func TestImportGraph(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...").Output()
 	if err != nil {
@@ -108,6 +112,8 @@ func checkImports(lines []string) []string {
 				bad = append(bad, fmt.Sprintf("%s imports %s, which nothing may import", pkg, imp))
 			case to == "transport" && !wireUsers[from]:
 				bad = append(bad, fmt.Sprintf("%s imports transport: only the embedding value and examples serve the wire", pkg))
+			case to == "transport" && from == "client":
+				bad = append(bad, fmt.Sprintf("%s imports transport: the client speaks the wire, it does not serve it", pkg))
 			case layers[to] >= rank && to != "transport":
 				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports go down only", pkg, rank, imp, layers[to]))
 			}
@@ -140,6 +146,8 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		m + "record|" + m + "examples/server|",                                 // the reference server
 		m + "persona|testing|",                                                 // testing in production
 		m + "newthing|fmt|",                                                    // no layer
+		m + "client|" + m + "transport|github.com/coder/websocket",             // the client into the server's wire
+		m + "client|" + m + "wake|github.com/coder/websocket",                  // the client upward
 	}
 	bad := checkImports(lines)
 	wants := []string{
@@ -151,6 +159,8 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		"imports " + m + "examples/server",
 		"production package " + m + "persona imports testing",
 		m + "newthing is in no layer",
+		"the client speaks the wire",
+		"client (layer 4) imports " + m + "wake",
 	}
 	if len(bad) != len(wants) {
 		t.Errorf("got %d faults, want %d:\n%s", len(bad), len(wants), strings.Join(bad, "\n"))

@@ -512,12 +512,10 @@ func TestEndToEndEchoTable(t *testing.T) {
 
 func TestEndToEndMainTurnPostMessageAbsentNotice(t *testing.T) {
 	base := t.TempDir()
-	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"), "-main-turn-post-message-absent", "notice")
-	c := dialChat(t, s.addr, "notice")
-	c.makeBot("motion", `{"name": "Motion"}`)
-	chat := c.openChat("ahp-session:/n", "motion")
-	c.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("mute")))
-	if got := texts(c.turn(chat, "t")); !slices.Equal(got, []string{"Motion finished without a reply"}) {
+	config := filepath.Join(base, "config")
+	s := startChatServer(t, config, filepath.Join(base, "bots"), "-main-turn-post-message-absent", "notice")
+	turn := sayOnce(t, dialClient(t, s.addr, "", config), "motion", "Motion", "mute")
+	if got := texts(turn); !slices.Equal(got, []string{"Motion finished without a reply"}) {
 		t.Errorf("mute with notice says %q", got)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	ahpclient "github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/errcode"
 )
 
 // The JSON-RPC codes of the spec.
@@ -600,30 +603,38 @@ func TestEndToEndRestartKeepsBotsAndEtags(t *testing.T) {
 	ctx := testCtx(t)
 	d := newDirs(t)
 	first := startServer(t, d.args())
-	c := dial(ctx, t, first, softToken, byQuery)
-	c.initialize(t, "before")
-	c.makeBot(t, "motion", `{"name":"Motion","description":"Reads pull requests.","instructions":"Say what breaks.","labels":["ci"]}`)
-	c.makeBot(t, "team", `{"name":"Team","owner":"team:backend"}`)
-	c.editBot(t, "team", `{"color":"purple"}`, "")
-	c.makeBot(t, "gone", `{"name":"Gone"}`)
-	c.deleteBot(t, "gone")
-	etags := map[string]string{"motion": c.etag(t, "motion"), "team": c.etag(t, "team")}
-	reads := map[string]map[string]any{"motion": c.readBot(t, "motion"), "team": c.readBot(t, "team")}
-	c.close()
+	c := dialClient(t, first.addr, softToken, "")
+	for slug, f := range map[string]ahpclient.Fields{
+		"motion": {Name: "Motion", Description: "Reads pull requests.", Instructions: "Say what breaks.", Labels: []string{"ci"}},
+		"team":   {Name: "Team", Owner: "team:backend"}, "gone": {Name: "Gone"},
+	} {
+		_, err := c.Make(ctx, slug, f)
+		check(t, err)
+	}
+	_, err := c.Edit(ctx, "team", ahpclient.Fields{Color: "purple"}, "")
+	check(t, err)
+	check(t, c.Delete(ctx, "gone"))
+	before := map[string]ahpclient.Bot{}
+	for _, slug := range []string{"motion", "team"} {
+		before[slug], err = c.Read(ctx, slug)
+		check(t, err)
+	}
+	c.Close()
 	first.stop(t)
 
 	second := startServer(t, d.args())
-	c = dial(ctx, t, second, softToken, byQuery)
-	c.initialize(t, "after")
-	wantList(t, "listed after the restart", c.list(t), []string{"motion", "team"})
-	for slug, etag := range etags {
-		if got := c.etag(t, slug); got != etag {
-			t.Errorf("%s: etag %s after the restart, %s before", slug, got, etag)
-		}
-		if got := c.readBot(t, slug); !cmp.Equal(got, reads[slug]) {
-			t.Errorf("%s after the restart (-before +after):\n%s", slug, cmp.Diff(reads[slug], got))
+	c = dialClient(t, second.addr, softToken, "")
+	slugs, err := c.List(ctx)
+	check(t, err)
+	wantList(t, "listed after the restart", slugs, []string{"motion", "team"})
+	for slug, b := range before {
+		if after, err := c.Read(ctx, slug); err != nil || !cmp.Equal(after, b) {
+			t.Errorf("%s after the restart (-before +after), %v:\n%s", slug, err, cmp.Diff(b, after))
 		}
 	}
-	c.fail(t, "resourceWrite", write("bot://gone", `{"name":"Gone"}`, "createOnly", true), codeExists, "bot://gone")
-	c.editBot(t, "motion", `{"description":"after"}`, etags["motion"])
+	if _, err := c.Make(ctx, "gone", ahpclient.Fields{Name: "Gone"}); errcode.Of(err) != errcode.AlreadyExists || !strings.Contains(err.Error(), "bot://gone") {
+		t.Errorf("making gone again answered %v, want already exists naming bot://gone", err)
+	}
+	_, err = c.Edit(ctx, "motion", ahpclient.Fields{Description: "after"}, before["motion"].ETag)
+	check(t, err)
 }

@@ -1,0 +1,373 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agenthost/bots"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/transport"
+)
+
+const testToken = "client-test-root-token"
+
+// transport's in-memory pipe is a Conn: a client runs on it as on a
+// WebSocket.
+var _ Conn = (*transport.Conn)(nil)
+
+// startServer serves a bots server in process on a loopback httptest
+// server, with a users file whose root token is testToken, and returns
+// its URL. Cleanup stops it.
+func startServer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.json")
+	if err := os.WriteFile(users, []byte(`{"root":{"token":"`+testToken+`"},"users":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := &bots.Server{ConfigDir: filepath.Join(dir, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(dir, "bots")}, UsersFile: users}
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { web.Close(); srv.Close() })
+	return web.URL
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// breakable is a WebSocket the test can break, as a network would.
+type breakable struct {
+	Conn
+	mu     sync.Mutex
+	broken bool
+}
+
+func (b *breakable) cut() {
+	b.mu.Lock()
+	b.broken = true
+	b.mu.Unlock()
+	b.Conn.Close()
+}
+
+// redialer dials url for a client, holding each redial until the test
+// lets it through; conns are the connections it made, the first one
+// included.
+type redialer struct {
+	url   string
+	let   chan struct{}
+	mu    sync.Mutex
+	conns []*breakable
+}
+
+func (r *redialer) dial(ctx context.Context) (Conn, error) {
+	c, err := dialWS(ctx, wsURL(r.url), testToken)
+	if err != nil {
+		return nil, err
+	}
+	b := &breakable{Conn: c}
+	r.mu.Lock()
+	r.conns = append(r.conns, b)
+	r.mu.Unlock()
+	return b, nil
+}
+
+func (r *redialer) redial(ctx context.Context) (Conn, error) {
+	select {
+	case <-r.let:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return r.dial(ctx)
+}
+
+func (r *redialer) current() *breakable {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conns[len(r.conns)-1]
+}
+
+// syncBuffer is a log the client writes from its reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// resumable returns a client whose connections the test may cut, and
+// its redialer, whose let channel lets each redial through.
+func resumable(t *testing.T, url string, log *syncBuffer) (*Client, *redialer) {
+	t.Helper()
+	r := &redialer{url: url, let: make(chan struct{})}
+	conn, err := r.dial(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(conn, Options{Redial: r.redial, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	t.Cleanup(func() { c.Close() })
+	return c, r
+}
+
+func TestAWatchHearsTheChangesMadeWhileItsConnectionWasDownReplayed(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	var log syncBuffer
+	c, r := resumable(t, url, &log)
+	w, err := c.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	r.current().cut()
+	if _, err := other.Make(ctx, "made-meanwhile", Fields{Name: "Meanwhile", Body: "cloud", Color: "red"}); err != nil {
+		t.Fatal(err)
+	}
+	close(r.let)
+	e, err := w.Next(ctx)
+	if err != nil || e.Kind != BotAdded || e.ID != "made-meanwhile" || e.Bot.Name != "Meanwhile" {
+		t.Fatalf("the watch heard %+v, %v; want made-meanwhile added", e, err)
+	}
+	if !strings.Contains(log.String(), "result=replay") {
+		t.Errorf("the client did not resume with a replay; its log:\n%s", log.String())
+	}
+	// the resumed connection carries calls and the watch's later changes.
+	if err := c.Delete(ctx, "made-meanwhile"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := w.Next(ctx); err != nil || e.Kind != BotRemoved || e.ID != "made-meanwhile" {
+		t.Fatalf("the watch heard %+v, %v; want made-meanwhile removed", e, err)
+	}
+}
+
+func TestATurnEndsForItsSenderWhenItEndedWhileTheConnectionWasDown(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	var log syncBuffer
+	c, r := resumable(t, url, &log)
+	if _, err := c.Make(ctx, "motion", Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := chat.Send(ctx, "sleep 600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := turn.ID(ctx)
+	r.current().cut()
+
+	// another client stops the turn while the sender is away.
+	other, err := Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	seen, err := other.JoinChat(ctx, chat.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seen.Stop(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	close(r.let)
+	ended, err := turn.Wait(ctx)
+	if err != nil || ended.ID != id || ended.State != ahp.TurnStateCancelled {
+		t.Fatalf("the turn ended %+v, %v; want %s cancelled", ended, err, id)
+	}
+	if got := chat.State(); got.ActiveTurn != nil || len(got.Turns) != 1 {
+		t.Errorf("the sender's chat holds %d turns and active %v, want the one ended", len(got.Turns), got.ActiveTurn)
+	}
+}
+
+func TestSendWhileATurnRunsQueuesTheMessageAndItsTurnFollows(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	c, err := Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Make(ctx, "motion", Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := chat.Send(ctx, "sleep 600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := chat.Send(ctx, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := chat.State(); len(st.QueuedMessages) != 1 || st.QueuedMessages[0].Message.Text != "hello" {
+		t.Fatalf("the chat's queue is %+v, want hello", st.QueuedMessages)
+	}
+	id, _ := first.ID(ctx)
+	if err := chat.Stop(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := second.Wait(ctx)
+	if err != nil || ended.State != ahp.TurnStateComplete || strings.Join(Replies(ended), "|") != "Motion heard: hello" {
+		t.Fatalf("the queued message's turn ended %+v, %v", ended, err)
+	}
+	if got, _ := second.ID(ctx); got == id || got == "" {
+		t.Errorf("the queued turn's id is %q (the first's is %q)", got, id)
+	}
+}
+
+func TestErrorsCarryTheCodeTheServiceGave(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	c, err := Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Read(ctx, "nobody")
+	var rpc *RPCError
+	if errcode.Of(err) != errcode.NotFound || !errors.As(err, &rpc) || rpc.Code != transport.CodeNotFound {
+		t.Errorf("reading a bot that is not there answered %v (code %v)", err, errcode.Of(err))
+	}
+	if !strings.Contains(err.Error(), "bot://nobody") {
+		t.Errorf("the error %q does not name the bot", err)
+	}
+	_, err = c.Make(ctx, "Bad Slug", Fields{Name: "x"})
+	if errcode.Of(err) != errcode.Invalid {
+		t.Errorf("a bad slug answered %v (code %v)", err, errcode.Of(err))
+	}
+	if _, err := Dial(ctx, url, "wrong-token"); errcode.Of(err) != errcode.Unauthenticated {
+		t.Errorf("a wrong token answered %v (code %v)", err, errcode.Of(err))
+	}
+}
+
+func TestCodeIsTheInverseOfTheServersNumbers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		number  int
+		message string
+		want    errcode.Code
+	}{
+		{transport.CodeInvalidParams, "x", errcode.Invalid},
+		{transport.CodeInvalidRequest, "x", errcode.Invalid},
+		{transport.CodeParseError, "x", errcode.Invalid},
+		{transport.CodeMethodNotFound, "x", errcode.Unsupported},
+		{transport.CodeUnsupportedProtocol, "x", errcode.Unsupported},
+		{transport.CodeSessionNotFound, "x", errcode.NotFound},
+		{transport.CodeNotFound, "x", errcode.NotFound},
+		{transport.CodePermissionDenied, "x", errcode.PermissionDenied},
+		{transport.CodeSessionAlreadyExists, "x", errcode.AlreadyExists},
+		{transport.CodeAlreadyExists, "x", errcode.AlreadyExists},
+		{transport.CodeConflict, "x", errcode.Conflict},
+		{transport.CodeAuthRequired, "x", errcode.Unauthenticated},
+		{transport.CodeInternalError, "internal error", errcode.Internal},
+		{transport.CodeInternalError, "the server is shutting down", errcode.Unavailable},
+		{-1, "x", errcode.Internal},
+	} {
+		if got := Code(tc.number, tc.message); got != tc.want {
+			t.Errorf("Code(%d, %q) = %v, want %v", tc.number, tc.message, got, tc.want)
+		}
+	}
+}
+
+// gatedConn is a Conn whose Recv, once the connection is closed, waits
+// for gate before it returns: a reader still busy when Close is called.
+type gatedConn struct {
+	closed  chan struct{}
+	once    sync.Once
+	gate    chan struct{}
+	inRecv  chan struct{}
+	returns chan struct{}
+}
+
+func (g *gatedConn) Send(ctx context.Context, msg []byte) error { return nil }
+
+func (g *gatedConn) Recv(ctx context.Context) ([]byte, error) {
+	<-g.closed
+	close(g.inRecv)
+	<-g.gate
+	close(g.returns)
+	return nil, errors.New("closed")
+}
+
+func (g *gatedConn) Close() error {
+	g.once.Do(func() { close(g.closed) })
+	return nil
+}
+
+func TestCloseWaitsForTheReaderAndEndsWatchesAndCalls(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedConn{closed: make(chan struct{}), gate: make(chan struct{}), inRecv: make(chan struct{}), returns: make(chan struct{})}
+		c := New(g, Options{})
+		w := &Watch{c: c, events: newQueue[BotEvent]()}
+		c.mu.Lock()
+		c.subs[CatalogueURI] = w
+		c.mu.Unlock()
+		closed := make(chan struct{})
+		go func() {
+			c.Close()
+			close(closed)
+		}()
+		<-g.inRecv
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while its reader was still reading")
+		default:
+		}
+		close(g.gate)
+		<-closed
+		select {
+		case <-g.returns:
+		default:
+			t.Fatal("Close returned before the reader's Recv did")
+		}
+		if _, err := w.Next(t.Context()); !errors.Is(err, ErrClosed) {
+			t.Errorf("the watch's Next after Close answered %v, want ErrClosed", err)
+		}
+		if err := c.Call(t.Context(), "ping", ahp.PingParams{Channel: ahp.RootURI}, nil); !errors.Is(err, ErrClosed) {
+			t.Errorf("a call after Close answered %v, want ErrClosed", err)
+		}
+	})
+}
