@@ -36,6 +36,9 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 		return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: making a bot needs bot:put", uri(id))
 	}
 	if s.isBundled(id) {
+		if !s.mayReadBot(ctx, p, id) {
+			return Bot{}, slugNotAvailable(id)
+		}
 		return Bot{}, errcode.New(errcode.AlreadyExists, "%s is a bot bundled with this host: its slug is never made", uri(id))
 	}
 	patch, err := record.ParsePatch(body)
@@ -69,14 +72,14 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	if gone, err := s.store.Gone(ctx, id); err != nil {
 		return Bot{}, storeError(id, err)
 	} else if gone {
-		return Bot{}, storeError(id, record.ErrGone)
+		return Bot{}, s.takenError(ctx, p, id, record.ErrGone)
 	}
 	if _, err := s.store.Get(ctx, id); err == nil {
-		return Bot{}, storeError(id, record.ErrExists)
+		return Bot{}, s.takenError(ctx, p, id, record.ErrExists)
 	} else if !errors.Is(err, record.ErrNotFound) {
 		return Bot{}, storeError(id, err)
 	}
-	if r.Workspace, err = s.makeFolder(ctx, r, patch.Workspace.Has()); err != nil {
+	if r.Workspace, err = s.makeFolder(ctx, p, r, patch.Workspace.Has()); err != nil {
 		return Bot{}, err
 	}
 	stored := r
@@ -89,7 +92,7 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	}
 	e, err := s.store.Create(ctx, stored)
 	if err != nil {
-		return Bot{}, storeError(id, err)
+		return Bot{}, s.takenError(ctx, p, id, err)
 	}
 	s.folders.claim(id, e.ETag, e.Record) // before the next make is let in
 	s.forget(id)
@@ -138,7 +141,7 @@ func (s *Service) makeOwner(p access.Principal, patch record.Patch) (string, err
 // named, which must be under root and no other bot's, else <root>/<slug>. A
 // bot on a computer is given the path but no folder here: the machine makes
 // it.
-func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (string, error) {
+func (s *Service) makeFolder(ctx context.Context, p access.Principal, r record.Record, named bool) (string, error) {
 	dir := filepath.Join(s.root, r.ID)
 	if named {
 		if !filepath.IsAbs(r.Workspace) {
@@ -149,7 +152,7 @@ func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (
 	if r.Computer != "" {
 		return dir, nil
 	}
-	if err := s.claimFolder(ctx, r.ID, dir); err != nil {
+	if err := s.claimFolder(ctx, p, r.ID, dir); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -158,15 +161,16 @@ func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (
 // claimFolder makes dir the work folder of bot id on this host, as a make
 // does and as every edit that brings a bot to this host must: it must be
 // absolute, strictly under root with no symbolic link on the way, and no
-// other bot's; it is then made. The caller holds makeMu.
-func (s *Service) claimFolder(ctx context.Context, id, dir string) error {
+// other bot's (said as checkFolderFree says it to p); it is then made.
+// The caller holds makeMu.
+func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir string) error {
 	if !filepath.IsAbs(dir) {
 		return errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
 	}
 	if err := s.confine(dir); err != nil {
 		return err
 	}
-	if err := s.checkFolderFree(ctx, id, dir); err != nil {
+	if err := s.checkFolderFree(ctx, p, id, dir); err != nil {
 		return err
 	}
 	if err := ensureFolder(dir); err != nil {
@@ -349,12 +353,75 @@ func evalExisting(path string) (string, error) {
 // checkFolderFree refuses a folder another bot works in, or one that holds
 // or lies inside another bot's: two bots in one tree would work over each
 // other. It asks the index of claimed folders, so it costs the same with
-// ten bots or a hundred thousand.
-func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
+// ten bots or a hundred thousand. The refusal names the other bot and its
+// folder only to a p who may read that bot (folderNotAvailable).
+func (s *Service) checkFolderFree(ctx context.Context, p access.Principal, id, dir string) error {
 	if other, otherDir, ok := s.folders.takenBy(id, dir); ok {
+		if !s.mayReadBot(ctx, p, other) {
+			return folderNotAvailable(dir)
+		}
 		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
+}
+
+// slugNotAvailable refuses a make of a slug that is taken - a bot has it,
+// it was deleted and is spent, or a bundled bot has it - to a person who
+// may not read that bot: one sentence whatever the reason, so that the
+// refusal tells them no more than that the slug cannot be theirs (issue
+// 22). The code is the one every taken slug answers.
+func slugNotAvailable(id string) error {
+	return errcode.New(errcode.AlreadyExists, "%s is not available: choose another slug", uri(id))
+}
+
+// folderNotAvailable refuses a workspace another bot's folder is, holds or
+// lies inside, to a person who may not read that bot: it names the
+// folder they named and nothing else.
+func folderNotAvailable(dir string) error {
+	return errcode.New(errcode.Invalid, "workspace %s is not available: choose another folder, or leave workspace out", dir)
+}
+
+// readsEvery reports whether p may read every bot, and so hear of a
+// deleted one: *:*, root, bot:get or bot:list.
+func readsEvery(p access.Principal) bool {
+	return p.Any() || p.Has("bot:get") || p.Has("bot:list")
+}
+
+// mayReadBot reports whether p may read the bot id, kept or bundled. A
+// bot that is not there (deleted meanwhile) is read by those who read
+// every bot.
+func (s *Service) mayReadBot(ctx context.Context, p access.Principal, id string) bool {
+	if readsEvery(p) {
+		return true
+	}
+	if b, ok := s.bundled[id]; ok {
+		return CanRead(p, b.entry.Record)
+	}
+	e, err := s.store.Get(ctx, id)
+	return err == nil && CanRead(p, e.Record)
+}
+
+// takenError is storeError for a write by p of bot id: a slug or a folder
+// that is taken is said in full only to a p who may read the bot that
+// takes it (a spent slug: to a p who reads every bot); to anybody else
+// it is not available, whatever the reason.
+func (s *Service) takenError(ctx context.Context, p access.Principal, id string, err error) error {
+	var taken *record.FolderTakenError
+	switch {
+	case errors.As(err, &taken):
+		if taken.Other == "" || !s.mayReadBot(ctx, p, taken.Other) {
+			return folderNotAvailable(taken.Folder)
+		}
+	case errors.Is(err, record.ErrGone):
+		if !readsEvery(p) {
+			return slugNotAvailable(id)
+		}
+	case errors.Is(err, record.ErrExists):
+		if !s.mayReadBot(ctx, p, id) {
+			return slugNotAvailable(id)
+		}
+	}
+	return storeError(id, err)
 }
 
 // guard holds a record a store took in outside the service - found at
@@ -575,7 +642,7 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		if r.Workspace == "" {
 			r.Workspace = filepath.Join(s.root, id)
 		}
-		if err := s.claimFolder(ctx, id, filepath.Clean(r.Workspace)); err != nil {
+		if err := s.claimFolder(ctx, p, id, filepath.Clean(r.Workspace)); err != nil {
 			return Bot{}, err
 		}
 	}
@@ -589,6 +656,7 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	}
 	ne, err := s.store.Update(ctx, stored, e.ETag)
 	if err != nil {
+		err = s.takenError(ctx, p, id, err)
 		if s.personaInFile(r) {
 			// the edit is refused: its persona half goes too.
 			old := persona.Parts{Name: cur.Record.Name, Description: cur.Record.Description, Instructions: cur.Record.Instructions}
@@ -596,7 +664,7 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", rerr)
 			}
 		}
-		return Bot{}, storeError(id, err)
+		return Bot{}, err
 	}
 	if comes {
 		s.folders.claim(id, ne.ETag, ne.Record) // makeMu is still held
