@@ -1,13 +1,19 @@
 package bot_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/frontmatter"
+	"github.com/agenthost/bots/record"
 )
 
 // curator makes bots and reads every bot.
@@ -86,5 +92,40 @@ func TestACreateSessionOnAnotherPersonsSessionSaysOnlyThatItIsNotAvailable(t *te
 	}
 	if err := e.connect(t, "root").call("createSession", create, nil); err == nil || !strings.Contains(err.Message, "Session already exists") {
 		t.Errorf("root's create answers %v, want it told the session already exists", err)
+	}
+}
+
+// TestAMakeOrEditWithInstructionsTooLargeForThePersonaFileIsInvalidAndLeavesNothing:
+// instructions that fit a body under record.MaxBody but not a persona file
+// are refused -32602 naming the limit; the make leaves no folder and the
+// edit leaves AGENTS.md as it was.
+func TestAMakeOrEditWithInstructionsTooLargeForThePersonaFileIsInvalidAndLeavesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	big := strings.Repeat("x", record.MaxBody-100)
+	body := `{"name":"Big","instructions":"` + big + `"}`
+	if len(body) > record.MaxBody {
+		t.Fatalf("the body is %d bytes, over the limit it must fit", len(body))
+	}
+	limit := strconv.Itoa(frontmatter.MaxSize)
+	_, err := e.svc.Make(ctx(t), soft, "big", []byte(body))
+	wantCode(t, err, errcode.Invalid, "instructions", limit)
+	if _, err := os.Stat(filepath.Join(e.root, "big")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused make left its folder (%v)", err)
+	}
+	if _, err := e.svc.Read(ctx(t), root, "big"); errcode.Of(err) != errcode.NotFound {
+		t.Errorf("the refused make left a bot: %v", err)
+	}
+
+	e.make(t, soft, "small", `{"name":"Small","instructions":"Be brief."}`)
+	agents := filepath.Join(e.root, "small", "AGENTS.md")
+	before := readFile(t, agents)
+	_, err = e.svc.Edit(ctx(t), soft, "small", []byte(`{"instructions":"`+big+`"}`), "")
+	wantCode(t, err, errcode.Invalid, "instructions", limit)
+	if after := readFile(t, agents); after != before {
+		t.Error("the refused edit changed AGENTS.md")
+	}
+	if got := e.read(t, soft, "small").Record.Instructions; got != "Be brief." {
+		t.Errorf("after the refused edit the instructions are %.40q", got)
 	}
 }

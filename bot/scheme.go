@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 )
@@ -79,18 +80,21 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	} else if !errors.Is(err, record.ErrNotFound) {
 		return Bot{}, storeError(id, err)
 	}
-	if r.Workspace, err = s.makeFolder(ctx, p, r, patch.Workspace.Has()); err != nil {
+	var made []string // the folders this make makes, marked until the record is written
+	if r.Workspace, made, err = s.makeFolder(ctx, p, r, patch.Workspace.Has()); err != nil {
 		return Bot{}, err
 	}
 	stored := r
 	if s.personaInFile(r) {
 		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}
 		if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
-			return Bot{}, fmt.Errorf("make %s: write persona: %w", uri(id), err)
+			s.doneMaking(id, made, false)
+			return Bot{}, personaWriteError("make", id, err)
 		}
 		stored.Name, stored.Description, stored.Instructions = "", "", ""
 	}
 	e, err := s.store.Create(ctx, stored)
+	s.doneMaking(id, made, err == nil)
 	if err != nil {
 		return Bot{}, s.takenError(ctx, p, id, err)
 	}
@@ -141,43 +145,65 @@ func (s *Service) makeOwner(p access.Principal, patch record.Patch) (string, err
 // named, which must be under root and no other bot's, else <root>/<slug>. A
 // bot on a computer is given the path but no folder here: the machine makes
 // it.
-func (s *Service) makeFolder(ctx context.Context, p access.Principal, r record.Record, named bool) (string, error) {
-	dir := filepath.Join(s.root, r.ID)
+func (s *Service) makeFolder(ctx context.Context, p access.Principal, r record.Record, named bool) (dir string, made []string, err error) {
+	dir = filepath.Join(s.root, r.ID)
 	if named {
 		if !filepath.IsAbs(r.Workspace) {
-			return "", errcode.New(errcode.Invalid, "workspace %q is not an absolute path", r.Workspace)
+			return "", nil, errcode.New(errcode.Invalid, "workspace %q is not an absolute path", r.Workspace)
 		}
 		dir = filepath.Clean(r.Workspace)
 	}
 	if r.Computer != "" {
-		return dir, nil
+		return dir, nil, nil
 	}
-	if err := s.claimFolder(ctx, p, r.ID, dir); err != nil {
-		return "", err
+	if made, err = s.claimFolder(ctx, p, r.ID, dir); err != nil {
+		return "", nil, err
 	}
-	return dir, nil
+	return dir, made, nil
+}
+
+// personaWriteError gives an error writing bot id's AGENTS.md in a make
+// or an edit (what) its code: parts that would make the file larger than
+// a persona file may be are the body's fault, and refused as invalid
+// params naming the limit; anything else is the host's.
+func personaWriteError(what, id string, err error) error {
+	if errors.Is(err, frontmatter.ErrTooLarge) && !errors.Is(err, persona.ErrBadFile) {
+		return errcode.Wrap(errcode.Invalid, err, "instructions too large: with the name and description they would make the bot's AGENTS.md larger than %d bytes, the most a persona file may be", frontmatter.MaxSize)
+	}
+	return fmt.Errorf("%s %s: write persona: %w", what, uri(id), err)
 }
 
 // claimFolder makes dir the work folder of bot id on this host, as a make
 // does and as every edit that brings a bot to this host must: it must be
 // absolute, strictly under root with no symbolic link on the way, and no
-// other bot's (said as checkFolderFree says it to p); it is then made.
+// other bot's (said as checkFolderFree says it to p); it is then made,
+// after a marker naming the folders it makes (markMaking), which the
+// caller ends with doneMaking once the record is written or refused.
 // The caller holds makeMu.
-func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir string) error {
+func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir string) ([]string, error) {
 	if !filepath.IsAbs(dir) {
-		return errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
+		return nil, errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
 	}
 	if err := s.confine(dir); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.checkFolderFree(ctx, p, id, dir); err != nil {
-		return err
+		return nil, err
+	}
+	made := s.missingFolders(dir)
+	if err := s.markMaking(id, made); err != nil {
+		return nil, err
 	}
 	if err := ensureFolder(dir); err != nil {
-		return fmt.Errorf("%s: %w", uri(id), err)
+		s.doneMaking(id, made, false)
+		return nil, fmt.Errorf("%s: %w", uri(id), err)
 	}
 	// The folder may have been swapped for a link while it was made.
-	return s.confine(dir)
+	if err := s.confine(dir); err != nil {
+		s.doneMaking(id, made, false)
+		return nil, err
+	}
+	return made, nil
 }
 
 // confine refuses a folder that is not strictly inside root, or that a
@@ -588,7 +614,7 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 // again after losing a race to another writer.
 const editRetries = 20
 
-func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
+func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (_ Bot, rerr error) {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)
@@ -642,9 +668,11 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		if r.Workspace == "" {
 			r.Workspace = filepath.Join(s.root, id)
 		}
-		if err := s.claimFolder(ctx, p, id, filepath.Clean(r.Workspace)); err != nil {
+		made, err := s.claimFolder(ctx, p, id, filepath.Clean(r.Workspace))
+		if err != nil {
 			return Bot{}, err
 		}
+		defer func() { s.doneMaking(id, made, rerr == nil) }()
 	}
 	stored := r
 	if s.personaInFile(r) {
@@ -660,8 +688,8 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		if s.personaInFile(r) {
 			// the edit is refused: its persona half goes too.
 			old := persona.Parts{Name: cur.Record.Name, Description: cur.Record.Description, Instructions: cur.Record.Instructions}
-			if rerr := s.writePersona(ctx, cur.Record, old); rerr != nil {
-				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", rerr)
+			if perr := s.writePersona(ctx, cur.Record, old); perr != nil {
+				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", perr)
 			}
 		}
 		return Bot{}, err
@@ -682,7 +710,7 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 		return fmt.Errorf("edit %s: %w", uri(r.ID), err)
 	}
 	if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
-		return fmt.Errorf("edit %s: write persona: %w", uri(r.ID), err)
+		return personaWriteError("edit", r.ID, err)
 	}
 	s.forget(r.ID)
 	return nil
