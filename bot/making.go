@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
@@ -123,8 +124,7 @@ func (s *Service) sweepMaking(ctx context.Context) {
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name())
 		if atomicfile.IsTemp(e.Name()) {
-			os.Remove(path) // a marker's write a crash cut short: it made nothing yet
-			continue
+			continue // a marker's write a crash cut short, which made nothing yet: sweepConfigTemps takes it
 		}
 		if err := s.sweepMarker(ctx, e.Name(), path); err != nil {
 			s.log.Warn("bot: a make a crash cut short could not be cleared", "path", path, "reason", err.Error())
@@ -132,6 +132,25 @@ func (s *Service) sweepMaking(ctx context.Context) {
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("bot: the marker of a make could not be removed", "path", path, "reason", err.Error())
+		}
+	}
+}
+
+// sweepConfigTemps removes, at start, the temp files killed writes left
+// in the folders of the configuration folder the service writes itself
+// besides the store's: the markers of makes and the bundled bots' stamps.
+// The configuration folder is this instance's alone and none of its
+// writes has begun yet, so every temp file there is a leftover, however
+// young (the store sweeps its own folders as it loads).
+func (s *Service) sweepConfigTemps() {
+	began := time.Now()
+	for _, dir := range []string{filepath.Join(s.configDir, makingDir), filepath.Join(s.configDir, bundledStamps)} {
+		removed, err := atomicfile.RemoveStale(dir, began)
+		if len(removed) > 0 {
+			s.log.Info("bot: removed temp files a crash left", "folder", dir, "files", removed)
+		}
+		if err != nil {
+			s.log.Warn("bot: cannot remove temp files a crash left", "folder", dir, "reason", err.Error())
 		}
 	}
 }

@@ -53,6 +53,14 @@ func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *t
 	mark("written", written, filepath.Join(e.root, "deep"))
 	mark("theirs", theirs)
 	mark("kept", filepath.Join(e.root, "kept"))
+	// Temp files of a marker's write and of a bundled bot's stamp, killed a
+	// moment before the restart.
+	temps := []string{filepath.Join(e.configDir, "making", ".tmp-ghost-1"), filepath.Join(mkdir(filepath.Join(e.configDir, "bundled")), ".tmp-house.json-2")}
+	for _, p := range temps {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	e.svc.Close()
 	svc, err := bot.New(ctx(t), bot.Config{Store: e.store, ConfigDir: e.configDir, HostName: "testhost",
@@ -62,7 +70,7 @@ func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *t
 	}
 	defer svc.Close()
 
-	for _, gone := range []string{empty, written, filepath.Join(e.root, "deep")} {
+	for _, gone := range append([]string{empty, written, filepath.Join(e.root, "deep")}, temps...) {
 		if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s, left by a make a crash cut short, is still there (%v)", gone, err)
 		}

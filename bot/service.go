@@ -336,6 +336,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.problemsMembershipsChanged(changed)
 		})
 	}
+	s.sweepConfigTemps()
 	s.sweepMaking(ctx)
 	s.startPersonaSweep()
 	started = true

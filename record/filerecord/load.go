@@ -41,9 +41,15 @@ type loaded struct {
 func (s *Store) load(ctx context.Context) error {
 	start := time.Now()
 	began := s.now() // for the load cache (loadcache.go)
-	// A temp file older than this is what a write killed before its rename
-	// left: a crash, or a kill -9.
-	cutoff := start.Add(-atomicfile.StaleAfter)
+	// A temp file last modified before the load began is what a write
+	// killed before its rename left: a crash, or a kill -9, however
+	// little before the restart. The configuration folder is this store's
+	// alone, and every write of this process begins after this, so such a
+	// file is no write in progress (and removing one that were would only
+	// fail that write: its rename finds no file, the target keeps its old
+	// bytes). Work folders, which instances share, keep the stricter
+	// atomicfile.StaleAfter (bot.Service.clearPersonaTemps).
+	cutoff := began
 	s.clearTemps(cutoff, s.goneDir)
 	if _, err := atomicfile.RemoveStale(s.configDir, cutoff, cacheName); err != nil {
 		s.log.Warn("stale temp files of the load cache left", "folder", s.configDir, "err", err)
