@@ -106,6 +106,11 @@ type Config struct {
 	DefaultAgent string
 	// DenyTools names tools back sessions may not call.
 	DenyTools []string
+	// HostPaths are files of this host, besides those under the root and
+	// ConfigDir, that a bot's text written through the workspace tools
+	// may not name, nor their folders: a host gives its vault and its
+	// users file.
+	HostPaths []string
 	// Agents are more agents the root state lists after the bot-chat
 	// agent: the providers back sessions may run on.
 	Agents []ahp.AgentInfo
@@ -132,6 +137,7 @@ type Service struct {
 	root       string
 	walk       *folderWatch // answers for the folders under root while they are unchanged
 	configDir  string
+	hostPaths  []string // Config.HostPaths and their folders, absolute
 	hostName   string
 	options    Options
 	log        *slog.Logger
@@ -241,6 +247,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		root:       root,
 		walk:       walk,
 		configDir:  configDir,
+		hostPaths:  secretPaths(cfg.HostPaths),
 		hostName:   hostName,
 		options:    opts,
 		log:        log,

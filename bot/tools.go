@@ -281,13 +281,42 @@ func (s *Service) hostPath(v any) string {
 	return ""
 }
 
-// hostDirs are the folders of this host a bot's text must not name.
+// hostDirs are the paths of this host a bot's text must not name: the
+// host's own secret files and their folders first (the vault, the users
+// file), then the bots' root, the configuration folder, the home folder
+// and the system's trees of secrets and state (systemDirs).
 func (s *Service) hostDirs() []string {
-	dirs := []string{s.root, s.configDir}
+	dirs := append(slices.Clone(s.hostPaths), s.root, s.configDir)
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) && home != "/" {
 		dirs = append(dirs, home)
 	}
-	return dirs
+	return append(dirs, systemDirs...)
+}
+
+// systemDirs are the trees of a Unix host that hold its secrets, its
+// configuration and its state - /etc/shadow, /proc/self/environ, logs,
+// sockets, data - which no bot has any business naming. /usr, /opt and
+// /tmp are left: a bot may well name a program or a scratch file.
+var systemDirs = []string{"/etc", "/proc", "/sys", "/boot", "/run", "/var", "/srv", "/mnt", "/media", "/private"}
+
+// secretPaths are paths, made absolute, with the folder of each (but
+// the file system's root): the names a bot's text must not use.
+func secretPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		out = append(out, abs)
+		if dir := filepath.Dir(abs); dir != filepath.Dir(dir) && !slices.Contains(out, dir) {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // pathIndex is the index of the first place s names dir as a whole path
