@@ -18,8 +18,9 @@ import (
 // who may read no bot. Every person who can chat with motion has its agent
 // call every connector; a call reaches the far end only when the vault
 // entry's owners hold both soft and the person, and a refusal names the
-// alias and never the value. A bot root owns lends rita the entry that
-// names her. The stranger cannot open a chat with motion at all.
+// alias and never the value. A bot root owns lends rita an entry only
+// when it names her and root:<host>: root passes over no entry's owners.
+// The stranger cannot open a chat with motion at all.
 func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	const secret = "tok-matrix-5e6f7a8b9c0d1e2f"
 	var (
@@ -35,6 +36,7 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	defer far.Close()
 	owners := map[string][]string{
 		"mine": {"user:soft"}, "team": {"team:backend"}, "all": {"*"}, "none": nil, "readers": {"user:rita"},
+		"lent": {"user:rita", "root:chathost"},
 	}
 	entries := map[string]any{}
 	connectors := map[string]string{}
@@ -76,7 +78,7 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 		{"soft", "motion", []string{"mine", "team", "all"}},
 		{"tess", "motion", []string{"team", "all"}},
 		{"rita", "motion", []string{"all"}},
-		{"rita", "house", []string{"all", "readers"}},
+		{"rita", "house", []string{"all", "lent"}},
 	}
 	turn := 0
 	for _, row := range rows {
