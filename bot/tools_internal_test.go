@@ -211,3 +211,38 @@ func TestWorkspaceToolsRefuseTheVaultTheUsersFileAndTheSystemsPaths(t *testing.T
 		t.Errorf("bot_validate says %q (%v), want the vault's path refused", said, err)
 	}
 }
+
+// TestBotValidateTellsAPersonOnlyThatASlugTheyMayNotReadIsNotAvailable:
+// through the workspace tools, as on the wire, a slug taken by a bot the
+// person may not read - kept or bundled - is "not available", whichever
+// it is, and the body is checked as a make's.
+func TestBotValidateTellsAPersonOnlyThatASlugTheyMayNotReadIsNotAvailable(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}}
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles,
+		Bundled: []Bundle{houseBundle("n", "k")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Make(context.Background(), access.RootPrincipal(), "secret", []byte(`{"name":"Secret"}`)); err != nil {
+		t.Fatal(err)
+	}
+	g := gate{s}
+	var said []string
+	for _, slug := range []string{"secret", "house"} {
+		out, err := g.Call(context.Background(), softSession("builder"), wake.BotValidate, json.RawMessage(`{"slug":"`+slug+`","bot":{"color":"teal"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "bot://"+slug+" is not available") || strings.Contains(out, "bundled") || !strings.Contains(out, "must have a name") {
+			t.Errorf("bot_validate of %s for soft says %q: want it not available, nothing of why, and the body checked as a make's", slug, out)
+		}
+		said = append(said, strings.ReplaceAll(out, slug, "<slug>"))
+	}
+	if said[0] != said[1] {
+		t.Errorf("a kept slug and a bundled one read %q and %q: want one answer", said[0], said[1])
+	}
+}
