@@ -64,13 +64,42 @@ func (s *Service) markMaking(id string, folders []string) error {
 		return fmt.Errorf("mark the make of %s: %w", uri(id), err)
 	}
 	dir := filepath.Join(s.configDir, makingDir)
+	path := filepath.Join(dir, id)
+	if s.makingDirMade && writeSynced(path, data) == nil {
+		return nil
+	}
+	// The first make, or the folder went: make it, and write again.
 	if err := atomicfile.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("mark the make of %s: %w", uri(id), err)
 	}
-	if err := atomicfile.Write(filepath.Join(dir, id), data, 0o600); err != nil {
+	s.makingDirMade = true
+	if err := writeSynced(path, data); err != nil {
 		return fmt.Errorf("mark the make of %s: %w", uri(id), err)
 	}
 	return nil
+}
+
+// writeSynced writes a marker in place and fsyncs it: one fsync rather
+// than atomicfile.Write's two and a rename, on every make. A marker a
+// crash tore is no JSON, and sweepMaking trusts nothing in it, so it
+// needs no rename to be whole or absent. On a journaling file system
+// (ext4, xfs) its entry is committed no later than the folders it names,
+// whose making ends with an fsync; elsewhere a crash may at worst lose a
+// marker, and with it only the sweep of that make's folders.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // doneMaking ends bot id's write: when it was refused (stored false), the

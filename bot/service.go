@@ -138,25 +138,27 @@ type Service struct {
 	walk       *folderWatch // answers for the folders under root while they are unchanged
 	configDir  string
 	hostPaths  []string // Config.HostPaths and their folders, absolute
-	hostName   string
-	options    Options
-	log        *slog.Logger
-	now        func() time.Time
-	makeMu     sync.Mutex // serialises makes: the folder and slug checks and the create
-	folders    *folderIndex
-	locks      [64]sync.Mutex
-	seed       maphash.Seed
-	partsMu    sync.RWMutex
-	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
-	users      Users
-	bus        *engine.Bus
-	catalog    *catalog.Catalog
-	stop       func() // stops following the users directory
-	chats      *chats // the bot-chat provider; nil without a session host
-	closeOnce  sync.Once
-	agents     []ahp.AgentInfo // Config.Agents
-	folderMu   sync.Mutex
-	badFolders map[string]badFolder // id → the problem checkFolder reported
+
+	makingDirMade bool // <configDir>/making is known to exist; under makeMu
+	hostName      string
+	options       Options
+	log           *slog.Logger
+	now           func() time.Time
+	makeMu        sync.Mutex // serialises makes: the folder and slug checks and the create
+	folders       *folderIndex
+	locks         [64]sync.Mutex
+	seed          maphash.Seed
+	partsMu       sync.RWMutex
+	partsCache    map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
+	users         Users
+	bus           *engine.Bus
+	catalog       *catalog.Catalog
+	stop          func() // stops following the users directory
+	chats         *chats // the bot-chat provider; nil without a session host
+	closeOnce     sync.Once
+	agents        []ahp.AgentInfo // Config.Agents
+	folderMu      sync.Mutex
+	badFolders    map[string]badFolder // id → the problem checkFolder reported
 
 	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
 	shown    []standing // the problems last published on ProblemsURI
