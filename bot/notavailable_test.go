@@ -129,3 +129,18 @@ func TestAMakeOrEditWithInstructionsTooLargeForThePersonaFileIsInvalidAndLeavesN
 		t.Errorf("after the refused edit the instructions are %.40q", got)
 	}
 }
+
+// TestARecordTooLargeForItsFileIsInvalidNamingTheLimit: a bot that keeps
+// its persona in its record (one on a computer) whose instructions would
+// make bot.md larger than a record file may be is refused -32602 naming
+// the limit, not answered with an internal error.
+func TestARecordTooLargeForItsFileIsInvalidNamingTheLimit(t *testing.T) {
+	t.Parallel()
+	e := newFileEnv(t, false)
+	big := strings.Repeat("x", record.MaxBody-200)
+	_, err := e.svc.Make(ctx(t), soft, "far", []byte(`{"name":"Far","computer":"box","instructions":"`+big+`"}`))
+	wantCode(t, err, errcode.Invalid, strconv.Itoa(frontmatter.MaxSize))
+	if _, err := e.svc.Read(ctx(t), root, "far"); errcode.Of(err) != errcode.NotFound {
+		t.Errorf("the refused make left a bot: %v", err)
+	}
+}

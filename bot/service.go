@@ -25,6 +25,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
@@ -494,6 +495,8 @@ func storeError(id string, err error) error {
 		return errcode.Wrap(errcode.Conflict, err, "%s changed since the etag given in ifMatch", uri(id))
 	case errors.Is(err, record.ErrClosed):
 		return errcode.Wrap(errcode.Unavailable, err, "the bot store is closed")
+	case errors.Is(err, frontmatter.ErrTooLarge):
+		return errcode.Wrap(errcode.Invalid, err, "%s is too large: its record would be larger than %d bytes, the most a record file may be", uri(id), frontmatter.MaxSize)
 	}
 	return fmt.Errorf("bot %s: %w", id, err)
 }
