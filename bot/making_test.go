@@ -2,8 +2,6 @@ package bot_test
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +16,8 @@ import (
 // left when no bot took it: its persona files when they are all its
 // folder holds, then the folders it made. A folder made under root with
 // no marker, one whose make's marker names a bot that was written, and
-// one holding a file of somebody else's, are kept.
+// one holding a file of somebody else's, are kept; and the temp files of
+// the service's own writes under -config go, however young.
 func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -26,40 +25,31 @@ func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *t
 	mark := func(slug string, folders ...string) {
 		t.Helper()
 		data, _ := json.Marshal(map[string]any{"folders": folders})
-		if err := os.MkdirAll(filepath.Join(e.configDir, "making"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(e.configDir, "making", slug), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(e.configDir, "making", slug), string(data))
 	}
-	mkdir := func(dir string, files ...string) string {
+	folder := func(dir string, files ...string) string {
 		t.Helper()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range files {
-			if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, filepath.Join(dir, f), "x")
 		}
 		return dir
 	}
-	empty := mkdir(filepath.Join(e.root, "empty"))
-	written := mkdir(filepath.Join(e.root, "deep", "written"), "AGENTS.md", "CLAUDE.md", ".tmp-AGENTS.md-123")
-	theirs := mkdir(filepath.Join(e.root, "theirs"), "AGENTS.md", "notes.txt")
-	onPurpose := mkdir(filepath.Join(e.root, "on-purpose"))
+	empty := folder(filepath.Join(e.root, "empty"))
+	written := folder(filepath.Join(e.root, "deep", "written"), "AGENTS.md", "CLAUDE.md", ".tmp-AGENTS.md-123")
+	theirs := folder(filepath.Join(e.root, "theirs"), "AGENTS.md", "notes.txt")
+	onPurpose := folder(filepath.Join(e.root, "on-purpose"))
 	mark("empty", empty)
 	mark("written", written, filepath.Join(e.root, "deep"))
 	mark("theirs", theirs)
 	mark("kept", filepath.Join(e.root, "kept"))
 	// Temp files of a marker's write and of a bundled bot's stamp, killed a
 	// moment before the restart.
-	temps := []string{filepath.Join(e.configDir, "making", ".tmp-ghost-1"), filepath.Join(mkdir(filepath.Join(e.configDir, "bundled")), ".tmp-house.json-2")}
+	temps := []string{filepath.Join(e.configDir, "making", ".tmp-ghost-1"), filepath.Join(e.configDir, "bundled", ".tmp-house.json-2")}
 	for _, p := range temps {
-		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, p, "half")
 	}
 
 	e.svc.Close()
@@ -71,13 +61,13 @@ func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *t
 	defer svc.Close()
 
 	for _, gone := range append([]string{empty, written, filepath.Join(e.root, "deep")}, temps...) {
-		if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s, left by a make a crash cut short, is still there (%v)", gone, err)
+		if exists(gone) {
+			t.Errorf("%s, left by a make or a write a crash cut short, is still there", gone)
 		}
 	}
 	for _, kept := range []string{filepath.Join(theirs, "notes.txt"), filepath.Join(theirs, "AGENTS.md"), onPurpose, filepath.Join(e.root, "kept", "AGENTS.md")} {
-		if _, err := os.Lstat(kept); err != nil {
-			t.Errorf("%s is gone after the start: %v", kept, err)
+		if !exists(kept) {
+			t.Errorf("%s is gone after the start", kept)
 		}
 	}
 	if ents, err := os.ReadDir(filepath.Join(e.configDir, "making")); err != nil || len(ents) != 0 {
@@ -88,8 +78,9 @@ func TestAStartRemovesTheFoldersOfMakesACrashCutShortAndNoFolderAPersonMade(t *t
 	}
 }
 
-// TestAMakeLeavesNoMarkerBehind: a make that is written, and one that
-// is refused, leave no marker, and the refused one no folder.
+// TestAMakeLeavesNoMarkerBehind: a make that is written, and ones that
+// are refused before or after their folder was made, leave no marker,
+// and the refused ones no folder.
 func TestAMakeLeavesNoMarkerBehind(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -104,8 +95,8 @@ func TestAMakeLeavesNoMarkerBehind(t *testing.T) {
 		t.Errorf("markers left: %v", ents)
 	}
 	for _, dir := range []string{"two", "three", filepath.Join("one", "in")} {
-		if _, err := os.Lstat(filepath.Join(e.root, dir)); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("a refused make left %s (%v)", dir, err)
+		if exists(filepath.Join(e.root, dir)) {
+			t.Errorf("a refused make left %s", dir)
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package bot_test
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -110,8 +107,8 @@ func TestAMakeOrEditWithInstructionsTooLargeForThePersonaFileIsInvalidAndLeavesN
 	limit := strconv.Itoa(frontmatter.MaxSize)
 	_, err := e.svc.Make(ctx(t), soft, "big", []byte(body))
 	wantCode(t, err, errcode.Invalid, "instructions", limit)
-	if _, err := os.Stat(filepath.Join(e.root, "big")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the refused make left its folder (%v)", err)
+	if exists(filepath.Join(e.root, "big")) {
+		t.Error("the refused make left its folder")
 	}
 	if _, err := e.svc.Read(ctx(t), root, "big"); errcode.Of(err) != errcode.NotFound {
 		t.Errorf("the refused make left a bot: %v", err)
