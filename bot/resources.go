@@ -188,24 +188,10 @@ func (r Provider) write(ctx context.Context, p access.Principal, params ahp.Reso
 		return err
 	}
 	_, err = r.svc.Edit(ctx, p, id, body, params.IfMatch)
-	if params.IfMatch == "" && r.makes(ctx, p, id, err) {
+	if errcode.Of(err) == errcode.NotFound && params.IfMatch == "" {
 		_, err = r.svc.Make(ctx, p, id, body)
 	}
 	return err
-}
-
-// makes reports whether a write without an etag whose edit answered err
-// is a make: there is no bot id, or one p may not read - to p the slug
-// holds nothing, and the make says it is not available, as it says of a
-// deleted one, rather than the edit telling p that a bot is there.
-func (r Provider) makes(ctx context.Context, p access.Principal, id string, err error) bool {
-	switch errcode.Of(err) {
-	case errcode.NotFound:
-		return true
-	case errcode.PermissionDenied:
-		return !r.svc.mayReadBot(ctx, p, id)
-	}
-	return false
 }
 
 // idFromBody takes the slug of a make written to the scheme root from the
