@@ -124,7 +124,7 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 
 // TestOpenRemovesTempFilesAKillJustBeforeARestartLeft: the configuration
 // folder is this store's alone, so a temp file last modified before the
-// load began is no write of anybody's, however young: a kill -9 a moment
+// load began is no write of anybody's, however young: a kill -9 a second
 // before a restart leaves nothing after it.
 func TestOpenRemovesTempFilesAKillJustBeforeARestartLeft(t *testing.T) {
 	t.Parallel()
@@ -140,8 +140,12 @@ func TestOpenRemovesTempFilesAKillJustBeforeARestartLeft(t *testing.T) {
 		filepath.Join(dir, "bots", ".tmp-x-789"),
 		filepath.Join(dir, "bots-gone", ".tmp-gone-1"),
 	}
+	killed := time.Now().Add(-time.Second) // a second before the restart
 	for _, p := range young {
 		writeFile(t, p, "half a write")
+		if err := os.Chtimes(p, killed, killed); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s = open(t, dir, nil)
 	s.WaitSwept()
