@@ -438,6 +438,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		Store: store, ConfigDir: s.ConfigDir, HostName: s.gate.hostName, Options: s.Options, Logger: s.log,
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
+		HostPaths: slices.DeleteFunc([]string{s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
 	})
 	if err != nil {
 		return nil, closers, err

@@ -190,7 +190,7 @@ func TestServerClosesTheStoreItOpenedAndLeavesAGivenOneOpen(t *testing.T) {
 func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
 	srv := newServer(t)
 	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
-	writeFile(t, srv.UsersFile, `{"root": {"token": "root-token"}, "users": [{"id": "soft", "token": "soft-token"}]}`)
+	writeFile(t, srv.UsersFile, `{"root": {"token": "root-token-0123456789"}, "users": [{"id": "soft", "token": "soft-token-0123456789"}]}`)
 	defer srv.Close()
 	web := httptest.NewServer(srv.Handler())
 	defer web.Close()
@@ -198,7 +198,7 @@ func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
 	if _, resp, err := websocket.Dial(t.Context(), url+"?tkn=wrong", nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a wrong token: %v, want 401", err)
 	}
-	if got := initialize(t, url+"?tkn=soft-token")["ahpd.principal"]; got != "user:soft" {
+	if got := initialize(t, url+"?tkn=soft-token-0123456789")["ahpd.principal"]; got != "user:soft" {
 		t.Errorf("soft's token connects as %v", got)
 	}
 }

@@ -222,6 +222,10 @@ func bundledErr(id, what string) error {
 	return errcode.New(errcode.PermissionDenied, "Permission denied: %s is bundled with this host, so it cannot be %s; make a bot of another slug from it instead", uri(id), what)
 }
 
+// bundledStamps is the folder under the configuration folder that holds
+// a stamp for each bundled bot: what of its bundle was last written.
+const bundledStamps = "bundled"
+
 // isBundled reports whether id is a bundled bot's slug.
 func (s *Service) isBundled(id string) bool {
 	_, ok := s.bundled[id]
@@ -238,7 +242,7 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 	}
 	s.bundleMu.Lock()
 	defer s.bundleMu.Unlock()
-	stampPath := filepath.Join(s.configDir, "bundled", id+".json")
+	stampPath := filepath.Join(s.configDir, bundledStamps, id+".json")
 	var old bundleStamp
 	if data, err := os.ReadFile(stampPath); err == nil {
 		if err := json.Unmarshal(data, &old); err != nil {

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,12 +285,18 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
 
 	c.mu.Lock()
-	if c.bySession[session] != nil || c.byChat[session] != nil {
+	if other := cmp.Or(c.bySession[session], c.byChat[session]); other != nil {
 		c.mu.Unlock()
+		if !other.mayUse(who) {
+			return sessionNotAvailable(session)
+		}
 		return errcode.New(errcode.AlreadyExists, "Session already exists: %s", session)
 	}
 	if has, _ := c.host.Has(ctx, session); has {
 		c.mu.Unlock()
+		if !who.Any() {
+			return sessionNotAvailable(session)
+		}
 		return errcode.New(errcode.AlreadyExists, "Session already exists: %s", session)
 	}
 	c.bySession[session] = ch
@@ -309,6 +316,15 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	ch.mu.Unlock()
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
+}
+
+// sessionNotAvailable refuses a createSession whose URI a session the
+// caller may not use already has - another person's chat, or one of the
+// host's back sessions - without saying whose it is or what it is: the
+// same sentence whatever the reason (issue 22). Its owner, root and *:*
+// are told that the session already exists.
+func sessionNotAvailable(session string) error {
+	return errcode.New(errcode.AlreadyExists, "Session %s is not available: choose another URI", session)
 }
 
 // dispose ends a chat: its turn is stopped, its channels end and its log

@@ -31,11 +31,11 @@ var update = flag.Bool("update", false, "rewrite the golden exchanges in testdat
 // bots and belongs to backend, kim may read every bot, nemo may do
 // nothing.
 const goldenUsers = `{
-  "root": {"token": "root-token"},
+  "root": {"token": "root-token-0123456789"},
   "users": [
-    {"id": "soft", "token": "soft-token", "grants": ["bot:put", "session:create"], "memberships": ["backend"]},
-    {"id": "kim", "token": "kim-token", "grants": ["bot:get"]},
-    {"id": "nemo", "token": "nemo-token"}
+    {"id": "soft", "token": "soft-token-0123456789", "grants": ["bot:put", "session:create"], "memberships": ["backend"]},
+    {"id": "kim", "token": "kim-token-0123456789", "grants": ["bot:get"]},
+    {"id": "nemo", "token": "nemo-token-0123456789"}
   ]
 }`
 
@@ -320,7 +320,7 @@ type fence struct {
 
 func newFence(ctx context.Context, t *testing.T, srv *transport.Server) *fence {
 	t.Helper()
-	c, err := srv.Pipe(ctx, "root-token")
+	c, err := srv.Pipe(ctx, "root-token-0123456789")
 	if err != nil {
 		t.Fatal(err)
 	}

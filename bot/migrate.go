@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
+	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 )
@@ -131,7 +133,7 @@ func (s *Service) startPersonaSweep() {
 	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.sweepDone)
-		if err := s.clearPersonaTemps(ctx); err != nil && ctx.Err() == nil {
+		if err := s.clearPersonaTemps(ctx, time.Now, time.After); err != nil && ctx.Err() == nil {
 			s.log.Warn("bot: the sweep of persona temp files stopped", "reason", err.Error())
 		}
 	}()
@@ -150,7 +152,15 @@ func (s *Service) stopPersonaSweep() {
 // (persona.Files.RemoveStaleTemps); the bot's own temp files stay. A folder
 // that has left root is not looked into. Only ctx ending, or a listing
 // that fails, is an error.
-func (s *Service) clearPersonaTemps(ctx context.Context) error {
+//
+// A temp file younger than atomicfile.StaleAfter may be a write in
+// progress - of another instance on a shared root - and is left; but a
+// crash just before a quick restart leaves only such files, so the
+// folders that held any are looked at again, once, when they are
+// StaleAfter older (after says when: time.After, or a test's clock; now
+// reads the time), and what is still there then is taken. That look
+// reads those few folders, not every bot's again.
+func (s *Service) clearPersonaTemps(ctx context.Context, now func() time.Time, after func(time.Duration) <-chan time.Time) error {
 	list, err := record.ListFunc(ctx, s.raw, func(r record.Record) bool {
 		return r.Computer == "" && r.Workspace != ""
 	})
@@ -159,21 +169,49 @@ func (s *Service) clearPersonaTemps(ctx context.Context) error {
 	}
 	// One folder at a time: the sweep runs beside the start and the first
 	// answers, and is in no hurry.
+	began := now()
+	var again []record.Record // bots whose folders held temp files too young to take
 	for _, e := range list {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := e.Record.Workspace
-		if reason, err := s.folderEscape(dir); err != nil || reason != "" {
-			continue
-		}
-		removed, err := s.personas.RemoveStaleTemps(dir)
-		if len(removed) > 0 {
-			s.log.Info("bot: removed temp files a crash left", "bot", e.Record.ID, "files", removed)
-		}
-		if err != nil {
-			s.log.Warn("bot: cannot remove temp files a crash left", "bot", e.Record.ID, "path", dir, "reason", err.Error())
+		if s.sweepPersonaTemps(e.Record, began.Add(-atomicfile.StaleAfter)) {
+			again = append(again, e.Record)
 		}
 	}
+	if len(again) == 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-after(atomicfile.StaleAfter):
+	}
+	cutoff := now().Add(-atomicfile.StaleAfter)
+	for _, r := range again {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.sweepPersonaTemps(r, cutoff)
+	}
 	return nil
+}
+
+// sweepPersonaTemps removes from r's work folder the persona temp files
+// last modified before cutoff, logging what it removed and what it could
+// not, and reports whether younger ones are left. A folder that has left
+// root is not looked into.
+func (s *Service) sweepPersonaTemps(r record.Record, cutoff time.Time) (young bool) {
+	dir := r.Workspace
+	if reason, err := s.folderEscape(dir); err != nil || reason != "" {
+		return false
+	}
+	removed, young, err := s.personas.RemoveStaleTemps(dir, cutoff)
+	if len(removed) > 0 {
+		s.log.Info("bot: removed temp files a crash left", "bot", r.ID, "files", removed)
+	}
+	if err != nil {
+		s.log.Warn("bot: cannot remove temp files a crash left", "bot", r.ID, "path", dir, "reason", err.Error())
+	}
+	return young
 }

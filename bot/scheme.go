@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 )
@@ -36,6 +37,9 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 		return Bot{}, errcode.New(errcode.PermissionDenied, "Permission denied: %s: making a bot needs bot:put", uri(id))
 	}
 	if s.isBundled(id) {
+		if !s.mayReadBot(ctx, p, id) {
+			return Bot{}, slugNotAvailable(id)
+		}
 		return Bot{}, errcode.New(errcode.AlreadyExists, "%s is a bot bundled with this host: its slug is never made", uri(id))
 	}
 	patch, err := record.ParsePatch(body)
@@ -69,27 +73,30 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	if gone, err := s.store.Gone(ctx, id); err != nil {
 		return Bot{}, storeError(id, err)
 	} else if gone {
-		return Bot{}, storeError(id, record.ErrGone)
+		return Bot{}, s.takenError(ctx, p, id, record.ErrGone)
 	}
 	if _, err := s.store.Get(ctx, id); err == nil {
-		return Bot{}, storeError(id, record.ErrExists)
+		return Bot{}, s.takenError(ctx, p, id, record.ErrExists)
 	} else if !errors.Is(err, record.ErrNotFound) {
 		return Bot{}, storeError(id, err)
 	}
-	if r.Workspace, err = s.makeFolder(ctx, r, patch.Workspace.Has()); err != nil {
+	var made []string // the folders this make makes, marked until the record is written
+	if r.Workspace, made, err = s.makeFolder(ctx, p, r, patch.Workspace.Has()); err != nil {
 		return Bot{}, err
 	}
 	stored := r
 	if s.personaInFile(r) {
 		parts := persona.Parts{Name: r.Name, Description: r.Description, Instructions: r.Instructions}
 		if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
-			return Bot{}, fmt.Errorf("make %s: write persona: %w", uri(id), err)
+			s.doneMaking(id, made, false)
+			return Bot{}, personaWriteError("make", id, err)
 		}
 		stored.Name, stored.Description, stored.Instructions = "", "", ""
 	}
 	e, err := s.store.Create(ctx, stored)
+	s.doneMaking(id, made, err == nil)
 	if err != nil {
-		return Bot{}, storeError(id, err)
+		return Bot{}, s.takenError(ctx, p, id, err)
 	}
 	s.folders.claim(id, e.ETag, e.Record) // before the next make is let in
 	s.forget(id)
@@ -138,42 +145,65 @@ func (s *Service) makeOwner(p access.Principal, patch record.Patch) (string, err
 // named, which must be under root and no other bot's, else <root>/<slug>. A
 // bot on a computer is given the path but no folder here: the machine makes
 // it.
-func (s *Service) makeFolder(ctx context.Context, r record.Record, named bool) (string, error) {
-	dir := filepath.Join(s.root, r.ID)
+func (s *Service) makeFolder(ctx context.Context, p access.Principal, r record.Record, named bool) (dir string, made []string, err error) {
+	dir = filepath.Join(s.root, r.ID)
 	if named {
 		if !filepath.IsAbs(r.Workspace) {
-			return "", errcode.New(errcode.Invalid, "workspace %q is not an absolute path", r.Workspace)
+			return "", nil, errcode.New(errcode.Invalid, "workspace %q is not an absolute path", r.Workspace)
 		}
 		dir = filepath.Clean(r.Workspace)
 	}
 	if r.Computer != "" {
-		return dir, nil
+		return dir, nil, nil
 	}
-	if err := s.claimFolder(ctx, r.ID, dir); err != nil {
-		return "", err
+	if made, err = s.claimFolder(ctx, p, r.ID, dir); err != nil {
+		return "", nil, err
 	}
-	return dir, nil
+	return dir, made, nil
+}
+
+// personaWriteError gives an error writing bot id's AGENTS.md in a make
+// or an edit (what) its code: parts that would make the file larger than
+// a persona file may be are the body's fault, and refused as invalid
+// params naming the limit; anything else is the host's.
+func personaWriteError(what, id string, err error) error {
+	if errors.Is(err, frontmatter.ErrTooLarge) && !errors.Is(err, persona.ErrBadFile) {
+		return errcode.Wrap(errcode.Invalid, err, "instructions too large: with the name and description they would make the bot's AGENTS.md larger than %d bytes, the most a persona file may be", frontmatter.MaxSize)
+	}
+	return fmt.Errorf("%s %s: write persona: %w", what, uri(id), err)
 }
 
 // claimFolder makes dir the work folder of bot id on this host, as a make
 // does and as every edit that brings a bot to this host must: it must be
 // absolute, strictly under root with no symbolic link on the way, and no
-// other bot's; it is then made. The caller holds makeMu.
-func (s *Service) claimFolder(ctx context.Context, id, dir string) error {
+// other bot's (said as checkFolderFree says it to p); it is then made,
+// after a marker naming the folders it makes (markMaking), which the
+// caller ends with doneMaking once the record is written or refused.
+// The caller holds makeMu.
+func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir string) ([]string, error) {
 	if !filepath.IsAbs(dir) {
-		return errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
+		return nil, errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
 	}
 	if err := s.confine(dir); err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.checkFolderFree(ctx, id, dir); err != nil {
-		return err
+	if err := s.checkFolderFree(ctx, p, id, dir); err != nil {
+		return nil, err
+	}
+	made := s.missingFolders(dir)
+	if err := s.markMaking(id, made); err != nil {
+		return nil, err
 	}
 	if err := ensureFolder(dir); err != nil {
-		return fmt.Errorf("%s: %w", uri(id), err)
+		s.doneMaking(id, made, false)
+		return nil, fmt.Errorf("%s: %w", uri(id), err)
 	}
 	// The folder may have been swapped for a link while it was made.
-	return s.confine(dir)
+	if err := s.confine(dir); err != nil {
+		s.doneMaking(id, made, false)
+		return nil, err
+	}
+	return made, nil
 }
 
 // confine refuses a folder that is not strictly inside root, or that a
@@ -349,12 +379,75 @@ func evalExisting(path string) (string, error) {
 // checkFolderFree refuses a folder another bot works in, or one that holds
 // or lies inside another bot's: two bots in one tree would work over each
 // other. It asks the index of claimed folders, so it costs the same with
-// ten bots or a hundred thousand.
-func (s *Service) checkFolderFree(_ context.Context, id, dir string) error {
+// ten bots or a hundred thousand. The refusal names the other bot and its
+// folder only to a p who may read that bot (folderNotAvailable).
+func (s *Service) checkFolderFree(ctx context.Context, p access.Principal, id, dir string) error {
 	if other, otherDir, ok := s.folders.takenBy(id, dir); ok {
+		if !s.mayReadBot(ctx, p, other) {
+			return folderNotAvailable(dir)
+		}
 		return errcode.New(errcode.Invalid, "folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
+}
+
+// slugNotAvailable refuses a make of a slug that is taken - a bot has it,
+// it was deleted and is spent, or a bundled bot has it - to a person who
+// may not read that bot: one sentence whatever the reason, so that the
+// refusal tells them no more than that the slug cannot be theirs (issue
+// 22). The code is the one every taken slug answers.
+func slugNotAvailable(id string) error {
+	return errcode.New(errcode.AlreadyExists, "%s is not available: choose another slug", uri(id))
+}
+
+// folderNotAvailable refuses a workspace another bot's folder is, holds or
+// lies inside, to a person who may not read that bot: it names the
+// folder they named and nothing else.
+func folderNotAvailable(dir string) error {
+	return errcode.New(errcode.Invalid, "workspace %s is not available: choose another folder, or leave workspace out", dir)
+}
+
+// readsEvery reports whether p may read every bot, and so hear of a
+// deleted one: *:*, root, bot:get or bot:list.
+func readsEvery(p access.Principal) bool {
+	return p.Any() || p.Has("bot:get") || p.Has("bot:list")
+}
+
+// mayReadBot reports whether p may read the bot id, kept or bundled. A
+// bot that is not there (deleted meanwhile) is read by those who read
+// every bot.
+func (s *Service) mayReadBot(ctx context.Context, p access.Principal, id string) bool {
+	if readsEvery(p) {
+		return true
+	}
+	if b, ok := s.bundled[id]; ok {
+		return CanRead(p, b.entry.Record)
+	}
+	e, err := s.store.Get(ctx, id)
+	return err == nil && CanRead(p, e.Record)
+}
+
+// takenError is storeError for a write by p of bot id: a slug or a folder
+// that is taken is said in full only to a p who may read the bot that
+// takes it (a spent slug: to a p who reads every bot); to anybody else
+// it is not available, whatever the reason.
+func (s *Service) takenError(ctx context.Context, p access.Principal, id string, err error) error {
+	var taken *record.FolderTakenError
+	switch {
+	case errors.As(err, &taken):
+		if taken.Other == "" || !s.mayReadBot(ctx, p, taken.Other) {
+			return folderNotAvailable(taken.Folder)
+		}
+	case errors.Is(err, record.ErrGone):
+		if !readsEvery(p) {
+			return slugNotAvailable(id)
+		}
+	case errors.Is(err, record.ErrExists):
+		if !s.mayReadBot(ctx, p, id) {
+			return slugNotAvailable(id)
+		}
+	}
+	return storeError(id, err)
 }
 
 // guard holds a record a store took in outside the service - found at
@@ -521,7 +614,7 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 // again after losing a race to another writer.
 const editRetries = 20
 
-func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (Bot, error) {
+func (s *Service) edit(ctx context.Context, p access.Principal, id string, body []byte, ifMatch string) (_ Bot, rerr error) {
 	unlock := s.lock(id)
 	defer unlock()
 	e, err := s.get(ctx, id)
@@ -575,9 +668,11 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		if r.Workspace == "" {
 			r.Workspace = filepath.Join(s.root, id)
 		}
-		if err := s.claimFolder(ctx, id, filepath.Clean(r.Workspace)); err != nil {
+		made, err := s.claimFolder(ctx, p, id, filepath.Clean(r.Workspace))
+		if err != nil {
 			return Bot{}, err
 		}
+		defer func() { s.doneMaking(id, made, rerr == nil) }()
 	}
 	stored := r
 	if s.personaInFile(r) {
@@ -589,14 +684,15 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	}
 	ne, err := s.store.Update(ctx, stored, e.ETag)
 	if err != nil {
+		err = s.takenError(ctx, p, id, err)
 		if s.personaInFile(r) {
 			// the edit is refused: its persona half goes too.
 			old := persona.Parts{Name: cur.Record.Name, Description: cur.Record.Description, Instructions: cur.Record.Instructions}
-			if rerr := s.writePersona(ctx, cur.Record, old); rerr != nil {
-				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", rerr)
+			if perr := s.writePersona(ctx, cur.Record, old); perr != nil {
+				s.log.Warn("bot: a refused edit's persona could not be put back", "bot", id, "err", perr)
 			}
 		}
-		return Bot{}, storeError(id, err)
+		return Bot{}, err
 	}
 	if comes {
 		s.folders.claim(id, ne.ETag, ne.Record) // makeMu is still held
@@ -614,7 +710,7 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 		return fmt.Errorf("edit %s: %w", uri(r.ID), err)
 	}
 	if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
-		return fmt.Errorf("edit %s: write persona: %w", uri(r.ID), err)
+		return personaWriteError("edit", r.ID, err)
 	}
 	s.forget(r.ID)
 	return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
@@ -106,6 +107,11 @@ type Config struct {
 	DefaultAgent string
 	// DenyTools names tools back sessions may not call.
 	DenyTools []string
+	// HostPaths are files of this host, besides those under the root and
+	// ConfigDir, that a bot's text written through the workspace tools
+	// may not name, nor their folders: a host gives its vault and its
+	// users file.
+	HostPaths []string
 	// Agents are more agents the root state lists after the bot-chat
 	// agent: the providers back sessions may run on.
 	Agents []ahp.AgentInfo
@@ -132,25 +138,28 @@ type Service struct {
 	root       string
 	walk       *folderWatch // answers for the folders under root while they are unchanged
 	configDir  string
-	hostName   string
-	options    Options
-	log        *slog.Logger
-	now        func() time.Time
-	makeMu     sync.Mutex // serialises makes: the folder and slug checks and the create
-	folders    *folderIndex
-	locks      [64]sync.Mutex
-	seed       maphash.Seed
-	partsMu    sync.RWMutex
-	partsCache map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
-	users      Users
-	bus        *engine.Bus
-	catalog    *catalog.Catalog
-	stop       func() // stops following the users directory
-	chats      *chats // the bot-chat provider; nil without a session host
-	closeOnce  sync.Once
-	agents     []ahp.AgentInfo // Config.Agents
-	folderMu   sync.Mutex
-	badFolders map[string]badFolder // id → the problem checkFolder reported
+	hostPaths  []string // Config.HostPaths and their folders, absolute
+
+	makingDirMade bool // <configDir>/making is known to exist; under makeMu
+	hostName      string
+	options       Options
+	log           *slog.Logger
+	now           func() time.Time
+	makeMu        sync.Mutex // serialises makes: the folder and slug checks and the create
+	folders       *folderIndex
+	locks         [64]sync.Mutex
+	seed          maphash.Seed
+	partsMu       sync.RWMutex
+	partsCache    map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
+	users         Users
+	bus           *engine.Bus
+	catalog       *catalog.Catalog
+	stop          func() // stops following the users directory
+	chats         *chats // the bot-chat provider; nil without a session host
+	closeOnce     sync.Once
+	agents        []ahp.AgentInfo // Config.Agents
+	folderMu      sync.Mutex
+	badFolders    map[string]badFolder // id → the problem checkFolder reported
 
 	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
 	shown    []standing // the problems last published on ProblemsURI
@@ -241,6 +250,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		root:       root,
 		walk:       walk,
 		configDir:  configDir,
+		hostPaths:  secretPaths(cfg.HostPaths),
 		hostName:   hostName,
 		options:    opts,
 		log:        log,
@@ -336,6 +346,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.problemsMembershipsChanged(changed)
 		})
 	}
+	s.sweepConfigTemps()
+	s.sweepMaking(ctx)
 	s.startPersonaSweep()
 	started = true
 	return s, nil
@@ -483,6 +495,8 @@ func storeError(id string, err error) error {
 		return errcode.Wrap(errcode.Conflict, err, "%s changed since the etag given in ifMatch", uri(id))
 	case errors.Is(err, record.ErrClosed):
 		return errcode.Wrap(errcode.Unavailable, err, "the bot store is closed")
+	case errors.Is(err, frontmatter.ErrTooLarge):
+		return errcode.Wrap(errcode.Invalid, err, "%s is too large: its record would be larger than %d bytes, the most a record file may be", uri(id), frontmatter.MaxSize)
 	}
 	return fmt.Errorf("bot %s: %w", id, err)
 }

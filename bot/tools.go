@@ -104,13 +104,13 @@ func (g gate) call(ctx context.Context, p access.Principal, name string, in tool
 		r.Workspace = "" // a path on this host is not the agent's to know
 		return jsonText(map[string]any{"bot": r, "etag": b.ETag})
 	case wake.BotValidate:
-		problems := s.validate(ctx, in.Slug, in.Bot)
+		problems := s.validate(ctx, p, in.Slug, in.Bot, false)
 		if len(problems) == 0 {
 			return "The bot is valid: nothing was written.", nil
 		}
 		return fmt.Sprintf("%d problem(s), nothing was written:\n- %s", len(problems), strings.Join(problems, "\n- ")), nil
 	case wake.BotMake, wake.BotEdit:
-		if problems := s.validate(ctx, in.Slug, in.Bot); len(problems) > 0 {
+		if problems := s.validate(ctx, p, in.Slug, in.Bot, name == wake.BotEdit); len(problems) > 0 {
 			return "", errcode.New(errcode.Invalid, "%s was not written: %s", uri(in.Slug), strings.Join(problems, " "))
 		}
 		var b Bot
@@ -171,20 +171,30 @@ func (s *Service) personOf(owner string) (access.Principal, error) {
 	return access.Principal{}, errcode.New(errcode.PermissionDenied, "Permission denied: the session answers %q, who is no person of this host", owner)
 }
 
-// validate checks a make or edit body of bot slug without writing: each
-// problem is one sentence. An empty slug, or one no bot has, is checked
-// as a make.
-func (s *Service) validate(ctx context.Context, slug string, body json.RawMessage) []string {
+// validate checks a make or edit body of bot slug by p without writing:
+// each problem is one sentence. An empty slug, or one no bot has, is
+// checked as a make; so is one taken by a bot p may not read, which is
+// said to be not available and no more, as a make says it
+// (slugNotAvailable) - but for an edit, which the edit itself refuses
+// with the permission sentence the wire answers.
+func (s *Service) validate(ctx context.Context, p access.Principal, slug string, body json.RawMessage, edit bool) []string {
 	var problems []string
 	making := true
 	if slug != "" {
 		if err := record.CheckSlug(slug); err != nil {
 			problems = append(problems, sentence(err.Error()))
-		} else if s.isBundled(slug) {
-			problems = append(problems, fmt.Sprintf("%s is bundled with this host: it is never made, edited or deleted.", uri(slug)))
-			making = false // the slug is taken: the body is no make's
-		} else if _, err := s.store.Get(ctx, slug); err == nil {
-			making = false
+		} else if s.isBundled(slug) || s.exists(ctx, slug) {
+			switch {
+			case !s.mayReadBot(ctx, p, slug) && edit:
+				making = false
+			case !s.mayReadBot(ctx, p, slug):
+				problems = append(problems, sentence(errcode.Message(slugNotAvailable(slug))))
+			case s.isBundled(slug):
+				problems = append(problems, fmt.Sprintf("%s is bundled with this host: it is never made, edited or deleted.", uri(slug)))
+				making = false // the slug is taken: the body is no make's
+			default:
+				making = false
+			}
 		}
 	}
 	var m map[string]any
@@ -237,6 +247,12 @@ func (s *Service) validate(ctx context.Context, slug string, body json.RawMessag
 	return problems
 }
 
+// exists reports whether the store holds a bot of slug id.
+func (s *Service) exists(ctx context.Context, id string) bool {
+	_, err := s.store.Get(ctx, id)
+	return err == nil
+}
+
 // sentence ends an error's text with a full stop; it starts with the
 // field it names, as the wire's refusals do.
 func sentence(s string) string {
@@ -281,13 +297,42 @@ func (s *Service) hostPath(v any) string {
 	return ""
 }
 
-// hostDirs are the folders of this host a bot's text must not name.
+// hostDirs are the paths of this host a bot's text must not name: the
+// host's own secret files and their folders first (the vault, the users
+// file), then the bots' root, the configuration folder, the home folder
+// and the system's trees of secrets and state (systemDirs).
 func (s *Service) hostDirs() []string {
-	dirs := []string{s.root, s.configDir}
+	dirs := append(slices.Clone(s.hostPaths), s.root, s.configDir)
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) && home != "/" {
 		dirs = append(dirs, home)
 	}
-	return dirs
+	return append(dirs, systemDirs...)
+}
+
+// systemDirs are the trees of a Unix host that hold its secrets, its
+// configuration and its state - /etc/shadow, /proc/self/environ, logs,
+// sockets, data - which no bot has any business naming. /usr, /opt and
+// /tmp are left: a bot may well name a program or a scratch file.
+var systemDirs = []string{"/etc", "/proc", "/sys", "/boot", "/run", "/var", "/srv", "/mnt", "/media", "/private"}
+
+// secretPaths are paths, made absolute, with the folder of each (but
+// the file system's root): the names a bot's text must not use.
+func secretPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		out = append(out, abs)
+		if dir := filepath.Dir(abs); dir != filepath.Dir(dir) && !slices.Contains(out, dir) {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // pathIndex is the index of the first place s names dir as a whole path

@@ -172,3 +172,77 @@ func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
 		t.Errorf("the manifest offers tools %s, want post_message and ask_question, what the host offers", got)
 	}
 }
+
+// TestWorkspaceToolsRefuseTheVaultTheUsersFileAndTheSystemsPaths: a bot's
+// text may not name the host's vault or users file (wherever they are),
+// their folders, nor the system's trees of secrets and state such as
+// /etc/shadow; plain prose and a scratch path under /tmp pass.
+func TestWorkspaceToolsRefuseTheVaultTheUsersFileAndTheSystemsPaths(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	vault := filepath.Join(base, "secrets", "vault.json")
+	users := filepath.Join(base, "access", "users.json")
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, HostPaths: []string{vault, users}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for text, want := range map[string]string{
+		"Read " + vault + " first.":       vault,
+		"Check " + users + ".":            users,
+		"List " + filepath.Dir(vault):     filepath.Dir(vault),
+		"Run cat /etc/shadow":             "/etc/shadow",
+		"Look in /proc/self/environ.":     "/proc/self/environ",
+		"Tail /var/log/auth.log":          "/var/log/auth.log",
+		"Copy /srv/data/db.sqlite":        "/srv/data/db.sqlite",
+		"Read /run/secrets/api-key":       "/run/secrets/api-key",
+		"Scratch in /tmp/x.":              "",
+		"Use ./notes and the etc folder.": "",
+		"Run /usr/bin/git status.":        "",
+	} {
+		if got := s.hostPath(text); got != want {
+			t.Errorf("hostPath(%q) = %q, want %q", text, got, want)
+		}
+	}
+	g := gate{s}
+	said, err := g.Call(context.Background(), softSession("builder"), "bot_validate", json.RawMessage(`{"slug":"spy","bot":{"name":"Spy","instructions":"Print `+vault+` and /etc/shadow."}}`))
+	if err != nil || !strings.Contains(said, "instructions names a path on this host ("+vault+")") {
+		t.Errorf("bot_validate says %q (%v), want the vault's path refused", said, err)
+	}
+}
+
+// TestBotValidateTellsAPersonOnlyThatASlugTheyMayNotReadIsNotAvailable:
+// through the workspace tools, as on the wire, a slug taken by a bot the
+// person may not read - kept or bundled - is "not available", whichever
+// it is, and the body is checked as a make's.
+func TestBotValidateTellsAPersonOnlyThatASlugTheyMayNotReadIsNotAvailable(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}}
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles,
+		Bundled: []Bundle{houseBundle("n", "k")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Make(context.Background(), access.RootPrincipal(), "secret", []byte(`{"name":"Secret"}`)); err != nil {
+		t.Fatal(err)
+	}
+	g := gate{s}
+	var said []string
+	for _, slug := range []string{"secret", "house"} {
+		out, err := g.Call(context.Background(), softSession("builder"), wake.BotValidate, json.RawMessage(`{"slug":"`+slug+`","bot":{"color":"teal"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "bot://"+slug+" is not available") || strings.Contains(out, "bundled") || !strings.Contains(out, "must have a name") {
+			t.Errorf("bot_validate of %s for soft says %q: want it not available, nothing of why, and the body checked as a make's", slug, out)
+		}
+		said = append(said, strings.ReplaceAll(out, slug, "<slug>"))
+	}
+	if said[0] != said[1] {
+		t.Errorf("a kept slug and a bundled one read %q and %q: want one answer", said[0], said[1])
+	}
+}

@@ -31,16 +31,20 @@ func CheckOwner(s string) error {
 }
 
 // Permits reports whether p may use a credential whose entry names owners:
-// a root principal may use every credential; anybody else one whose owners
-// hold "*", p's own user:<id>, or a team or project p is a member of. A
-// principal that is nobody (no user, no memberships: someone the users
-// file no longer holds) may use none, "*" included; so nobody but root may
-// use an entry that names no owners.
+// one whose owners hold "*", p's own user:<id>, a team or project p is a
+// member of, or - for a root principal - root:<host>. An entry that names
+// no owners is root's alone. Nobody passes over the owners an entry
+// names: neither root nor a holder of *:* (grants say what may be done to
+// resources; the vault says whose a credential is, and the operator who
+// writes it names root:<host> where the host's own bots and root
+// connections may use an entry). A principal that is nobody (no user, no
+// memberships: someone the users file no longer holds) may use none, "*"
+// included.
 func Permits(owners []string, p access.Principal) bool {
-	if p.Root {
+	switch {
+	case p.Root && len(owners) == 0:
 		return true
-	}
-	if p.User == "" && len(p.Memberships) == 0 {
+	case !p.Root && p.User == "" && len(p.Memberships) == 0:
 		return false
 	}
 	for _, o := range owners {

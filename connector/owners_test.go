@@ -28,9 +28,10 @@ func (v ownedVault) Resolve(_ context.Context, ref connector.Ref) (connector.Cre
 // TestConnectorPermissionMatrix calls every connector of a bot owned by
 // soft (a member of team backend) as its owner, a team member, a reader,
 // a stranger and a person the users file no longer holds, and then as a
-// reader of a bot root owns: a call reaches the adapter only when the
-// vault entry's owners hold both the bot's owner and the person; a refusal
-// is one sentence naming the alias, never the value.
+// reader of a bot root owns, and as root: a call reaches the adapter only
+// when the vault entry's owners hold both the bot's owner and the person
+// (root too: root:<host>, "*" or no owners); a refusal is one sentence
+// naming the alias, never the value.
 func TestConnectorPermissionMatrix(t *testing.T) {
 	vault := ownedVault{
 		"mine":    {"user:soft"},
@@ -39,6 +40,8 @@ func TestConnectorPermissionMatrix(t *testing.T) {
 		"none":    nil,
 		"project": {"project:shop:website"},
 		"readers": {"user:rita"},
+		"host":    {"root:h"},
+		"lent":    {"user:rita", "root:h"},
 	}
 	m := map[string]string{}
 	for id := range vault {
@@ -70,8 +73,8 @@ func TestConnectorPermissionMatrix(t *testing.T) {
 		{"reader", soft, rita, []string{"all"}, "user:rita"},
 		{"stranger", soft, sam, []string{"all"}, "user:sam"},
 		{"person no longer in the users file", soft, gone, nil, "a person the users file does not hold"},
-		{"reader of a root-owned bot", root, rita, []string{"all", "readers"}, "user:rita"},
-		{"root", root, root, []string{"mine", "team", "all", "none", "project", "readers"}, ""},
+		{"reader of a root-owned bot", root, rita, []string{"all", "lent"}, "user:rita"},
+		{"root", root, root, []string{"all", "none", "host", "lent"}, "root"},
 	}
 	for _, row := range rows {
 		for alias := range vault {
@@ -125,6 +128,36 @@ func TestCheckOwner(t *testing.T) {
 	for _, bad := range []string{"", "soft", "user:", "group:x", "user:a b", "**"} {
 		if err := connector.CheckOwner(bad); err == nil {
 			t.Errorf("CheckOwner(%q) accepted", bad)
+		}
+	}
+}
+
+// TestRootAndEveryGrantUseAnEntryOnlyAsItsOwnersSay: neither a root
+// principal nor a holder of *:* passes over a vault entry's owners. Root
+// is held by an entry that names root:<host>, "*" or no owner at all; a
+// holder of *:* by one naming them, a team of theirs or "*".
+func TestRootAndEveryGrantUseAnEntryOnlyAsItsOwnersSay(t *testing.T) {
+	t.Parallel()
+	root := access.RootPrincipal()
+	admin := access.Principal{User: "admin", Grants: []string{"*:*"}}
+	for _, c := range []struct {
+		who    string
+		p      access.Principal
+		owners []string
+		want   bool
+	}{
+		{"root", root, []string{"user:soft"}, false},
+		{"root", root, []string{"team:backend"}, false},
+		{"root", root, []string{"root:h"}, true},
+		{"root", root, []string{"*"}, true},
+		{"root", root, nil, true},
+		{"*:*", admin, []string{"user:soft"}, false},
+		{"*:*", admin, nil, false},
+		{"*:*", admin, []string{"user:admin"}, true},
+		{"*:*", admin, []string{"*"}, true},
+	} {
+		if got := connector.Permits(c.owners, c.p); got != c.want {
+			t.Errorf("%s on an entry of owners %q: Permits = %v, want %v", c.who, c.owners, got, c.want)
 		}
 	}
 }

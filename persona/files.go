@@ -415,11 +415,12 @@ func (f *Files) replace(ctx context.Context, dir string, p Parts, template strin
 }
 
 // RemoveStaleTemps removes from dir the temp files of AGENTS.md and
-// CLAUDE.md writes that a crash left (older than atomicfile.StaleAfter),
-// and returns their paths. Every other temp file in the folder is the
-// bot's, and stays.
-func (f *Files) RemoveStaleTemps(dir string) ([]string, error) {
-	return atomicfile.RemoveStale(dir, time.Now().Add(-atomicfile.StaleAfter), AgentsFile, ClaudeFile)
+// CLAUDE.md writes that a crash left (last modified before cutoff), and
+// returns their paths, and whether younger ones are left
+// (atomicfile.Sweep). Every other temp file in the folder is the bot's,
+// and stays.
+func (f *Files) RemoveStaleTemps(dir string, cutoff time.Time) (removed []string, young bool, err error) {
+	return atomicfile.Sweep(dir, cutoff, AgentsFile, ClaudeFile)
 }
 
 // make writes a new AGENTS.md in dir from the template, unless one appeared

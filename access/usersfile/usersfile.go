@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agenthost/bots/access"
 )
@@ -81,8 +82,22 @@ func Load(path string) (*Users, error) {
 	return u, nil
 }
 
+// MinTokenLen is the fewest characters a token of a users file may have: a
+// shorter one is a password anybody who can reach the server may guess.
+const MinTokenLen = 16
+
+// checkToken refuses a token shorter than MinTokenLen, in words that
+// never show it.
+func checkToken(token string) error {
+	if utf8.RuneCountInString(token) < MinTokenLen {
+		return fmt.Errorf("the token is shorter than %d characters, and a short token can be guessed: give a long random one (openssl rand -hex 32)", MinTokenLen)
+	}
+	return nil
+}
+
 // Parse parses the JSON of a users file. It refuses unknown keys, an
-// empty token, a user without an id, and a duplicate id or token.
+// empty token or one shorter than MinTokenLen, a user without an id, and
+// a duplicate id or token.
 func Parse(data []byte) (*Users, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -99,6 +114,9 @@ func Parse(data []byte) (*Users, error) {
 	if f.Root != nil {
 		if f.Root.Token == "" {
 			return nil, errors.New("root: empty token")
+		}
+		if err := checkToken(f.Root.Token); err != nil {
+			return nil, fmt.Errorf("root: %w", err)
 		}
 		h := sha256.Sum256([]byte(f.Root.Token))
 		u.root = &h
@@ -118,6 +136,9 @@ func Parse(data []byte) (*Users, error) {
 		}
 		if e.Token == "" {
 			return nil, fmt.Errorf("%s: empty token", where)
+		}
+		if err := checkToken(e.Token); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		h := sha256.Sum256([]byte(e.Token))
 		if other, dup := holders[h]; dup {

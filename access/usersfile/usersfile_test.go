@@ -14,10 +14,10 @@ import (
 )
 
 const goodUsers = `{
-  "root": { "token": "root-secret" },
+  "root": { "token": "root-secret-0123456789" },
   "users": [
-    { "id": "soft", "token": "soft-secret", "grants": ["bot:*", "session:create"], "memberships": ["backend", "shop:website"] },
-    { "id": "bob", "token": "bob-secret" }
+    { "id": "soft", "token": "soft-secret-0123456789", "grants": ["bot:*", "session:create"], "memberships": ["backend", "shop:website"] },
+    { "id": "bob", "token": "bob-secret-0123456789" }
   ]
 }`
 
@@ -40,17 +40,17 @@ func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := u.Authenticate("root-secret"); !ok || !p.Root {
+	if p, ok := u.Authenticate("root-secret-0123456789"); !ok || !p.Root {
 		t.Fatalf("root token: %+v %v", p, ok)
 	}
-	p, ok := u.Authenticate("soft-secret")
+	p, ok := u.Authenticate("soft-secret-0123456789")
 	if !ok || p.Root || p.User != "soft" || !p.Has("bot:put") || !p.MemberOf("shop:website") {
 		t.Fatalf("soft token: %+v %v", p, ok)
 	}
-	if p, ok := u.Authenticate("bob-secret"); !ok || p.User != "bob" || len(p.Grants) != 0 {
+	if p, ok := u.Authenticate("bob-secret-0123456789"); !ok || p.User != "bob" || len(p.Grants) != 0 {
 		t.Fatalf("bob token: %+v %v", p, ok)
 	}
-	for _, tok := range []string{"", "wrong", "soft-secre", "soft-secret ", "ROOT-SECRET"} {
+	for _, tok := range []string{"", "wrong", "soft-secre", "soft-secret-0123456789 ", "ROOT-SECRET-0123456789"} {
 		if p, ok := u.Authenticate(tok); ok {
 			t.Fatalf("token %q authenticated as %+v", tok, p)
 		}
@@ -65,7 +65,7 @@ func TestAuthenticateReturnsCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := u.Authenticate("soft-secret")
+	p, _ := u.Authenticate("soft-secret-0123456789")
 	p.Grants[0] = "*:*"
 	p.Memberships[0] = "admins"
 	again, _ := u.Principal("soft")
@@ -85,14 +85,14 @@ func TestNilUsersAuthenticatesNobody(t *testing.T) {
 }
 
 func TestFileWithoutRootHasNoRootToken(t *testing.T) {
-	u, err := Parse([]byte(`{"users":[{"id":"a","token":"t"}]}`))
+	u, err := Parse([]byte(`{"users":[{"id":"a","token":"tttttttttttttttt"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := u.Authenticate(""); ok {
 		t.Fatal("the empty token authenticated")
 	}
-	if p, ok := u.Authenticate("t"); !ok || p.User != "a" {
+	if p, ok := u.Authenticate("tttttttttttttttt"); !ok || p.User != "a" {
 		t.Fatalf("token t: %+v %v", p, ok)
 	}
 }
@@ -101,18 +101,18 @@ func TestParseUsersRefusesBadFiles(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
 		{"not JSON", `{`, "not a users file"},
 		{"unknown top-level key", `{"rooot":{"token":"x"}}`, `unknown field "rooot"`},
-		{"unknown user key", `{"users":[{"id":"a","token":"t","group":["x"]}]}`, `unknown field "group"`},
-		{"unknown root key", `{"root":{"token":"t","id":"r"}}`, `unknown field "id"`},
+		{"unknown user key", `{"users":[{"id":"a","token":"tttttttttttttttt","group":["x"]}]}`, `unknown field "group"`},
+		{"unknown root key", `{"root":{"token":"tttttttttttttttt","id":"r"}}`, `unknown field "id"`},
 		{"trailing text", `{"users":[]} {}`, "text after the JSON object"},
 		{"empty root token", `{"root":{"token":""}}`, "root: empty token"},
 		{"empty user token", `{"users":[{"id":"a","token":""}]}`, `users[0] ("a"): empty token`},
-		{"no id", `{"users":[{"token":"t"}]}`, "users[0]: no id"},
-		{"id with a colon", `{"users":[{"id":"a:b","token":"t"}]}`, "colon"},
-		{"duplicate id", `{"users":[{"id":"a","token":"t1"},{"id":"a","token":"t2"}]}`, `users[1] ("a"): duplicate id, as users[0]`},
-		{"duplicate token", `{"users":[{"id":"a","token":"t"},{"id":"b","token":"t"}]}`, `users[1] ("b"): duplicate token, the same as "a"'s`},
-		{"root token reused", `{"root":{"token":"t"},"users":[{"id":"a","token":"t"}]}`, `duplicate token, the same as root's`},
-		{"bad grant", `{"users":[{"id":"a","token":"t","grants":["bot"]}]}`, `grant "bot"`},
-		{"empty membership", `{"users":[{"id":"a","token":"t","memberships":[" "]}]}`, "empty membership"},
+		{"no id", `{"users":[{"token":"tttttttttttttttt"}]}`, "users[0]: no id"},
+		{"id with a colon", `{"users":[{"id":"a:b","token":"tttttttttttttttt"}]}`, "colon"},
+		{"duplicate id", `{"users":[{"id":"a","token":"token-1-0123456789"},{"id":"a","token":"token-2-0123456789"}]}`, `users[1] ("a"): duplicate id, as users[0]`},
+		{"duplicate token", `{"users":[{"id":"a","token":"tttttttttttttttt"},{"id":"b","token":"tttttttttttttttt"}]}`, `users[1] ("b"): duplicate token, the same as "a"'s`},
+		{"root token reused", `{"root":{"token":"tttttttttttttttt"},"users":[{"id":"a","token":"tttttttttttttttt"}]}`, `duplicate token, the same as root's`},
+		{"bad grant", `{"users":[{"id":"a","token":"tttttttttttttttt","grants":["bot"]}]}`, `grant "bot"`},
+		{"empty membership", `{"users":[{"id":"a","token":"tttttttttttttttt","memberships":[" "]}]}`, "empty membership"},
 		{"wrong type", `{"users":{"id":"a"}}`, "not a users file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestParseUsersRefusesBadFiles(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
-			if strings.Contains(err.Error(), `"t"`) && strings.Contains(tc.file, `"token":"t"`) && tc.name != "no id" {
+			if strings.Contains(err.Error(), `"tttttttttttttttt"`) && strings.Contains(tc.file, `"token":"tttttttttttttttt"`) && tc.name != "no id" {
 				t.Fatalf("the error shows a token: %v", err)
 			}
 		})
@@ -141,17 +141,17 @@ func TestLoadUsersErrorNamesTheFile(t *testing.T) {
 
 func TestChangedUsers(t *testing.T) {
 	prev, _ := Parse([]byte(`{"users":[
-		{"id":"same","token":"1","memberships":["x"]},
-		{"id":"moved","token":"2","memberships":["x"]},
-		{"id":"regranted","token":"3","grants":["bot:get"]},
-		{"id":"retokened","token":"4"},
-		{"id":"gone","token":"5"}]}`))
+		{"id":"same","token":"token-1-0123456789","memberships":["x"]},
+		{"id":"moved","token":"token-2-0123456789","memberships":["x"]},
+		{"id":"regranted","token":"token-3-0123456789","grants":["bot:get"]},
+		{"id":"retokened","token":"token-4-0123456789"},
+		{"id":"gone","token":"token-5-0123456789"}]}`))
 	next, _ := Parse([]byte(`{"users":[
-		{"id":"same","token":"1","memberships":["x"]},
-		{"id":"moved","token":"2","memberships":["y"]},
-		{"id":"regranted","token":"3","grants":["bot:*"]},
-		{"id":"retokened","token":"44"},
-		{"id":"new","token":"6"}]}`))
+		{"id":"same","token":"token-1-0123456789","memberships":["x"]},
+		{"id":"moved","token":"token-2-0123456789","memberships":["y"]},
+		{"id":"regranted","token":"token-3-0123456789","grants":["bot:*"]},
+		{"id":"retokened","token":"token-44-0123456789"},
+		{"id":"new","token":"token-6-0123456789"}]}`))
 	want := []string{"gone", "moved", "new", "regranted"}
 	if got := Changed(prev, next); !slices.Equal(got, want) {
 		t.Fatalf("Changed = %v, want %v", got, want)
@@ -204,7 +204,7 @@ func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no change heard")
 	}
-	p, ok := d.Authenticate("soft-secret")
+	p, ok := d.Authenticate("soft-secret-0123456789")
 	if !ok || p.MemberOf("backend") || !p.MemberOf("shop:website") {
 		t.Fatalf("after the change soft is %+v", p)
 	}
@@ -222,7 +222,7 @@ func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
 			t.Fatalf("Reload of a bad file: changed=%v err=%v", changed, err)
 		}
 	}
-	if _, ok := d.Authenticate("soft-secret"); !ok {
+	if _, ok := d.Authenticate("soft-secret-0123456789"); !ok {
 		t.Fatal("the last good users were dropped")
 	}
 	out := log.String()
@@ -262,7 +262,7 @@ func TestDirectorySubscribeCancelStopsCalls(t *testing.T) {
 	if heard != 0 {
 		t.Fatal("a cancelled subscriber was called")
 	}
-	if _, ok := d.Authenticate("soft-secret"); ok {
+	if _, ok := d.Authenticate("soft-secret-0123456789"); ok {
 		t.Fatal("a removed user still authenticates")
 	}
 }
@@ -286,7 +286,42 @@ func TestDirectoryCloseIsIdempotent(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := d.Authenticate("root-secret"); !ok {
+	if _, ok := d.Authenticate("root-secret-0123456789"); !ok {
 		t.Fatal("a closed directory forgot its users")
+	}
+}
+
+func TestAUsersFileWithATokenShorterThan16CharactersIsRefusedNamingTheEntry(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("k", MinTokenLen)
+	for _, tc := range []struct{ name, file, want string }{
+		{"one-character user token", `{"users":[{"id":"a","token":"x"}]}`, `users[0] ("a"): the token is shorter than 16 characters`},
+		{"fifteen characters", `{"users":[{"id":"b","token":"` + long[:15] + `"}]}`, `users[0] ("b"): the token is shorter than 16 characters`},
+		{"root", `{"root":{"token":"r"}}`, `root: the token is shorter than 16 characters`},
+	} {
+		_, err := Parse([]byte(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), ". ") > 0 {
+			t.Errorf("%s: error %v, want one sentence containing %q", tc.name, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), `"x"`) || strings.Contains(err.Error(), long[:15])) {
+			t.Errorf("%s: the error shows the token: %v", tc.name, err)
+		}
+	}
+	if _, err := Parse([]byte(`{"root":{"token":"` + long + `"},"users":[{"id":"a","token":"` + long + `a"}]}`)); err != nil {
+		t.Errorf("tokens of 16 characters and more are refused: %v", err)
+	}
+
+	// A directory keeps the last good file.
+	var log syncLog
+	d, path := openTestDirectory(t, -1, &log)
+	writeUsers(t, path, `{"users":[{"id":"soft","token":"s"}]}`)
+	if changed, err := d.Reload(context.Background()); changed || err == nil {
+		t.Fatalf("Reload of a file with a short token: changed=%v err=%v", changed, err)
+	}
+	if _, ok := d.Authenticate("soft-secret-0123456789"); !ok {
+		t.Error("the last good users were dropped")
+	}
+	if _, ok := d.Authenticate("s"); ok {
+		t.Error("the short token was taken")
 	}
 }

@@ -23,9 +23,9 @@ import (
 func builderUsers(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "users.json")
-	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token"}, "users": []map[string]any{
-		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "bot:get", "session:create"}},
-		{"id": "tess", "token": "tess-token", "grants": []string{"bot:get", "session:create"}},
+	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token-0123456789"}, "users": []map[string]any{
+		{"id": "soft", "token": "soft-token-0123456789", "grants": []string{"bot:put", "bot:get", "session:create"}},
+		{"id": "tess", "token": "tess-token-0123456789", "grants": []string{"bot:get", "session:create"}},
 	}})
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func one(t *testing.T, c *ahpClient, chat, id, words string) string {
 func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testing.T) {
 	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
 	srv := setup.start(t)
-	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
 	soft.subscribe("x-ahpd-bots://")
 	chat := soft.openChat("ahp-session:/build", "bot-builder")
 
@@ -73,7 +73,7 @@ func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testi
 	// The same request from a person who may only read bots is refused
 	// with the permission sentence, and makes nothing.
 	const makeGo = `call bot_make {"slug": "go-reviewer", "bot": {"name": "Go Reviewer", "instructions": "You review pull requests in Go."}}`
-	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token-0123456789", "tess")
 	tchat := tess.openChat("ahp-session:/tess-build", "bot-builder")
 	if refused := one(t, tess, tchat, "t1", makeGo); refused != "tool failed: Permission denied: bot://go-reviewer: making a bot needs bot:put" {
 		t.Errorf("a person with bot:get alone has bot_make say %q, want the permission sentence", refused)
@@ -251,7 +251,7 @@ func toolJSON(t *testing.T, said string, v any) {
 func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollowTheEtag(t *testing.T) {
 	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
 	srv := setup.start(t)
-	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
 	soft.subscribe("x-ahpd-bots://")
 	chat := soft.openChat("ahp-session:/tools", "bot-builder")
 	turn := 0
@@ -358,7 +358,7 @@ func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollow
 	}
 
 	// One who may only read bots reads the bundled builder, and lists it.
-	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token-0123456789", "tess")
 	var got struct {
 		Data string `json:"data"`
 	}

@@ -720,12 +720,12 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 		loadHeapGrowth = 16 << 20
 	)
 	base := t.TempDir()
-	users := `{"root": {"token": "root-token"}, "users": [`
+	users := `{"root": {"token": "root-token-0123456789"}, "users": [`
 	for p := range people {
 		if p > 0 {
 			users += ","
 		}
-		users += fmt.Sprintf(`{"id": "p%d", "token": "tok%d", "grants": ["bot:*", "session:create"]}`, p, p)
+		users += fmt.Sprintf(`{"id": "p%d", "token": "token-of-person-%d", "grants": ["bot:*", "session:create"]}`, p, p)
 	}
 	users += "]}"
 	usersFile := filepath.Join(base, "users.json")
@@ -733,7 +733,7 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"), "-users", usersFile)
-	admin := dialChat(t, s.addr+"/?tkn=root-token", "admin")
+	admin := dialChat(t, s.addr+"/?tkn=root-token-0123456789", "admin")
 	for i := range bots {
 		admin.makeBot(fmt.Sprint("b", i), fmt.Sprintf(`{"name": "B%d"}`, i))
 	}
@@ -745,7 +745,7 @@ func TestLoadManyBotsManyPeople(t *testing.T) {
 	}
 	var all []opened
 	for p := range people {
-		c := dialChat(t, s.addr+fmt.Sprintf("/?tkn=tok%d", p), fmt.Sprint("p", p))
+		c := dialChat(t, s.addr+fmt.Sprintf("/?tkn=token-of-person-%d", p), fmt.Sprint("p", p))
 		c.keep = 2
 		for i := range bots {
 			all = append(all, opened{c, c.openChat(fmt.Sprintf("ahp-session:/p%d-b%d", p, i), fmt.Sprint("b", i)), i})

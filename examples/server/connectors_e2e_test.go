@@ -18,8 +18,9 @@ import (
 // who may read no bot. Every person who can chat with motion has its agent
 // call every connector; a call reaches the far end only when the vault
 // entry's owners hold both soft and the person, and a refusal names the
-// alias and never the value. A bot root owns lends rita the entry that
-// names her. The stranger cannot open a chat with motion at all.
+// alias and never the value. A bot root owns lends rita an entry only
+// when it names her and root:<host>: root passes over no entry's owners.
+// The stranger cannot open a chat with motion at all.
 func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	const secret = "tok-matrix-5e6f7a8b9c0d1e2f"
 	var (
@@ -35,6 +36,7 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	defer far.Close()
 	owners := map[string][]string{
 		"mine": {"user:soft"}, "team": {"team:backend"}, "all": {"*"}, "none": nil, "readers": {"user:rita"},
+		"lent": {"user:rita", "root:chathost"},
 	}
 	entries := map[string]any{}
 	connectors := map[string]string{}
@@ -53,11 +55,11 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	if err := os.WriteFile(vault, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	data, _ = json.Marshal(map[string]any{"root": map[string]string{"token": "root-token"}, "users": []map[string]any{
-		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "session:create"}, "memberships": []string{"backend"}},
-		{"id": "tess", "token": "tess-token", "grants": []string{"bot:get", "session:create"}, "memberships": []string{"backend"}},
-		{"id": "rita", "token": "rita-token", "grants": []string{"bot:get", "session:create"}},
-		{"id": "sam", "token": "sam-token", "grants": []string{"session:create"}},
+	data, _ = json.Marshal(map[string]any{"root": map[string]string{"token": "root-token-0123456789"}, "users": []map[string]any{
+		{"id": "soft", "token": "soft-token-0123456789", "grants": []string{"bot:put", "session:create"}, "memberships": []string{"backend"}},
+		{"id": "tess", "token": "tess-token-0123456789", "grants": []string{"bot:get", "session:create"}, "memberships": []string{"backend"}},
+		{"id": "rita", "token": "rita-token-0123456789", "grants": []string{"bot:get", "session:create"}},
+		{"id": "sam", "token": "sam-token-0123456789", "grants": []string{"session:create"}},
 	}})
 	if err := os.WriteFile(users, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -65,9 +67,9 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 	setup := newACPSetup(t, "-vault", vault, "-users", users)
 	srv := setup.start(t)
 	body, _ := json.Marshal(map[string]any{"name": "Motion", "provider": "fake", "connectors": connectors})
-	dialChat(t, srv.addr+"/?tkn=soft-token", "soft-maker").makeBot("motion", string(body))
+	dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft-maker").makeBot("motion", string(body))
 	body, _ = json.Marshal(map[string]any{"name": "House", "provider": "fake", "connectors": connectors})
-	dialChat(t, srv.addr+"/?tkn=root-token", "root-maker").makeBot("house", string(body))
+	dialChat(t, srv.addr+"/?tkn=root-token-0123456789", "root-maker").makeBot("house", string(body))
 
 	rows := []struct {
 		person, bot string
@@ -76,11 +78,11 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 		{"soft", "motion", []string{"mine", "team", "all"}},
 		{"tess", "motion", []string{"team", "all"}},
 		{"rita", "motion", []string{"all"}},
-		{"rita", "house", []string{"all", "readers"}},
+		{"rita", "house", []string{"all", "lent"}},
 	}
 	turn := 0
 	for _, row := range rows {
-		c := dialChat(t, srv.addr+"/?tkn="+row.person+"-token", row.person)
+		c := dialChat(t, srv.addr+"/?tkn="+row.person+"-token-0123456789", row.person)
 		chat := c.openChat("ahp-session:/"+row.person+"-"+row.bot, row.bot)
 		for alias := range owners {
 			want := strings.Contains(" "+strings.Join(row.allowed, " ")+" ", " "+alias+" ")
@@ -104,7 +106,7 @@ func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
 			}
 		}
 	}
-	sam := dialChat(t, srv.addr+"/?tkn=sam-token", "sam")
+	sam := dialChat(t, srv.addr+"/?tkn=sam-token-0123456789", "sam")
 	if err := sam.call("createSession", map[string]any{"channel": "ahp-session:/sam", "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil, nil); err == nil {
 		t.Error("a stranger opened a chat with a bot they may not read")
 	}

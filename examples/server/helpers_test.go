@@ -23,10 +23,10 @@ import (
 
 // The tokens of the users file the tests serve.
 const (
-	rootToken = "root-token"
-	softToken = "soft-token" // soft: bot:put and session:create, member of backend
-	kimToken  = "kim-token"  // kim: bot:get
-	nemoToken = "nemo-token" // nemo: no grants, no memberships
+	rootToken = "root-token-0123456789"
+	softToken = "soft-token-0123456789" // soft: bot:put and session:create, member of backend
+	kimToken  = "kim-token-0123456789"  // kim: bot:get
+	nemoToken = "nemo-token-0123456789" // nemo: no grants, no memberships
 	hostName  = "e2e"
 )
 

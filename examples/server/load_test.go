@@ -142,12 +142,12 @@ func (l chatLoad) start(tb testing.TB) []*personChat {
 	}
 	base := tb.TempDir()
 	var users strings.Builder
-	users.WriteString(`{"root": {"token": "root-token"}, "users": [`)
+	users.WriteString(`{"root": {"token": "root-token-0123456789"}, "users": [`)
 	for p := range l.people {
 		if p > 0 {
 			users.WriteString(",")
 		}
-		fmt.Fprintf(&users, `{"id": "p%d", "token": "tok%d", "grants": ["bot:*", "session:create"]}`, p, p)
+		fmt.Fprintf(&users, `{"id": "p%d", "token": "token-of-person-%d", "grants": ["bot:*", "session:create"]}`, p, p)
 	}
 	users.WriteString("]}")
 	usersFile := filepath.Join(base, "users.json")
@@ -161,7 +161,7 @@ func (l chatLoad) start(tb testing.TB) []*personChat {
 	for range 8 {
 		wg.Go(func() {
 			for p := range next {
-				c := dialChat(tb, s.addr+fmt.Sprintf("/?tkn=tok%d", p), fmt.Sprint("p", p))
+				c := dialChat(tb, s.addr+fmt.Sprintf("/?tkn=token-of-person-%d", p), fmt.Sprint("p", p))
 				c.keep = 2
 				c.makeBot(fmt.Sprint("b", p), fmt.Sprintf(`{"name": "B%d"}`, p))
 				chats[p] = &personChat{c: c, chat: c.openChat(fmt.Sprintf("ahp-session:/p%d", p), fmt.Sprint("b", p)), name: fmt.Sprint("B", p)}

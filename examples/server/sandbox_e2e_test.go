@@ -44,12 +44,12 @@ func TestEndToEndAnAgentReadsNothingOfTheHostButItsOwnFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	users := filepath.Join(secrets, "users.json")
-	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token"}, "users": []}`), 0o600); err != nil {
+	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token-0123456789"}, "users": []}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	setup := newACPSetup(t, "-vault", vault, "-users", users)
 	srv := setup.start(t)
-	c := dialChat(t, srv.addr+"/?tkn=root-token", "sandbox")
+	c := dialChat(t, srv.addr+"/?tkn=root-token-0123456789", "sandbox")
 	c.makeBot("other", `{"name": "Other", "provider": "fake", "instructions": "other's notes"}`)
 	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
 	chat := c.openChat("ahp-session:/sandbox", "motion")

@@ -45,7 +45,7 @@ func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *test
 		c.subscribeCatalogue(t)
 	}
 
-	const newSoftToken = "soft-token-2"
+	const newSoftToken = "soft-token-0123456789-2"
 	changed := time.Now()
 	writeAtomic(t, g.dirs.users, `{"root":{"token":"`+rootToken+`"},"users":[
 		{"id":"soft","token":"`+newSoftToken+`","grants":["bot:put","session:create"],"memberships":[]},

@@ -35,14 +35,22 @@ const StaleAfter = time.Minute
 // that is somebody else's keeps its own .tmp- files. It returns the paths
 // it removed; a missing folder has none.
 func RemoveStale(dir string, cutoff time.Time, targets ...string) ([]string, error) {
+	removed, _, err := Sweep(dir, cutoff, targets...)
+	return removed, err
+}
+
+// Sweep is RemoveStale that also reports whether dir still holds temp
+// files of the targets that were too young to take (modified at or after
+// cutoff): a sweep that must leave what may be a write in progress can
+// look at the folder again once they are old enough.
+func Sweep(dir string, cutoff time.Time, targets ...string) (removed []string, young bool, err error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list %s for stale temp files: %w", dir, err)
+		return nil, false, fmt.Errorf("list %s for stale temp files: %w", dir, err)
 	}
-	var removed []string
 	var errs []error
 	for _, e := range ents {
 		name := e.Name()
@@ -50,7 +58,11 @@ func RemoveStale(dir string, cutoff time.Time, targets ...string) ([]string, err
 			continue
 		}
 		fi, err := e.Info()
-		if err != nil || !fi.ModTime().Before(cutoff) {
+		if err != nil {
+			continue
+		}
+		if !fi.ModTime().Before(cutoff) {
+			young = true
 			continue
 		}
 		path := filepath.Join(dir, name)
@@ -65,7 +77,7 @@ func RemoveStale(dir string, cutoff time.Time, targets ...string) ([]string, err
 			errs = append(errs, err)
 		}
 	}
-	return removed, errors.Join(errs...)
+	return removed, young, errors.Join(errs...)
 }
 
 // ofTargets reports whether the temp file name is one of a write to one of

@@ -102,3 +102,22 @@ func TestRemoveStaleTakesOnlyOldTempFilesOfTheTargetsNamed(t *testing.T) {
 		t.Fatalf("a missing folder: %v, %v", removed, err)
 	}
 }
+
+func TestSweepSaysWhetherTempFilesOfTheTargetsTooYoungToTakeAreLeft(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	now := time.Now()
+	plant(t, filepath.Join(dir, ".tmp-notes.txt-1"), now) // not a target: says nothing
+	if _, young, err := Sweep(dir, now.Add(-StaleAfter), "AGENTS.md"); err != nil || young {
+		t.Fatalf("a folder with no temp file of the targets: young %v, %v", young, err)
+	}
+	plant(t, filepath.Join(dir, ".tmp-AGENTS.md-2"), now)
+	removed, young, err := Sweep(dir, now.Add(-StaleAfter), "AGENTS.md")
+	if err != nil || !young || len(removed) != 0 {
+		t.Fatalf("a young temp file: removed %v, young %v, %v", removed, young, err)
+	}
+	removed, young, err = Sweep(dir, now.Add(time.Second), "AGENTS.md")
+	if err != nil || young || len(removed) != 1 {
+		t.Fatalf("once it is old enough: removed %v, young %v, %v", removed, young, err)
+	}
+}

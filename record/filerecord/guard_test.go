@@ -96,13 +96,15 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 		filepath.Join(dir, "bots", ".tmp-x-789"),
 		filepath.Join(dir, "bots-gone", ".tmp-gone-1"),
 	}
-	fresh := filepath.Join(dir, "bots", "motion", ".tmp-bot.md-999") // a write that may be in progress
+	fresh := filepath.Join(dir, "bots", "motion", ".tmp-bot.md-999") // a write begun after the load began
 	for _, p := range append(stale, fresh) {
 		writeFile(t, p, "half a write")
-		if p != fresh {
-			if err := os.Chtimes(p, old, old); err != nil {
-				t.Fatal(err)
-			}
+		mod := old
+		if p == fresh {
+			mod = time.Now().Add(time.Hour)
+		}
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
 		}
 	}
 	s = open(t, dir, nil)
@@ -117,5 +119,39 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 	}
 	if _, err := s.Get(context.Background(), "motion"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenRemovesTempFilesAKillJustBeforeARestartLeft: the configuration
+// folder is this store's alone, so a temp file last modified before the
+// load began is no write of anybody's, however young: a kill -9 a second
+// before a restart leaves nothing after it.
+func TestOpenRemovesTempFilesAKillJustBeforeARestartLeft(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, dir, nil)
+	if _, err := s.Create(context.Background(), handBot("motion")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	young := []string{
+		filepath.Join(dir, "bots", "motion", ".tmp-bot.md-123"),
+		filepath.Join(dir, "bots", "motion", "logs", ".tmp-chat.jsonl-456"),
+		filepath.Join(dir, "bots", ".tmp-x-789"),
+		filepath.Join(dir, "bots-gone", ".tmp-gone-1"),
+	}
+	killed := time.Now().Add(-time.Second) // a second before the restart
+	for _, p := range young {
+		writeFile(t, p, "half a write")
+		if err := os.Chtimes(p, killed, killed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = open(t, dir, nil)
+	s.WaitSwept()
+	for _, p := range young {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s, left a moment before the restart, survived it: %v", p, err)
+		}
 	}
 }

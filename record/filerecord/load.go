@@ -30,6 +30,12 @@ type loaded struct {
 	cached bool       // the bytes were the load cache's
 }
 
+// clockMargin is how much older than the start of a load a temp file must
+// be for the load's sweep to take it: a file's modification time comes
+// from the kernel's coarse clock, up to a tick (1-10 ms) behind
+// time.Now, and a restart after a kill takes longer than this.
+const clockMargin = 100 * time.Millisecond
+
 // load reads the tombstones, migrates what an older layout left (see
 // migrate.go), then reads every bot folder's bot.md with a small pool of
 // readers (from the load cache where it holds the file as it is, see
@@ -41,9 +47,17 @@ type loaded struct {
 func (s *Store) load(ctx context.Context) error {
 	start := time.Now()
 	began := s.now() // for the load cache (loadcache.go)
-	// A temp file older than this is what a write killed before its rename
-	// left: a crash, or a kill -9.
-	cutoff := start.Add(-atomicfile.StaleAfter)
+	// A temp file last modified before the load began is what a write
+	// killed before its rename left: a crash, or a kill -9, however
+	// little before the restart. The configuration folder is this store's
+	// alone, and every write of this process begins after this, so such a
+	// file is no write in progress (and removing one that were would only
+	// fail that write: its rename finds no file, the target keeps its old
+	// bytes). The margin is for the file system's clock, which lags the
+	// precise one by up to a tick: a write begun just after the load must
+	// not look older than it. Work folders, which instances share, keep
+	// the stricter atomicfile.StaleAfter (bot.Service.clearPersonaTemps).
+	cutoff := began.Add(-clockMargin)
 	s.clearTemps(cutoff, s.goneDir)
 	if _, err := atomicfile.RemoveStale(s.configDir, cutoff, cacheName); err != nil {
 		s.log.Warn("stale temp files of the load cache left", "folder", s.configDir, "err", err)
