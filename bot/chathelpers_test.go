@@ -159,6 +159,7 @@ type chatClient struct {
 	chats    map[string]ahp.ChatState
 	rejected []string
 	notes    []string // notifications heard: "method session"
+	ended    []string // engine.SubscriptionEnded heard: "channel: reason"
 	changed  chan struct{}
 }
 
@@ -219,12 +220,18 @@ func (c *chatClient) read() {
 			}
 		default:
 			var p struct {
+				Channel string `json:"channel"`
+				Reason  string `json:"reason"`
 				Session string `json:"session"`
 				Summary struct {
 					Resource string `json:"resource"`
 				} `json:"summary"`
 			}
 			json.Unmarshal(m.Params, &p)
+			if m.Method == engine.SubscriptionEnded {
+				c.ended = append(c.ended, p.Channel+": "+p.Reason)
+				break
+			}
 			c.notes = append(c.notes, m.Method+" "+p.Session+p.Summary.Resource)
 		}
 		c.mu.Unlock()

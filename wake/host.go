@@ -111,6 +111,21 @@ type Idler interface {
 	Idle(ctx context.Context, session string) error
 }
 
+// Lister is an optional interface of a SessionHost that lists the back
+// sessions it holds (those whose _meta names BackSessionMeta), so that a
+// service can end the ones whose person may no longer read their bot.
+type Lister interface {
+	// BackSessions returns every back session the host holds now, in no
+	// particular order.
+	BackSessions() []Held
+}
+
+// Held is a back session a host holds: its URI, and the bot and person
+// its _meta names.
+type Held struct {
+	Session, Bot, Person string
+}
+
 // Restorer is an optional interface of a SessionHost that can hold a
 // session again under the URI it had, after a restart lost it. The Waker
 // restores the session a row names, rather than start a new one, so the
