@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -216,4 +217,69 @@ func backSessions(e *chatEnv, person string) []string {
 		}
 	}
 	return out
+}
+
+// TestAChatClosedToItsOwnerOpensAgainWhenTheyMayReadTheBotAgain: the chat
+// and its log stay when it is closed to its owner; put back in the team,
+// they see it in their list again and may subscribe and talk there.
+func TestAChatClosedToItsOwnerOpensAgainWhenTheyMayReadTheBotAgain(t *testing.T) {
+	t.Parallel()
+	e, reload := newRevokeEnv(t, revokeUsers(`"session:create"`, `"backend"`))
+	soft := access.Principal{User: "soft", Grants: []string{"bot:put"}, Memberships: []string{"backend"}}
+	if _, err := e.svc.Make(context.Background(), soft, "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tess := e.connect(t, tessTkn)
+	tess.subscribe(ahp.RootURI)
+	session, chat := tess.open("ahp-session:/tess", "team-bot")
+	tess.say(chat, "t1", "before")
+	tess.turn(chat, "t1")
+	reload(revokeUsers(`"session:create"`, ``))
+	heard := func(note string) func() bool {
+		return func() bool {
+			tess.mu.Lock()
+			defer tess.mu.Unlock()
+			return slices.Contains(tess.notes, note)
+		}
+	}
+	waitFor(t, heard("root/sessionRemoved "+session))
+	reload(revokeUsers(`"session:create"`, `"backend"`))
+	waitFor(t, heard("root/sessionAdded "+session))
+	var list ahp.ListSessionsResult
+	tess.mustCall("listSessions", map[string]any{}, &list)
+	if !slices.ContainsFunc(list.Items, func(s ahp.SessionSummary) bool { return s.Resource == session }) {
+		t.Errorf("the chat is not in tess's list again")
+	}
+	tess.subscribe(chat)
+	tess.say(chat, "t2", "after")
+	if got := markdown(tess.turn(chat, "t2")); !slices.Equal(got, []string{"Team heard: after"}) {
+		t.Errorf("the bot says %q in the chat opened again", got)
+	}
+}
+
+// TestDeletingABotCancelsItsRunningTurnsAndEndsItsBackSessions: a deleted
+// bot's running turn is cancelled (in the log too) and its back sessions
+// end; the chat stays its owner's, where a message fails saying the bot
+// was deleted (TestAMessageToADeletedBotFailsTheTurn).
+func TestDeletingABotCancelsItsRunningTurnsAndEndsItsBackSessions(t *testing.T) {
+	t.Parallel()
+	e := newChatEnv(t, bot.Options{})
+	e.makeBot(t, "motion", motionBody)
+	c := e.connect(t, "soft")
+	_, chat := c.open("ahp-session:/gone", "motion")
+	c.say(chat, "t1", "sleep 30")
+	waitFor(t, func() bool { return len(backSessions(e, "user:soft")) == 1 })
+	if err := e.svc.Delete(context.Background(), access.RootPrincipal(), "motion", ""); err != nil {
+		t.Fatal(err)
+	}
+	if turn := c.turn(chat, "t1"); turn.State != ahp.TurnStateCancelled {
+		t.Errorf("the running turn ended %s, want cancelled", turn.State)
+	}
+	waitFor(t, func() bool { return len(backSessions(e, "user:soft")) == 0 })
+	c.mu.Lock()
+	ended := len(c.ended)
+	c.mu.Unlock()
+	if ended != 0 {
+		t.Errorf("the owner's subscriptions ended: %d", ended)
+	}
 }

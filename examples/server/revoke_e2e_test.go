@@ -29,8 +29,11 @@ func revokeUsersJSON(tessTeam string) string {
 // the team: within a second her subscriptions to the chat end with a
 // reason, the turn is cancelled (in the chat's log too), and her back
 // session's agent process has ended; a new subscribe and a new turn are
-// refused.
+// refused. (A bot's owner is moved neither on the wire nor by a hand edit
+// of bot.md, which the store refuses; an owner changed beneath the
+// service is TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond's.)
 func TestEndToEndAPersonRemovedFromTheOwningTeamLosesTheirChatWithinASecond(t *testing.T) {
+	t.Parallel()
 	users := filepath.Join(t.TempDir(), "users.json")
 	writeAtomic(t, users, revokeUsersJSON(`"backend"`))
 	setup := newACPSetup(t, "-users", users)
