@@ -45,6 +45,18 @@ func (s *Service) readsBot(ctx context.Context, p access.Principal, id string) b
 	return CanRead(p, e.Record)
 }
 
+// keepsBackSession reports whether p, whom the session host lets open the
+// channel at uri, may open it now: a back session's channels open only
+// while p may read its bot.
+func (s *Service) keepsBackSession(ctx context.Context, p access.Principal, uri string) bool {
+	l, ok := s.chats.host.(wake.Lister)
+	if !ok || p.Any() {
+		return true
+	}
+	b, ok := l.HeldAt(uri)
+	return !ok || s.readsBot(ctx, p, b.Bot)
+}
+
 // personNow is who an owner string (a chat's, a back session's person)
 // is as the users directory has them now.
 func (s *Service) personNow(owner string) access.Principal {

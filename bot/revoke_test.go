@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,4 +283,90 @@ func TestDeletingABotCancelsItsRunningTurnsAndEndsItsBackSessions(t *testing.T) 
 	if ended != 0 {
 		t.Errorf("the owner's subscriptions ended: %d", ended)
 	}
+}
+
+// quietUsers is a users directory a test changes that tells nobody of
+// its changes: only what each request asks of it sees them.
+type quietUsers struct {
+	mu    sync.Mutex
+	users map[string]access.Principal
+}
+
+func (u *quietUsers) Authenticate(token string) (access.Principal, bool) {
+	if token == "root" {
+		return access.RootPrincipal(), true
+	}
+	return u.Principal(token)
+}
+
+func (u *quietUsers) Principal(id string) (access.Principal, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p, ok := u.users[id]
+	return p, ok
+}
+
+func (u *quietUsers) set(id string, p access.Principal) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.users[id] = p
+}
+
+// TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow:
+// with no sweep at all (a users directory that tells of no change), a
+// person who may no longer read a bot is refused every request on their
+// chat with it and on their back session's channels, and no longer sees
+// the chat in their list.
+func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow(t *testing.T) {
+	t.Parallel()
+	users := &quietUsers{users: map[string]access.Principal{
+		"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}, Memberships: []string{"backend"}},
+		"tess": {User: "tess", Grants: []string{"session:create"}, Memberships: []string{"backend"}},
+	}}
+	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), users: users}
+	e.configDir = filepath.Join(e.base, "config")
+	e.options.Root = filepath.Join(e.base, "bots")
+	e.start()
+	if _, err := e.svc.Make(context.Background(), users.users["soft"], "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tess := e.connect(t, "tess")
+	session, chat := tess.open("ahp-session:/tess", "team-bot")
+	tess.say(chat, "t1", "hello")
+	back := backOf(tess.turn(chat, "t1"))
+	if back == "" {
+		t.Fatal("the turn names no back chat")
+	}
+	tess.subscribe(back)
+	users.set("tess", access.Principal{User: "tess", Grants: []string{"session:create"}})
+	fresh := e.connect(t, "tess")
+	for _, uri := range []string{session, chat, back} {
+		if err := fresh.call("subscribe", map[string]any{"channel": uri}, nil); err == nil || err.Code != -32009 {
+			t.Errorf("subscribing to %s: %v, want permission denied", uri, err)
+		}
+	}
+	var list ahp.ListSessionsResult
+	fresh.mustCall("listSessions", map[string]any{}, &list)
+	if slices.ContainsFunc(list.Items, func(s ahp.SessionSummary) bool { return s.Resource == session }) {
+		t.Errorf("the chat is still in tess's list")
+	}
+	if err := fresh.call("fetchTurns", map[string]any{"channel": chat}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("fetchTurns: %v, want permission denied", err)
+	}
+	tess.say(chat, "t2", "still there?")
+	waitFor(t, func() bool {
+		tess.mu.Lock()
+		defer tess.mu.Unlock()
+		return len(tess.rejected) == 1
+	})
+}
+
+// backOf returns the back chat a main turn's subagent call opens, or "".
+func backOf(t ahp.Turn) string {
+	for _, p := range t.ResponseParts {
+		if p.ToolCall != nil && len(p.ToolCall.Content) > 0 {
+			return p.ToolCall.Content[0].Resource
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +171,30 @@ func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
 	enum := props["tools"].(map[string]any)["items"].(map[string]any)["enum"]
 	if got, _ := json.Marshal(enum); string(got) != `["post_message","ask_question"]` {
 		t.Errorf("the manifest offers tools %s, want post_message and ask_question, what the host offers", got)
+	}
+}
+
+// TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot:
+// every step of a running turn asks the gate, which holds a session whose
+// person may no longer read its bot to post_message alone, so that its
+// connectors and workspace tools are refused until the session ends.
+func TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot(t *testing.T) {
+	t.Parallel()
+	s, g := newGateService(t)
+	ctx := context.Background()
+	if _, err := s.Make(ctx, access.RootPrincipal(), "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	users := s.users.(someUsers)
+	users["tess"] = access.Principal{User: "tess", Memberships: []string{"backend"}}
+	si := wake.SessionInfo{Owner: "user:tess", Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": "team-bot", "person": "user:tess", "name": "work"}}}
+	held, err := g.Allowed(ctx, si)
+	if err != nil || !held.Has(wake.ConnectorTools) {
+		t.Fatalf("a member of the owning team holds %v (%v), want the connector tools among them", held.Names(), err)
+	}
+	users["tess"] = access.Principal{User: "tess"}
+	held, err = g.Allowed(ctx, si)
+	if err != nil || !slices.Equal(held.Names(), []string{wake.PostMessage}) {
+		t.Errorf("out of the team tess holds %v (%v), want post_message alone", held.Names(), err)
 	}
 }

@@ -118,6 +118,9 @@ type Lister interface {
 	// BackSessions returns every back session the host holds now, in no
 	// particular order.
 	BackSessions() []Held
+	// HeldAt returns the back session whose session or chat URI is uri;
+	// ok is false when the host holds none there.
+	HeldAt(uri string) (held Held, ok bool)
 }
 
 // Held is a back session a host holds: its URI, and the bot and person

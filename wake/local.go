@@ -578,6 +578,21 @@ func (h *LocalHost) BackSessions() []Held {
 	return out
 }
 
+// HeldAt returns the back session whose session or chat URI is uri.
+func (h *LocalHost) HeldAt(uri string) (Held, bool) {
+	h.mu.Lock()
+	s := h.sessions[uri]
+	if s == nil {
+		s = h.chats[uri]
+	}
+	h.mu.Unlock()
+	if s == nil {
+		return Held{}, false
+	}
+	bot, person, _, ok := BackSession(s.spec.Meta)
+	return Held{Session: s.uri, Bot: bot, Person: person}, ok
+}
+
 // Summaries returns the listing rows of the sessions owned by owner (every
 // session for ""), newest first.
 func (h *LocalHost) Summaries(owner string) []ahp.SessionSummary {
