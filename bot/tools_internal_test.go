@@ -77,7 +77,9 @@ func TestWorkspaceToolsRefuseSecretsAndHostPathsAndAnswerNoPath(t *testing.T) {
 func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
 	s, g := newGateService(t)
 	ctx := context.Background()
-	if _, err := s.Make(ctx, access.RootPrincipal(), "b", []byte(`{"name":"B","tools":["ask_question","bots"]}`)); err != nil {
+	// soft's bot: a session whose person may not read its bot holds
+	// post_message alone (TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot).
+	if _, err := s.Make(ctx, access.Principal{User: "soft", Grants: []string{"bot:put"}}, "b", []byte(`{"name":"B","tools":["ask_question","bots"]}`)); err != nil {
 		t.Fatal(err)
 	}
 	set, err := g.Allowed(ctx, softSession("b"))
