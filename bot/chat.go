@@ -150,9 +150,9 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop, c.ctx = stop, ctx
-	// The judge follows every change of a record: an owner edited, on
-	// the wire or by hand, or a bot deleted, ends what its people may no
-	// longer hold.
+	// The judge follows every change of a record: an owner changed by
+	// the store, or a bot deleted, ends what its people may no longer
+	// hold.
 	feed, err := s.store.Watch(ctx)
 	if err != nil {
 		s.log.Warn("bot: the bots' changes cannot be followed; a chat is judged again only when the users change", "err", err)

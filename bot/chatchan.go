@@ -356,7 +356,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	// The turn acts for the chat's owner: they must still read the bot,
 	// whoever began it.
 	if !CanRead(s.personNow(ch.owner), r) {
-		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: lostReason(ch.bot)}, false)
+		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: ownerLostReason(ch)}, false)
 		for range maxBehind {
 			if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
 				break

@@ -27,6 +27,12 @@ func lostReason(id string) string {
 	return "You may no longer read " + uri(id) + ": this chat is closed to you."
 }
 
+// ownerLostReason is the sentence a turn fails with when it is begun in a
+// chat whose owner may no longer read its bot.
+func ownerLostReason(ch *chat) string {
+	return "The chat's owner, " + ch.owner + ", may no longer read " + uri(ch.bot) + ": nothing is woken for them."
+}
+
 // readsBot reports whether p may talk with bot id now, as its record is
 // now: p may read it. A bot that is gone leaves nothing to read: its chats
 // stay their owners', where a message fails saying the bot was deleted.
@@ -112,7 +118,7 @@ func (c *chats) judge(ctx context.Context, feed <-chan record.Change) {
 func (c *chats) sweep(ctx context.Context, only string) {
 	type pair struct{ bot, person string }
 	seen := map[pair]verdict{}
-	judge := func(id, person string) verdict {
+	of := func(id, person string) verdict {
 		k := pair{id, person}
 		if st, ok := seen[k]; ok {
 			return st
@@ -130,7 +136,7 @@ func (c *chats) sweep(ctx context.Context, only string) {
 	}
 	c.mu.Unlock()
 	for _, ch := range all {
-		switch judge(ch.bot, ch.owner) {
+		switch of(ch.bot, ch.owner) {
 		case holds:
 			c.reopen(ch)
 		case lost:
@@ -147,7 +153,7 @@ func (c *chats) sweep(ctx context.Context, only string) {
 		if only != "" && b.Bot != only {
 			continue
 		}
-		if st := judge(b.Bot, b.Person); st == lost || st == gone {
+		if st := of(b.Bot, b.Person); st == lost || st == gone {
 			err := c.host.Dispose(ctx, b.Session)
 			switch {
 			case err == nil:

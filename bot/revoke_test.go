@@ -77,13 +77,21 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 		before string // tess in the users file before
 		owner  string // the bot's owner
 		revoke func(t *testing.T, e *chatEnv, reload func(string))
+		// closes says tess's token no longer holds: her connection is
+		// closed (TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubscriptions)
+		// rather than her subscriptions ended one by one.
+		closes bool
 	}{
 		{"RemovedFromTheOwningTeam", revokeUsers(`"session:create"`, `"backend"`), "team:backend", func(t *testing.T, e *chatEnv, reload func(string)) {
 			reload(revokeUsers(`"session:create"`, ``))
-		}},
+		}, false},
 		{"ItsGrantTakenAway", revokeUsers(`"session:create", "bot:get"`, ``), "user:soft", func(t *testing.T, e *chatEnv, reload func(string)) {
 			reload(revokeUsers(`"session:create"`, ``))
-		}},
+		}, false},
+		{"TakenOutOfTheUsersFile", revokeUsers(`"session:create"`, `"backend"`), "team:backend", func(t *testing.T, e *chatEnv, reload func(string)) {
+			reload(`{"root": {"token": "` + rootTkn + `"}, "users": [
+				{"id": "soft", "token": "` + softTkn + `", "grants": ["bot:put", "session:create"], "memberships": ["backend"]}]}`)
+		}, true},
 		{"TheBotGivenToAnotherOwner", revokeUsers(`"session:create"`, `"backend"`), "team:backend", func(t *testing.T, e *chatEnv, reload func(string)) {
 			// The wire never moves an owner: the store's record is
 			// changed beneath the service, as a hand edit of bot.md is.
@@ -95,7 +103,7 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 			if _, err := e.store.Update(context.Background(), got.Record, got.ETag); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -122,6 +130,14 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 			c.revoke(t, e, reload)
 			reason := "You may no longer read bot://team-bot"
 			ended := func() bool {
+				if c.closes {
+					select {
+					case <-tess.done:
+						return true
+					default:
+						return false
+					}
+				}
 				tess.mu.Lock()
 				defer tess.mu.Unlock()
 				return len(tess.ended) == 2
@@ -133,6 +149,9 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 				return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateCancelled
 			}
 			removed := func() bool {
+				if c.closes {
+					return true // her connection, root subscription included, is gone
+				}
 				tess.mu.Lock()
 				defer tess.mu.Unlock()
 				return slices.Contains(tess.notes, "root/sessionRemoved "+session)
@@ -144,15 +163,18 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
+			log := readFile(t, filepath.Join(e.configDir, "bots", "team-bot", "logs", strings.TrimPrefix(chat, "ahp-chat://default/")+".jsonl"))
+			if !strings.Contains(log, `"type":"chat/turnCancelled"`) || !strings.Contains(log, `"turnId":"t1"`) {
+				t.Errorf("the chat's log does not show the turn cancelled:\n%s", log)
+			}
+			if c.closes {
+				return // her token is refused: nothing more to ask
+			}
 			tess.mu.Lock()
 			got := slices.Sorted(slices.Values(tess.ended))
 			tess.mu.Unlock()
 			if want := []string{chat + ": " + reason, session + ": " + reason}; len(got) != 2 || !strings.HasPrefix(got[0], want[0]) || !strings.HasPrefix(got[1], want[1]) {
 				t.Errorf("subscriptions ended with %q, want %q", got, want)
-			}
-			log := readFile(t, filepath.Join(e.configDir, "bots", "team-bot", "logs", strings.TrimPrefix(chat, "ahp-chat://default/")+".jsonl"))
-			if !strings.Contains(log, `"type":"chat/turnCancelled"`) || !strings.Contains(log, `"turnId":"t1"`) {
-				t.Errorf("the chat's log does not show the turn cancelled:\n%s", log)
 			}
 
 			if err := tess.call("subscribe", map[string]any{"channel": chat}, nil); err == nil || err.Code != -32009 {
