@@ -70,23 +70,23 @@ type botConnectors struct {
 
 var _ acp.Connectors = (*botConnectors)(nil)
 
-// tools reads the session's bot's record now and makes its tools; owner
-// is the bot's owner string.
-func (b *botConnectors) tools(ctx context.Context, s wake.SessionInfo) (t *connector.Tools, owner string, err error) {
+// tools reads the session's bot's record now and makes its tools; r is
+// the record.
+func (b *botConnectors) tools(ctx context.Context, s wake.SessionInfo) (t *connector.Tools, r record.Record, err error) {
 	id, _, _, ok := wake.BackSession(s.Meta)
 	if !ok {
-		return nil, "", errors.New("the session is no bot's back session")
+		return nil, record.Record{}, errors.New("the session is no bot's back session")
 	}
 	e, err := b.store.Get(ctx, id)
 	if err != nil {
-		return nil, "", fmt.Errorf("bot %s: %w", id, err)
+		return nil, record.Record{}, fmt.Errorf("bot %s: %w", id, err)
 	}
 	m := e.Record.Connectors
 	t, err = connector.NewTools(connector.ToolsConfig{
 		Bot: id, Connectors: func() map[string]string { return m },
 		Registry: b.registry, Vault: b.vault, Scrubber: b.scrub, Logger: b.log,
 	})
-	return t, e.Record.Owner, err
+	return t, e.Record, err
 }
 
 // List answers the tools of the bot's connectors as its record is now.
@@ -100,9 +100,11 @@ func (b *botConnectors) List(ctx context.Context, s wake.SessionInfo) ([]connect
 
 // Call calls the connector under alias as the bot's record is now, for the
 // bot's owner and the person the session answers (s.Owner: back sessions
-// are one per bot, person and name).
+// are one per bot, person and name). A person who may no longer read the
+// bot (a membership or grant taken away, the bot given to another owner)
+// is refused before the vault is asked.
 func (b *botConnectors) Call(ctx context.Context, s wake.SessionInfo, alias string, args json.RawMessage) (connector.Result, error) {
-	t, owner, err := b.tools(ctx, s)
+	t, r, err := b.tools(ctx, s)
 	if err != nil {
 		return connector.Result{}, err
 	}
@@ -110,5 +112,9 @@ func (b *botConnectors) Call(ctx context.Context, s wake.SessionInfo, alias stri
 	if b.users != nil {
 		users = b.users
 	}
-	return t.Call(ctx, access.OwnerPrincipal(owner, users), access.OwnerPrincipal(s.Owner, users), alias, args)
+	person := access.OwnerPrincipal(s.Owner, users)
+	if !bot.CanRead(person, r) {
+		return connector.Result{}, fmt.Errorf("connector %q: %s may no longer read bot://%s: %w", alias, s.Owner, r.ID, connector.ErrDenied)
+	}
+	return t.Call(ctx, access.OwnerPrincipal(r.Owner, users), person, alias, args)
 }

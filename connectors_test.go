@@ -140,7 +140,7 @@ func TestConnectorCallAsksTheUsersFileNow(t *testing.T) {
 	}
 	users := &usersNow{users: map[string]access.Principal{
 		"soft": {User: "soft", Memberships: []string{"backend"}},
-		"tess": {User: "tess", Memberships: []string{"backend"}},
+		"tess": {User: "tess", Grants: []string{"bot:get"}, Memberships: []string{"backend"}},
 	}}
 	reg := &connector.Registry{}
 	adapter := &recordingAdapter{}
@@ -164,15 +164,78 @@ func TestConnectorCallAsksTheUsersFileNow(t *testing.T) {
 	if err := call("shared", "user:tess"); err != nil {
 		t.Fatalf("a team-owned bot was refused its team's entry: %v", err)
 	}
-	users.set("tess", &access.Principal{User: "tess"})
+	users.set("tess", &access.Principal{User: "tess", Grants: []string{"bot:get"}})
 	if err := call("motion", "user:tess"); !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), `connector "crm"`) {
 		t.Errorf("after tess left the team: %v, want refused", err)
 	}
+	users.set("tess", &access.Principal{User: "tess", Grants: []string{"bot:get"}, Memberships: []string{"backend"}})
 	users.set("soft", nil)
-	if err := call("motion", "user:soft"); !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "this bot's owner") {
+	if err := call("motion", "user:tess"); !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "this bot's owner") {
 		t.Errorf("after the owner left the users file: %v, want refused", err)
 	}
 	if adapter.calls != 2 {
 		t.Errorf("%d calls reached the adapter, want 2", adapter.calls)
+	}
+}
+
+// TestConnectorCallIsRefusedToAPersonWhoMayNoLongerReadTheBot: a call on
+// a person's behalf is refused, before the vault is asked, from the
+// moment they may no longer read the session's bot - their team
+// membership taken away, their bot:get grant taken away, the bot given
+// to another owner - even with a vault entry that is theirs.
+func TestConnectorCallIsRefusedToAPersonWhoMayNoLongerReadTheBot(t *testing.T) {
+	ctx := context.Background()
+	store := memrecord.New()
+	for id, owner := range map[string]string{"team-bot": "team:backend", "soft-bot": "user:soft", "tess-bot": "user:tess"} {
+		if _, err := store.Create(ctx, record.Record{ID: id, Name: id, Session: record.DefaultSession, Owner: owner,
+			Connectors: map[string]string{"crm": "connectors://rec/crm"}, CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	member := access.Principal{User: "tess", Grants: []string{"bot:get"}, Memberships: []string{"backend"}}
+	users := &usersNow{users: map[string]access.Principal{"soft": {User: "soft", Memberships: []string{"backend"}}, "tess": member}}
+	reg := &connector.Registry{}
+	adapter := &recordingAdapter{}
+	if err := reg.Register("rec", adapter); err != nil {
+		t.Fatal(err)
+	}
+	vault := envvault.New(envvault.Config{Lookup: func(k string) (string, bool) {
+		return map[string]string{"BOTS_CONNECTOR_REC_CRM": "tok-now-123456", "BOTS_CONNECTOR_REC_CRM__OWNERS": "*"}[k], strings.HasPrefix(k, "BOTS_CONNECTOR_REC_CRM")
+	}})
+	b := &botConnectors{store: store, users: users, registry: reg, vault: vault, scrub: &connector.Scrubber{}, log: slog.New(slog.DiscardHandler)}
+	call := func(bot string) error {
+		_, err := b.Call(ctx, wake.SessionInfo{Owner: "user:tess", Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": bot, "person": "user:tess", "name": "default"}}}, "crm", nil)
+		return err
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, connector.ErrDenied) || !strings.Contains(err.Error(), "may no longer read") {
+			t.Errorf("%s: %v, want refused because tess may no longer read the bot", what, err)
+		}
+	}
+	for _, bot := range []string{"team-bot", "soft-bot", "tess-bot"} {
+		if err := call(bot); err != nil {
+			t.Fatalf("%s while tess may read it: %v", bot, err)
+		}
+	}
+	users.set("tess", &access.Principal{User: "tess", Grants: []string{"bot:get"}})
+	if err := call("team-bot"); err != nil {
+		t.Errorf("with bot:get, the team's bot after leaving the team: %v, want it allowed", err)
+	}
+	users.set("tess", &access.Principal{User: "tess", Memberships: []string{"backend"}})
+	refused("soft's bot after bot:get was taken away", call("soft-bot"))
+	users.set("tess", &access.Principal{User: "tess"})
+	refused("the team's bot after leaving the team", call("team-bot"))
+	e, err := store.Get(ctx, "tess-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Record.Owner = "user:soft"
+	if _, err := store.Update(ctx, e.Record, e.ETag); err != nil {
+		t.Fatal(err)
+	}
+	refused("her bot given to soft", call("tess-bot"))
+	if adapter.calls != 4 {
+		t.Errorf("%d calls reached the adapter, want the 4 made while tess could read the bot", adapter.calls)
 	}
 }

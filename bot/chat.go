@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,6 +110,7 @@ type chats struct {
 	taskMu   sync.Mutex         // guards adding to tasks against close
 	tasks    sync.WaitGroup     // the follower and the effects it started
 	disposed map[string]bool    // sessions disposed of here: the follower does not hold them again
+	kick     chan struct{}      // asks the judge for a sweep (revoke.go)
 }
 
 // newChats makes the provider and replays every chat listed, the listing
@@ -137,6 +139,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	c := &chats{
 		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
+		kick: make(chan struct{}, 1),
 	}
 	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
 		c.sh = sh
@@ -148,6 +151,18 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop, c.ctx = stop, ctx
+	// The judge follows every change of a record: an owner changed by
+	// the store, or a bot deleted, ends what its people may no longer
+	// hold.
+	feed, err := s.store.Watch(ctx)
+	if err != nil {
+		s.log.Warn("bot: the bots' changes cannot be followed; a chat is judged again only when the users change", "err", err)
+	}
+	c.tasks.Add(1)
+	go func() {
+		defer c.tasks.Done()
+		c.judge(ctx, feed)
+	}()
 	if c.sh != nil {
 		c.tasks.Add(1)
 		go func() {
@@ -198,8 +213,12 @@ type chat struct {
 	cseq    int64
 	dropped int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
 	turn    *wake.Turn
-	turnID  string // the main turn turn answers
+	turnID  string    // the main turn turn answers
+	began   time.Time // when turn began, by the server's clock
 	gone    bool
+	// closed says the chat's owner may no longer read its bot: the sweep
+	// closed it to them (revoke.go).
+	closed bool
 	// seen is how many lines of the log the chat holds applied, and head
 	// how many the follower heard it has (shared logs).
 	seen     int64
@@ -221,9 +240,12 @@ func (c *chats) get(uri string) *chat {
 	return c.byChat[uri]
 }
 
-// mayUse reports whether p may open, read and talk in the chat: its owner,
-// or a principal that may do anything.
-func (ch *chat) mayUse(p access.Principal) bool { return p.Any() || p.Owns(ch.owner) }
+// mayUse reports whether p may open, read and talk in the chat: a
+// principal that may do anything, or its owner while they may read its
+// bot, as its record is now.
+func (ch *chat) mayUse(ctx context.Context, p access.Principal) bool {
+	return p.Any() || (p.Owns(ch.owner) && ch.c.s.readsBot(ctx, p, ch.bot))
+}
 
 // initial is the state of a chat just made.
 func initialStates(session, chatURI, title, dir, created string, mark map[string]any) (ahp.SessionState, ahp.ChatState) {
@@ -287,7 +309,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	c.mu.Lock()
 	if other := cmp.Or(c.bySession[session], c.byChat[session]); other != nil {
 		c.mu.Unlock()
-		if !other.mayUse(who) {
+		if !other.mayUse(ctx, who) {
 			return sessionNotAvailable(session)
 		}
 		return errcode.New(errcode.AlreadyExists, "Session already exists: %s", session)
@@ -334,7 +356,7 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	if ch == nil || ch.session != call.URI {
 		return errcode.New(errcode.NotFound, "no session %s", call.URI)
 	}
-	if !ch.mayUse(c.s.current(call.Principal)) {
+	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
 	if !c.letGo(ch, c.sh != nil) {
@@ -385,11 +407,22 @@ func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsRes
 	c.mu.Lock()
 	all := make([]*chat, 0, len(c.bySession))
 	for _, ch := range c.bySession {
-		if ch.mayUse(who) {
+		if who.Any() || who.Owns(ch.owner) {
 			all = append(all, ch)
 		}
 	}
 	c.mu.Unlock()
+	if !who.Any() { // and the bots they may read now, each asked once
+		reads := map[string]bool{}
+		all = slices.DeleteFunc(all, func(ch *chat) bool {
+			ok, asked := reads[ch.bot]
+			if !asked {
+				ok = c.s.readsBot(ctx, who, ch.bot)
+				reads[ch.bot] = ok
+			}
+			return !ok
+		})
+	}
 	items := make(ahp.List[ahp.SessionSummary], 0, len(all))
 	for _, ch := range all {
 		items = append(items, ch.summary())
@@ -420,6 +453,16 @@ func (ch *chat) summary() ahp.SessionSummary {
 		SessionMetadata: meta, Resource: ch.session, CreatedAt: ch.created, ModifiedAt: ch.cstate.ModifiedAt,
 		Meta: ch.sstate.Meta, DefaultChat: ch.uri,
 	}
+}
+
+// notifiedLocked is the owner string root notifications about the chat go
+// to besides those who may do anything: its owner's, or none once the
+// chat is closed to them. Called with ch.mu held.
+func (ch *chat) notifiedLocked() string {
+	if ch.closed {
+		return ""
+	}
+	return ch.owner
 }
 
 // notify sends a root notification about a chat whose owner is owner to
@@ -574,7 +617,7 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	if prev.Status != ch.cstate.Status || prev.ModifiedAt != ch.cstate.ModifiedAt {
 		st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
 		ch.applySessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
-		ch.c.notify(ch.owner, "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
+		ch.c.notify(ch.notifiedLocked(), "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
 			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
 		})
 	}

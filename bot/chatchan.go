@@ -18,7 +18,7 @@ func (c *chats) channel(ctx context.Context, caller engine.Caller, uri string) (
 	if ch == nil {
 		return nil, false, nil
 	}
-	if !ch.mayUse(c.s.current(caller.Principal)) {
+	if !ch.mayUse(ctx, c.s.current(caller.Principal)) {
 		return nil, true, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
 	}
 	if uri == ch.session {
@@ -353,6 +353,17 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
 		return nil // another instance ended the turn meanwhile
 	}
+	// The turn acts for the chat's owner: they must still read the bot,
+	// whoever began it.
+	if !CanRead(s.personNow(ch.owner), r) {
+		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: ownerLostReason(ch)}, false)
+		for range maxBehind {
+			if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
+				break
+			}
+		}
+		return nil
+	}
 	// The turn is measured by the server's clock: a client's startedAt
 	// says when its clock thinks the turn began, which may be a day off.
 	started := s.now()
@@ -360,7 +371,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 	}
 	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
-	ch.turn, ch.turnID = t, b.TurnID
+	ch.turn, ch.turnID, ch.began = t, b.TurnID, started
 	return func() {
 		if ch.c.leases != nil {
 			key := turnKey(ch.session, b.TurnID)

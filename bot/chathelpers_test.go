@@ -159,7 +159,9 @@ type chatClient struct {
 	chats    map[string]ahp.ChatState
 	rejected []string
 	notes    []string // notifications heard: "method session"
+	ended    []string // engine.SubscriptionEnded heard: "channel: reason"
 	changed  chan struct{}
+	done     chan struct{} // closed when the connection has ended
 }
 
 func (e *chatEnv) connect(t testing.TB, token string) *chatClient {
@@ -171,7 +173,7 @@ func (e *chatEnv) connect(t testing.TB, token string) *chatClient {
 		t.Fatal(err)
 	}
 	c := &chatClient{t: t, conn: conn, ctx: ctx, waiting: map[int]chan json.RawMessage{}, hooks: map[int]func(json.RawMessage){},
-		sessions: map[string]ahp.SessionState{}, chats: map[string]ahp.ChatState{}, changed: make(chan struct{}, 1)}
+		sessions: map[string]ahp.SessionState{}, chats: map[string]ahp.ChatState{}, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	t.Cleanup(func() { conn.Close(); cancel() })
 	go c.read()
 	clientSeq.Lock()
@@ -183,6 +185,7 @@ func (e *chatEnv) connect(t testing.TB, token string) *chatClient {
 }
 
 func (c *chatClient) read() {
+	defer close(c.done)
 	for {
 		data, err := c.conn.Recv(c.ctx)
 		if err != nil {
@@ -219,12 +222,18 @@ func (c *chatClient) read() {
 			}
 		default:
 			var p struct {
+				Channel string `json:"channel"`
+				Reason  string `json:"reason"`
 				Session string `json:"session"`
 				Summary struct {
 					Resource string `json:"resource"`
 				} `json:"summary"`
 			}
 			json.Unmarshal(m.Params, &p)
+			if m.Method == engine.SubscriptionEnded {
+				c.ended = append(c.ended, p.Channel+": "+p.Reason)
+				break
+			}
 			c.notes = append(c.notes, m.Method+" "+p.Session+p.Summary.Resource)
 		}
 		c.mu.Unlock()

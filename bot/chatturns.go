@@ -58,7 +58,7 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	if ch == nil || ch.uri != call.URI {
 		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
 	}
-	if !ch.mayUse(c.s.current(call.Principal)) {
+	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
 	ch.mu.Lock()

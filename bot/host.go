@@ -195,7 +195,11 @@ func (s *Service) sessionChannel(ctx context.Context, c engine.Caller, uri strin
 		if src, ok := s.chats.host.(channelSource); ok {
 			cc := c
 			cc.Principal = s.current(c.Principal)
-			if ch, err := src.Channel(ctx, cc, uri); errcode.Of(err) != errcode.NotFound {
+			ch, err := src.Channel(ctx, cc, uri)
+			if err == nil && !s.keepsBackSession(ctx, cc.Principal, uri) {
+				return nil, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
+			}
+			if errcode.Of(err) != errcode.NotFound {
 				return ch, err
 			}
 		}

@@ -344,6 +344,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			changed := usersfile.Changed(prev, next)
 			s.catalog.MembershipsChanged(changed)
 			s.problemsMembershipsChanged(changed)
+			if s.chats != nil {
+				s.chats.rejudge()
+			}
 		})
 	}
 	s.sweepConfigTemps()

@@ -41,6 +41,11 @@ func (g gate) Allowed(ctx context.Context, si wake.SessionInfo) (wake.ToolSet, e
 	if err != nil {
 		return wake.ToolSet{}, fmt.Errorf("read bot %s: %w", id, err)
 	}
+	if !CanRead(g.s.personNow(si.Owner), e.Record) {
+		// The person it answers may no longer read the bot: every step
+		// of its turn is refused until the sweep ends it (revoke.go).
+		return wake.NewToolSet(wake.PostMessage), nil
+	}
 	return g.s.tools.For(e.Record.Tools), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,7 +77,9 @@ func TestWorkspaceToolsRefuseSecretsAndHostPathsAndAnswerNoPath(t *testing.T) {
 func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
 	s, g := newGateService(t)
 	ctx := context.Background()
-	if _, err := s.Make(ctx, access.RootPrincipal(), "b", []byte(`{"name":"B","tools":["ask_question","bots"]}`)); err != nil {
+	// soft's bot: a session whose person may not read its bot holds
+	// post_message alone (TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot).
+	if _, err := s.Make(ctx, access.Principal{User: "soft", Grants: []string{"bot:put"}}, "b", []byte(`{"name":"B","tools":["ask_question","bots"]}`)); err != nil {
 		t.Fatal(err)
 	}
 	set, err := g.Allowed(ctx, softSession("b"))
@@ -244,5 +247,30 @@ func TestBotValidateTellsAPersonOnlyThatASlugTheyMayNotReadIsNotAvailable(t *tes
 	}
 	if said[0] != said[1] {
 		t.Errorf("a kept slug and a bundled one read %q and %q: want one answer", said[0], said[1])
+	}
+}
+
+// TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot:
+// every step of a running turn asks the gate, which holds a session whose
+// person may no longer read its bot to post_message alone, so that its
+// connectors and workspace tools are refused until the session ends.
+func TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot(t *testing.T) {
+	t.Parallel()
+	s, g := newGateService(t)
+	ctx := context.Background()
+	if _, err := s.Make(ctx, access.RootPrincipal(), "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	users := s.users.(someUsers)
+	users["tess"] = access.Principal{User: "tess", Memberships: []string{"backend"}}
+	si := wake.SessionInfo{Owner: "user:tess", Meta: map[string]any{wake.BackSessionMeta: map[string]any{"bot": "team-bot", "person": "user:tess", "name": "work"}}}
+	held, err := g.Allowed(ctx, si)
+	if err != nil || !held.Has(wake.ConnectorTools) {
+		t.Fatalf("a member of the owning team holds %v (%v), want the connector tools among them", held.Names(), err)
+	}
+	users["tess"] = access.Principal{User: "tess"}
+	held, err = g.Allowed(ctx, si)
+	if err != nil || !slices.Equal(held.Names(), []string{wake.PostMessage}) {
+		t.Errorf("out of the team tess holds %v (%v), want post_message alone", held.Names(), err)
 	}
 }

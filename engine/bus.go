@@ -142,6 +142,50 @@ func (b *Bus) End(channel string) {
 	delete(b.subs, channel)
 }
 
+// SubscriptionEnded is the notification a client gets for each of its
+// subscriptions EndFor ends: params {channel, reason}, the channel as the
+// client spelled it and one sentence saying why. It is no AHP method (AHP
+// has none for it): a client that does not know it ignores it, and a
+// reconnect lists the channel as missing either way.
+const SubscriptionEnded = "ahpd/subscriptionEnded"
+
+// EndFor ends the subscriptions to the channel that end reports true of,
+// as End does for all of them, and tells each one's client why with
+// SubscriptionEnded: a person who may no longer read a chat's bot stops
+// hearing the chat while those who still may go on. end is called once
+// per subscriber while the Bus is locked: it must be quick and must not
+// call the Bus. The channel's Unsubscribe is not called.
+func (b *Bus) EndFor(channel, reason string, end func(sub *Subscriber) bool) {
+	why, err := Marshal(reason)
+	if err != nil { // a string always marshals
+		b.log.Error("subscription end reason did not marshal", "channel", channel, "err", err)
+		return
+	}
+	params := map[string]json.RawMessage{"reason": why}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var kept []*subscription
+	for _, sub := range b.subs[channel] {
+		if !end(sub.s) {
+			kept = append(kept, sub)
+			continue
+		}
+		sub.gone = true
+		rec := sub.rec
+		if rec.subs[sub.s.URI] == sub {
+			delete(rec.subs, sub.s.URI)
+		}
+		if rec.link != nil && !rec.released {
+			rec.link.peer.Deliver(Message{Method: SubscriptionEnded, Channel: sub.s.URI, Params: params})
+		}
+	}
+	if len(kept) == 0 {
+		delete(b.subs, channel)
+	} else {
+		b.subs[channel] = kept
+	}
+}
+
 // event is a published action or notification.
 type event struct {
 	seq        int64 // 0 for a notification

@@ -414,3 +414,28 @@ func TestAProjectionsActionsReachEachSubscriberCompacted(t *testing.T) {
 		}
 	}
 }
+
+func TestEndForEndsOnlyTheChosenSubscriptionsAndTellsTheirClientsWhy(t *testing.T) {
+	r := newRig(t, opts)
+	gone, _ := r.connect(t, "test:/notes")
+	kept := &peer{}
+	l := r.clients.Link(kept)
+	l.Initialize(engine.Caller{ClientID: "c2", Principal: access.Principal{User: "mate"}}, "1.0.0")
+	l.Finish(l.Open(context.Background(), r.host, []string{"test:/notes"}), "subscribed")
+	kept.take()
+	r.bus.EndFor("test:/notes", "you may no longer read it", func(sub *engine.Subscriber) bool { return sub.Principal.User == "soft" })
+	seq := r.notes.publish(t, "after")
+	gone.mu.Lock()
+	got := slices.Clone(gone.got)
+	gone.got = nil
+	gone.mu.Unlock()
+	if len(got) != 1 || got[0].Method != engine.SubscriptionEnded || got[0].Channel != "test:/notes" || string(got[0].Params["reason"]) != `"you may no longer read it"` {
+		t.Fatalf("the ended subscriber got %+v, want one %s with the reason", got, engine.SubscriptionEnded)
+	}
+	if want := []string{fmt.Sprintf("action:%d:after", seq)}; !slices.Equal(kept.take(), want) {
+		t.Fatalf("the subscriber kept did not get the next action")
+	}
+	if n := r.notes.unsubscribed(); n != 0 {
+		t.Fatalf("the channel heard %d unsubscribes, want none, as with End", n)
+	}
+}

@@ -111,6 +111,24 @@ type Idler interface {
 	Idle(ctx context.Context, session string) error
 }
 
+// Lister is an optional interface of a SessionHost that lists the back
+// sessions it holds (those whose _meta names BackSessionMeta), so that a
+// service can end the ones whose person may no longer read their bot.
+type Lister interface {
+	// BackSessions returns every back session the host holds now, in no
+	// particular order.
+	BackSessions() []Held
+	// HeldAt returns the back session whose session or chat URI is uri;
+	// ok is false when the host holds none there.
+	HeldAt(uri string) (held Held, ok bool)
+}
+
+// Held is a back session a host holds: its URI, and the bot and person
+// its _meta names.
+type Held struct {
+	Session, Bot, Person string
+}
+
 // Restorer is an optional interface of a SessionHost that can hold a
 // session again under the URI it had, after a restart lost it. The Waker
 // restores the session a row names, rather than start a new one, so the

@@ -126,6 +126,7 @@ type LocalHost struct {
 var (
 	_ SessionHost = (*LocalHost)(nil)
 	_ Gated       = (*LocalHost)(nil)
+	_ Lister      = (*LocalHost)(nil)
 )
 
 // SetToolGate sets the gate every session asks, those already open
@@ -561,6 +562,35 @@ func (h *LocalHost) Channel(ctx context.Context, c engine.Caller, uri string) (e
 		return chatChannel{chat}, nil
 	}
 	return nil, errcode.New(errcode.NotFound, "no channel %s", uri)
+}
+
+// BackSessions returns every back session the host holds: copies it
+// follows included.
+func (h *LocalHost) BackSessions() []Held {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Held, 0, len(h.sessions))
+	for uri, s := range h.sessions {
+		if bot, person, _, ok := BackSession(s.spec.Meta); ok {
+			out = append(out, Held{Session: uri, Bot: bot, Person: person})
+		}
+	}
+	return out
+}
+
+// HeldAt returns the back session whose session or chat URI is uri.
+func (h *LocalHost) HeldAt(uri string) (Held, bool) {
+	h.mu.Lock()
+	s := h.sessions[uri]
+	if s == nil {
+		s = h.chats[uri]
+	}
+	h.mu.Unlock()
+	if s == nil {
+		return Held{}, false
+	}
+	bot, person, _, ok := BackSession(s.spec.Meta)
+	return Held{Session: s.uri, Bot: bot, Person: person}, ok
 }
 
 // Summaries returns the listing rows of the sessions owned by owner (every

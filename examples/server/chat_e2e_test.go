@@ -103,8 +103,11 @@ type ahpClient struct {
 	// rejected gets the reason of every action of this client's that a
 	// channel rejected, by channel.
 	rejected map[string][]string
-	changed  chan struct{}
-	gen      chan struct{} // closed and replaced at each message
+	// notes gets every notification but an action: "<method> <channel>
+	// <reason>", for those that carry them.
+	notes   []string
+	changed chan struct{}
+	gen     chan struct{} // closed and replaced at each message
 }
 
 func dialChat(t testing.TB, addr, clientID string) *ahpClient {
@@ -154,6 +157,10 @@ func (c *ahpClient) read() {
 				delete(c.waiting, *m.ID)
 				ch <- data
 			}
+		case m.Method != "" && m.Method != "action":
+			var p struct{ Channel, Reason string }
+			json.Unmarshal(m.Params, &p)
+			c.notes = append(c.notes, strings.TrimSpace(m.Method+" "+p.Channel+" "+p.Reason))
 		case m.Method == "action":
 			var env ahp.ActionEnvelope
 			decoded := json.Unmarshal(m.Params, &env) == nil

@@ -49,6 +49,7 @@ var hostChecks = []struct {
 	{"FollowersSeeTheSameActionsInOrder", checkHostTwoFollowers},
 	{"FollowEndsWhenItsContextEnds", checkHostFollowCancel},
 	{"SessionsAreApart", checkHostApart},
+	{"ListerListsTheBackSessionsHeldUntilDisposed", checkHostLister},
 }
 
 // RunSessionHost runs the conformance suite of wake.SessionHost against h.
@@ -473,5 +474,45 @@ func checkHostApart(t testing.TB, h SessionHost, sh wake.SessionHost) {
 	}
 	if st.ActiveTurn != nil || len(st.Turns) != 0 {
 		t.Fatalf("a message to one session shows in another: %+v", st)
+	}
+}
+
+// checkHostLister checks a host that is a wake.Lister (others pass): it
+// lists the back sessions it holds - those whose _meta names
+// wake.BackSessionMeta - with their bot and person, finds one by its
+// session or chat URI, and lists it no longer once it is disposed of.
+func checkHostLister(t testing.TB, h SessionHost, sh wake.SessionHost) {
+	l, ok := sh.(wake.Lister)
+	if !ok {
+		return
+	}
+	plain := h.start(t, sh)
+	spec := h.spec(t)
+	spec.Meta = map[string]any{wake.BackSessionMeta: map[string]any{"bot": "suite-bot", "person": "user:suite", "name": "work"}}
+	ctx := testCtx(t, waitOr(h.Wait))
+	back, err := sh.Start(ctx, spec)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	want := wake.Held{Session: back, Bot: "suite-bot", Person: "user:suite"}
+	if got := l.BackSessions(); !slices.Equal(got, []wake.Held{want}) {
+		t.Fatalf("BackSessions = %v, want %v alone", got, want)
+	}
+	for _, uri := range []string{back, ahp.DefaultChatURI(back)} {
+		if got, ok := l.HeldAt(uri); !ok || got != want {
+			t.Errorf("HeldAt(%s) = %v, %v; want %v", uri, got, ok, want)
+		}
+	}
+	if got, ok := l.HeldAt(plain); ok {
+		t.Errorf("HeldAt of a session that is no back session = %v", got)
+	}
+	if err := sh.Dispose(ctx, back); err != nil {
+		t.Fatalf("Dispose: %v", err)
+	}
+	if got := l.BackSessions(); len(got) != 0 {
+		t.Errorf("BackSessions after Dispose = %v", got)
+	}
+	if _, ok := l.HeldAt(back); ok {
+		t.Error("HeldAt finds a disposed session")
 	}
 }
