@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -406,7 +407,7 @@ func (w *Waker) spec(m Message, name string) Spec {
 		Dir: b.Workspace, Owner: m.Person, Title: botName(b), SystemPrompt: SystemPrompt,
 		Client: &ahp.SessionActiveClient{ClientID: ClientID, DisplayName: "Bot chat", Tools: ahp.List[ahp.ToolDefinition]{PostMessageTool()}},
 		Deny:   w.deny,
-		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name}},
+		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name, "created": created(b)}},
 	}
 	switch {
 	case b.Preset != "":
@@ -417,6 +418,14 @@ func (w *Waker) spec(m Message, name string) Spec {
 		s.Provider = w.agent
 	}
 	return s
+}
+
+// created is b's creation as BackSessionMeta gives it.
+func created(b record.Record) string {
+	if b.CreatedAt.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(max(b.CreatedAt.UnixMilli(), 0), 10)
 }
 
 func botName(b record.Record) string {
