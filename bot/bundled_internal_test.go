@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"testing/fstest"
+	"time"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/record"

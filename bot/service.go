@@ -124,7 +124,7 @@ type Service struct {
 	raw        record.Store // Config.Store
 	bundled    map[string]*bundled
 	hiding     *bundledStore // store, when there are bundled bots
-	bundleMu   sync.Mutex      // serialises writes of bundled bots' folders
+	bundleMu   sync.Mutex    // serialises writes of bundled bots' folders
 	tools      wake.ToolPolicy
 	personas   *persona.Files
 	mode       persona.Mode
