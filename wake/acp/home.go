@@ -44,24 +44,14 @@ func homeName(name string) bool {
 
 // sessionHome makes and returns the HOME of session s's agent: its bot's
 // own, <BotHomes>/<bot>/<created> (see wake.BackSessionMeta), when s is a
-// bot's back session and BotHomes is set - a HOME of an earlier bot of
-// the slug, deleted elsewhere, is removed first, so a slug made again
-// never inherits one - else a new temporary folder (temp), removed when
-// the session closes.
+// bot's back session and BotHomes is set - a bot made again with a
+// deleted one's slug has another created, so it never inherits the
+// deleted one's HOME, and a person's bot a bundled bot of its slug hides
+// keeps its own - else a new temporary folder (temp), removed when the
+// session closes.
 func (cfg Config) sessionHome(s wake.SessionInfo) (home string, temp bool, err error) {
 	if bot, _, _, ok := wake.BackSession(s.Meta); ok && cfg.BotHomes != "" && homeName(bot) {
-		dir := filepath.Join(cfg.BotHomes, bot)
-		created := wake.BackSessionCreated(s.Meta)
-		if entries, err := os.ReadDir(dir); err == nil {
-			for _, e := range entries {
-				if e.Name() != created {
-					if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-						return "", false, fmt.Errorf("acp: the HOME of an earlier bot %s: %w", bot, err)
-					}
-				}
-			}
-		}
-		home = filepath.Join(dir, created)
+		home = filepath.Join(cfg.BotHomes, bot, wake.BackSessionCreated(s.Meta))
 		if err := os.MkdirAll(home, 0o700); err != nil {
 			return "", false, fmt.Errorf("acp: the HOME of bot %s: %w", bot, err)
 		}

@@ -36,23 +36,24 @@ func TestEachBotRunsWithAHomeOfItsOwnAndASlugMadeAgainNeverInheritsOne(t *testin
 	}
 	motion.Close()
 
-	// motion is deleted and made again: the new bot starts with a HOME of
-	// its own, and the old one is gone.
+	// motion is deleted elsewhere (its HOME left here) and made again:
+	// the new bot starts with a HOME of its own, without the old one's.
 	again := openBot(t, h, "motion", "200")
 	if again.home == motion.home {
 		t.Fatalf("the bot made again runs in the deleted one's HOME %s", again.home)
 	}
-	if _, err := os.Stat(motion.home); !os.IsNotExist(err) {
-		t.Errorf("the deleted bot's HOME %s is still there (%v)", motion.home, err)
+	if _, err := os.Stat(filepath.Join(again.home, "rollout.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("the bot made again finds the deleted one's transcript (%v)", err)
 	}
-	if err := h.ForgetBot(testCtx(t), "other"); err != nil {
+	// Deleted here, every HOME of the slug goes; another bot's stays.
+	if err := h.ForgetBot(testCtx(t), "motion"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(homes, "other")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(homes, "motion")); !os.IsNotExist(err) {
 		t.Errorf("ForgetBot left the bot's HOMEs (%v)", err)
 	}
-	if _, err := os.Stat(again.home); err != nil {
-		t.Errorf("ForgetBot of another bot took %s: %v", again.home, err)
+	if _, err := os.Stat(other.home); err != nil {
+		t.Errorf("ForgetBot of another bot took %s: %v", other.home, err)
 	}
 }
 
