@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -422,7 +423,7 @@ type bundledStore struct {
 }
 
 // hiddenReason is the problem of a bot of the store a bundled bot hides.
-const hiddenReason = "a bot bundled with this host takes this slug and wins while the host ships it: this bot is hidden but kept whole - its record, its work folder (which no other bot may take) and its chats - and is served again once the host's operator moves it to another slug or the bundle no longer ships it"
+const hiddenReason = "a bot bundled with this host takes this slug and wins while the host ships it: this bot is hidden but kept whole - its record, its work folder (which no other bot may take) and its chats - and is served again once the bundle no longer ships it"
 
 var (
 	_ record.Filterer     = (*bundledStore)(nil)
@@ -471,6 +472,25 @@ func (b *bundledStore) hiddenProblems() []record.Problem {
 		out = append(out, record.Problem{ID: id, Path: b.where(id), Reason: hiddenReason, Since: since})
 	}
 	return out
+}
+
+// errHiddenChat fails a turn in a chat with a bot a bundled bot hides.
+var errHiddenChat = errors.New("the chat's bot is hidden by a bundled bot")
+
+// chatOfHidden reports whether a chat with bot id that works in dirs (its
+// session's working directories, as file URLs) is one with the store's
+// bot a bundled bot of its slug hides: that chat is never carried on by
+// the bundled bot.
+func (s *Service) chatOfHidden(ctx context.Context, id string, dirs []string) bool {
+	if s.hiding == nil || !s.hiding.isHidden(id) || len(dirs) == 0 {
+		return false
+	}
+	e, err := s.raw.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	u, err := url.Parse(dirs[0])
+	return err == nil && u.Path != "" && filepath.Clean(u.Path) == filepath.Clean(e.Record.Workspace)
 }
 
 // isHidden reports whether the store keeps a bot of bundled slug id.

@@ -68,6 +68,15 @@ func BackSessionCreated(meta map[string]any) string {
 	return created
 }
 
+// SessionFolders is implemented by session hosts that can say which
+// folder a session they hold works in, so that the Waker never carries
+// on a back session in a folder other than its bot's.
+type SessionFolders interface {
+	// SessionFolder returns the folder session works in; ok is false when
+	// the host does not hold it.
+	SessionFolder(session string) (dir string, ok bool)
+}
+
 // BotForgetter is implemented by session hosts and harnesses that keep
 // something of a bot's own besides its sessions (an agent's HOME, say),
 // so that what they keep goes with the bot when it is deleted.

@@ -467,7 +467,19 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	return nil
 }
 
-var _ BotForgetter = (*LocalHost)(nil)
+var (
+	_ BotForgetter   = (*LocalHost)(nil)
+	_ SessionFolders = (*LocalHost)(nil)
+)
+
+// SessionFolder returns the folder the session it holds works in.
+func (h *LocalHost) SessionFolder(session string) (string, bool) {
+	s, ok := h.session(session)
+	if !ok {
+		return "", false
+	}
+	return s.spec.Dir, true
+}
 
 // ForgetBot disposes of the back sessions of bot, a deleted bot, that the
 // host holds, ending their agents, then has every harness that keeps

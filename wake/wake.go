@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -363,7 +364,14 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 		if err != nil {
 			return "", failf("The session host could not say whether it holds the back session %s: %v", row.Session, err)
 		}
-		if has {
+		switch {
+		case has && w.elsewhere(row.Session, b.Workspace):
+			// The row's session works in another folder than the bot's:
+			// it is another bot's of the slug (one a bundled bot hides),
+			// and is never carried on here.
+			w.log.Info("wake: the row's back session works in another folder than the bot; a new one is started", "bot", b.ID, "name", name, "session", row.Session)
+			ok = false
+		case has:
 			return row.Session, nil
 		}
 	}
@@ -396,6 +404,17 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 		w.log.Warn("wake: a session row could not be written", "bot", b.ID, "name", name, "session", uri, "err", err)
 	}
 	return uri, nil
+}
+
+// elsewhere reports whether the host holds session working in a folder
+// other than dir, where it can tell (SessionFolders).
+func (w *Waker) elsewhere(session, dir string) bool {
+	f, ok := w.host.(SessionFolders)
+	if !ok {
+		return false
+	}
+	held, known := f.SessionFolder(session)
+	return known && filepath.Clean(held) != filepath.Clean(dir)
 }
 
 // spec is how a back session of m's bot starts: on its preset, else its

@@ -560,11 +560,10 @@ func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
 }
 
 func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
-	// soft may make bots and read only its own; tess may read every bot;
-	// nemo may only chat.
+	// soft and tess may read every bot, soft make them; nemo may only chat.
 	users := filepath.Join(t.TempDir(), "users.json")
 	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token"}, "users": []map[string]any{
-		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "session:create"}},
+		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "bot:get", "session:create"}},
 		{"id": "tess", "token": "tess-token", "grants": []string{"bot:get", "session:create"}},
 		{"id": "nemo", "token": "nemo-token", "grants": []string{"session:create"}},
 	}})
@@ -608,6 +607,19 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	if len(ps) != 1 || ps[0]["bot"] != "house-rules" || !strings.Contains(asString(ps[0]["reason"]), "bundled with this host") || !strings.Contains(asString(ps[0]["reason"]), "kept") {
 		t.Errorf("the owner of the hidden bot sees the problems %v, want one saying its bot is kept and why it is hidden", ps)
 	}
+	// The person's chat with their bot is not merged into the bundled
+	// bot's: a message there is refused, saying why, and wakes nothing.
+	soft.subscribe("ahp-session:/mine")
+	soft.subscribe(mine)
+	if got := sayFails(t, soft, mine, "t2", "hello"); !strings.Contains(got, "bundled with this host") || !strings.Contains(got, "kept") {
+		t.Errorf("a message in the person's chat while their bot is hidden fails with %q, want why", got)
+	}
+	// A new chat of the person's with the bundled bot is the bundled bot's,
+	// never a back session the person's bot left.
+	fresh := soft.openChat("ahp-session:/fresh", "house-rules")
+	if got := one(t, soft, fresh, "t1", "hello"); got != "House Rules heard: hello" {
+		t.Errorf("a new chat of the person's with the bundled bot says %q", got)
+	}
 	if ps := problemsSeen(t, dialChat(t, srv.addr+"/?tkn=nemo-token", "nemo")); len(ps) != 0 {
 		t.Errorf("a person who may read no bot sees the problems %v", ps)
 	}
@@ -640,7 +652,7 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	if got := soft.turn(mine, "t1"); len(texts(got)) != 1 || texts(got)[0] != "Squatter heard: hello" {
 		t.Errorf("the person's chat holds %v, want its first turn", texts(got))
 	}
-	if got := one(t, soft, mine, "t2", "again"); got != "Squatter heard: again" {
+	if got := one(t, soft, mine, "t3", "again"); got != "Squatter heard: again" {
 		t.Errorf("the person's bot says %q", got)
 	}
 	srv.stop(t)
