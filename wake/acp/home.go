@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,16 +121,17 @@ func copyLogin(login, home string) error {
 	})
 }
 
-// writeCopy writes data to name in root by a temporary file renamed over
-// it, with the mode and time of info.
+// writeCopy writes data to name in root by a temporary file of its own
+// (two sessions of one bot may start at once) renamed over it, with the
+// mode and time of info.
 func writeCopy(root *os.Root, name string, data []byte, info fs.FileInfo) error {
 	if d := filepath.Dir(name); d != "." {
 		if err := root.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(name), ".login-copy.tmp")
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, info.Mode().Perm()&0o700)
+	tmp := filepath.Join(filepath.Dir(name), ".login-copy-"+rand.Text()+".tmp")
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm()&0o700)
 	if err != nil {
 		return err
 	}
