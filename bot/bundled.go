@@ -39,8 +39,9 @@ import (
 // host shipped the bundle) is hidden while the bundle ships the slug, and
 // kept whole: its record, its work folder (still its own: no other bot
 // may claim it) and its chats stay as they are, it is served again when
-// the bundle no longer ships the slug, and it stands as a problem its
-// owner sees. Its persona (name, description, instructions) is the
+// the bundle no longer ships the slug, it stands as a problem those who
+// may read it see, and its chats are never carried on by the bundled
+// bot. Its persona (name, description, instructions) is the
 // bundle's AGENTS.md where it has one, else its bot.md's.
 //
 // Its work folder is <root>/.bundled/<slug>, under a folder no make, edit
