@@ -484,7 +484,7 @@ func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsA
 func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWroteIt(t *testing.T) {
 	bundle := writeBundle(t)
 	setup := newACPSetup(t, "-bundled", bundle)
-	dir := filepath.Join(setup.root, "house-rules")
+	dir := filepath.Join(setup.root, ".bundled", "house-rules")
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "upgrade")
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
