@@ -40,8 +40,9 @@ func (s *Server) CheckAgents(ctx context.Context, out io.Writer) error {
 }
 
 // LoginAgent runs the login of the ACP agent named name on term, as the
-// person at it and outside the sandbox, with the HOME its back sessions
-// use (see acp.Login), then prints where the login is kept and the
+// person at it and outside the sandbox, with the HOME the login is kept
+// in, which every back session's own HOME copies it from (see acp.Login
+// and acp.Config.Home), then prints where the login is kept and the
 // agent's check to term.Out. It needs no Start.
 func (s *Server) LoginAgent(ctx context.Context, name string, term acp.Terminal) error {
 	s.init()

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
@@ -32,16 +35,25 @@ import (
 //
 // A bundled bot is owned by the host (root:<host>), is readable by all
 // who may read bots, and cannot be made, edited or deleted through the
-// service; a bot of the store with its slug is ignored, and reported. Its
-// persona (name, description, instructions) is the bundle's AGENTS.md
-// where it has one, else its bot.md's.
+// service. A bot of the store with its slug (a person's, made before the
+// host shipped the bundle) is hidden while the bundle ships the slug, and
+// kept whole: its record, its work folder (still its own: no other bot
+// may claim it) and its chats stay as they are, it is served again when
+// the bundle no longer ships the slug, it stands as a problem those who
+// may read it see, and its chats are never carried on by the bundled
+// bot. Its persona (name, description, instructions) is the
+// bundle's AGENTS.md where it has one, else its bot.md's.
 //
-// Its work folder, <root>/<slug>, is written from the bundle at the first
-// message to the bot, and again only when the bundle's version (a hash of
-// all its files) changes: then a file is written when it is missing or
-// still holds exactly what the previous version wrote; a file changed in
-// the folder since is kept, and reported at Warn. What was written is
-// kept in <configDir>/bundled/<slug>.json.
+// Its work folder is <root>/.bundled/<slug>, under a folder no make, edit
+// or hand-made bot may claim (a slug never starts with a dot), so that a
+// bundled bot never runs in a folder a person made. It is written from
+// the bundle at the first message to the bot, and again when the
+// bundle's version (a hash of all its files) changes: then a file is
+// written when it is missing or still holds exactly what the previous
+// version wrote; a file changed in the folder since is kept, and reported
+// at Warn. Its persona files (AGENTS.md, CLAUDE.md) are the bundle's
+// before every wake, whatever the folder holds. What was written is kept
+// in <configDir>/bundled/<slug>.json.
 type Bundle struct {
 	// FS holds the bots' folders.
 	FS fs.FS
@@ -60,6 +72,15 @@ type bundled struct {
 
 // bundleBotFile is the record's file in a bundled bot's folder.
 const bundleBotFile = "bot.md"
+
+// bundledFolder is the folder under root the bundled bots work in, one
+// folder each, named by slug. No make, edit or hand-made bot may claim it
+// or a folder inside it.
+const bundledFolder = ".bundled"
+
+// bundledPersona are the files of a bundled bot's folder that the bundle
+// always decides: the persona its back sessions run on.
+var bundledPersona = []string{persona.AgentsFile, persona.ClaudeFile}
 
 // loadBundles reads every bot of the bundles; a bot of an earlier bundle
 // wins over one of a later with its slug, reported at Warn. A bot that
@@ -143,7 +164,7 @@ func loadBundled(b Bundle, slug, hostName, root string, mode persona.Mode) (*bun
 		return nil, fmt.Errorf("bundled bot %s has no name", origin)
 	}
 	r.Owner = "root:" + hostName
-	r.Workspace = filepath.Join(root, slug)
+	r.Workspace = filepath.Join(root, bundledFolder, slug)
 	if r.Body == "" {
 		r.Body = record.Bodies()[0]
 	}
@@ -210,8 +231,10 @@ func hashOf(data []byte) string {
 }
 
 // bundleStamp is what was last written of a bundled bot into its work
-// folder: the bundle's version and each file's hash as written.
+// folder: the folder, the bundle's version and each file's hash as
+// written. A stamp of another folder is no stamp of this one.
 type bundleStamp struct {
+	Dir     string            `json:"dir"`
 	Version string            `json:"version"`
 	Files   map[string]string `json:"files"`
 }
@@ -233,7 +256,8 @@ func (s *Service) isBundled(id string) bool {
 }
 
 // writeBundled writes a bundled bot's work folder from the bundle when
-// its version is not the one last written (see Bundle). It runs before a
+// its version is not the one last written there, and its persona files
+// from the bundle whenever they differ (see Bundle). It runs before a
 // message wakes the bot.
 func (s *Service) writeBundled(ctx context.Context, id string) error {
 	b, ok := s.bundled[id]
@@ -242,6 +266,7 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 	}
 	s.bundleMu.Lock()
 	defer s.bundleMu.Unlock()
+	dir := b.entry.Record.Workspace
 	stampPath := filepath.Join(s.configDir, bundledStamps, id+".json")
 	var old bundleStamp
 	if data, err := os.ReadFile(stampPath); err == nil {
@@ -252,10 +277,12 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", stampPath, err)
 	}
-	if old.Version == b.version {
-		return nil
+	if old.Dir != dir {
+		old = bundleStamp{} // written for a folder the bot no longer works in
 	}
-	dir := b.entry.Record.Workspace
+	if old.Version == b.version {
+		return s.writeBundledPersona(id, b)
+	}
 	if err := s.confine(dir); err != nil {
 		return err
 	}
@@ -267,7 +294,7 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 		return fmt.Errorf("%s: open work folder: %w", uri(id), err)
 	}
 	defer root.Close()
-	next := bundleStamp{Version: b.version, Files: map[string]string{}}
+	next := bundleStamp{Dir: dir, Version: b.version, Files: map[string]string{}}
 	names := make([]string, 0, len(b.files))
 	for n := range b.files {
 		names = append(names, n)
@@ -284,6 +311,8 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 		case hashOf(cur) == hashOf(data):
 			next.Files[name] = hashOf(data)
 			continue
+		case slices.Contains(bundledPersona, name):
+			// The persona is always the bundle's.
 		case old.Files[name] == "" || hashOf(cur) != old.Files[name]:
 			// Changed since the bundle wrote it (or never written by it).
 			s.log.Warn("bot: a bundled bot's file was changed in its folder; the bundle's new version of it is not written", "bot", id, "file", filepath.Join(dir, name), "bundle", b.origin)
@@ -305,6 +334,38 @@ func (s *Service) writeBundled(ctx context.Context, id string) error {
 		return err
 	}
 	return atomicfile.Write(stampPath, data, 0o600)
+}
+
+// writeBundledPersona writes the persona files of bundled bot b back from
+// the bundle where its folder holds anything else: what its back session
+// (or a hand) wrote there since is never the persona it runs on.
+func (s *Service) writeBundledPersona(id string, b *bundled) error {
+	dir := b.entry.Record.Workspace
+	var root *os.Root
+	for _, name := range bundledPersona {
+		data, ok := b.files[name]
+		if !ok {
+			continue
+		}
+		if root == nil {
+			if err := s.confine(dir); err != nil {
+				return err
+			}
+			var err error
+			if root, err = os.OpenRoot(dir); err != nil {
+				return fmt.Errorf("%s: open work folder: %w", uri(id), err)
+			}
+			defer root.Close()
+		}
+		if cur, err := root.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+			continue
+		}
+		s.log.Warn("bot: a bundled bot's persona file was changed in its folder; the bundle's is written back", "bot", id, "file", filepath.Join(dir, name), "bundle", b.origin)
+		if err := writeIn(root, name, data); err != nil {
+			return fmt.Errorf("%s: write %s: %w", uri(id), name, err)
+		}
+	}
+	return nil
 }
 
 // writeIn writes name (a slash path) inside root crash-safely: a temp
@@ -350,18 +411,24 @@ func writeIn(root *os.Root, name string, data []byte) error {
 
 // bundledStore is the service's store with the bundled bots laid over
 // it: they are listed and read as its own, never written, and a bot of
-// the store with a bundled slug is ignored, reported at Warn with both
-// paths.
+// the store with a bundled slug is hidden - kept by the store as it is -
+// reported at Warn with both paths, and a problem of its owner's while it
+// is (hiddenProblems).
 type bundledStore struct {
 	record.Store
 	bundled map[string]*bundled
 	ids     []string               // the bundled slugs, in order
 	where   func(id string) string // where the store keeps bot id, for reports
 	log     *slog.Logger
+	now     func() time.Time
+	kick    func() // tells the problems' follower that hidden changed
 
-	mu       sync.Mutex
-	reported map[string]bool
+	mu     sync.Mutex
+	hidden map[string]time.Time // the store's bots a bundled bot hides, since when
 }
+
+// hiddenReason is the problem of a bot of the store a bundled bot hides.
+const hiddenReason = "a bot bundled with this host takes this slug and wins while the host ships it: this bot is hidden but kept whole - its record, its work folder (which no other bot may take) and its chats - and is served again once the bundle no longer ships it"
 
 var (
 	_ record.Filterer     = (*bundledStore)(nil)
@@ -369,21 +436,74 @@ var (
 	_ record.SharedLister = (*bundledStore)(nil)
 )
 
-func newBundledStore(inner record.Store, b map[string]*bundled, where func(string) string, log *slog.Logger) *bundledStore {
+func newBundledStore(inner record.Store, b map[string]*bundled, where func(string) string, log *slog.Logger, now func() time.Time, kick func()) *bundledStore {
 	ids := slices.Sorted(maps.Keys(b))
-	return &bundledStore{Store: inner, bundled: b, ids: ids, where: where, log: log, reported: map[string]bool{}}
+	return &bundledStore{Store: inner, bundled: b, ids: ids, where: where, log: log, now: now, kick: kick, hidden: map[string]time.Time{}}
 }
 
-// shadowed reports, once per slug, a bot of the store that a bundled bot
-// hides.
+// shadowed reports, once while it lasts, a bot of the store that a
+// bundled bot hides.
 func (b *bundledStore) shadowed(id string) {
 	b.mu.Lock()
-	seen := b.reported[id]
-	b.reported[id] = true
+	_, seen := b.hidden[id]
+	if !seen {
+		b.hidden[id] = b.now()
+	}
 	b.mu.Unlock()
 	if !seen {
-		b.log.Warn("bot: a bot takes the slug of a bundled bot and is ignored; the bundled bot wins", "bot", id, "path", b.where(id), "bundled", b.bundled[id].origin)
+		b.log.Warn("bot: a bot takes the slug of a bundled bot and is hidden, kept as it is; the bundled bot wins", "bot", id, "path", b.where(id), "bundled", b.bundled[id].origin)
+		b.kick()
 	}
+}
+
+// unshadowed forgets a hidden bot the store no longer keeps.
+func (b *bundledStore) unshadowed(id string) {
+	b.mu.Lock()
+	_, seen := b.hidden[id]
+	delete(b.hidden, id)
+	b.mu.Unlock()
+	if seen {
+		b.kick()
+	}
+}
+
+// hiddenProblems are the problems of the store's bots bundled bots hide:
+// each at its record's place in the store.
+func (b *bundledStore) hiddenProblems() []record.Problem {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]record.Problem, 0, len(b.hidden))
+	for id, since := range b.hidden {
+		out = append(out, record.Problem{ID: id, Path: b.where(id), Reason: hiddenReason, Since: since})
+	}
+	return out
+}
+
+// errHiddenChat fails a turn in a chat with a bot a bundled bot hides.
+var errHiddenChat = errors.New("the chat's bot is hidden by a bundled bot")
+
+// chatOfHidden reports whether a chat with bot id that works in dirs (its
+// session's working directories, as file URLs) is one with the store's
+// bot a bundled bot of its slug hides: that chat is never carried on by
+// the bundled bot.
+func (s *Service) chatOfHidden(ctx context.Context, id string, dirs []string) bool {
+	if s.hiding == nil || !s.hiding.isHidden(id) || len(dirs) == 0 {
+		return false
+	}
+	e, err := s.raw.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	u, err := url.Parse(dirs[0])
+	return err == nil && u.Path != "" && filepath.Clean(u.Path) == filepath.Clean(e.Record.Workspace)
+}
+
+// isHidden reports whether the store keeps a bot of bundled slug id.
+func (b *bundledStore) isHidden(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.hidden[id]
+	return ok
 }
 
 func (b *bundledStore) Get(ctx context.Context, id string) (record.Entry, error) {
@@ -485,7 +605,9 @@ func (b *bundledStore) Watch(ctx context.Context) (<-chan record.Change, error) 
 		defer close(out)
 		for c := range in {
 			if _, ok := b.bundled[c.ID]; ok {
-				if c.Kind != record.Deleted {
+				if c.Kind == record.Deleted {
+					b.unshadowed(c.ID)
+				} else {
 					b.shadowed(c.ID)
 				}
 				continue

@@ -317,6 +317,9 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	s := ch.c.s
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
 	e, err := s.store.Get(ctx, ch.bot)
+	if err == nil && s.chatOfHidden(ctx, ch.bot, ch.sstate.WorkingDirectories) {
+		err = errHiddenChat
+	}
 	var r record.Record
 	if err == nil {
 		var bt Bot
@@ -327,7 +330,9 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	}
 	if err != nil {
 		reason := "The bot " + uri(ch.bot) + " has been deleted."
-		if !errors.Is(err, record.ErrNotFound) {
+		if errors.Is(err, errHiddenChat) {
+			reason = "The bot " + uri(ch.bot) + " this chat is with is hidden by a bot of its slug bundled with this host: the bot and this chat are kept, and it answers here again once the host no longer ships that slug."
+		} else if !errors.Is(err, record.ErrNotFound) {
 			reason = "The bot " + uri(ch.bot) + " could not be read: " + errcode.Message(err)
 		}
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/wake"
 )
 
 // dropBot removes what the chats keep of a deleted bot, as the file
@@ -14,9 +15,11 @@ import (
 // instance's follower hears the chats' logs removed and lets the chats
 // go (sessionRemoved); with logs of this process alone the chats stay in
 // memory until it ends, as they always have, and a message there fails
-// saying the bot was deleted. The ACP agents' session records stay, as
-// the file store keeps them (in each agent's folder). What cannot be
-// removed is reported: the deletion itself is done.
+// saying the bot was deleted. Its back sessions held here are ended, and
+// what the session host keeps of the bot's own goes (wake.BotForgetter:
+// each ACP agent's HOME of the bot). The ACP agents' session records
+// stay, as the file store keeps them (in each agent's folder). What
+// cannot be removed is reported: the deletion itself is done.
 func (c *chats) dropBot(ctx context.Context, bot string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
 	defer cancel()
@@ -37,5 +40,10 @@ func (c *chats) dropBot(ctx context.Context, bot string) {
 	}
 	if err := c.rows.RemoveBot(ctx, bot); err != nil {
 		c.s.log.Warn("bot: the back-session rows of a deleted bot could not be removed", "bot", bot, "err", err)
+	}
+	if f, ok := c.host.(wake.BotForgetter); ok {
+		if err := f.ForgetBot(ctx, bot); err != nil {
+			c.s.log.Warn("bot: what the agents kept of a deleted bot (its HOMEs) could not all be removed", "bot", bot, "err", err)
+		}
 	}
 }

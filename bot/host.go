@@ -139,12 +139,18 @@ func (s *Service) Problems() []record.Problem {
 	if r, ok := s.raw.(record.ProblemReporter); ok {
 		out = r.Problems()
 	}
-	if _, kept := s.raw.(problemKeeper); !kept {
+	_, kept := s.raw.(problemKeeper)
+	if !kept {
 		s.folderMu.Lock()
 		for id, b := range s.badFolders {
 			out = append(out, record.Problem{ID: id, Path: b.dir, Reason: b.reason, Since: b.since})
 		}
 		s.folderMu.Unlock()
+	}
+	if s.hiding != nil {
+		out = append(out, s.hiding.hiddenProblems()...)
+	}
+	if !kept || s.hiding != nil {
 		record.SortProblems(out)
 	}
 	return out

@@ -73,13 +73,24 @@ func (s *Service) standingProblems(ctx context.Context) []standing {
 	for _, pr := range s.Problems() {
 		st := standing{item: Problem{Bot: pr.ID, Reason: pr.Reason, Since: record.FormatTime(pr.Since)}, path: pr.Path}
 		if pr.ID != "" {
-			if e, err := s.store.Get(ctx, pr.ID); err == nil {
+			if e, err := s.problemRecord(ctx, pr); err == nil {
 				st.served, st.rec = true, e.Record
 			}
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// problemRecord is the record whose readers see pr: the bot the store
+// serves, but for a problem of a bot a bundled bot hides - anything but
+// the bundled bot's own folder - the hidden bot's, so that only its
+// owner's side sees it.
+func (s *Service) problemRecord(ctx context.Context, pr record.Problem) (record.Entry, error) {
+	if b, ok := s.bundled[pr.ID]; ok && s.hiding != nil && s.hiding.isHidden(pr.ID) && !record.Within(pr.Path, b.entry.Record.Workspace) {
+		return s.raw.Get(ctx, pr.ID)
+	}
+	return s.store.Get(ctx, pr.ID)
 }
 
 // seenBy is what p sees of problems: every one with its path for root and

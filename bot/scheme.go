@@ -187,6 +187,9 @@ func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir s
 	if err := s.confine(dir); err != nil {
 		return nil, err
 	}
+	if reason := s.bundledFolderClaim(dir); reason != "" {
+		return nil, errcode.New(errcode.Invalid, "workspace %s %s", dir, reason)
+	}
 	if err := s.checkFolderFree(ctx, p, id, dir); err != nil {
 		return nil, err
 	}
@@ -456,9 +459,6 @@ func (s *Service) takenError(ctx context.Context, p access.Principal, id string,
 // strictly under root, reached through no symbolic link. It is the
 // record.Guard the service gives a record.Guarded store.
 func (s *Service) guard(r record.Record, others []record.Record) error {
-	if b, ok := s.bundled[r.ID]; ok {
-		return fmt.Errorf("the slug %s is a bot bundled with this host (%s), which wins: this bot is ignored", r.ID, b.origin)
-	}
 	if r.Computer != "" {
 		return nil
 	}
@@ -473,25 +473,24 @@ func (s *Service) guard(r record.Record, others []record.Record) error {
 	if reason != "" {
 		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	// The bot of the least slug among those whose folder clashes is named,
-	// whether kept by the store or bundled.
-	other, otherDir, ok := record.FolderList(others).TakenBy(r.ID, dir)
-	if b, bDir, bOK := record.FolderList(s.bundleRecs).TakenBy(r.ID, dir); bOK && (!ok || b < other) {
-		other, otherDir, ok = b, bDir, true
+	if reason := s.bundledFolderClaim(dir); reason != "" {
+		return fmt.Errorf("the folder %s %s", dir, reason)
 	}
-	if ok {
+	// The bot of the least slug among those whose folder clashes is named.
+	if other, otherDir, ok := record.FolderList(others).TakenBy(r.ID, dir); ok {
 		return fmt.Errorf("the folder %s is taken: bot %s works in %s", dir, other, otherDir)
 	}
 	return nil
 }
 
-// bundledRecords are the records of the bundled bots bs.
-func bundledRecords(bs map[string]*bundled) []record.Record {
-	out := make([]record.Record, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, b.entry.Record)
+// bundledFolderClaim says why no bot of the store may work in dir, a
+// clean absolute folder under root, "" when it may: the folder the
+// bundled bots work in, and every folder inside it, are the host's.
+func (s *Service) bundledFolderClaim(dir string) string {
+	if record.Within(dir, filepath.Join(s.root, bundledFolder)) {
+		return "is kept for the bots bundled with this host"
 	}
-	return out
+	return ""
 }
 
 // Read returns the bot as p may read it. A read starts nothing, and takes

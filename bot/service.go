@@ -129,8 +129,8 @@ type Service struct {
 	store      record.Store // raw with the bundled bots laid over it
 	raw        record.Store // Config.Store
 	bundled    map[string]*bundled
-	bundleRecs []record.Record // the bundled bots' records, for the guard
-	bundleMu   sync.Mutex      // serialises writes of bundled bots' folders
+	hiding     *bundledStore // store, when there are bundled bots
+	bundleMu   sync.Mutex    // serialises writes of bundled bots' folders
 	tools      wake.ToolPolicy
 	personas   *persona.Files
 	mode       persona.Mode
@@ -242,7 +242,6 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		store:      cfg.Store,
 		raw:        cfg.Store,
 		bundled:    bundles,
-		bundleRecs: bundledRecords(bundles),
 		tools:      cfg.Tools,
 		personas:   personas,
 		mode:       mode,
@@ -290,18 +289,21 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		thaw()
 	}
 	if len(bundles) > 0 {
-		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log)
+		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log, now, s.kickProblems)
 		bs.reportShadowed(ctx)
-		s.store = bs
+		s.store, s.hiding = bs, bs
 	}
 	// The persona migration (of the store's own bots) and the index of
 	// folders each pass over every bot; they run side by side. The index
 	// follows the store's changes from before its listing, so it sees
-	// every record the migration writes.
+	// every record the migration writes. It indexes the store's own bots,
+	// those bundled bots hide among them: a hidden bot's folder stays its
+	// own. The bundled bots' folders are all under bundledFolder, which
+	// no bot may claim.
 	indexed := make(chan error, 1)
 	go func() {
 		var err error
-		s.folders, err = startFolderIndex(ctx, s.store)
+		s.folders, err = startFolderIndex(ctx, s.raw)
 		indexed <- err
 	}()
 	migrated := s.migratePersonas(ctx)

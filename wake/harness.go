@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/agenthost/bots/ahp"
 )
@@ -51,8 +52,38 @@ type SessionInfo struct {
 }
 
 // BackSessionMeta is the _meta key of a back session started by the Waker:
-// {"bot": <bot id>, "person": <owner string>, "name": <session name>}.
+// {"bot": <bot id>, "person": <owner string>, "name": <session name>,
+// "created": <the bot's creation, Unix milliseconds in decimal>}. A bot
+// made again with a deleted one's slug has another "created".
 const BackSessionMeta = "ahpd.backSession"
+
+// BackSessionCreated returns the "created" of a back session's _meta (see
+// BackSessionMeta): digits alone, "0" when meta has none.
+func BackSessionCreated(meta map[string]any) string {
+	m, _ := meta[BackSessionMeta].(map[string]any)
+	created, _ := m["created"].(string)
+	if created == "" || strings.Trim(created, "0123456789") != "" {
+		return "0"
+	}
+	return created
+}
+
+// SessionFolders is implemented by session hosts that can say which
+// folder a session they hold works in, so that the Waker never carries
+// on a back session in a folder other than its bot's.
+type SessionFolders interface {
+	// SessionFolder returns the folder session works in; ok is false when
+	// the host does not hold it.
+	SessionFolder(session string) (dir string, ok bool)
+}
+
+// BotForgetter is implemented by session hosts and harnesses that keep
+// something of a bot's own besides its sessions (an agent's HOME, say),
+// so that what they keep goes with the bot when it is deleted.
+type BotForgetter interface {
+	// ForgetBot removes what is kept of bot, a deleted bot's slug.
+	ForgetBot(ctx context.Context, bot string) error
+}
 
 // BackSession returns the bot, person and session name of a back session's
 // _meta; ok is false when meta names none.

@@ -468,6 +468,44 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	return nil
 }
 
+var (
+	_ BotForgetter   = (*LocalHost)(nil)
+	_ SessionFolders = (*LocalHost)(nil)
+)
+
+// SessionFolder returns the folder the session it holds works in.
+func (h *LocalHost) SessionFolder(session string) (string, bool) {
+	s, ok := h.session(session)
+	if !ok {
+		return "", false
+	}
+	return s.spec.Dir, true
+}
+
+// ForgetBot disposes of the back sessions of bot, a deleted bot, that the
+// host holds, ending their agents, then has every harness that keeps
+// something of the bot's own (BotForgetter) remove it.
+func (h *LocalHost) ForgetBot(ctx context.Context, bot string) error {
+	h.mu.Lock()
+	var uris []string
+	for uri, s := range h.sessions {
+		if b, _, _, ok := BackSession(s.spec.Meta); ok && b == bot {
+			uris = append(uris, uri)
+		}
+	}
+	h.mu.Unlock()
+	for _, uri := range uris {
+		h.Dispose(ctx, uri)
+	}
+	var errs []error
+	for _, hr := range h.harnesses {
+		if f, ok := hr.(BotForgetter); ok {
+			errs = append(errs, f.ForgetBot(ctx, bot))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // removeLog removes a back session's log, reporting a failure.
 func (h *LocalHost) removeLog(key chatlog.Key) {
 	ctx, cancel := context.WithTimeout(context.Background(), logWait)

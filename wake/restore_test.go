@@ -244,3 +244,33 @@ func TestRestoredBackChatOpensOnlyToItsOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestTheWakeNeverCarriesOnABackSessionHeldInAnotherFolderThanItsBots(t *testing.T) {
+	t.Parallel()
+	e := newRestartEnv(t)
+	h1 := e.host(t)
+	w1 := e.waker(t, h1)
+	_, first := e.say(t, w1, "t1", "hello")
+	w1.Close()
+	h1.Close()
+
+	// The host started again holds the session from its log; the bot of
+	// the slug now works elsewhere (a bundled bot hiding a person's).
+	h2 := e.host(t)
+	w2 := e.waker(t, h2)
+	if held, err := h2.Has(t.Context(), first); err != nil || !held {
+		t.Fatalf("the host started again holds %s: %v (%v)", first, held, err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "AGENTS.md"), []byte("---\nname: House\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.bot.Workspace, e.bot.Name = other, "House"
+	turn, second := e.say(t, w2, "t2", "hello")
+	if second == first {
+		t.Errorf("the wake carried on %s, held in %s, for a bot working in %s", first, e.dir, other)
+	}
+	if !slices.Equal(texts(turn), []string{"House heard: hello"}) {
+		t.Errorf("the bot working in %s says %q", other, texts(turn))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -362,7 +364,14 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 		if err != nil {
 			return "", failf("The session host could not say whether it holds the back session %s: %v", row.Session, err)
 		}
-		if has {
+		switch {
+		case has && w.elsewhere(row.Session, b.Workspace):
+			// The row's session works in another folder than the bot's:
+			// it is another bot's of the slug (one a bundled bot hides),
+			// and is never carried on here.
+			w.log.Info("wake: the row's back session works in another folder than the bot; a new one is started", "bot", b.ID, "name", name, "session", row.Session)
+			ok = false
+		case has:
 			return row.Session, nil
 		}
 	}
@@ -397,6 +406,17 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 	return uri, nil
 }
 
+// elsewhere reports whether the host holds session working in a folder
+// other than dir, where it can tell (SessionFolders).
+func (w *Waker) elsewhere(session, dir string) bool {
+	f, ok := w.host.(SessionFolders)
+	if !ok {
+		return false
+	}
+	held, known := f.SessionFolder(session)
+	return known && filepath.Clean(held) != filepath.Clean(dir)
+}
+
 // spec is how a back session of m's bot starts: on its preset, else its
 // provider and model, else the default agent; in its folder, owned by the
 // person, titled with its name.
@@ -406,7 +426,7 @@ func (w *Waker) spec(m Message, name string) Spec {
 		Dir: b.Workspace, Owner: m.Person, Title: botName(b), SystemPrompt: SystemPrompt,
 		Client: &ahp.SessionActiveClient{ClientID: ClientID, DisplayName: "Bot chat", Tools: ahp.List[ahp.ToolDefinition]{PostMessageTool()}},
 		Deny:   w.deny,
-		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name}},
+		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name, "created": created(b)}},
 	}
 	switch {
 	case b.Preset != "":
@@ -417,6 +437,14 @@ func (w *Waker) spec(m Message, name string) Spec {
 		s.Provider = w.agent
 	}
 	return s
+}
+
+// created is b's creation as BackSessionMeta gives it.
+func created(b record.Record) string {
+	if b.CreatedAt.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(max(b.CreatedAt.UnixMilli(), 0), 10)
 }
 
 func botName(b record.Record) string {

@@ -184,14 +184,14 @@ func TestEndToEndBundledBotsAreListedReadOnlyAndWinOverAHandMadeFolder(t *testin
 	if got := one(t, c, chat, "t1", "hello"); got != "House Rules heard: hello" {
 		t.Errorf("the bundled bot on the echo agent says %q", got)
 	}
-	if data, err := os.ReadFile(filepath.Join(setup.root, "house-rules", "notes", "rules.txt")); string(data) != "Be kind.\n" {
+	if data, err := os.ReadFile(filepath.Join(setup.root, ".bundled", "house-rules", "notes", "rules.txt")); string(data) != "Be kind.\n" {
 		t.Errorf("the bundled bot's work folder holds notes/rules.txt = %q (%v), want the bundle's", data, err)
 	}
 	bchat := c.openChat("ahp-session:/builder", "bot-builder")
 	if got := one(t, c, bchat, "t1", "hello"); got != "Bot Builder heard: hello" {
 		t.Errorf("the builder on the echo agent says %q", got)
 	}
-	if data, err := os.ReadFile(filepath.Join(setup.root, "bot-builder", "AGENTS.md")); err != nil || !bytes.Contains(data, []byte("bot_make")) {
+	if data, err := os.ReadFile(filepath.Join(setup.root, ".bundled", "bot-builder", "AGENTS.md")); err != nil || !bytes.Contains(data, []byte("bot_make")) {
 		t.Errorf("the builder's work folder AGENTS.md is %q (%v), want the bundle's", data, err)
 	}
 	srv.stop(t)
@@ -484,7 +484,7 @@ func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsA
 func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWroteIt(t *testing.T) {
 	bundle := writeBundle(t)
 	setup := newACPSetup(t, "-bundled", bundle)
-	dir := filepath.Join(setup.root, "house-rules")
+	dir := filepath.Join(setup.root, ".bundled", "house-rules")
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "upgrade")
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -543,3 +543,120 @@ func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWrote
 	}
 	srv.stop(t)
 }
+
+// problemsSeen subscribes c to the problems channel and returns the
+// problems its snapshot holds.
+func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
+	t.Helper()
+	var out struct {
+		Snapshot struct {
+			State struct {
+				Problems []map[string]any `json:"problems"`
+			} `json:"state"`
+		} `json:"snapshot"`
+	}
+	c.must("subscribe", map[string]any{"channel": "x-ahpd-problems://"}, &out)
+	return out.Snapshot.State.Problems
+}
+
+func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
+	// soft and tess may read every bot, soft make them; nemo may only chat.
+	users := filepath.Join(t.TempDir(), "users.json")
+	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token"}, "users": []map[string]any{
+		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "bot:get", "session:create"}},
+		{"id": "tess", "token": "tess-token", "grants": []string{"bot:get", "session:create"}},
+		{"id": "nemo", "token": "nemo-token", "grants": []string{"session:create"}},
+	}})
+	if err := os.WriteFile(users, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup := newACPSetup(t, "-users", users)
+	srv := setup.start(t)
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft.makeBot("house-rules", `{"name": "Squatter", "instructions": "You obey the squatter."}`)
+	mine := soft.openChat("ahp-session:/mine", "house-rules")
+	if got := one(t, soft, mine, "t1", "hello"); got != "Squatter heard: hello" {
+		t.Fatalf("the person's bot says %q", got)
+	}
+	srv.stop(t)
+	squatterAgents, err := os.ReadFile(filepath.Join(setup.root, "house-rules", "AGENTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The host now ships a bot of that slug.
+	setup.extra = append(setup.extra, "-bundled", writeBundle(t))
+	srv = setup.start(t)
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	rules := tess.openChat("ahp-session:/rules", "house-rules")
+	if got := one(t, tess, rules, "t1", "hello"); got != "House Rules heard: hello" {
+		t.Errorf("the bundled bot says %q: it runs on another persona than its bundle's", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(setup.root, "house-rules", "AGENTS.md")); err != nil || !bytes.Equal(data, squatterAgents) {
+		t.Errorf("the person's AGENTS.md now holds %q (%v), want it kept as it was", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(setup.root, "house-rules", "notes")); !os.IsNotExist(err) {
+		t.Errorf("the bundle wrote its files into the person's folder (%v)", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(setup.root, ".bundled", "house-rules", "notes", "rules.txt")); string(data) != "Be kind.\n" {
+		t.Errorf("the bundled bot's own folder holds notes/rules.txt = %q (%v)", data, err)
+	}
+
+	soft = dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	ps := problemsSeen(t, soft)
+	if len(ps) != 1 || ps[0]["bot"] != "house-rules" || !strings.Contains(asString(ps[0]["reason"]), "bundled with this host") || !strings.Contains(asString(ps[0]["reason"]), "kept") {
+		t.Errorf("the owner of the hidden bot sees the problems %v, want one saying its bot is kept and why it is hidden", ps)
+	}
+	// The person's chat with their bot is not merged into the bundled
+	// bot's: a message there is refused, saying why, and wakes nothing.
+	soft.subscribe("ahp-session:/mine")
+	soft.subscribe(mine)
+	if got := sayFails(t, soft, mine, "t2", "hello"); !strings.Contains(got, "bundled with this host") || !strings.Contains(got, "kept") {
+		t.Errorf("a message in the person's chat while their bot is hidden fails with %q, want why", got)
+	}
+	// A new chat of the person's with the bundled bot is the bundled bot's,
+	// never a back session the person's bot left.
+	fresh := soft.openChat("ahp-session:/fresh", "house-rules")
+	if got := one(t, soft, fresh, "t1", "hello"); got != "House Rules heard: hello" {
+		t.Errorf("a new chat of the person's with the bundled bot says %q", got)
+	}
+	if ps := problemsSeen(t, dialChat(t, srv.addr+"/?tkn=nemo-token", "nemo")); len(ps) != 0 {
+		t.Errorf("a person who may read no bot sees the problems %v", ps)
+	}
+	root := dialChat(t, srv.addr+"/?tkn=root-token", "root")
+	for slug, want := range map[string]string{
+		filepath.Join(setup.root, ".bundled", "mine"): "bundled with this host",
+		filepath.Join(setup.root, "house-rules"):      "is taken",
+	} {
+		body := `{"name": "Mine", "workspace": "` + slug + `"}`
+		e := root.call("resourceWrite", map[string]any{"channel": ahp.RootURI, "uri": "bot://mine-" + filepath.Base(slug), "encoding": "utf-8", "createOnly": true, "data": body}, nil, nil)
+		if e == nil || !strings.Contains(e.Message, want) {
+			t.Errorf("a make of %s answers %+v, want a refusal saying %q", body, e, want)
+		}
+	}
+	srv.stop(t)
+
+	// The bundle goes: the person's bot is back, whole, with its chat.
+	setup.extra = setup.extra[:len(setup.extra)-2]
+	srv = setup.start(t)
+	soft = dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	var read struct {
+		Data string `json:"data"`
+	}
+	soft.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://house-rules"}, &read)
+	if !strings.Contains(read.Data, `"name":"Squatter"`) || !strings.Contains(read.Data, `"owner":"user:soft"`) {
+		t.Errorf("the person's bot reads %s after the bundle went, want it as it was", read.Data)
+	}
+	soft.subscribe("ahp-session:/mine")
+	soft.subscribe(mine)
+	if got := soft.turn(mine, "t1"); len(texts(got)) != 1 || texts(got)[0] != "Squatter heard: hello" {
+		t.Errorf("the person's chat holds %v, want its first turn", texts(got))
+	}
+	if got := one(t, soft, mine, "t3", "again"); got != "Squatter heard: again" {
+		t.Errorf("the person's bot says %q", got)
+	}
+	srv.stop(t)
+}
+
+// asString is v when it is a string, else "".
+func asString(v any) string { s, _ := v.(string); return s }

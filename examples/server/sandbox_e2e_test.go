@@ -115,3 +115,99 @@ func TestEndToEndTheUnsandboxedFlagIsLoggedAtWarnOnEveryStart(t *testing.T) {
 		}
 	}
 }
+
+// homeOf asks the agent of chat for its environment and returns its HOME.
+func homeOf(t *testing.T, c *ahpClient, chat, id string) string {
+	t.Helper()
+	for _, line := range strings.Split(one(t, c, chat, id, "env"), "\n") {
+		if home, ok := strings.CutPrefix(line, "HOME="); ok {
+			return home
+		}
+	}
+	t.Fatalf("the agent of %s names no HOME", chat)
+	return ""
+}
+
+func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHome(t *testing.T) {
+	sandboxtest.Require(t)
+	users := filepath.Join(t.TempDir(), "users.json")
+	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token"}, "users": [
+		{"id": "alice", "token": "alice-token", "grants": ["bot:put", "session:create"]},
+		{"id": "bob", "token": "bob-token", "grants": ["bot:put", "session:create"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup := newACPSetup(t, "-users", users)
+	login := filepath.Join(setup.config, "agents", "fake", "home")
+	if err := os.MkdirAll(login, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(login, "credentials.json"), []byte(`{"token": "the login"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := setup.start(t)
+	alice := dialChat(t, srv.addr+"/?tkn=alice-token", "alice")
+	alice.makeBot("ada", `{"name": "Ada", "provider": "fake"}`)
+	achat := alice.openChat("ahp-session:/ada", "ada")
+	bob := dialChat(t, srv.addr+"/?tkn=bob-token", "bob")
+	bob.makeBot("bea", `{"name": "Bea", "provider": "fake"}`)
+	bchat := bob.openChat("ahp-session:/bea", "bea")
+
+	aHome, bHome := homeOf(t, alice, achat, "t1"), homeOf(t, bob, bchat, "t1")
+	if aHome == bHome || aHome == login || bHome == login {
+		t.Fatalf("ada's HOME is %s and bea's %s, the login's %s: want a HOME of each bot's own", aHome, bHome, login)
+	}
+	// Each bot has its own HOME, the login in it, and writes there what
+	// the real agents keep there: transcripts, settings.
+	for _, b := range []struct {
+		c          *ahpClient
+		chat, home string
+	}{{alice, achat, aHome}, {bob, bchat, bHome}} {
+		if got := one(t, b.c, b.chat, "t2", "probe "+filepath.Join(b.home, "credentials.json")); got != "read 22 bytes" {
+			t.Errorf("the bot of HOME %s reads its copy of the login: %q", b.home, got)
+		}
+		if got := one(t, b.c, b.chat, "t3", "probe-write "+filepath.Join(b.home, "rollout.jsonl")); got != "wrote" {
+			t.Errorf("the bot of HOME %s writes in it: %q", b.home, got)
+		}
+	}
+	n := 3
+	for _, b := range []struct {
+		c          *ahpClient
+		chat, home string
+	}{{alice, achat, bHome}, {bob, bchat, aHome}} {
+		for _, words := range []string{
+			"probe " + b.home,
+			"probe " + filepath.Join(b.home, "rollout.jsonl"),
+			"probe-write " + filepath.Join(b.home, "settings.json"),
+			"probe-write " + filepath.Join(login, "credentials.json"),
+			"probe " + login,
+		} {
+			n++
+			if got := one(t, b.c, b.chat, fmt.Sprint("t", n), words); !strings.HasPrefix(got, "refused: ") {
+				t.Errorf("%s in the chat of another bot answers %q: want it refused", words, got)
+			}
+			n++
+			cmd := "echo x > '" + strings.TrimPrefix(words, "probe-write ") + "'"
+			if path, ok := strings.CutPrefix(words, "probe "); ok {
+				cmd = "cat '" + path + "' || ls '" + path + "/'"
+			}
+			if got := one(t, b.c, b.chat, fmt.Sprint("t", n), "shell "+cmd); strings.HasPrefix(got, "exit 0:") {
+				t.Errorf("a terminal of another bot ran %s: %q", cmd, got)
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(login, "credentials.json")); string(data) != `{"token": "the login"}` {
+		t.Errorf("the login now holds %q (%v)", data, err)
+	}
+	for _, home := range []string{aHome, bHome} {
+		if _, err := os.Stat(filepath.Join(home, "settings.json")); !os.IsNotExist(err) {
+			t.Errorf("another bot planted settings in %s (%v)", home, err)
+		}
+	}
+
+	// A deleted bot's HOME goes with it.
+	alice.must("resourceDelete", map[string]any{"channel": "ahp-root://", "uri": "bot://ada"}, nil)
+	if _, err := os.Stat(aHome); !os.IsNotExist(err) {
+		t.Errorf("the deleted bot's HOME %s is still there (%v)", aHome, err)
+	}
+	srv.stop(t)
+}

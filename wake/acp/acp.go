@@ -121,10 +121,21 @@ type Config struct {
 	DisplayName, Description string
 	// Agent is the command started per session. Its Command is required.
 	Agent Command
-	// Home is the HOME the child gets: a folder of the agent's own, so it
-	// reads none of the operator's settings or credentials. "" gives each
-	// child a new empty temporary folder, removed when the session closes.
+	// Home is where the agent's login is kept: Login runs the agent's
+	// login with it as HOME. No session runs in it: each session's agent
+	// gets a HOME of its bot's own (BotHomes), or a temporary one, so it
+	// reads none of the operator's settings or credentials, nor what
+	// another bot's agent left; the login's files are copied into that
+	// HOME before each start of the agent (never back), and Home itself
+	// stays out of the agent's sandbox. "" copies nothing.
 	Home string
+	// BotHomes is the folder of the bots' own HOMEs: a bot's back
+	// sessions on this agent run with HOME <BotHomes>/<bot>/<created>
+	// (see wake.BackSessionMeta), which its sandbox lets it read and
+	// write and no other bot's does; ForgetBot removes a deleted bot's.
+	// "" gives each session a new temporary HOME, removed when the
+	// session closes, as it does a session of no bot.
+	BotHomes string
 	// LoginHint is the command a person runs to log the agent in (for
 	// the reference server, "go run ./examples/server -login <name>"),
 	// named in the sentence that says the agent is not signed in; ""

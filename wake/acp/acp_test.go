@@ -261,10 +261,10 @@ func TestToolServerAnswersOnlyItsTokenAndOnlyDuringATurn(t *testing.T) {
 }
 
 func TestMinimalEnvironment(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	a := open(t, newHarness(t, func(c *Config) { c.Home = home }), "")
+	login := filepath.Join(t.TempDir(), "home")
+	a := open(t, newHarness(t, func(c *Config) { c.Home = login }), "")
 	env := strings.Split(mustTurn(t, a, "env").replied(), "\n")
-	want := map[string]bool{fakeEnv + "=1": true, "PATH=" + DefaultPath: true, "HOME=" + home: true, "TMPDIR=" + filepath.Join(home, "tmp"): true}
+	want := map[string]bool{fakeEnv + "=1": true, "PATH=" + DefaultPath: true, "HOME=" + a.home: true, "TMPDIR=" + filepath.Join(a.home, "tmp"): true}
 	for _, kv := range env {
 		if !want[kv] {
 			t.Errorf("the child has %q", kv)
@@ -273,6 +273,9 @@ func TestMinimalEnvironment(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("the child lacks %v", want)
+	}
+	if a.home == login {
+		t.Errorf("the session runs with the login's HOME %s", login)
 	}
 }
 

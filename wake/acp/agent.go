@@ -82,17 +82,12 @@ func newAgent(h *Harness, s wake.SessionInfo) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{h: h, info: s, key: h.cfg.Key(s), bot: botName(s), dir: dir, home: h.cfg.Home, log: h.log.With("session", s.URI),
-		turns: make(chan struct{}, 1)}
-	if a.home == "" {
-		home, err := os.MkdirTemp("", "acp-home-")
-		if err != nil {
-			return nil, fmt.Errorf("acp: a home for the agent: %w", err)
-		}
-		a.home, a.temp = home, true
-	} else if err := os.MkdirAll(a.home, 0o700); err != nil {
-		return nil, fmt.Errorf("acp: the agent's home: %w", err)
+	home, temp, err := h.cfg.sessionHome(s)
+	if err != nil {
+		return nil, err
 	}
+	a := &agent{h: h, info: s, key: h.cfg.Key(s), bot: botName(s), dir: dir, home: home, temp: temp, log: h.log.With("session", s.URI),
+		turns: make(chan struct{}, 1)}
 	tools, err := startTools(a, a.log)
 	if err != nil {
 		a.removeHome()
@@ -414,6 +409,9 @@ func spawnWords(command string, err error) string {
 // races reading its output).
 func (a *agent) spawn() (*child, error) {
 	cfg := a.h.cfg
+	if err := copyLogin(cfg.Home, a.home); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(cfg.Agent.Command, cfg.Agent.Args...)
 	cmd.Dir = a.dir.dir
 	cmd.Env = childEnv(environ(cfg.Environ), cfg.Agent.Env, a.home)

@@ -72,8 +72,9 @@ func (l agentLimits) apply(cfg *Config) error {
 // default). An unknown field, a name that cannot be a folder's, or a bad
 // limit is refused, naming the file, the agent and the field.
 //
-// Each agent keeps what it needs under dir/agents/<name>: its HOME (home)
-// and its session records (sessions). What the file cannot say is the
+// Each agent keeps what it needs under dir/agents/<name>: its login
+// (home, Config.Home), each bot's own HOME (bots/<bot>/<created>,
+// Config.BotHomes) and its session records (sessions). What the file cannot say is the
 // caller's to fill: Connectors, Logger, Scrubber, Protect,
 // AllowUnsandboxed and LoginHint.
 func ReadAgents(path, dir string) ([]Config, error) {
@@ -105,6 +106,7 @@ func ReadAgents(path, dir string) ([]Config, error) {
 			Provider: name,
 			Agent:    f.Agents[name].Command,
 			Home:     filepath.Join(home, "home"),
+			BotHomes: filepath.Join(home, "bots"),
 			Store:    FileStore{Dir: filepath.Join(home, "sessions")},
 		}
 		if err := f.Agents[name].apply(&cfg); err != nil {

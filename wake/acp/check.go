@@ -43,7 +43,8 @@ func (r Result) String() string {
 }
 
 // Check starts cfg's agent once, as a back session would (its command,
-// environment and HOME, Config.Home), in a new temporary folder; runs
+// environment, and a temporary HOME holding a copy of the login in
+// Config.Home), in a new temporary folder; runs
 // initialize, signs in and opens a session with session/new, all within
 // Config.StartTimeout; then kills it and removes the folder. It keeps no
 // session record. The Result says whether the agent is ready, or what is

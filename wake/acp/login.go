@@ -19,9 +19,9 @@ type Terminal struct {
 	Out, Err io.Writer
 }
 
-// Login runs the agent's own login interactively on term, with the HOME
-// its back sessions use (Config.Home), so that the login lands where they
-// find it: Command.Login when the agent names one, else the terminal
+// Login runs the agent's own login interactively on term, with HOME
+// Config.Home, so that the login lands where every session's HOME copies
+// it from (see Config.Home): Command.Login when the agent names one, else the terminal
 // login the agent offers in initialize's authMethods (the one Command.Auth
 // names, or the first), found by starting the agent once. The login runs
 // in Config.Home with the agent's environment (Command.Env, PATH, HOME)
