@@ -23,6 +23,10 @@ import (
 func (c *chats) dropBot(ctx context.Context, bot string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
 	defer cancel()
+	// The bot's running turns are cancelled, and logged so, before its
+	// logs and back sessions go: a turn reads cancelled, not failed by
+	// its session's end.
+	c.sweep(ctx, bot)
 	for _, kind := range []chatlog.Kind{chatlog.Chat, chatlog.Back} {
 		keys, err := c.logs.List(ctx, kind)
 		if err != nil {
