@@ -264,7 +264,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	}
 	a, err := newAgent(h, s)
 	if err != nil {
-		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
+		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err}, nil)
 	}
 	a.openTools(ctx)
 	a.syncTools(ctx)
