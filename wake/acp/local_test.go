@@ -2,8 +2,8 @@ package acp
 
 import (
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
