@@ -68,8 +68,11 @@ type child struct {
 	exited chan struct{} // closed once the process is reaped
 	err    error         // Wait's error, set before exited closes
 
-	out     tail          // its last lines on stderr and non-ACP stdout, for failure sentences
-	outDone chan struct{} // closed once its stderr is read to the end
+	out      tail          // its last lines on stderr and non-ACP stdout, for failure sentences
+	outDone  chan struct{} // closed once its stderr is read to the end
+	scrub    scrubbers     // what takes secrets out of its lines
+	began    time.Time     // when it was started
+	debugLog string        // the folder of the debug log it keeps, read on a failure; "" for none
 
 	stopMu    sync.Mutex
 	stoppedBy string // why the server killed it, when it did
@@ -282,6 +285,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 		return fail(StepStart, "initialize", err)
 	}
 	c.auth = init.AuthMethods
+	c.debugLog = debugLogDir(init.AgentInfo, a.home)
 	if err := a.signIn(sctx, c, c.auth); err != nil {
 		return fail(StepSignIn, "authenticate", err)
 	}
@@ -352,20 +356,20 @@ func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method
 	var lines []string // what it wrote, read before it is killed: what it says then is no cause
 	switch {
 	case sctx.Err() != nil && c.alive():
-		lines = c.said(0)
+		lines = c.said(outMark{})
 		c.stopFor(fmt.Sprintf("after its startTimeout (%s)", cfg.StartTimeout))
 		e.Cause = fmt.Sprintf("it did not answer %s within %s (the agent's startTimeout), so it was stopped", method, cfg.StartTimeout)
 		e.Hint = fmt.Sprintf("Check that %s can reach its service and is signed in, or raise startTimeout for it in the agents file.", cfg.Provider)
 	case !c.alive():
 		e.Cause = c.how(killWait)
-		lines = c.said(0)
+		lines = c.said(outMark{})
 		if !disconnected(err) {
 			e.Cause = agentWords(err) + "; " + e.Cause
 		}
 		c.kill()
 	default:
 		e.Cause = agentWords(err)
-		lines = c.said(0)
+		lines = c.said(outMark{})
 		c.kill()
 	}
 	return a.startFailed(lines, e)
@@ -393,7 +397,7 @@ func (h *Harness) failed(log *slog.Logger, bot string, e *StepError, lines []str
 	if e.Step == StepTurn {
 		msg = "acp: the agent failed a turn"
 	}
-	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause, "stderr", e.Stderr)
+	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause, "said", e.Said)
 	return e
 }
 
@@ -405,11 +409,15 @@ const (
 	outQuiet = 100 * time.Millisecond
 )
 
-// said returns the lines c wrote outside ACP since mark, once its last
-// words are in; nil for no child.
-func (c *child) said(mark int) []string {
+// said returns the lines c wrote outside ACP since m (the zero outMark:
+// since it started), once its last words are in, then those of its debug
+// log when it keeps one (see agentlog.go); nil for no child.
+func (c *child) said(m outMark) []string {
 	if c == nil {
 		return nil
+	}
+	if m.at.IsZero() {
+		m.at = c.began
 	}
 	select {
 	case <-c.exited:
@@ -422,7 +430,11 @@ func (c *child) said(mark int) []string {
 	default:
 		c.out.quiet(outQuiet, outWait)
 	}
-	return c.out.since(mark)
+	lines := c.out.since(m)
+	if c.debugLog != "" {
+		lines = append(lines, debugLogLines(c.debugLog, m.at, c.scrub)...)
+	}
+	return lines
 }
 
 // disconnected reports whether err is the connection's own error for a
@@ -490,7 +502,7 @@ func (a *agent) spawn() (*child, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), outDone: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), outDone: make(chan struct{}), scrub: scrub, began: time.Now()}
 	go func() {
 		c.err = cmd.Wait()
 		close(c.exited)
@@ -664,7 +676,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 
 // ended is how a turn whose prompt returned ends; mark is where the
 // turn's lines of c's output begin.
-func (a *agent) ended(c *child, mark int, resp sdk.PromptResponse, err error) error {
+func (a *agent) ended(c *child, mark outMark, resp sdk.PromptResponse, err error) error {
 	if err != nil {
 		if !c.alive() {
 			how := c.how(killWait)

@@ -43,7 +43,7 @@ var causePatterns = []struct {
 // error code, or in a URL.
 var hostPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|getaddrinfo|resolve host:?|lookup)\s+([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`),
-	regexp.MustCompile(`(?i)https?://([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`),
+	regexp.MustCompile(`(?i)(?:https?|wss?)://([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`),
 }
 
 // diagnosis is what a failure's words and an agent's last lines say.
@@ -154,7 +154,7 @@ func (h *Harness) explain(e *StepError, lines []string) {
 	// key provided: sk-…"); its lines on stderr are scrubbed already.
 	e.Cause = childScrubbers(cfg, childEnv(environ(cfg.Environ), cfg.Agent.Env, "")).text(e.Cause)
 	d := diagnose(e.Cause, lines)
-	e.Stderr = d.line
+	e.Said = d.line
 	var se *signInError
 	signIn := errors.As(e.Err, &se)
 	if d.kind != causeNone && !signIn {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -45,12 +46,19 @@ func (t *tail) add(line string) {
 	}
 }
 
-// mark is how many lines were added so far: since(mark) returns those
-// added after it.
-func (t *tail) mark() int {
+// outMark is a point in a child's output: how many lines it had written,
+// and when.
+type outMark struct {
+	n  int
+	at time.Time
+}
+
+// mark is the point reached now: since(mark) returns the lines added
+// after it.
+func (t *tail) mark() outMark {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.n
+	return outMark{n: t.n, at: time.Now()}
 }
 
 // quiet waits until no line was added for d, or for long at most: an
@@ -79,11 +87,11 @@ func (t *tail) quiet(d, long time.Duration) {
 	}
 }
 
-// since returns the lines kept that were added after mark, oldest first.
-func (t *tail) since(mark int) []string {
+// since returns the lines kept that were added after m, oldest first.
+func (t *tail) since(m outMark) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := min(t.n-mark, len(t.lines))
+	k := min(t.n-m.n, len(t.lines))
 	return append([]string(nil), t.lines[len(t.lines)-k:]...)
 }
 
@@ -114,8 +122,20 @@ func secretName(name string) bool {
 	return false
 }
 
-// line is raw as one clean line with every secret taken out.
-func (s scrubbers) line(raw string) string { return clean(s.text(raw)) }
+// line is raw as one clean line with every secret taken out, without the
+// terminal's colours and without a leading time stamp.
+func (s scrubbers) line(raw string) string {
+	raw = ansi.ReplaceAllString(raw, "")
+	raw = strings.TrimLeft(stamp.ReplaceAllString(raw, ""), " ")
+	return clean(s.text(raw))
+}
+
+// ansi is a terminal's escape sequence (colours, mostly), which agents
+// such as Codex write on stderr.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// stamp is a time stamp that starts a log line: 2026-12-03T09:06:03.349Z.
+var stamp = regexp.MustCompile(`^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
 
 // text is raw with every secret taken out.
 func (s scrubbers) text(raw string) string {

@@ -3,9 +3,12 @@ package acp
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agenthost/bots/connector"
@@ -63,7 +66,7 @@ func TestAgentLinesOnStderrAreScrubbedInTheSentenceAndTheLog(t *testing.T) {
 	if err == nil {
 		t.Fatal("the turn did not fail")
 	}
-	const want = `It wrote on stderr: "request with [redacted] and [redacted] failed".`
+	const want = `It wrote: "request with [redacted] and [redacted] failed".`
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("the sentence is %q; want it to hold %q", err, want)
 	}
@@ -74,13 +77,21 @@ func TestAgentLinesOnStderrAreScrubbedInTheSentenceAndTheLog(t *testing.T) {
 	}
 }
 
+func TestAnAgentsLineLosesItsColoursAndTimeStamp(t *testing.T) {
+	t.Parallel()
+	raw := "\x1b[2m2026-12-03T09:06:03.349900Z\x1b[0m \x1b[31mERROR\x1b[0m codex_api: failed to connect, url: wss://api.openai.com/v1/responses"
+	if got, want := (scrubbers{}).line(raw), "ERROR codex_api: failed to connect, url: wss://api.openai.com/v1/responses"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+}
+
 func TestTailKeepsTheLastLinesAndThoseSinceAMark(t *testing.T) {
 	t.Parallel()
 	var tl tail
 	for i := range 30 {
 		tl.add(fmt.Sprint("line ", i))
 	}
-	if got := tl.since(0); len(got) != tailLines || got[0] != "line 10" || got[tailLines-1] != "line 29" {
+	if got := tl.since(outMark{}); len(got) != tailLines || got[0] != "line 10" || got[tailLines-1] != "line 29" {
 		t.Errorf("since(0) = %q, want the last %d lines", got, tailLines)
 	}
 	m := tl.mark()
@@ -105,6 +116,8 @@ func TestDiagnoseFindsTheCauseTheHostAndTheLineToQuote(t *testing.T) {
 		{"500 exception TypeError: fetch failed sending request", nil, diagnosis{kind: causeUnreachable, inWords: true}},
 		{"Internal error", []string{"[API:request] POST https://generativelanguage.googleapis.com/v1beta/models failed: fetch failed"},
 			diagnosis{kind: causeUnreachable, host: "generativelanguage.googleapis.com", line: "[API:request] POST https://generativelanguage.googleapis.com/v1beta/models failed: fetch failed"}},
+		{"it sent nothing for 30s", []string{"ERROR codex_api::endpoint::responses_websocket : failed to connect to websocket: IO error: failed to lookup address information: Name or service not known, url: wss://api.openai.com/v1/responses"},
+			diagnosis{kind: causeUnreachable, host: "api.openai.com", line: "ERROR codex_api::endpoint::responses_websocket : failed to connect to websocket: IO error: failed to lookup address information: Name or service not known, url: wss://api.openai.com/v1/responses"}},
 		{"Internal error", []string{"see https://docs.example.com/help", "Invalid API key · Please run /login"},
 			diagnosis{kind: causeKeyRefused, line: "Invalid API key · Please run /login"}},
 		{"Internal error", []string{"429 Too Many Requests"}, diagnosis{kind: causeQuota, line: "429 Too Many Requests"}},
@@ -138,4 +151,44 @@ func FuzzDiagnose(f *testing.F) {
 			t.Error("no cause, yet told in the words")
 		}
 	})
+}
+
+func TestClaudeCodesDebugLogGivesItsErrorsSinceTheTurnAndIsNeverFollowedOutOfItsFolder(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := filepath.Join(home, ".claude", "debug")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 12, 3, 9, 6, 40, 0, time.UTC)
+	log := strings.Join([]string{
+		"2026-12-03T09:06:30.000Z [ERROR] API error (attempt 1/11): an earlier turn",
+		"2026-12-03T09:06:41.308Z [DEBUG] countTokensWithFallback: haiku fallback failed: Connection error.",
+		"2026-12-03T09:06:41.477Z [ERROR] API error (attempt 3/11): undefined Connection error.",
+		`2026-12-03T09:06:44.761Z [ERROR] "Error: Error: 1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key sk-agent-key-0123\n    at YVA.queueFailedEvents (file:///cli.js:2185:2315)"`,
+	}, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("2026-12-03T09:07:00.000Z [ERROR] the vault's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "z.txt")); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour) // the link's target is newer than the log
+	os.Chtimes(outside, later, later)
+	sc := childScrubbers(Config{}, []string{"MODEL_API_KEY=sk-agent-key-0123"})
+	got := debugLogLines(dir, since, sc)
+	want := []string{
+		"API error (attempt 3/11): undefined Connection error.",
+		"Error: Error: 1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key [redacted]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the debug log's lines are\n%q\nwant\n%q", got, want)
+	}
+	if d := diagnose("it sent nothing for 2m0s (the agent's turnIdle), so the turn was stopped", got); d.kind != causeUnreachable || d.host != "api.anthropic.com" {
+		t.Errorf("the log's lines tell %+v; want api.anthropic.com unreachable", d)
+	}
 }
