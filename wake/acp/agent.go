@@ -325,7 +325,8 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 			said := agentWords(err)
 			reason = ReasonLoadFailed + said
 			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "said", said)
-			a.setNotice(fmt.Sprintf("%s could not continue the earlier session (it answered \"%s\"); this one starts afresh.", name, strings.TrimRight(said, ".")))
+			a.setNotice(fmt.Sprintf("%s could not continue the earlier session (it answered \"%s\"); this one starts afresh.", name,
+				strings.TrimRight(strings.TrimPrefix(said, "Internal error: "), ".")))
 		}
 	}
 	resp, err := c.conn.NewSession(sctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: meta})

@@ -64,7 +64,7 @@ var failureCases = []failureCase{
 	{step: "the turn", cause: "silent past turnIdle, stderr says something else",
 		mod:  func(c *Config) { c.TurnIdle = 300 * time.Millisecond },
 		turn: `stderr thinking very hard\n}`,
-		want: `Motion's agent fake failed during the turn: it sent nothing for 300ms (the agent's turnIdle), so the turn was stopped. It wrote: "thinking very hard". Send the message again, or raise turnIdle for fake in the agents file if it needs longer.`},
+		want: `Motion's agent fake failed during the turn: it sent nothing for 300ms (the agent's turnIdle), so the turn was stopped. It wrote: "thinking very hard". If fake cannot reach its model's API it retries in silence: check this machine's network, or a proxy (pass HTTPS_PROXY in fake's env in the agents file). Then send the message again, or raise turnIdle for fake in the agents file if it needs longer.`},
 	{step: "the turn", cause: "the API is unreachable (in the agent's error)",
 		turn: "fail Internal error: stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses)",
 		want: `Motion's agent fake failed during the turn: it could not reach api.openai.com (it said: Internal error: stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses)). Check that this machine can reach api.openai.com: its network, or a proxy (pass HTTPS_PROXY in fake's env in the agents file); then send the message again.`},
