@@ -85,8 +85,22 @@ func debugLogLines(dir string, since time.Time, sc scrubbers) []string {
 		if when, err := time.Parse(time.RFC3339Nano, at); err != nil || when.Before(since) {
 			continue
 		}
-		msg, _, _ := strings.Cut(strings.TrimPrefix(rest, "[ERROR] "), `\n`) // its stack, JSON-escaped
-		t.add(sc.line(strings.Trim(msg, `"`)))
+		t.add(sc.line(logMessage(strings.TrimPrefix(rest, "[ERROR] "))))
 	}
 	return t.since(outMark{})
+}
+
+// logMessage is the message of a debug log's error line without its stack
+// and its wrapping: `"Error: Error: {\"stack\":\"Error: Failed to export
+// (…)\\n    at …` is "Failed to export (…)".
+func logMessage(msg string) string {
+	msg, _, _ = strings.Cut(msg, `\n`) // its stack, JSON-escaped
+	msg = strings.TrimRight(strings.ReplaceAll(msg, `\"`, `"`), `\"`)
+	for {
+		t := strings.TrimPrefix(strings.TrimPrefix(strings.TrimLeft(msg, `" `), "Error: "), `{"stack":`)
+		if t == msg {
+			return msg
+		}
+		msg = t
+	}
 }

@@ -166,6 +166,7 @@ func TestClaudeCodesDebugLogGivesItsErrorsSinceTheTurnAndIsNeverFollowedOutOfIts
 		"2026-12-03T09:06:41.308Z [DEBUG] countTokensWithFallback: haiku fallback failed: Connection error.",
 		"2026-12-03T09:06:41.477Z [ERROR] API error (attempt 3/11): undefined Connection error.",
 		`2026-12-03T09:06:44.761Z [ERROR] "Error: Error: 1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key sk-agent-key-0123\n    at YVA.queueFailedEvents (file:///cli.js:2185:2315)"`,
+		`2026-12-03T09:07:02.098Z [ERROR] "Error: Error: {\"stack\":\"Error: Failed to export 2 events (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com)\\n    at YVA.doExport (file:///cli.js:2185:1372)\",\"message\":\"Failed to export 2 events"`,
 	}, "\n") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(log), 0o600); err != nil {
 		t.Fatal(err)
@@ -183,7 +184,8 @@ func TestClaudeCodesDebugLogGivesItsErrorsSinceTheTurnAndIsNeverFollowedOutOfIts
 	got := debugLogLines(dir, since, sc)
 	want := []string{
 		"API error (attempt 3/11): undefined Connection error.",
-		"Error: Error: 1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key [redacted]",
+		"1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key [redacted]",
+		"Failed to export 2 events (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the debug log's lines are\n%q\nwant\n%q", got, want)
