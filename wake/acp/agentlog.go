@@ -30,8 +30,8 @@ func debugLogDir(ai *sdk.Implementation, home string) string {
 	return filepath.Join(home, ".claude", "debug")
 }
 
-// debugLogLines returns the error lines of the newest log in dir written
-// since since, oldest first, at most tailLines, each one clean line with
+// debugLogLines returns the error lines that tell a known cause (see
+// causes.go) of the newest log in dir written since since, oldest first, at most tailLines, each one clean line with
 // every secret taken out. The log is the agent's: a symbolic link, or a
 // file that changes under the read, is not followed.
 func debugLogLines(dir string, since time.Time, sc scrubbers) []string {
@@ -85,7 +85,11 @@ func debugLogLines(dir string, since time.Time, sc scrubbers) []string {
 		if when, err := time.Parse(time.RFC3339Nano, at); err != nil || when.Before(since) {
 			continue
 		}
-		t.add(sc.line(logMessage(strings.TrimPrefix(rest, "[ERROR] "))))
+		// The log is full of errors that do not matter (a settings file
+		// it does not have): only those that tell a cause count.
+		if msg := sc.line(logMessage(strings.TrimPrefix(rest, "[ERROR] "))); kindOf(msg) != causeNone {
+			t.add(msg)
+		}
 	}
 	return t.since(outMark{})
 }

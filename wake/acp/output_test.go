@@ -165,6 +165,7 @@ func TestClaudeCodesDebugLogGivesItsErrorsSinceTheTurnAndIsNeverFollowedOutOfIts
 		"2026-12-03T09:06:30.000Z [ERROR] API error (attempt 1/11): an earlier turn",
 		"2026-12-03T09:06:41.308Z [DEBUG] countTokensWithFallback: haiku fallback failed: Connection error.",
 		"2026-12-03T09:06:41.477Z [ERROR] API error (attempt 3/11): undefined Connection error.",
+		`2026-12-03T09:06:41.907Z [ERROR] "Error: Error: ENOENT: no such file or directory, open '/home/.claude/remote-settings.json'\n    at Module.openSync (node:fs:573:18)"`,
 		`2026-12-03T09:06:44.761Z [ERROR] "Error: Error: 1P event logging: 17 events failed to export (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com) key sk-agent-key-0123\n    at YVA.queueFailedEvents (file:///cli.js:2185:2315)"`,
 		`2026-12-03T09:07:02.098Z [ERROR] "Error: Error: {\"stack\":\"Error: Failed to export 2 events (code=ENOTFOUND, getaddrinfo ENOTFOUND api.anthropic.com)\\n    at YVA.doExport (file:///cli.js:2185:1372)\",\"message\":\"Failed to export 2 events"`,
 	}, "\n") + "\n"

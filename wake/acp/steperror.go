@@ -69,7 +69,7 @@ func (e *StepError) Error() string {
 	}
 	s := fmt.Sprintf("%s failed %s: %s.", who, e.Step.during(), strings.TrimRight(e.Cause, ". "))
 	if e.Said != "" {
-		s += fmt.Sprintf(" It wrote: \"%s\".", e.Said)
+		s += fmt.Sprintf(" It wrote: \"%s\".", strings.TrimRight(e.Said, "."))
 	}
 	if e.Hint != "" {
 		s += " " + e.Hint
