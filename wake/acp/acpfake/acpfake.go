@@ -162,8 +162,22 @@ func loggedIn() bool {
 // Serve serves the fake agent on in and out until the client goes.
 func Serve(in io.Reader, out io.Writer) {
 	f := &fake{sessions: map[sdk.SessionId]*fakeSession{}}
-	f.conn = sdk.NewAgentSideConnection(f, out, in)
+	// Nothing is read, so no handler runs, before f.conn is set.
+	open := make(chan struct{})
+	f.conn = sdk.NewAgentSideConnection(f, out, gated{in, open})
+	close(open)
 	<-f.conn.Done()
+}
+
+// gated reads from r once open is closed.
+type gated struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // fake is an ACP agent for tests. It answers the words of a prompt (the
