@@ -157,6 +157,16 @@ type ToolReporter interface {
 	ReportTool(r ToolReport)
 }
 
+// Notifier is an optional interface of a Work that shows a notice of the
+// harness in the turn, apart from the agent's reply: one sentence a person
+// reads about the session itself ("… could not continue the earlier
+// session; this one starts afresh"). The Waker shows it in the main turn
+// too.
+type Notifier interface {
+	// Notify shows text in the turn.
+	Notify(text string)
+}
+
 // Tool call statuses of a ToolReport.
 const (
 	ToolPending    = "pending"

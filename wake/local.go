@@ -999,13 +999,18 @@ func (s *localSession) runLocked(id string, msg ahp.Message) {
 }
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
+	w := &work{s: s, t: t, msg: msg}
+	ctx = WithProgress(ctx, w.progress)
 	agent, err := s.open(ctx)
 	if err == nil {
-		err = runScrubbed(ctx, agent, &work{s: s, t: t, msg: msg}, s.h.scrub)
+		err = runScrubbed(ctx, agent, w, s.h.scrub)
 	}
 	t.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.turn == t || s.turn == nil {
+		s.showActivityLocked("")
+	}
 	if t.stopped || s.turn != t {
 		return
 	}
@@ -1048,6 +1053,17 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 		return nil, ErrNoSession
 	}
 	return agent, nil
+}
+
+// showActivityLocked shows text as the chat's activity ("" clears it):
+// what a start of the agent during a turn is doing. It is published and
+// not logged: it means nothing once the turn is over. Called with s.mu
+// held.
+func (s *localSession) showActivityLocked(text string) {
+	if s.gone || s.chatState.Activity == text {
+		return
+	}
+	s.showChatLocked(scrubAction(s.h.scrub, ahp.ChatActivityChanged(text)), nil)
 }
 
 // runAgent runs one turn, turning a panic of the agent into an error.
@@ -1093,9 +1109,36 @@ func (w *work) Reply(text string) {
 
 var errTurnOver = errors.New("the turn is over")
 
+// progress shows what a start of the agent during the turn is doing (a
+// restored session's first turn, or a turn after the agent's process
+// ended) as the chat's activity.
+func (w *work) progress(text string) {
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.liveLocked() {
+		s.showActivityLocked(text)
+	}
+}
+
+// Notify shows a notice of the harness in the turn, as a system
+// notification.
+func (w *work) Notify(text string) {
+	if text == "" {
+		return
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.liveLocked() {
+		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.ResponsePart{SystemNotification: &ahp.SystemNotificationPart{Content: ahp.Plain(text)}}), nil)
+	}
+}
+
 var (
 	_ Reasoner     = (*work)(nil)
 	_ ToolReporter = (*work)(nil)
+	_ Notifier     = (*work)(nil)
 )
 
 // Reason streams text into the turn's reasoning part.

@@ -139,6 +139,7 @@ type scrubWork struct {
 var (
 	_ Reasoner     = (*scrubWork)(nil)
 	_ ToolReporter = (*scrubWork)(nil)
+	_ Notifier     = (*scrubWork)(nil)
 )
 
 func (sw *scrubWork) TurnID() string       { return sw.w.TurnID() }
@@ -175,6 +176,12 @@ func (sw *scrubWork) flush() {
 		if out := sw.reason.flush(sw.s); out != "" {
 			r.Reason(out)
 		}
+	}
+}
+
+func (sw *scrubWork) Notify(text string) {
+	if n, ok := sw.w.(Notifier); ok {
+		n.Notify(sw.s.String(text))
 	}
 }
 

@@ -169,10 +169,36 @@ func (t *Turn) run() {
 func (t *Turn) progress(text string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ended || t.session != "" {
+	if t.ended || t.session != "" || text == "" {
 		return
 	}
 	t.main.Chat(ahp.ToolCallContentChanged(t.m.TurnID, t.callID, []ahp.ToolResultContent{ahp.TextContent(text)}))
+}
+
+// restarting shows what a start of the agent in the back turn is doing
+// (the back chat's activity: after a restart of the server, or of the
+// agent's process) above the back session's link, as a first start shows
+// its steps; "" shows the link alone again.
+func (t *Turn) restarting(text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended || t.session == "" {
+		return
+	}
+	content := []ahp.ToolResultContent{t.subagent()}
+	if text != "" {
+		content = append([]ahp.ToolResultContent{ahp.TextContent(text)}, content...)
+	}
+	t.main.Chat(ahp.ToolCallContentChanged(t.m.TurnID, t.callID, content))
+}
+
+// notified shows a notice of the back turn's harness in the main turn.
+func (t *Turn) notified(part ahp.ResponsePart) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.ended {
+		t.main.Chat(ahp.AppendPart(t.m.TurnID, part))
+	}
 }
 
 // subagent is the content of the subagent call: it opens the back chat.
@@ -451,6 +477,12 @@ func (t *Turn) back(fs *followed, a ahp.Action, backTurn string, next ahp.ChatSt
 		t.relayInput(fs, backTurn, b.Request)
 	case *ahp.ChatInputCompletedAction:
 		t.backInputCompleted(b)
+	case *ahp.ChatActivityChangedAction:
+		t.restarting(b.Activity)
+	case *ahp.ChatResponsePartAction:
+		if b.Part.SystemNotification != nil {
+			t.notified(b.Part)
+		}
 	case *ahp.ChatTurnCompleteAction:
 		t.backEnded(b.TurnID, next)
 	case *ahp.ChatTurnCancelledAction:

@@ -55,7 +55,7 @@ func TestEndToEndAgentFailuresAreOneSentenceInTheChatAndAWarnInTheLog(t *testing
 	}
 	chat = c.openChat("ahp-session:/idle", "motion")
 	const idle = "Motion's agent fake failed during the turn: it sent nothing for 1s (the agent's turnIdle), so the turn was stopped. " +
-		"Send the message again, or raise turnIdle for fake in the agents file if it needs longer."
+		"If fake cannot reach its model's API it retries in silence: check this machine's network, or a proxy (pass HTTPS_PROXY in fake's env in the agents file). Then send the message again, or raise turnIdle for fake in the agents file if it needs longer."
 	if got := failedWith(t, c, chat, "t2", "silent"); got != idle {
 		t.Errorf("the chat shows %q, want %q", got, idle)
 	}

@@ -37,8 +37,17 @@
 //     bot, the agent and the step with the cause in words (an agent that
 //     is not signed in is told what signs it in), telling how a child
 //     ended (exit status, signal, or killed by the server and why) as it
-//     is seen before the child is killed; start failures are logged at
-//     Warn;
+//     is seen before the child is killed, quoting the agent's own last
+//     line (each child keeps its last lines of stderr, of stdout text
+//     that is not ACP, and of Claude Code's debug log, scrubbed; see
+//     output.go and agentlog.go), recognising the common causes (the
+//     model's API unreachable, a refused key, a used-up quota, not signed
+//     in; causes.go) and ending with what to do next; failures are logged
+//     at Warn, and stdout text that is not ACP once per start;
+//   - reports a start that happens during a turn (after a restart, or
+//     after the child ended) to the turn's wake.Progress too, and tells
+//     the turn (wake.Notifier) when the agent could not continue its
+//     earlier session;
 //   - answers fs/read_text_file and fs/write_text_file inside the bot's
 //     folder only (an absolute path outside it, a ".." element or a
 //     symbolic link out of it is refused), and runs terminal/create's
@@ -275,7 +284,7 @@ func (h *Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, err
 	}
 	a, err := newAgent(h, s)
 	if err != nil {
-		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err})
+		return nil, h.failed(h.log, botName(s), &StepError{Step: StepStart, Cause: clean(strings.TrimPrefix(err.Error(), "acp: ")), Err: err}, nil)
 	}
 	a.openTools(ctx)
 	a.syncTools(ctx)

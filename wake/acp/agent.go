@@ -56,6 +56,7 @@ type agent struct {
 	cur    *turn
 	child  *child
 	closed bool
+	notice string // a sentence for the next turn to show (see Turn), "" for none
 }
 
 // child is one running agent process and its ACP connection.
@@ -66,6 +67,12 @@ type child struct {
 	stdout io.Closer
 	exited chan struct{} // closed once the process is reaped
 	err    error         // Wait's error, set before exited closes
+
+	out      tail          // its last lines on stderr and non-ACP stdout, for failure sentences
+	outDone  chan struct{} // closed once its stderr is read to the end
+	scrub    scrubbers     // what takes secrets out of its lines
+	began    time.Time     // when it was started
+	debugLog string        // the folder of the debug log it keeps, read on a failure; "" for none
 
 	stopMu    sync.Mutex
 	stoppedBy string // why the server killed it, when it did
@@ -259,7 +266,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	wake.ReportProgress(ctx, "Starting "+cfg.DisplayName+"…")
 	c, err := a.spawn()
 	if err != nil {
-		return nil, a.startFailed(&StepError{Step: StepStart, Cause: spawnWords(cfg.Agent.Command, err),
+		return nil, a.startFailed(nil, &StepError{Step: StepStart, Cause: spawnWords(cfg.Agent.Command, err),
 			Hint: fmt.Sprintf("Check the command of %s in the agents file.", cfg.Provider), Err: err})
 	}
 	began := time.Now()
@@ -273,6 +280,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 		return fail(StepStart, "initialize", err)
 	}
 	c.auth = init.AuthMethods
+	c.debugLog = debugLogDir(init.AgentInfo, a.home)
 	if err := a.signIn(sctx, c, c.auth); err != nil {
 		return fail(StepSignIn, "authenticate", err)
 	}
@@ -303,13 +311,17 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 					a.log.Warn("acp: keeping the agent session record failed", "err", err)
 				}
 				a.log.Info("acp: continued the agent session", "id", rec.ID, "ready", time.Since(began))
+				wake.ReportProgress(ctx, "")
 				return c, nil
 			}
 			if !c.alive() || sctx.Err() != nil {
 				return fail(StepOpen, "session/load", err)
 			}
-			reason = ReasonLoadFailed + err.Error()
-			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "err", err)
+			said := agentWords(err)
+			reason = ReasonLoadFailed + said
+			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "said", said)
+			a.setNotice(fmt.Sprintf("%s could not continue the earlier session (it answered \"%s\"); this one starts afresh.", name,
+				strings.TrimRight(strings.TrimPrefix(said, "Internal error: "), ".")))
 		}
 	}
 	resp, err := c.conn.NewSession(sctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: meta})
@@ -322,6 +334,7 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 		a.log.Warn("acp: keeping the agent session record failed; a restart starts a new session", "err", err)
 	}
 	a.log.Info("acp: started a fresh agent session", "id", rec.ID, "why", reason, "ready", time.Since(began))
+	wake.ReportProgress(ctx, "")
 	return c, nil
 }
 
@@ -336,45 +349,88 @@ func (a *agent) failStart(ctx, sctx context.Context, c *child, step Step, method
 		return ctx.Err()
 	}
 	e := &StepError{Step: step, Err: err}
+	var lines []string // what it wrote, read before it is killed: what it says then is no cause
 	switch {
 	case sctx.Err() != nil && c.alive():
+		lines = c.said(outMark{})
 		c.stopFor(fmt.Sprintf("after its startTimeout (%s)", cfg.StartTimeout))
 		e.Cause = fmt.Sprintf("it did not answer %s within %s (the agent's startTimeout), so it was stopped", method, cfg.StartTimeout)
 		e.Hint = fmt.Sprintf("Check that %s can reach its service and is signed in, or raise startTimeout for it in the agents file.", cfg.Provider)
 	case !c.alive():
 		e.Cause = c.how(killWait)
+		lines = c.said(outMark{})
 		if !disconnected(err) {
 			e.Cause = agentWords(err) + "; " + e.Cause
 		}
-		e.Hint = fmt.Sprintf("Its stderr is in the server's log at -log-level debug; running the command of %s by hand may say more.", cfg.Provider)
 		c.kill()
 	default:
 		e.Cause = agentWords(err)
+		lines = c.said(outMark{})
 		c.kill()
 	}
-	return a.startFailed(e)
+	return a.startFailed(lines, e)
 }
 
-// startFailed fills in e's bot and agent and logs it at Warn.
-func (a *agent) startFailed(e *StepError) error {
-	return a.h.failed(a.log, a.bot, e)
+// startFailed is e, a failure of a start, told with lines, what the
+// child last wrote (see failed).
+func (a *agent) startFailed(lines []string, e *StepError) error {
+	return a.h.failed(a.log, a.bot, e, lines)
 }
 
-// turnFailed is a *StepError of the turn step, logged at Warn.
-func (a *agent) turnFailed(cause, hint string, err error) error {
-	return a.h.failed(a.log, a.bot, &StepError{Step: StepTurn, Cause: cause, Hint: hint, Err: err})
+// turnFailed is a *StepError of the turn step, told with lines, what the
+// child wrote during the turn (see failed).
+func (a *agent) turnFailed(lines []string, cause, hint string, err error) error {
+	return a.h.failed(a.log, a.bot, &StepError{Step: StepTurn, Cause: cause, Hint: hint, Err: err}, lines)
 }
 
-// failed fills in e's bot and agent, logs it at Warn on log and returns
-// it: every failure of a start or a turn passes here.
-func (h *Harness) failed(log *slog.Logger, bot string, e *StepError) error {
+// failed fills in e's bot and agent, completes it from lines, what the
+// agent last wrote on stderr (see explain), logs it at Warn on log and
+// returns it: every failure of a start or a turn passes here.
+func (h *Harness) failed(log *slog.Logger, bot string, e *StepError, lines []string) error {
 	e.Bot, e.Agent = bot, h.cfg.Provider
+	h.explain(e, lines)
 	msg := "acp: the agent did not start"
 	if e.Step == StepTurn {
 		msg = "acp: the agent failed a turn"
 	}
-	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause)
+	log.Warn(msg, "bot", bot, "step", string(e.Step), "cause", e.Cause, "said", e.Said)
 	return e
+}
+
+// How long a failure waits for an agent's last words on stderr: a child
+// that ended, until its stderr is read to the end (up to outWait); one
+// that runs, until it has written nothing for outQuiet (up to outWait).
+const (
+	outWait  = time.Second
+	outQuiet = 100 * time.Millisecond
+)
+
+// said returns the lines c wrote outside ACP since m (the zero outMark:
+// since it started), once its last words are in, then those of its debug
+// log when it keeps one (see agentlog.go); nil for no child.
+func (c *child) said(m outMark) []string {
+	if c == nil {
+		return nil
+	}
+	if m.at.IsZero() {
+		m.at = c.began
+	}
+	select {
+	case <-c.exited:
+		t := time.NewTimer(outWait)
+		defer t.Stop()
+		select {
+		case <-c.outDone:
+		case <-t.C:
+		}
+	default:
+		c.out.quiet(outQuiet, outWait)
+	}
+	lines := c.out.since(m)
+	if c.debugLog != "" {
+		lines = append(lines, debugLogLines(c.debugLog, m.at, c.scrub)...)
+	}
+	return lines
 }
 
 // disconnected reports whether err is the connection's own error for a
@@ -415,6 +471,7 @@ func (a *agent) spawn() (*child, error) {
 	cmd := exec.Command(cfg.Agent.Command, cfg.Agent.Args...)
 	cmd.Dir = a.dir.dir
 	cmd.Env = childEnv(environ(cfg.Environ), cfg.Agent.Env, a.home)
+	scrub := childScrubbers(cfg, cmd.Env)
 	ownGroup(cmd)
 	var files []*os.File
 	pipe := func() (*os.File, *os.File, error) {
@@ -444,27 +501,62 @@ func (a *agent) spawn() (*child, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), outDone: make(chan struct{}), scrub: scrub, began: time.Now()}
 	go func() {
 		c.err = cmd.Wait()
 		close(c.exited)
 	}()
 	log := a.log.With("pid", cmd.Process.Pid)
 	go func() {
+		defer close(c.outDone)
 		defer errR.Close()
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		for sc.Scan() {
-			log.Debug("acp: agent stderr", "line", sc.Text())
+			line := scrub.line(sc.Text())
+			log.Debug("acp: agent stderr", "line", line)
+			if line != "" {
+				c.out.add(line)
+			}
 		}
 	}()
+	// Text on stdout that is not ACP is logged once per start at Warn,
+	// then at Debug, and kept with stderr. Only the connection's reader
+	// calls noise.
+	noisy := false
+	noise := func(raw string) {
+		line := scrub.line(raw)
+		c.out.add(line)
+		if !noisy {
+			noisy = true
+			log.Warn("acp: the agent writes text that is not ACP on its stdout; the rest of it is logged at Debug", "first", line)
+			return
+		}
+		log.Debug("acp: agent stdout that is not ACP", "line", line)
+	}
 	// The connection reads at once, and logs when the child is gone:
 	// nothing is read before its logger is set.
 	set := make(chan struct{})
-	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, gated{outR, set})
+	c.conn = sdk.NewClientSideConnection(&clientSide{a: a, c: c}, inW, gated{newACPOnly(outR, noise), set})
 	c.conn.SetLogger(log)
 	close(set)
 	return c, nil
+}
+
+// setNotice keeps a sentence for the next turn to show.
+func (a *agent) setNotice(text string) {
+	a.mu.Lock()
+	a.notice = text
+	a.mu.Unlock()
+}
+
+// takeNotice returns the sentence kept for the next turn, once.
+func (a *agent) takeNotice() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.notice
+	a.notice = ""
+	return n
 }
 
 // gated reads from r once open is closed.
@@ -499,6 +591,11 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	if err != nil {
 		return err
 	}
+	if n := a.takeNotice(); n != "" {
+		if nw, ok := w.(wake.Notifier); ok {
+			nw.Notify(n)
+		}
+	}
 	cfg := a.h.cfg
 	wt := newWatch(cfg.TurnIdle, cfg.TurnTimeout)
 	defer wt.stop()
@@ -522,6 +619,7 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		text = a.systemPrompt() + "\n\n" + text
 	}
 	c.fresh = false
+	mark := c.out.mark()
 
 	type result struct {
 		resp sdk.PromptResponse
@@ -535,12 +633,13 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		done <- result{resp, err}
 	}()
 	var hit *limit
+	var lines []string
 	select {
 	case r := <-done:
-		return a.ended(c, r.resp, r.err)
+		return a.ended(c, mark, r.resp, r.err)
 	case <-ctx.Done():
 	case l := <-wt.hit:
-		hit = &l
+		hit, lines = &l, c.said(mark) // before it is cancelled
 	}
 	grace := cfg.CancelGrace
 	cctx, ccancel := context.WithTimeout(context.Background(), grace)
@@ -571,34 +670,38 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	if killed {
 		cause += fmt.Sprintf("; it did not stop within %s, so it was killed, and the next message continues the session in a new process", grace)
 	}
-	return a.turnFailed(cause, hit.hint(cfg.Provider), context.DeadlineExceeded)
+	return a.turnFailed(lines, cause, hit.hint(cfg.Provider), context.DeadlineExceeded)
 }
 
-// ended is how a turn whose prompt returned ends.
-func (a *agent) ended(c *child, resp sdk.PromptResponse, err error) error {
+// ended is how a turn whose prompt returned ends; mark is where the
+// turn's lines of c's output begin.
+func (a *agent) ended(c *child, mark outMark, resp sdk.PromptResponse, err error) error {
 	if err != nil {
 		if !c.alive() {
 			how := c.how(killWait)
+			lines := c.said(mark)
 			a.drop(c)
 			if !disconnected(err) {
 				how = agentWords(err) + "; " + how
 			}
-			return a.turnFailed(how, "", err)
+			return a.turnFailed(lines, how, "", err)
 		}
 		err = a.explainAuth("session/prompt", err, c.auth)
-		return a.turnFailed(agentWords(err), "", err)
+		return a.turnFailed(c.said(mark), agentWords(err), "", err)
 	}
+	stopped := func(cause, hint string) error { return a.turnFailed(c.said(mark), cause, hint, nil) }
+	const again = "Send the message again."
 	switch resp.StopReason {
 	case sdk.StopReasonEndTurn:
 		return nil
 	case sdk.StopReasonCancelled:
-		return a.turnFailed("it cancelled the turn", "", nil)
+		return stopped("it cancelled the turn", again)
 	case sdk.StopReasonRefusal:
-		return a.turnFailed("it refused to go on", "", nil)
+		return stopped("it refused to go on", "Ask in other words, or ask for something else.")
 	case sdk.StopReasonMaxTokens:
-		return a.turnFailed("it reached its limit of tokens (max_tokens)", "", nil)
+		return stopped("it reached its limit of tokens (max_tokens)", "Ask for a shorter answer, or split the work into smaller messages.")
 	case sdk.StopReasonMaxTurnRequests:
-		return a.turnFailed("it reached its limit of model requests in a turn (max_turn_requests)", "", nil)
+		return stopped("it reached its limit of model requests in a turn (max_turn_requests)", "Send \"go on\" to let it continue, or split the work into smaller messages.")
 	}
-	return a.turnFailed("it stopped: "+clean(string(resp.StopReason)), "", nil)
+	return stopped("it stopped: "+clean(string(resp.StopReason)), again)
 }

@@ -51,8 +51,12 @@ func (l limit) words() string {
 	return fmt.Sprintf("the turn ran for %s (the agent's %s), so it was stopped", l.d, l.field)
 }
 
-// hint says what to do about the limit.
+// hint says what to do about the limit. An agent silent past turnIdle
+// is most often one retrying a model API it cannot reach, without a word.
 func (l limit) hint(agent string) string {
+	if l.field == TurnIdleField {
+		return fmt.Sprintf("If %s cannot reach its model's API it retries in silence: check this machine's network, or a proxy (pass HTTPS_PROXY in %[1]s's env in the agents file). Then send the message again, or raise turnIdle for %[1]s in the agents file if it needs longer.", agent)
+	}
 	return fmt.Sprintf("Send the message again, or raise %s for %s in the agents file if it needs longer.", l.field, agent)
 }
 

@@ -3,6 +3,7 @@ package acp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ type mainChat struct {
 	mu      sync.Mutex
 	chat    ahp.ChatState
 	changed chan struct{}
+	shown   []string // every text the subagent call showed, in order
 }
 
 func newMainChat(turnID, text string) *mainChat {
@@ -35,8 +37,20 @@ func (m *mainChat) Chat(a ahp.Action) bool {
 		return false
 	}
 	m.chat = ahp.ApplyChat(m.chat, a)
+	for _, text := range subagentText(m.chat) {
+		if len(m.shown) == 0 || m.shown[len(m.shown)-1] != text {
+			m.shown = append(m.shown, text)
+		}
+	}
 	m.signal()
 	return true
+}
+
+// texts returns every text the subagent call showed, in order.
+func (m *mainChat) texts() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.shown)
 }
 
 func (m *mainChat) Session(a ahp.Action) { m.signal() }
@@ -94,6 +108,12 @@ type wakeEnv struct {
 	w     *wake.Waker
 	bot   record.Record
 	turns int
+	close func() // closes the Waker and its host, when the env made them
+}
+
+// newWakeEnvOn is a wakeEnv of bot Motion in dir on w.
+func newWakeEnvOn(w *wake.Waker, dir string) *wakeEnv {
+	return &wakeEnv{w: w, bot: record.Record{ID: "motion", Name: "Motion", Workspace: dir, Owner: "user:soft", Provider: "fake"}}
 }
 
 func newWakeEnv(t *testing.T) *wakeEnv {
@@ -119,7 +139,7 @@ func newWakeEnvWith(t *testing.T, mod func(*Config)) *wakeEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	return &wakeEnv{w: w, bot: record.Record{ID: "motion", Name: "Motion", Workspace: dir, Owner: "user:soft", Provider: "fake"}}
+	return newWakeEnvOn(w, dir)
 }
 
 func (e *wakeEnv) say(text string) (*mainChat, *wake.Turn) {

@@ -50,19 +50,27 @@ type StepError struct {
 	// Cause is what went wrong, in words: the agent's own message, how its
 	// child ended, or which limit stopped it.
 	Cause string
-	// Hint says what to do, as a sentence; "" when nothing is known.
+	// Said is the agent's own line (on stderr, or in the debug log it
+	// keeps) that told the cause, else its last meaningful one, cleaned
+	// and scrubbed; "" when it said nothing more than Cause.
+	Said string
+	// Hint says what to do next, as a sentence.
 	Hint string
 	// Err is the error underneath, for errors.Is and errors.As.
 	Err error
 }
 
-// Error is the sentence the person reads, then the hint.
+// Error is the sentence the person reads, the agent's own line, then
+// what to do.
 func (e *StepError) Error() string {
 	who := "The agent " + e.Agent
 	if e.Bot != "" {
 		who = e.Bot + "'s agent " + e.Agent
 	}
 	s := fmt.Sprintf("%s failed %s: %s.", who, e.Step.during(), strings.TrimRight(e.Cause, ". "))
+	if e.Said != "" {
+		s += fmt.Sprintf(" It wrote: \"%s\".", strings.TrimRight(e.Said, "."))
+	}
 	if e.Hint != "" {
 		s += " " + e.Hint
 	}

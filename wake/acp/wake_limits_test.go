@@ -76,7 +76,7 @@ func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
 	m, _ := e.say("silent")
 	turn := m.ended(t)
 	const want = "Motion's agent fake failed during the turn: it sent nothing for 300ms (the agent's turnIdle), so the turn was stopped. " +
-		"Send the message again, or raise turnIdle for fake in the agents file if it needs longer."
+		"If fake cannot reach its model's API it retries in silence: check this machine's network, or a proxy (pass HTTPS_PROXY in fake's env in the agents file). Then send the message again, or raise turnIdle for fake in the agents file if it needs longer."
 	if got := turnError(turn); turn.State != ahp.TurnStateError || got != want {
 		t.Errorf("the main turn ended %s with %q; want %q", turn.State, got, want)
 	}

@@ -77,6 +77,26 @@ const (
 // HangNewEnv set to "1" makes session/new never answer.
 const HangNewEnv = "FAKE_HANG_NEW"
 
+// Switches of the fake agent for what an agent says besides ACP, and for
+// a session it cannot continue.
+const (
+	// StderrStartEnv set to text makes the fake write it on stderr as it
+	// starts ("\n" in it splits lines).
+	StderrStartEnv = "FAKE_STDERR_START"
+	// StdoutStartEnv set to text makes the fake write it on stdout as it
+	// starts, before any ACP ("\n" in it splits lines), as a command that
+	// prints a banner does.
+	StdoutStartEnv = "FAKE_STDOUT_START"
+	// LoadFailEnv set to a message makes session/load fail with it, as
+	// JSON-RPC error -32603 (Gemini CLI answers "No previous sessions
+	// found for this project" for a session no turn reached the model
+	// in).
+	LoadFailEnv = "FAKE_LOAD_FAIL"
+)
+
+// lines is text with each "\n" in it a line break.
+func lines(text string) string { return strings.ReplaceAll(text, `\n`, "\n") }
+
 // The bot's tools the fake agent calls by name.
 const (
 	postMessage = "post_message"
@@ -99,6 +119,12 @@ func Main() {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if text := os.Getenv(StderrStartEnv); text != "" {
+		fmt.Fprintln(os.Stderr, lines(text))
+	}
+	if text := os.Getenv(StdoutStartEnv); text != "" {
+		fmt.Fprintln(os.Stdout, lines(text))
 	}
 	Serve(os.Stdin, os.Stdout)
 	os.Exit(0)
@@ -136,8 +162,22 @@ func loggedIn() bool {
 // Serve serves the fake agent on in and out until the client goes.
 func Serve(in io.Reader, out io.Writer) {
 	f := &fake{sessions: map[sdk.SessionId]*fakeSession{}}
-	f.conn = sdk.NewAgentSideConnection(f, out, in)
+	// Nothing is read, so no handler runs, before f.conn is set.
+	open := make(chan struct{})
+	f.conn = sdk.NewAgentSideConnection(f, out, gated{in, open})
+	close(open)
 	<-f.conn.Done()
+}
+
+// gated reads from r once open is closed.
+type gated struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // fake is an ACP agent for tests. It answers the words of a prompt (the
@@ -172,6 +212,11 @@ func Serve(in io.Reader, out io.Writer) {
 //	shell <script>     runs sh -c script in a client terminal in the bot's folder and posts "exit <code>: <output>" or "refused: <why>"
 //	probe <path>       reads the file (or lists the folder) at path itself and posts "read <n> bytes" or "refused: <why>"
 //	probe-write <path> writes "probe" to the file at path itself and posts "wrote" or "refused: <why>"
+//	stderr <text> [then <words>]  writes text on stderr ("\n" splits lines), then does words, or
+//	                   says nothing until cancelled (as an agent that retries in silence)
+//	stdout <text> [then <words>]  the same on stdout, outside ACP
+//	fail <message>     answers the prompt with JSON-RPC error -32603 and message
+//	stop <reason>      ends the turn with the stop reason (refusal, max_tokens…)
 type fake struct {
 	conn *sdk.AgentSideConnection
 
@@ -319,6 +364,9 @@ func (f *fake) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 }
 
 func (f *fake) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if msg := os.Getenv(LoadFailEnv); msg != "" {
+		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32603, Message: msg}
+	}
 	if !f.signedIn() {
 		return sdk.LoadSessionResponse{}, authRequired()
 	}
@@ -450,6 +498,18 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if verb == "expand" {
 		verb, rest, _ = strings.Cut(os.ExpandEnv(rest), " ")
 	}
+	for verb == "stderr" || verb == "stdout" {
+		text, next, _ := strings.Cut(rest, " then ")
+		out := os.Stderr
+		if verb == "stdout" {
+			out = os.Stdout
+		}
+		fmt.Fprintln(out, lines(text))
+		if next == "" {
+			next = "silent"
+		}
+		verb, rest, _ = strings.Cut(next, " ")
+	}
 	end := sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
 	say := func(t string) { f.say(ctx, p.SessionId, t) }
 	post := func(t string) (sdk.PromptResponse, error) {
@@ -551,6 +611,10 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		os.Exit(3)
 	case "signedout":
 		return sdk.PromptResponse{}, sdk.NewAuthRequired(nil)
+	case "fail":
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: rest}
+	case "stop":
+		return sdk.PromptResponse{StopReason: sdk.StopReason(rest)}, nil
 	case "pid":
 		say(fmt.Sprintf("pid %d", os.Getpid()))
 		return end, nil
