@@ -316,6 +316,7 @@ func (ch *chat) next(ctx context.Context) {
 func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
 	s := ch.c.s
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
+	ctx, span := s.turnSpan(ctx)
 	e, err := s.store.Get(ctx, ch.bot)
 	var r record.Record
 	if err == nil {
@@ -336,6 +337,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 				break
 			}
 		}
+		endSpan(span, outcomeError)
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
 	mark := Mark(r)
@@ -351,6 +353,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		}
 	}
 	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
+		endSpan(span, "")
 		return nil // another instance ended the turn meanwhile
 	}
 	// The turn is measured by the server's clock: a client's startedAt
@@ -359,7 +362,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 	}
-	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
+	t := ch.c.waker.WakeContext(ctx, msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID = t, b.TurnID
 	return func() {
 		if ch.c.leases != nil {
@@ -372,7 +375,9 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 			if ch.turn == t {
 				ch.turn = nil
 			}
+			outcome := ch.outcome
 			ch.mu.Unlock()
+			endSpan(span, outcome)
 			ch.next(context.Background())
 		}()
 	}

@@ -176,6 +176,7 @@ func (c *Catalog) project(rd *reader, a *actions, sendChanged bool) (any, bool) 
 // now, nil when it was deleted. Called with mu held.
 func (c *Catalog) publishBot(id string, e *entry) {
 	a := newActions(id, e)
+	sent := 0
 	c.publishCatalogue(func(sub *engine.Subscriber) (any, bool) {
 		c.smu.Lock()
 		defer c.smu.Unlock()
@@ -183,8 +184,13 @@ func (c *Catalog) publishBot(id string, e *entry) {
 		if rd == nil {
 			return nil, false
 		}
-		return c.project(rd, a, true)
+		v, ok := c.project(rd, a, true)
+		if ok {
+			sent++
+		}
+		return v, ok
 	})
+	c.fanout.Observe(float64(sent))
 }
 
 // publishCatalogue publishes a projected catalogue action and keeps its
