@@ -34,7 +34,7 @@ func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
 	if rel, err := filepath.Rel(config, root); err1 == nil && err2 == nil && err == nil && filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("bots: database: refusing to start: the root %s is the configuration folder or under it", root)
 	}
-	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log})
+	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}

@@ -188,6 +188,17 @@ func (h *Hub) add(s *Series) *Series {
 	}
 	h.reg.mu.Lock()
 	defer h.reg.mu.Unlock()
+	// A series made again (a component made twice on one Hub) is the
+	// one made first: Prometheus takes one series per name and labels.
+	for i, old := range h.reg.series {
+		if old.Name == s.Name && slices.Equal(old.Fixed, s.Fixed) {
+			if s.fn != nil || s.read != nil {
+				h.reg.series[i] = s // a gauge read when asked reads the latest component
+				return s
+			}
+			return old
+		}
+	}
 	h.reg.series = append(h.reg.series, s)
 	return s
 }

@@ -58,7 +58,7 @@ func newMeters(hub *telemetry.Hub, s *Server) meters {
 		tracing: hub.Tracing(),
 		conns: hub.Counter("bots_connections_total", "WebSocket connections asked for, by result: accepted, unauthenticated (refused at the upgrade) or revoked (the token was withdrawn).",
 			telemetry.Label{Name: "result", Values: []string{"accepted", "unauthenticated", "revoked"}}),
-		requests: hub.Counter("bots_requests_total", "AHP requests answered, by method and code (ok, or the JSON-RPC error code).", methods, codes),
+		requests: hub.Counter("bots_requests_total", "AHP requests and notifications handled, by method and code (ok, or the JSON-RPC error code answered).", methods, codes),
 		latency:  hub.Histogram("bots_request_duration_seconds", "How long AHP requests took to answer, by method, from the frame read to the answer queued.", nil, methods),
 	}
 	hub.GaugeFunc("bots_connections_open", "WebSocket and in-process connections open now.", func() float64 {
@@ -69,14 +69,14 @@ func newMeters(hub *telemetry.Hub, s *Server) meters {
 	return m
 }
 
-// begin starts measuring request m on c: it answers when it began (zero
+// begin starts measuring request (or notification) m on c: it answers when it began (zero
 // when nothing is measured), and sets c.rctx, the context the request is
 // served with, to hold its span when traces are on.
 func (c *conn) begin(m *message) time.Time {
 	c.code = 0
 	c.rctx = c.ctx
 	mt := &c.srv.meters
-	if m.ID == nil || mt.requests == nil && !mt.tracing {
+	if mt.requests == nil && !mt.tracing {
 		return time.Time{}
 	}
 	if mt.tracing {

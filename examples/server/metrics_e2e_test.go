@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/agenthost/bots/ahp"
+)
+
+// get answers GET url's status and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// scrape reads the metrics served at addr.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := get(t, "http://"+addr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", code, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
+	}
+	return fams
+}
+
+// sample is the value of family name's sample whose labels include want
+// (a counter's or gauge's value, a histogram's count), and whether there
+// is one.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue(), true
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// labels turns "k=v,k=v" into a map.
+func labels(s string) map[string]string {
+	m := map[string]string{}
+	for kv := range strings.SplitSeq(s, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// waitSample polls the metrics at addr until name{labels} is want, or
+// fails after ten seconds saying what it was.
+func waitSample(t *testing.T, addr, name, lbls string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, ok := sample(scrape(t, addr), name, labels(lbls))
+		if ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s{%s} = %v (present %v), want %v", name, lbls, got, ok, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMetricsAfterAScriptedSessionCountWhatHappened drives the real
+// server through a session - a bad token, bots made, chats, a turn that
+// completes, one the echo agent fails, one whose ACP agent cannot start,
+// a hand edit taken and one refused - and finds each series on the
+// -metrics-addr listener with the value the session gives it; the AHP
+// address serves no /metrics, and the profiles are on the metrics
+// listener alone.
+func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
+	d := newDirs(t)
+	agents := filepath.Join(filepath.Dir(d.users), "agents.json")
+	if err := os.WriteFile(agents, []byte(`{"agents": {"broken": {"command": "/nonexistent/agent-that-is-not-there"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	maddr := freeAddr(t)
+	s := startServer(t, d.args("-metrics-addr", maddr, "-agents", agents, "-agents-unsandboxed"))
+
+	if _, resp, err := dialErr(testCtx(t), s, "wrong-token", byQuery); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong token was not refused with 401: %v %v", resp, err)
+	}
+	c := dialChat(t, s.addr+"/?tkn="+rootToken, "metrics")
+	c.subscribe("x-ahpd-bots://")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	c.makeBot("stuck", `{"name": "Stuck", "provider": "broken"}`)
+	chat := c.openChat("ahp-session:/one", "motion")
+	for id, words := range map[string]string{"t1": "hello", "t2": "fail"} {
+		c.dispatch(chat, ahp.TurnStarted(id, time.Now(), ahp.UserMessage(words)))
+		c.turn(chat, id)
+	}
+	stuck := c.openChat("ahp-session:/two", "stuck")
+	c.dispatch(stuck, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
+	if turn := c.turn(stuck, "t1"); turn.State != ahp.TurnStateError {
+		t.Fatalf("a turn on an agent that cannot start ended %s", turn.State)
+	}
+	if r := c.call("nosuchMethod", map[string]any{}, nil, nil); r == nil {
+		t.Fatal("an unknown method was answered")
+	}
+
+	// By hand: a name changed is taken; an owner changed is refused.
+	file := filepath.Join(d.config, "bots", "motion", "bot.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(t, file, strings.Replace(string(data), "name: Motion", "name: Motion Two", 1))
+	waitSample(t, maddr, "bots_hand_edits_total", "result=taken", 1)
+	data, _ = os.ReadFile(file)
+	owner := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "owner: "); ok {
+			owner = v
+		}
+	}
+	if owner == "" {
+		t.Fatalf("bot.md names no owner: %s", data)
+	}
+	writeAtomic(t, file, strings.Replace(string(data), "owner: "+owner, "owner: user:kim", 1))
+	waitSample(t, maddr, "bots_hand_edits_total", "result=refused", 1)
+
+	fams := scrape(t, maddr)
+	for _, w := range []struct {
+		name, labels string
+		want         float64
+	}{
+		{"bots_connections_total", "result=accepted", 1},
+		{"bots_connections_total", "result=unauthenticated", 1},
+		{"bots_connections_open", "", 1},
+		{"bots_requests_total", "method=initialize,code=ok", 1},
+		{"bots_requests_total", "method=resourceWrite,code=ok", 2},
+		{"bots_requests_total", "method=createSession,code=ok", 2},
+		{"bots_requests_total", "method=other,code=-32601", 1},
+		{"bots_request_duration_seconds", "method=dispatchAction", 3},
+		{"bots_turns_total", "outcome=complete", 1},
+		{"bots_turns_total", "outcome=error", 2},
+		{"bots_turns_total", "outcome=cancelled", 0},
+		{"bots_turns_total", "outcome=interrupted", 0},
+		{"bots_turn_first_part_seconds", "", 1},
+		{"bots_turn_duration_seconds", "outcome=complete", 1},
+		{"bots_turn_duration_seconds", "outcome=error", 2},
+		{"bots_chats_open", "", 2},
+		{"bots_back_sessions", "agent=echo,state=idle", 1},
+		{"bots_agent_starts_total", "agent=broken,result=failed", 1},
+		{"bots_agent_failures_total", "agent=broken,step=start", 1},
+		{"bots_store_operation_duration_seconds", "store=file,operation=create", 2},
+		{"bots_catalogue_change_duration_seconds", "", 4}, // two made, two hand edits
+		{"bots_disk_full_refusals_total", "", 0},
+		{"bots_hand_edits_total", "result=taken", 1},
+		{"bots_hand_edits_total", "result=refused", 1},
+	} {
+		got, ok := sample(fams, w.name, labels(w.labels))
+		if !ok || got != w.want {
+			t.Errorf("%s{%s} = %v (present %v), want %v", w.name, w.labels, got, ok, w.want)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total", "process_open_fds"} {
+		if fams[name] == nil {
+			t.Errorf("the runtime and process collectors give no %s", name)
+		}
+	}
+	// Every change the catalogue sent went to its one subscriber.
+	if h := fams["bots_catalogue_fanout_subscribers"]; h == nil || h.GetMetric()[0].GetHistogram().GetSampleCount() < 2 ||
+		h.GetMetric()[0].GetHistogram().GetSampleSum() != float64(h.GetMetric()[0].GetHistogram().GetSampleCount()) {
+		t.Errorf("the catalogue fan-out is %v, want at least the two bots made, each sent to one subscriber", h)
+	}
+	if got, ok := sample(fams, "bots_store_operation_duration_seconds", labels("store=file,operation=get")); !ok || got < 1 {
+		t.Errorf("no store get was timed: %v %v", got, ok)
+	}
+
+	// The AHP address serves people: no metrics, no profiles.
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		code, body := get(t, "http://"+s.addr+path+"?tkn="+rootToken)
+		if code == http.StatusOK || strings.Contains(body, "bots_requests_total") || strings.Contains(body, "goroutine") {
+			t.Errorf("the AHP address answers %s with %d: %.200s", path, code, body)
+		}
+	}
+	if code, body := get(t, "http://"+maddr+"/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("the metrics listener's profiles answer %d: %.200s", code, body)
+	}
+	if code, _ := get(t, "http://"+maddr+"/debug/pprof/cmdline"); code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/cmdline answers %d, want 404: it would show the flags", code)
+	}
+}
+
+// TestMetricsAddrIsOffByDefault: without -metrics-addr nothing but the
+// AHP address listens, and it serves no /metrics.
+func TestMetricsAddrIsOffByDefault(t *testing.T) {
+	d := newDirs(t)
+	s := startServer(t, d.args())
+	code, body := get(t, "http://"+s.addr+"/metrics?tkn="+rootToken)
+	if code == http.StatusOK || strings.Contains(body, "bots_") {
+		t.Errorf("/metrics on the AHP address answers %d: %.200s", code, body)
+	}
+}
+
+// TestMetricsAddrRefusesTheAHPAddress: -metrics-addr may not be -addr.
+func TestMetricsAddrRefusesTheAHPAddress(t *testing.T) {
+	d := newDirs(t)
+	addr := freeAddr(t)
+	args := d.args("-metrics-addr", addr)
+	args[1] = addr
+	if _, err := tryStart(args); err == nil || !strings.Contains(err.Error(), "-metrics-addr") {
+		t.Fatalf("run with -metrics-addr = -addr: %v", err)
+	}
+}
