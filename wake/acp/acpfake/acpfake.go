@@ -157,6 +157,7 @@ func Serve(in io.Reader, out io.Writer) {
 //	exit <n>           exits with status n
 //	signal             kills itself with SIGKILL
 //	system             says "system: <text>" of the system prompt it was given in _meta, or "system: none"
+//	traceparent        says "traceparent: <value>" of the W3C trace context in the prompt's _meta, or "traceparent: none"
 //	crash              exits with status 3
 //	signedout          answers "Authentication required", as an agent whose login expired does
 //	pid                says "pid <pid>"
@@ -545,6 +546,13 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 			say("system: none")
 		} else {
 			say("system: " + s.system)
+		}
+		return end, nil
+	case "traceparent":
+		if tp, ok := p.Meta["traceparent"].(string); ok {
+			say("traceparent: " + tp)
+		} else {
+			say("traceparent: none")
 		}
 		return end, nil
 	case "crash":
