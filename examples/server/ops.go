@@ -14,9 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/agenthost/bots/telemetry/otlp"
 )
 
 // opsHandler serves the registry at /metrics and, when profiles is set,
@@ -85,17 +86,18 @@ func serveOps(ctx context.Context, addr string, reg *prometheus.Registry, log *s
 	}, nil
 }
 
-// tracerFromEnv returns a tracer provider exporting over OTLP/HTTP when
-// OTEL_EXPORTER_OTLP_ENDPOINT (or its traces variant) is set, configured
-// by the standard OTEL_ variables, and nil otherwise; shutdown flushes
-// it.
+// tracerFromEnv returns a tracer provider exporting over OTLP/HTTP (JSON)
+// when OTEL_EXPORTER_OTLP_ENDPOINT (or its traces variant) is set,
+// configured by the standard OTEL_ variables, and nil otherwise; shutdown
+// flushes it.
 func tracerFromEnv(ctx context.Context) (tp *sdktrace.TracerProvider, shutdown func(), err error) {
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		return nil, func() {}, nil
+	cfg, on, err := otlp.FromEnv(os.Getenv)
+	if err != nil || !on {
+		return nil, func() {}, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := otlp.New(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("OTLP trace exporter: %w", err)
+		return nil, nil, err
 	}
 	// service.name is agenthost-bots unless OTEL_SERVICE_NAME says
 	// otherwise.
