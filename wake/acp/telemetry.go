@@ -36,7 +36,7 @@ func newMeters(hub *telemetry.Hub, provider string) meters {
 		failures: hub.Counter("bots_agent_failures_total", "Agent failures, by agent and step: start, sign_in, open (the session), or turn.",
 			telemetry.Label{Name: "step", Values: []string{"start", "sign_in", "open", "turn"}}),
 		calls: hub.Histogram("bots_acp_call_duration_seconds", "How long ACP calls to agents took, by agent and method.", nil,
-			telemetry.Label{Name: "method", Values: []string{"initialize", "authenticate", "session/load", "session/new", "session/prompt"}}),
+			telemetry.Label{Name: "method", Values: []string{"initialize", "session/load", "session/new", "session/prompt"}}),
 		tools: hub.Histogram("bots_mcp_call_duration_seconds", "How long the MCP tool calls agents made to the server took, by agent and tool.", nil,
 			telemetry.Label{Name: "tool", Values: []string{PostMessageTool, AskTool}}),
 	}
