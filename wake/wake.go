@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/agenthost/bots/telemetry"
 )
 
