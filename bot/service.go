@@ -260,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
-	s.meters = newMeters(cfg.Telemetry, s)
+	s.meters = newMeters(cfg.Telemetry)
 	started := false
 	defer func() {
 		if !started {
@@ -334,6 +334,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.folders.stop()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
+		s.meters.countChats(s.chats)
 	}
 	if g, ok := cfg.Sessions.(wake.Gated); ok {
 		g.SetToolGate(gate{s})

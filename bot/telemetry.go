@@ -36,7 +36,7 @@ type meters struct {
 }
 
 // newMeters makes the service's series in hub (none when hub is nil).
-func newMeters(hub *telemetry.Hub, s *Service) meters {
+func newMeters(hub *telemetry.Hub) meters {
 	outcome := telemetry.Label{Name: "outcome", Values: []string{outcomeComplete, outcomeError, outcomeCancelled, outcomeInterrupted}}
 	m := meters{
 		hub:       hub,
@@ -47,15 +47,17 @@ func newMeters(hub *telemetry.Hub, s *Service) meters {
 		takeovers: hub.With("kind", "main_turn").Counter(telemetry.LeaseTakeovers, telemetry.LeaseTakeoversHelp),
 		held:      hub.With("kind", "main_turn").Gauge(telemetry.LeasesHeld, telemetry.LeasesHeldHelp),
 	}
-	hub.GaugeFunc("bots_chats_open", "Bot chats the service holds open.", func() float64 {
-		if s.chats == nil {
-			return 0
-		}
-		s.chats.mu.Lock()
-		defer s.chats.mu.Unlock()
-		return float64(len(s.chats.bySession))
-	})
 	return m
+}
+
+// countChats makes bots_chats_open, read when asked from c: called once
+// c is the service's, so that a read never races its making.
+func (m *meters) countChats(c *chats) {
+	m.hub.GaugeFunc("bots_chats_open", "Bot chats the service holds open.", func() float64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return float64(len(c.bySession))
+	})
 }
 
 // observeLocked counts what a chat action written to ch says of its main

@@ -154,6 +154,14 @@ func (h *Hub) GaugeFunc(name, help string, fn func() float64) {
 	h.add(&Series{Name: name, Help: help, Kind: KindGauge, fn: fn})
 }
 
+// GaugeRead makes a gauge with the given labels whose values read sets
+// each time the series is read: a gauge by labels that is cheaper to
+// count when asked than each time it changes. read must be safe to call
+// from any goroutine.
+func (h *Hub) GaugeRead(name, help string, read func(set func(v float64, vals ...string)), labels ...Label) {
+	h.add(&Series{Name: name, Help: help, Kind: KindGauge, Labels: labels, read: read})
+}
+
 // Histogram makes a histogram with the given bucket upper bounds
 // (Seconds when nil) and labels; nil on a nil Hub.
 func (h *Hub) Histogram(name, help string, buckets []float64, labels ...Label) *Series {
@@ -242,15 +250,6 @@ func (s *Series) Add(n int64, vals ...string) {
 		return
 	}
 	s.cell(vals).n.Add(n)
-}
-
-// OnRead has read set the gauge's values each time the series is read:
-// a gauge by labels that is cheaper to count when asked than each time it
-// changes. read must be safe to call from any goroutine.
-func (s *Series) OnRead(read func(set func(v float64, vals ...string))) {
-	if s != nil {
-		s.read = read
-	}
 }
 
 // Observe records v in the histogram of the label values vals.

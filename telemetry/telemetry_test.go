@@ -94,13 +94,14 @@ func TestASeriesMadeTwiceIsOneAndWithKeepsThemApart(t *testing.T) {
 func TestAGaugeReadWhenAskedSetsItsValuesByLabel(t *testing.T) {
 	t.Parallel()
 	h := telemetry.New(nil)
-	g := h.Gauge("bots_back_sessions", "b", telemetry.Label{Name: "state", Values: []string{"idle", "running"}})
 	n := 0.0
-	g.OnRead(func(set func(float64, ...string)) {
+	h.GaugeRead("bots_back_sessions", "b", func(set func(float64, ...string)) {
 		n++
 		set(n, "idle")
 		set(7, "running")
-	})
+	}, telemetry.Label{Name: "state", Values: []string{"idle", "running"}})
+	var g *telemetry.Series
+	h.Each(func(s *telemetry.Series) { g = s })
 	g.Samples()
 	got := g.Samples()
 	if got[0].Value != 2 || got[1].Value != 7 {

@@ -43,8 +43,7 @@ func traced(ctx context.Context, sc trace.SpanContext) context.Context {
 func newHostMeters(hub *telemetry.Hub, h *LocalHost) {
 	agents := telemetry.Label{Name: "agent", Values: slices.Sorted(maps.Keys(h.harnesses))}
 	states := telemetry.Label{Name: "state", Values: []string{stateRunning, stateIdle, stateClosed, stateCopy}}
-	g := hub.Gauge("bots_back_sessions", "Back sessions this host holds, by agent and state: running a turn, idle (agent open), closed (agent not opened since the restart) or copy (another instance runs it).", agents, states)
-	g.OnRead(func(set func(v float64, vals ...string)) {
+	hub.GaugeRead("bots_back_sessions", "Back sessions this host holds, by agent and state: running a turn, idle (agent open), closed (agent not opened since the restart) or copy (another instance runs it).", func(set func(v float64, vals ...string)) {
 		counts := map[[2]string]int{}
 		h.mu.Lock()
 		all := slices.Collect(maps.Values(h.sessions))
@@ -68,5 +67,5 @@ func newHostMeters(hub *telemetry.Hub, h *LocalHost) {
 				set(float64(counts[[2]string{a, st}]), a, st)
 			}
 		}
-	})
+	}, agents, states)
 }
