@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +255,54 @@ func TestMetricsAddrRefusesTheAHPAddress(t *testing.T) {
 	args[1] = addr
 	if _, err := tryStart(args); err == nil || !strings.Contains(err.Error(), "-metrics-addr") {
 		t.Fatalf("run with -metrics-addr = -addr: %v", err)
+	}
+}
+
+// TestTracesGoToTheOTLPEndpointTheEnvironmentNames: with
+// OTEL_EXPORTER_OTLP_ENDPOINT set, a chat turn's spans reach the collector
+// there as OTLP/HTTP JSON, flushed when the server stops.
+func TestTracesGoToTheOTLPEndpointTheEnvironmentNames(t *testing.T) {
+	got := make(chan string, 1000)
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ResourceSpans []struct {
+				ScopeSpans []struct {
+					Spans []struct{ Name string }
+				}
+			}
+		}
+		if r.URL.Path != "/v1/traces" || json.NewDecoder(r.Body).Decode(&body) != nil {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		for _, rs := range body.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					got <- s.Name
+				}
+			}
+		}
+	}))
+	defer col.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
+	d := newDirs(t)
+	s, err := tryStart(d.args())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialChat(t, s.addr+"/?tkn="+rootToken, "traces")
+	c.makeBot("motion", `{"name": "Motion"}`)
+	chat := c.openChat("ahp-session:/one", "motion")
+	c.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
+	c.turn(chat, "t1")
+	s.stop(t) // flushes the batch
+	names := map[string]bool{}
+	for len(got) > 0 {
+		names[<-got] = true
+	}
+	for _, want := range []string{"ahp initialize", "ahp resourceWrite", "ahp dispatchAction", "chat turn", "wake", "back turn", "store get"} {
+		if !names[want] {
+			t.Errorf("the collector got no %q span; it got %v", want, names)
+		}
 	}
 }
