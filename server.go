@@ -386,7 +386,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		}
 		closers = append(closers, records.Close)
 		store = records
-		if db, err = openShared(ctx, records.Pool()); err != nil {
+		if db, err = openShared(ctx, records.Pool(), s.hub); err != nil {
 			return nil, closers, err
 		}
 		closers = append(closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
@@ -436,7 +436,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	// restart continues its chats and back sessions.
 	// With the database, a back session runs on the instance holding its
 	// lease (wake.Config.Leases).
-	var logs chatlog.Logs = newStartLogs(s.ConfigDir)
+	var logs chatlog.Logs = newStartLogs(s.ConfigDir, s.hub)
 	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
 	var leases lease.Leases
 	holder := ""

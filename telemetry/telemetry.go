@@ -393,3 +393,26 @@ var StoreOperations = []string{"get", "list", "create", "update", "delete", "gon
 func (h *Hub) StoreSeries(store string) *Series {
 	return h.With("store", store).Histogram(StoreOps, StoreOpsHelp, nil, Label{Name: "operation", Values: StoreOperations})
 }
+
+// LogOps is the family of chat log operation latencies, by store (file,
+// postgres) and operation, each store's made by Hub.With("store", name).
+const (
+	LogOps     = "bots_chatlog_operation_duration_seconds"
+	LogOpsHelp = "How long operations of the chat logs (bot chats' and back sessions') took, by store (file or postgres) and operation; append_sync waits for the disk."
+)
+
+// LogOperations are the operation labels of LogOps.
+var LogOperations = []string{"create", "append", "append_sync", "read", "list", "remove"}
+
+// LogSeries makes the LogOps series of the log store named store in h.
+func (h *Hub) LogSeries(store string) *Series {
+	return h.With("store", store).Histogram(LogOps, LogOpsHelp, nil, Label{Name: "operation", Values: LogOperations})
+}
+
+// AppendOp is the LogOps operation of an append, synced or not.
+func AppendOp(sync bool) string {
+	if sync {
+		return "append_sync"
+	}
+	return "append"
+}

@@ -220,6 +220,12 @@ func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 	if got, ok := sample(fams, "bots_store_operation_duration_seconds", labels("store=file,operation=get")); !ok || got < 1 {
 		t.Errorf("no store get was timed: %v %v", got, ok)
 	}
+	created, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=create"))
+	synced, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=append_sync"))
+	appended, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=append"))
+	if created < 2 || synced+appended < 6 {
+		t.Errorf("chat logs: %v made, %v+%v lines appended; want the two chats' logs at least, and their turns' lines", created, synced, appended)
+	}
 
 	// The AHP address serves people: no metrics, no profiles.
 	for _, path := range []string{"/metrics", "/debug/pprof/"} {
