@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/pgtest"
 )
 
 // get answers GET url's status and body.
@@ -309,6 +312,62 @@ func TestTracesGoToTheOTLPEndpointTheEnvironmentNames(t *testing.T) {
 	for _, want := range []string{"ahp initialize", "ahp resourceWrite", "ahp dispatchAction", "chat turn", "wake", "back turn", "store get"} {
 		if !names[want] {
 			t.Errorf("the collector got no %q span; it got %v", want, names)
+		}
+	}
+}
+
+// TestMetricsCountTheLeasesOfAKilledInstancesMainTurnTakenOver: two
+// instances on one database; the one running a main turn is killed; the
+// other reads the turn as interrupted, counting one main-turn lease taken
+// over, and the resumed turn takes the back session's lease it did not
+// hold.
+func TestMetricsCountTheLeasesOfAKilledInstancesMainTurnTakenOver(t *testing.T) {
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root := pgtest.URL(t), filepath.Join(base, "bots")
+	maddr := []string{freeAddr(t), freeAddr(t)}
+	var cmds []*exec.Cmd
+	var cs []*ahpClient
+	for i, name := range []string{"a", "b"} {
+		cmd, addr := startProcess(t, bin, filepath.Join(base, "config-"+name), root, "-db", db, "-lease-ttl", shortTTL.String(), "-metrics-addr", maddr[i])
+		cmds, cs = append(cmds, cmd), append(cs, dialChat(t, addr, name))
+	}
+	a, b := cs[0], cs[1]
+	a.makeBot("motion", `{"name": "Motion"}`)
+	session := "ahp-session:/killed"
+	a.must("createSession", map[string]any{"channel": session, "provider": "bot-chat", "config": map[string]any{"bot": "motion"}}, nil)
+	chat := a.follow(session)
+	b.follow(session)
+	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 4")))
+	b.waitChat(chat, "the back session, followed", func(s ahp.ChatState) bool {
+		p := active(s)
+		return len(p) > 0 && p[0].ToolCall != nil && len(p[0].ToolCall.Content) > 0
+	})
+	waitSample(t, maddr[0], "bots_leases_held", "kind=main_turn", 1)
+	if err := cmds[0].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmds[0].Wait()
+	waitSample(t, maddr[1], "bots_lease_takeovers_total", "kind=main_turn", 1)
+	waitSample(t, maddr[1], "bots_turns_total", "outcome=interrupted", 1)
+	b.waitChatFor(chat, "the killed turn read as interrupted", time.Minute, func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateError
+	})
+	b.dispatch(chat, ahp.TurnResume("t1"))
+	b.waitChatFor(chat, "the resumed turn", time.Minute, func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateComplete
+	})
+	waitSample(t, maddr[1], "bots_lease_takeovers_total", "kind=back_session", 1)
+	waitSample(t, maddr[1], "bots_turns_total", "outcome=complete", 1)
+	fams := scrape(t, maddr[1])
+	for _, op := range []string{"get", "create"} {
+		if got, ok := sample(fams, "bots_store_operation_duration_seconds", labels("store=postgres,operation="+op)); !ok || (op == "get" && got < 1) {
+			t.Errorf("postgres %s timed %v times (present %v)", op, got, ok)
+		}
+	}
+	if got, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=postgres,operation=append_sync")); got < 1 {
+		if got2, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=postgres,operation=append")); got2 < 1 {
+			t.Errorf("no postgres chat log append timed")
 		}
 	}
 }
