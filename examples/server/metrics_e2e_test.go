@@ -20,6 +20,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
 // get answers GET url's status and body.
@@ -120,16 +121,23 @@ func waitSample(t *testing.T, addr, name, lbls string, want float64) {
 // TestMetricsAfterAScriptedSessionCountWhatHappened drives the real
 // server through a session - a bad token, bots made, chats, a turn that
 // completes, one the echo agent fails, one whose ACP agent cannot start,
-// a hand edit taken and one refused - and finds each series on the
+// one on an ACP agent that posts through MCP, a hand edit taken and one
+// refused - and finds each series on the
 // -metrics-addr listener with the value the session gives it; the AHP
 // address serves no /metrics, and the profiles are on the metrics
 // listener alone.
 func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 	d := newDirs(t)
 	agents := filepath.Join(filepath.Dir(d.users), "agents.json")
-	if err := os.WriteFile(agents, []byte(`{"agents": {"broken": {"command": "/nonexistent/agent-that-is-not-there"}}}`), 0o600); err != nil {
+	fake, err := json.Marshal(map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "env": []string{acpfake.Env, acpfake.NoLoadEnv}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(agents, []byte(`{"agents": {"broken": {"command": "/nonexistent/agent-that-is-not-there"}, "fake": `+string(fake)+`}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(acpfake.Env, "1") // the fake agent is this test binary, run as one
+	t.Setenv(acpfake.NoLoadEnv, "1")
 	maddr := freeAddr(t)
 	s := startServer(t, d.args("-metrics-addr", maddr, "-agents", agents, "-agents-unsandboxed"))
 
@@ -149,6 +157,12 @@ func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 	c.dispatch(stuck, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("hello")))
 	if turn := c.turn(stuck, "t1"); turn.State != ahp.TurnStateError {
 		t.Fatalf("a turn on an agent that cannot start ended %s", turn.State)
+	}
+	c.makeBot("real", `{"name": "Real", "provider": "fake"}`)
+	real := c.openChat("ahp-session:/three", "real")
+	c.dispatch(real, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage(`call post_message {"text": "hello"}`)))
+	if turn := c.turn(real, "t1"); turn.State != ahp.TurnStateComplete {
+		t.Fatalf("the fake ACP agent's turn ended %s: %s", turn.State, mustJSON(turn))
 	}
 	if r := c.call("nosuchMethod", map[string]any{}, nil, nil); r == nil {
 		t.Fatal("an unknown method was answered")
@@ -184,23 +198,30 @@ func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 		{"bots_connections_total", "result=unauthenticated", 1},
 		{"bots_connections_open", "", 1},
 		{"bots_requests_total", "method=initialize,code=ok", 1},
-		{"bots_requests_total", "method=resourceWrite,code=ok", 2},
-		{"bots_requests_total", "method=createSession,code=ok", 2},
+		{"bots_requests_total", "method=resourceWrite,code=ok", 3},
+		{"bots_requests_total", "method=createSession,code=ok", 3},
 		{"bots_requests_total", "method=other,code=-32601", 1},
-		{"bots_request_duration_seconds", "method=dispatchAction", 3},
-		{"bots_turns_total", "outcome=complete", 1},
+		{"bots_request_duration_seconds", "method=dispatchAction", 4},
+		{"bots_turns_total", "outcome=complete", 2},
 		{"bots_turns_total", "outcome=error", 2},
 		{"bots_turns_total", "outcome=cancelled", 0},
 		{"bots_turns_total", "outcome=interrupted", 0},
-		{"bots_turn_first_part_seconds", "", 1},
-		{"bots_turn_duration_seconds", "outcome=complete", 1},
+		{"bots_turn_first_part_seconds", "", 2},
+		{"bots_turn_duration_seconds", "outcome=complete", 2},
 		{"bots_turn_duration_seconds", "outcome=error", 2},
-		{"bots_chats_open", "", 2},
+		{"bots_chats_open", "", 3},
 		{"bots_back_sessions", "agent=echo,state=idle", 1},
+		{"bots_back_sessions", "agent=fake,state=idle", 1},
 		{"bots_agent_starts_total", "agent=broken,result=failed", 1},
 		{"bots_agent_failures_total", "agent=broken,step=start", 1},
-		{"bots_store_operation_duration_seconds", "store=file,operation=create", 2},
-		{"bots_catalogue_change_duration_seconds", "", 4}, // two made, two hand edits
+		{"bots_agent_starts_total", "agent=fake,result=ok", 1},
+		{"bots_agent_failures_total", "agent=fake,step=turn", 0},
+		{"bots_acp_call_duration_seconds", "agent=fake,method=initialize", 1},
+		{"bots_acp_call_duration_seconds", "agent=fake,method=session/new", 1},
+		{"bots_acp_call_duration_seconds", "agent=fake,method=session/prompt", 1},
+		{"bots_mcp_call_duration_seconds", "agent=fake,tool=post_message", 2}, // the call, then the fake posts its result
+		{"bots_store_operation_duration_seconds", "store=file,operation=create", 3},
+		{"bots_catalogue_change_duration_seconds", "", 5}, // three made, two hand edits
 		{"bots_disk_full_refusals_total", "", 0},
 		{"bots_hand_edits_total", "result=taken", 1},
 		{"bots_hand_edits_total", "result=refused", 1},
@@ -226,7 +247,7 @@ func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 	created, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=create"))
 	synced, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=append_sync"))
 	appended, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=file,operation=append"))
-	if created < 2 || synced+appended < 6 {
+	if created < 3 || synced+appended < 6 {
 		t.Errorf("chat logs: %v made, %v+%v lines appended; want the two chats' logs at least, and their turns' lines", created, synced, appended)
 	}
 
