@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -269,6 +270,7 @@ func TestMetricsAfterAScriptedSessionCountWhatHappened(t *testing.T) {
 // TestMetricsAddrIsOffByDefault: without -metrics-addr nothing but the
 // AHP address listens, and it serves no /metrics.
 func TestMetricsAddrIsOffByDefault(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	s := startServer(t, d.args())
 	code, body := get(t, "http://"+s.addr+"/metrics?tkn="+rootToken)
@@ -279,6 +281,7 @@ func TestMetricsAddrIsOffByDefault(t *testing.T) {
 
 // TestMetricsAddrRefusesTheAHPAddress: -metrics-addr may not be -addr.
 func TestMetricsAddrRefusesTheAHPAddress(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	addr := freeAddr(t)
 	args := d.args("-metrics-addr", addr)
@@ -343,6 +346,7 @@ func TestTracesGoToTheOTLPEndpointTheEnvironmentNames(t *testing.T) {
 // over, and the resumed turn takes the back session's lease it did not
 // hold.
 func TestMetricsCountTheLeasesOfAKilledInstancesMainTurnTakenOver(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	db, root := pgtest.URL(t), filepath.Join(base, "bots")
@@ -390,5 +394,25 @@ func TestMetricsCountTheLeasesOfAKilledInstancesMainTurnTakenOver(t *testing.T) 
 		if got2, _ := sample(fams, "bots_chatlog_operation_duration_seconds", labels("store=postgres,operation=append")); got2 < 1 {
 			t.Errorf("no postgres chat log append timed")
 		}
+	}
+}
+
+// TestMetricsAddrNotLoopbackServesMetricsWithoutTheProfiles: an address
+// the operator opens to others (all interfaces here) serves /metrics, and
+// the profiles, which show what the server is doing, only on loopback.
+func TestMetricsAddrNotLoopbackServesMetricsWithoutTheProfiles(t *testing.T) {
+	t.Parallel()
+	_, port, err := net.SplitHostPort(freeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDirs(t)
+	startServer(t, d.args("-metrics-addr", "0.0.0.0:"+port))
+	local := "127.0.0.1:" + port
+	if fams := scrape(t, local); fams["bots_requests_total"] == nil {
+		t.Error("no bots_requests_total on a non-loopback -metrics-addr")
+	}
+	if code, _ := get(t, "http://"+local+"/debug/pprof/goroutine?debug=1"); code != http.StatusNotFound {
+		t.Errorf("the profiles answer %d on a non-loopback -metrics-addr, want 404", code)
 	}
 }
