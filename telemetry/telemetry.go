@@ -257,7 +257,11 @@ func (s *Series) Observe(v float64, vals ...string) {
 	if s == nil {
 		return
 	}
-	c := s.cell(vals)
+	s.observe(s.cell(vals), v)
+}
+
+// observe records v in the histogram's cell c.
+func (s *Series) observe(c *cell, v float64) {
 	i, _ := slices.BinarySearch(s.Buckets, v)
 	c.bucket[i].Add(1)
 	for {
@@ -267,6 +271,50 @@ func (s *Series) Observe(v float64, vals ...string) {
 		}
 	}
 }
+
+// Cell is one combination of a series' label values, looked up once:
+// recording into it is an atomic add, with no map lookup. The zero Cell,
+// and a Cell of a nil Series, records nothing.
+type Cell struct {
+	s *Series
+	c *cell
+}
+
+// Cell returns the cell of the label values vals, one per label (a value
+// outside the series' set is "other").
+func (s *Series) Cell(vals ...string) Cell {
+	if s == nil {
+		return Cell{}
+	}
+	return Cell{s, s.cell(vals)}
+}
+
+// Inc adds one to the cell's counter or gauge.
+func (c Cell) Inc() { c.Add(1) }
+
+// Add adds n to the cell's counter or gauge.
+func (c Cell) Add(n int64) {
+	if c.c != nil {
+		c.c.n.Add(n)
+	}
+}
+
+// Observe records v in the cell's histogram.
+func (c Cell) Observe(v float64) {
+	if c.c != nil {
+		c.s.observe(c.c, v)
+	}
+}
+
+// Since records the seconds since t in the cell's histogram.
+func (c Cell) Since(t time.Time) {
+	if c.c != nil {
+		c.s.observe(c.c, time.Since(t).Seconds())
+	}
+}
+
+// On reports whether the cell records.
+func (c Cell) On() bool { return c.c != nil }
 
 // Since records the seconds since t in the histogram of the label values
 // vals.
@@ -331,25 +379,24 @@ func (h *Hub) Span(ctx context.Context, instr, name string, opts ...trace.SpanSt
 // histogram, and, with traces on, it is a span. The zero Op records
 // nothing.
 type Op struct {
-	hist  *Series
-	label string
+	cell  Cell
 	began time.Time
 	span  trace.Span
 }
 
-// Begin begins an operation: its latency is recorded in hist under label
-// (nil hist records none), and, with traces on, it is a span named name
-// (a child of ctx's), which the returned ctx carries. It costs nothing
-// when neither is on.
-func (h *Hub) Begin(ctx context.Context, hist *Series, label, instr, name string, attrs ...attribute.KeyValue) (context.Context, Op) {
+// Begin begins an operation: its latency is recorded in the histogram
+// cell (the zero Cell records none), and, with traces on, it is a span
+// named name (a child of ctx's), which the returned ctx carries. It costs
+// nothing when neither is on.
+func (h *Hub) Begin(ctx context.Context, cell Cell, instr, name string, attrs ...attribute.KeyValue) (context.Context, Op) {
 	if h == nil {
 		return ctx, Op{}
 	}
-	op := Op{hist: hist, label: label}
+	op := Op{cell: cell}
 	if h.tracing {
 		ctx, op.span = h.tracer.Tracer(instr).Start(ctx, name, trace.WithAttributes(attrs...))
 	}
-	if hist != nil || op.span != nil {
+	if cell.On() || op.span != nil {
 		op.began = time.Now()
 	}
 	return ctx, op
@@ -361,7 +408,7 @@ func (o Op) End(err error) {
 	if o.began.IsZero() {
 		return
 	}
-	o.hist.Since(o.began, o.label)
+	o.cell.Since(o.began)
 	if o.span != nil {
 		if err != nil {
 			o.span.SetStatus(codes.Error, fmt.Sprintf("%T", err))
@@ -389,9 +436,14 @@ const (
 // StoreOperations are the operation labels of StoreOps.
 var StoreOperations = []string{"get", "list", "create", "update", "delete", "gone"}
 
-// StoreSeries makes the StoreOps series of the store named store in h.
-func (h *Hub) StoreSeries(store string) *Series {
-	return h.With("store", store).Histogram(StoreOps, StoreOpsHelp, nil, Label{Name: "operation", Values: StoreOperations})
+// StoreCells are a record store's StoreOps cells, one per operation.
+type StoreCells struct{ Get, List, Create, Update, Delete, Gone Cell }
+
+// StoreSeries makes the StoreOps series of the store named store in h,
+// and returns its cells.
+func (h *Hub) StoreSeries(store string) StoreCells {
+	s := h.With("store", store).Histogram(StoreOps, StoreOpsHelp, nil, Label{Name: "operation", Values: StoreOperations})
+	return StoreCells{Get: s.Cell("get"), List: s.Cell("list"), Create: s.Cell("create"), Update: s.Cell("update"), Delete: s.Cell("delete"), Gone: s.Cell("gone")}
 }
 
 // LogOps is the family of chat log operation latencies, by store (file,

@@ -20,7 +20,7 @@ func TestNilHubAndItsSeriesRecordNothingAndDoNotPanic(t *testing.T) {
 	h.GaugeFunc("bots_z", "z", func() float64 { return 1 })
 	h.With("agent", "a").Gauge("bots_w", "w").Add(-1)
 	ctx := context.Background()
-	got, op := h.Begin(ctx, nil, "", "i", "n")
+	got, op := h.Begin(ctx, telemetry.Cell{}, "i", "n")
 	op.End(nil)
 	if got != ctx || h.Tracing() {
 		t.Error("a nil hub changed the context or traces")
@@ -118,5 +118,19 @@ func BenchmarkCounterIncWithLabels(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Inc("resourceRead", "ok")
+	}
+}
+
+// BenchmarkCellObserveSince is what a request pays to be counted and
+// timed once its cells are looked up.
+func BenchmarkCellObserveSince(b *testing.B) {
+	h := telemetry.New(nil)
+	c := h.Histogram("bots_request_duration_seconds", "r", nil, telemetry.Label{Name: "method", Values: []string{"resourceRead"}}).Cell("resourceRead")
+	n := h.Counter("bots_requests_total", "r", telemetry.Label{Name: "method", Values: []string{"resourceRead"}}).Cell("resourceRead")
+	b.ReportAllocs()
+	for b.Loop() {
+		began := time.Now()
+		n.Inc()
+		c.Since(began)
 	}
 }

@@ -47,6 +47,15 @@ type meters struct {
 	conns    *telemetry.Series // bots_connections_total{result}
 	requests *telemetry.Series // bots_requests_total{method,code}
 	latency  *telemetry.Series // bots_request_duration_seconds{method}
+	// methods are each method's cells, looked up once per request; a
+	// method not served is other's.
+	methods map[string]*methodCells
+	other   *methodCells
+}
+
+// methodCells are one method's cells: answered ok, and its latency.
+type methodCells struct {
+	ok, latency telemetry.Cell
 }
 
 // newMeters makes the server's series in hub (none when hub is nil).
@@ -60,6 +69,13 @@ func newMeters(hub *telemetry.Hub, s *Server) meters {
 			telemetry.Label{Name: "result", Values: []string{"accepted", "unauthenticated", "revoked"}}),
 		requests: hub.Counter("bots_requests_total", "AHP requests and notifications handled, by method and code (ok, or the JSON-RPC error code answered).", methods, codes),
 		latency:  hub.Histogram("bots_request_duration_seconds", "How long AHP requests took to answer, by method, from the frame read to the answer queued.", nil, methods),
+	}
+	if m.requests != nil {
+		m.methods = map[string]*methodCells{}
+		for _, name := range append(methods.Values, telemetry.Other) {
+			m.methods[name] = &methodCells{ok: m.requests.Cell(name, codeOK), latency: m.latency.Cell(name)}
+		}
+		m.other = m.methods[telemetry.Other]
 	}
 	hub.GaugeFunc("bots_connections_open", "WebSocket and in-process connections open now.", func() float64 {
 		s.mu.Lock()
@@ -99,8 +115,18 @@ func (c *conn) end(m *message, began time.Time) {
 		}
 	}
 	mt := &c.srv.meters
-	mt.requests.Inc(m.Method, code)
-	mt.latency.Since(began, m.Method)
+	if mt.methods != nil {
+		mc := mt.methods[m.Method]
+		if mc == nil {
+			mc = mt.other
+		}
+		if c.code == 0 {
+			mc.ok.Inc()
+		} else {
+			mt.requests.Inc(m.Method, code)
+		}
+		mc.latency.Since(began)
+	}
 	if c.span != nil {
 		if c.code != 0 {
 			c.span.SetStatus(codes.Error, "json-rpc error "+code)

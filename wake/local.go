@@ -950,7 +950,7 @@ func (s *localSession) runLocked(id string, msg ahp.Message) {
 }
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
-	ctx, op := s.h.hub.Begin(ctx, nil, "", instr, "back turn", attribute.String("bots.agent", s.info.Provider))
+	ctx, op := s.h.hub.Begin(ctx, telemetry.Cell{}, instr, "back turn", attribute.String("bots.agent", s.info.Provider))
 	agent, err := s.open(ctx)
 	if err == nil {
 		err = runScrubbed(ctx, agent, &work{s: s, t: t, msg: msg}, s.h.scrub)

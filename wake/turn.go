@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Turn is one main turn the wake answers: it stays open while the back
@@ -102,7 +103,7 @@ func (t *Turn) run() {
 		t.fail(failf("The message cannot wake a back session: %v.", err))
 		return
 	}
-	tctx, op := t.w.hub.Begin(traced(t.ctx, t.m.parent), nil, "", instr, "wake")
+	tctx, op := t.w.hub.Begin(traced(t.ctx, t.m.parent), telemetry.Cell{}, instr, "wake")
 	defer func() { op.End(nil) }()
 	ctx, takeover := tctx, false
 	if t.w.leases != nil {

@@ -96,7 +96,7 @@ type Config struct {
 // Store is a record.Store on files. Make one with Open.
 type Store struct {
 	hub              *telemetry.Hub
-	ops              *telemetry.Series // bots_store_operation_duration_seconds{store="file"}
+	ops              telemetry.StoreCells // bots_store_operation_duration_seconds{store="file"}
 	handEdits        *telemetry.Series // bots_hand_edits_total{result}
 	configDir        string
 	botsDir, goneDir string
@@ -402,7 +402,7 @@ func (s *Store) entry(id string) (record.Entry, bool) {
 
 // Get returns the bot's current entry.
 func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "get", instr, "store get")
+	_, op := s.hub.Begin(ctx, s.ops.Get, instr, "store get")
 	defer func() { op.End(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -418,7 +418,7 @@ func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) 
 
 // List returns every bot, ordered by id.
 func (s *Store) List(ctx context.Context) (_ []record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "list", instr, "store list")
+	_, op := s.hub.Begin(ctx, s.ops.List, instr, "store list")
 	defer func() { op.End(err) }()
 	return s.ListFunc(ctx, func(record.Record) bool { return true })
 }
@@ -458,7 +458,7 @@ func (s *Store) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]s
 
 // Gone reports whether the slug has a tombstone.
 func (s *Store) Gone(ctx context.Context, id string) (_ bool, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "gone", instr, "store gone")
+	_, op := s.hub.Begin(ctx, s.ops.Gone, instr, "store gone")
 	defer func() { op.End(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -507,7 +507,7 @@ func (s *Store) Close() error {
 // including one whose folder holds a bot.md the store could not load, and a
 // spent one (ErrGone).
 func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "create", instr, "store create")
+	_, op := s.hub.Begin(ctx, s.ops.Create, instr, "store create")
 	defer func() { op.End(err) }()
 	if err := record.CheckSlug(r.ID); err != nil {
 		return record.Entry{}, fmt.Errorf("create: %w", err)
@@ -550,7 +550,7 @@ func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, er
 
 // Update rewrites a bot's file and returns the record as the file keeps it.
 func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "update", instr, "store update")
+	_, op := s.hub.Begin(ctx, s.ops.Update, instr, "store update")
 	defer func() { op.End(err) }()
 	id := r.ID
 	if record.CheckSlug(id) != nil {
@@ -585,7 +585,7 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ 
 // written the bot is deleted: a folder that cannot be removed is reported,
 // and a load finds it as a spent name.
 func (s *Store) Delete(ctx context.Context, id string, ifMatch string) (err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "delete", instr, "store delete")
+	_, op := s.hub.Begin(ctx, s.ops.Delete, instr, "store delete")
 	defer func() { op.End(err) }()
 	if record.CheckSlug(id) != nil {
 		return fmt.Errorf("delete %q: %w", id, record.ErrNotFound)

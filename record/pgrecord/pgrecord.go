@@ -59,7 +59,7 @@ type Config struct {
 // Open.
 type Store struct {
 	hub     *telemetry.Hub
-	ops     *telemetry.Series // bots_store_operation_duration_seconds{store="postgres"}
+	ops     telemetry.StoreCells // bots_store_operation_duration_seconds{store="postgres"}
 	pool    *pgxpool.Pool
 	ownPool bool
 	log     *slog.Logger
@@ -194,7 +194,7 @@ func (s *Store) fail(op, id string, err error) error {
 
 // Get returns the bot's current entry.
 func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "get", instr, "store get")
+	_, op := s.hub.Begin(ctx, s.ops.Get, instr, "store get")
 	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.Entry{}, record.ErrClosed
@@ -217,7 +217,7 @@ func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) 
 
 // List returns every bot, ordered by id.
 func (s *Store) List(ctx context.Context) (_ []record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "list", instr, "store list")
+	_, op := s.hub.Begin(ctx, s.ops.List, instr, "store list")
 	defer func() { op.End(err) }()
 	return s.ListFunc(ctx, nil)
 }
@@ -279,7 +279,7 @@ func statusError(op, id string, rev int64) error {
 
 // Create stores a new bot: one statement, committed before it returns.
 func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "create", instr, "store create")
+	_, op := s.hub.Begin(ctx, s.ops.Create, instr, "store create")
 	defer func() { op.End(err) }()
 	if err := record.CheckSlug(r.ID); err != nil {
 		return record.Entry{}, fmt.Errorf("create: %w", err)
@@ -304,7 +304,7 @@ func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, er
 
 // Update replaces a bot's record; the database decides ifMatch.
 func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ record.Entry, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "update", instr, "store update")
+	_, op := s.hub.Begin(ctx, s.ops.Update, instr, "store update")
 	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.Entry{}, record.ErrClosed
@@ -327,7 +327,7 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ 
 // Delete removes a bot and leaves a tombstone; the database decides
 // ifMatch.
 func (s *Store) Delete(ctx context.Context, id string, ifMatch string) (err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "delete", instr, "store delete")
+	_, op := s.hub.Begin(ctx, s.ops.Delete, instr, "store delete")
 	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.ErrClosed
@@ -344,7 +344,7 @@ func (s *Store) Delete(ctx context.Context, id string, ifMatch string) (err erro
 
 // Gone reports whether the slug has a tombstone.
 func (s *Store) Gone(ctx context.Context, id string) (_ bool, err error) {
-	_, op := s.hub.Begin(ctx, s.ops, "gone", instr, "store gone")
+	_, op := s.hub.Begin(ctx, s.ops.Gone, instr, "store gone")
 	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return false, record.ErrClosed

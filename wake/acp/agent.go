@@ -17,6 +17,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -261,7 +262,7 @@ func (a *agent) ensure(ctx context.Context) (*child, error) {
 // steps to ctx's wake.Progress. A failure is a *StepError, logged at Warn,
 // or ctx's error when ctx ended.
 func (a *agent) start(ctx context.Context) (c *child, err error) {
-	ctx, op := a.h.meters.hub.Begin(ctx, nil, "", instr, "agent start", attribute.String("bots.agent", a.h.cfg.Provider))
+	ctx, op := a.h.meters.hub.Begin(ctx, telemetry.Cell{}, instr, "agent start", attribute.String("bots.agent", a.h.cfg.Provider))
 	defer func() {
 		op.End(err)
 		if err == nil {

@@ -44,7 +44,7 @@ func newMeters(hub *telemetry.Hub, provider string) meters {
 
 // call begins ACP call method, timed and, with traces on, a span.
 func (m *meters) call(ctx context.Context, method string) (context.Context, telemetry.Op) {
-	return m.hub.Begin(ctx, m.calls, method, instr, "acp "+method, attribute.String("rpc.system", "acp"), attribute.String("rpc.method", method))
+	return m.hub.Begin(ctx, m.calls.Cell(method), instr, "acp "+method, attribute.String("rpc.system", "acp"), attribute.String("rpc.method", method))
 }
 
 // traceMeta returns meta with the W3C trace context of ctx's span added
