@@ -97,7 +97,7 @@ type Config struct {
 type Store struct {
 	hub              *telemetry.Hub
 	ops              telemetry.StoreCells // bots_store_operation_duration_seconds{store="file"}
-	handEdits        *telemetry.Series // bots_hand_edits_total{result}
+	handEdits        *telemetry.Series    // bots_hand_edits_total{result}
 	configDir        string
 	botsDir, goneDir string
 	log              *slog.Logger
