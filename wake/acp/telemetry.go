@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/bots/telemetry"
 )
@@ -64,4 +65,19 @@ func traceMeta(ctx context.Context, meta map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// toolParent is ctx, an MCP request's, with the running turn's span as
+// its parent when ctx carries none (the agent did not pass one on): the
+// tool call is a child of the turn it serves. With traces off it is ctx.
+func (a *agent) toolParent(ctx context.Context) context.Context {
+	if !a.h.meters.hub.Tracing() || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	if t := a.current(); t != nil {
+		if sc := trace.SpanContextFromContext(t.ctx); sc.IsValid() {
+			return trace.ContextWithSpanContext(ctx, sc)
+		}
+	}
+	return ctx
 }

@@ -29,12 +29,17 @@ func TestAgentStartAndACPCallsAreSpansAndThePromptCarriesTheirTraceContext(t *te
 	if err := a.Turn(ctx, w); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Turn(ctx, &fakeWork{text: `tool post_message {"text": "hi"}`}); err != nil {
+		t.Fatal(err)
+	}
 	parent.End()
 
 	spans := rec.Ended()
 	byName := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range spans {
-		byName[s.Name()] = s
+	for _, s := range spans { // the first of each name: the first turn's
+		if old, ok := byName[s.Name()]; !ok || s.StartTime().Before(old.StartTime()) {
+			byName[s.Name()] = s
+		}
 	}
 	childOf := func(child, parent string) {
 		t.Helper()
@@ -47,6 +52,7 @@ func TestAgentStartAndACPCallsAreSpansAndThePromptCarriesTheirTraceContext(t *te
 	childOf("acp initialize", "agent start")
 	childOf("acp session/new", "agent start")
 	childOf("acp session/prompt", "back turn")
+	childOf("mcp post_message", "back turn")
 	prompt := byName["acp session/prompt"]
 	if prompt == nil {
 		t.Fatalf("no prompt span among %d", len(spans))
@@ -70,6 +76,7 @@ func TestAgentStartAndACPCallsAreSpansAndThePromptCarriesTheirTraceContext(t *te
 		"bots_acp_call_duration_seconds{agent,fake,initialize}",
 		"bots_acp_call_duration_seconds{agent,fake,session/new}",
 		"bots_acp_call_duration_seconds{agent,fake,session/prompt}",
+		"bots_mcp_call_duration_seconds{agent,fake,post_message}",
 	} {
 		if !slices.Contains(calls, w) {
 			t.Errorf("no %s among %v", w, calls)
