@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/pglease"
 	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/pgacp"
 	"github.com/agenthost/bots/wake/pgrows"
@@ -34,7 +35,7 @@ func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
 	if rel, err := filepath.Rel(config, root); err1 == nil && err2 == nil && err == nil && filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("bots: database: refusing to start: the root %s is the configuration folder or under it", root)
 	}
-	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log})
+	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
@@ -56,12 +57,13 @@ type shared struct {
 }
 
 // openShared creates or migrates the tables of what the instances share,
-// on the records' pool.
-func openShared(ctx context.Context, pool *pgxpool.Pool) (*shared, error) {
+// on the records' pool; the chat logs' operations are timed into hub.
+func openShared(ctx context.Context, pool *pgxpool.Pool, hub *telemetry.Hub) (*shared, error) {
 	logs, err := pgchatlog.Open(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
+	logs.Measure(hub)
 	rows, err := pgrows.Open(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)

@@ -40,6 +40,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
@@ -49,6 +52,8 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
+	"github.com/agenthost/bots/telemetry"
+	"github.com/agenthost/bots/telemetry/prom"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
@@ -165,12 +170,20 @@ type Server struct {
 	// web page (web.Handler), or a host's own; nil leaves them to the AHP
 	// endpoint, which refuses them.
 	Page http.Handler
+	// Tracer receives a span per AHP request and per chat turn, with
+	// children for the store, the wake, the agent's start and each ACP
+	// call (whose trace context the agent is given in _meta); nil records
+	// none. No span attribute holds what a person or an agent wrote, an
+	// instruction or a credential.
+	Tracer trace.TracerProvider
 
 	pruneEvery time.Duration // how often the leases that ended are pruned; zero is lease.PruneEvery (tests set it)
 
 	initOnce sync.Once
 	log      *slog.Logger
 	scrub    *connector.Scrubber
+	hub      *telemetry.Hub       // what every part counts into
+	metrics  *prometheus.Registry // hub's series and the Go and process collectors
 
 	mu       sync.Mutex
 	started  bool // wire has run
@@ -198,6 +211,8 @@ func (s *Server) init() {
 			h = s.Logger.Handler()
 		}
 		s.log = slog.New(s.scrub.Handler(h))
+		s.hub = telemetry.New(s.Tracer)
+		s.metrics = prom.Registry(s.hub)
 	})
 }
 
@@ -292,7 +307,7 @@ func (s *Server) wireUp() error {
 	}
 	s.gate = newGate(users, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
 	bus := engine.NewBus(s.log)
-	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log})
+	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)
 	}
@@ -371,13 +386,13 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		}
 		closers = append(closers, records.Close)
 		store = records
-		if db, err = openShared(ctx, records.Pool()); err != nil {
+		if db, err = openShared(ctx, records.Pool(), s.hub); err != nil {
 			return nil, closers, err
 		}
 		closers = append(closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
 	if store == nil {
-		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true, WatchAfter: loaded})
+		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true, WatchAfter: loaded, Telemetry: s.hub})
 		if err != nil {
 			return nil, closers, fmt.Errorf("bots: %w", err)
 		}
@@ -421,14 +436,14 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	// restart continues its chats and back sessions.
 	// With the database, a back session runs on the instance holding its
 	// lease (wake.Config.Leases).
-	var logs chatlog.Logs = newStartLogs(s.ConfigDir)
+	var logs chatlog.Logs = newStartLogs(s.ConfigDir, s.hub)
 	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
 	var leases lease.Leases
 	holder := ""
 	if db != nil {
 		logs, rows, leases, holder = db.logs, db.rows, db.leases, db.holder
 	}
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil})
+	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil, Telemetry: s.hub})
 	if err != nil {
 		return nil, closers, fmt.Errorf("bots: %w", err)
 	}
@@ -439,6 +454,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 		HostPaths: slices.DeleteFunc([]string{s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
+		Telemetry: s.hub,
 	})
 	if err != nil {
 		return nil, closers, err
@@ -482,6 +498,7 @@ func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, e
 			cfg.LoginHint = s.LoginCommand + cfg.Provider
 		}
 		cfg.Logger = s.log
+		cfg.Telemetry = s.hub
 		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
 		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
@@ -592,6 +609,18 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none every connection may do anything; pass a users file or a loopback address", addr)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// Metrics is the registry of the server's Prometheus series (the README
+// lists them under "Operations"): connections, requests, turns, back sessions,
+// agents, stores, the catalogue, leases, hand edits, disk-full
+// refusals, and the Go runtime and process collectors. An embedder
+// serves it where it wants (promhttp.HandlerFor), or gathers it into its
+// own; examples/server serves it on -metrics-addr. The series count from
+// the start, whether or not anyone reads them.
+func (s *Server) Metrics() *prometheus.Registry {
+	s.init()
+	return s.metrics
 }
 
 // Service is the bot service the server runs, for calls in process (make

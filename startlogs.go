@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // startLogs are the chat logs under ConfigDir as a start lists them. The
@@ -23,9 +24,12 @@ type startLogs struct {
 	listed map[chatlog.Kind][]chatlog.Key // the pass's, for the kinds not listed since
 }
 
-// newStartLogs returns the logs under configDir, listed once for a start.
-func newStartLogs(configDir string) *startLogs {
-	return &startLogs{Files: chatlog.NewFiles(configDir)}
+// newStartLogs returns the logs under configDir, listed once for a start,
+// their operations timed into hub.
+func newStartLogs(configDir string, hub *telemetry.Hub) *startLogs {
+	f := chatlog.NewFiles(configDir)
+	f.Measure(hub)
+	return &startLogs{Files: f}
 }
 
 // List lists the logs of kind: from the pass for each kind's first

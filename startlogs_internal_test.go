@@ -15,7 +15,7 @@ import (
 func TestStartLogsAnswerEachKindsFirstListingFromOnePassAndLookAgainAfter(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	l := newStartLogs(dir)
+	l := newStartLogs(dir, nil)
 	back := chatlog.Key{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/a"}
 	chat := chatlog.Key{Kind: chatlog.Chat, Bot: "notes", Session: "ahp-session:/b"}
 	for _, k := range []chatlog.Key{back, chat} {

@@ -129,7 +129,8 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		}
 	}
 	w, err := wake.New(wake.Config{
-		Host: host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
+		Telemetry: s.meters.hub,
+		Host:      host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
 		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
 		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder, LeaseTTL: leaseTTL,
 	})
@@ -228,6 +229,11 @@ type chat struct {
 	// the log gets before the chat's next line.
 	repair  *logLine
 	unsaved string // why a line of the active turn is not in the log; "" when none failed
+	// metered is when the active main turn began here, parted whether it
+	// has a part of its answer yet: for telemetry alone.
+	metered time.Time
+	parted  bool
+	outcome string // how the last main turn ended
 	watched string // the followed turn the watcher saw in progress on its last tick
 }
 
@@ -331,6 +337,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
 		c.mu.Unlock()
+		c.s.countDiskFull(err)
 		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
 	}
 	ch.mu.Lock()
@@ -574,6 +581,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 		if errors.Is(err, errBehind) {
 			return a, err
 		}
+		ch.c.s.countDiskFull(err)
 		if ch.unsaved == "" {
 			ch.unsaved = unsavedReason(err)
 		}
@@ -596,6 +604,7 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 		return false
 	}
 	ch.applyChatLocked(a, origin)
+	ch.observeLocked(a)
 	return true
 }
 
@@ -761,6 +770,7 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 		}
 		ch.cstate = ahp.ApplyChat(ch.cstate, a)
 		ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
+		c.s.meters.turns.Inc(outcomeInterrupted)
 	}
 	// The session's catalogue entry follows the chat as replayed.
 	for i := range ch.sstate.Chats {

@@ -316,6 +316,7 @@ func (ch *chat) next(ctx context.Context) {
 func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
 	s := ch.c.s
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
+	ctx, span := s.turnSpan(ctx)
 	e, err := s.store.Get(ctx, ch.bot)
 	if err == nil && s.chatOfHidden(ctx, ch.bot, ch.sstate.WorkingDirectories) {
 		err = errHiddenChat
@@ -341,6 +342,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 				break
 			}
 		}
+		endSpan(span, outcomeError)
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
 	mark := Mark(r)
@@ -356,6 +358,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		}
 	}
 	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
+		endSpan(span, "")
 		return nil // another instance ended the turn meanwhile
 	}
 	// The turn acts for the chat's owner: they must still read the bot,
@@ -375,7 +378,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 	}
-	t := ch.c.waker.Wake(msg, mainTurn{ch: ch, turnID: b.TurnID})
+	t := ch.c.waker.WakeContext(ctx, msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID, ch.began = t, b.TurnID, started
 	return func() {
 		if ch.c.leases != nil {
@@ -388,7 +391,9 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 			if ch.turn == t {
 				ch.turn = nil
 			}
+			outcome := ch.outcome
 			ch.mu.Unlock()
+			endSpan(span, outcome)
 			ch.next(context.Background())
 		}()
 	}

@@ -29,6 +29,8 @@ func turnKey(session, turnID string) string { return "turn " + session + " " + t
 // twice as long each time up to TTL/3: the turn is ended by whoever holds
 // it.
 func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) {
+	c.s.meters.held.Inc()
+	defer c.s.meters.held.Add(-1)
 	var token int64
 	warned := false
 	acquire := func() {
@@ -153,6 +155,7 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 	if !ok {
 		return // its instance holds it: the turn runs there
 	}
+	c.s.meters.takeovers.Inc()
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.leaseTTL)
 		defer cancel()

@@ -18,6 +18,10 @@ const module = "github.com/agenthost/bots"
 var layers = map[string]int{
 	"internal": 0, // crash-safe writes, JSON helpers, feeds: no project imports
 	"web":      0, // the page: an AHP client in the browser, imports nothing
+	// telemetry: counters, gauges, histograms and spans every layer counts
+	// into; its prom subpackage, the one importer of the Prometheus
+	// client, is imported by the embedding value alone.
+	"telemetry": 0,
 
 	"ahp":     1, // wire types and pure reducers
 	"errcode": 1, // the error type of the service boundary
@@ -50,6 +54,12 @@ var layers = map[string]int{
 // what runs it, and the client, which speaks the wire from the other end
 // and so never imports the server's transport.
 var wireUsers = map[string]bool{"": true, "transport": true, "client": true, "examples": true, "scripts": true}
+
+// promUsers are the only folders whose packages may depend on the
+// Prometheus client, besides telemetry/prom which exports to it: an
+// embedder that links the service, the wake or the stores links no
+// metrics library.
+var promUsers = map[string]bool{"": true, "examples": true, "scripts": true}
 
 // folder returns the top folder of a package of the module ("" for the
 // module's own package) and whether pkg is in the module.
@@ -118,6 +128,13 @@ func checkImports(lines []string) []string {
 				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports go down only", pkg, rank, imp, layers[to]))
 			}
 		}
+		if !promUsers[from] && pkg != module+"/telemetry/prom" {
+			for _, dep := range strings.Fields(parts[2]) {
+				if dep == "github.com/prometheus/client_golang/prometheus" {
+					bad = append(bad, fmt.Sprintf("%s depends on the Prometheus client: count into package telemetry instead", pkg))
+				}
+			}
+		}
 		if wireUsers[from] {
 			continue
 		}
@@ -135,19 +152,21 @@ func checkImports(lines []string) []string {
 func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 	m := module + "/"
 	lines := []string{
-		m + "engine|" + m + "access " + m + "errcode|",                         // fine
-		m + "wake/acp|" + m + "wake " + m + "connector|",                       // fine: own folder, lower layer
-		module + "|" + m + "transport " + m + "bot|github.com/coder/websocket", // fine: the embedding value
-		m + "catalog|" + m + "bot|",                                            // upward
-		m + "engine|" + m + "record|",                                          // upward from the bottom
-		m + "connector|" + m + "wake|",                                         // upward, connector included
-		m + "bot|" + m + "transport|",                                          // the wire from the service
-		m + "wake|encoding/json|github.com/coder/websocket",                    // the WebSocket library through a dep
-		m + "record|" + m + "examples/server|",                                 // the reference server
-		m + "persona|testing|",                                                 // testing in production
-		m + "newthing|fmt|",                                                    // no layer
-		m + "client|" + m + "transport|github.com/coder/websocket",             // the client into the server's wire
-		m + "client|" + m + "wake|github.com/coder/websocket",                  // the client upward
+		m + "engine|" + m + "access " + m + "errcode|",                               // fine
+		m + "wake/acp|" + m + "wake " + m + "connector|",                             // fine: own folder, lower layer
+		module + "|" + m + "transport " + m + "bot|github.com/coder/websocket",       // fine: the embedding value
+		m + "catalog|" + m + "bot|",                                                  // upward
+		m + "engine|" + m + "record|",                                                // upward from the bottom
+		m + "connector|" + m + "wake|",                                               // upward, connector included
+		m + "bot|" + m + "transport|",                                                // the wire from the service
+		m + "wake|encoding/json|github.com/coder/websocket",                          // the WebSocket library through a dep
+		m + "record|" + m + "examples/server|",                                       // the reference server
+		m + "persona|testing|",                                                       // testing in production
+		m + "newthing|fmt|",                                                          // no layer
+		m + "client|" + m + "transport|github.com/coder/websocket",                   // the client into the server's wire
+		m + "client|" + m + "wake|github.com/coder/websocket",                        // the client upward
+		m + "wake|" + m + "telemetry|github.com/prometheus/client_golang/prometheus", // a metrics library below the embedding value
+		m + "telemetry/prom|github.com/prometheus/client_golang/prometheus|github.com/prometheus/client_golang/prometheus", // fine: the exporter
 	}
 	bad := checkImports(lines)
 	wants := []string{
@@ -161,6 +180,7 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		m + "newthing is in no layer",
 		"the client speaks the wire",
 		"client (layer 4) imports " + m + "wake",
+		m + "wake depends on the Prometheus client",
 	}
 	if len(bad) != len(wants) {
 		t.Errorf("got %d faults, want %d:\n%s", len(bad), len(wants), strings.Join(bad, "\n"))

@@ -23,6 +23,7 @@ func invalid(err error) error { return errcode.New(errcode.Invalid, "%v", err) }
 func (s *Service) Make(ctx context.Context, p access.Principal, id string, body []byte) (Bot, error) {
 	b, err := s.makeBot(ctx, p, id, body)
 	if err != nil {
+		s.countDiskFull(err)
 		return Bot{}, unsaved(uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, b.ETag)
@@ -603,6 +604,7 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 		b, err = s.edit(ctx, p, id, body, ifMatch)
 	}
 	if err != nil {
+		s.countDiskFull(err)
 		return Bot{}, unsaved(uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, b.ETag)
@@ -722,6 +724,7 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 // It returns once the catalogue no longer holds the bot.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
 	if err := s.remove(ctx, p, id, ifMatch); err != nil {
+		s.countDiskFull(err)
 		return unsaved("the deletion of "+uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, "")

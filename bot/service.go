@@ -29,6 +29,7 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -122,10 +123,16 @@ type Config struct {
 	// narrows it. The zero value is wake.DefaultToolPolicy: the
 	// workspace tools go only to bots that list them.
 	Tools wake.ToolPolicy
+	// Telemetry receives the service's series (turns by outcome and
+	// latency, chats open, disk-full refusals, lease takeovers), its
+	// catalogue's and its wake's, and a span per main turn; nil records
+	// none.
+	Telemetry *telemetry.Hub
 }
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
+	meters     meters
 	store      record.Store // raw with the bundled bots laid over it
 	raw        record.Store // Config.Store
 	bundled    map[string]*bundled
@@ -262,6 +269,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		bus:        bus,
 		stop:       func() {},
 	}
+	s.meters = newMeters(cfg.Telemetry)
 	started := false
 	defer func() {
 		if !started {
@@ -320,6 +328,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		CanRead:   CanRead,
 		Principal: s.principalNow,
 		Logger:    log,
+		Telemetry: cfg.Telemetry,
 	})
 	if err != nil {
 		s.folders.stop()
@@ -337,6 +346,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.folders.stop()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
+		s.meters.countChats(s.chats)
 	}
 	if g, ok := cfg.Sessions.(wake.Gated); ok {
 		g.SetToolGate(gate{s})

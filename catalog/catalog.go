@@ -26,6 +26,7 @@ import (
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/slugorder"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Source is where the catalogue hears of bots: every bot as a read answers
@@ -57,6 +58,10 @@ type Config struct {
 	WatchIdle time.Duration
 	// Logger hears about a Source feed that ends; nil discards.
 	Logger *slog.Logger
+	// Telemetry receives the catalogue's fan-out: how many subscribers
+	// each change reached, and how long publishing it took; nil records
+	// none.
+	Telemetry *telemetry.Hub
 }
 
 // Catalog is the catalogue channel and the resource watches over one
@@ -65,6 +70,8 @@ type Config struct {
 // Locks are taken in this order: mu, then the Bus's lock (Publish), then
 // smu. Event.For runs under the Bus's lock, so it takes smu alone.
 type Catalog struct {
+	fanout    *telemetry.Series // bots_catalogue_fanout_subscribers
+	took      *telemetry.Series // bots_catalogue_change_duration_seconds
 	src       Source
 	bus       *engine.Bus
 	canRead   func(access.Principal, record.Record) bool
@@ -130,6 +137,8 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		cfg.Principal = func(sub *engine.Subscriber) access.Principal { return sub.Principal }
 	}
 	c := &Catalog{
+		fanout:    cfg.Telemetry.Histogram("bots_catalogue_fanout_subscribers", "Catalogue subscribers each change of a bot was sent to.", telemetry.Sizes),
+		took:      cfg.Telemetry.Histogram("bots_catalogue_change_duration_seconds", "How long a change of a bot took to publish on the catalogue and its watches.", nil),
 		src:       cfg.Source,
 		bus:       cfg.Bus,
 		canRead:   cfg.CanRead,
@@ -274,6 +283,9 @@ func (c *Catalog) apply(ch record.Change) {
 	if id == "" {
 		c.log.Warn("catalog: a change names no bot", "kind", ch.Kind.String())
 		return
+	}
+	if c.took != nil {
+		defer c.took.Since(time.Now())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/bots/access"
@@ -176,6 +177,9 @@ func (c *Catalog) project(rd *reader, a *actions, sendChanged bool) (any, bool) 
 // now, nil when it was deleted. Called with mu held.
 func (c *Catalog) publishBot(id string, e *entry) {
 	a := newActions(id, e)
+	// The subscribers it is sent to now: one whose subscribe is under way
+	// is projected later, by its own goroutine, and not counted.
+	var sent atomic.Int64
 	c.publishCatalogue(func(sub *engine.Subscriber) (any, bool) {
 		c.smu.Lock()
 		defer c.smu.Unlock()
@@ -183,8 +187,13 @@ func (c *Catalog) publishBot(id string, e *entry) {
 		if rd == nil {
 			return nil, false
 		}
-		return c.project(rd, a, true)
+		v, ok := c.project(rd, a, true)
+		if ok {
+			sent.Add(1)
+		}
+		return v, ok
 	})
+	c.fanout.Observe(float64(sent.Load()))
 }
 
 // publishCatalogue publishes a projected catalogue action and keeps its

@@ -13,9 +13,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/jsonl"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Files keeps each log as a file of JSON lines,
@@ -26,6 +28,7 @@ import (
 // process writes a configuration folder: within it, a Read and an Append
 // of one log never overlap, so a Read never cuts off a line being written.
 type Files struct {
+	ops     *telemetry.Series // bots_chatlog_operation_duration_seconds{store="file"}
 	botsDir string
 	seed    maphash.Seed
 	locks   [64]sync.Mutex
@@ -36,6 +39,25 @@ var _ Logs = (*Files)(nil)
 // NewFiles returns the logs kept under configDir. It touches no file.
 func NewFiles(configDir string) *Files {
 	return &Files{botsDir: filepath.Join(configDir, "bots"), seed: maphash.MakeSeed()}
+}
+
+// Measure times the logs' operations into hub (store="file"). Call it
+// before the logs are used.
+func (f *Files) Measure(hub *telemetry.Hub) { f.ops = hub.LogSeries("file") }
+
+// timed records an operation begun at began, when measured.
+func (f *Files) timed(op string, began time.Time) {
+	if f.ops != nil {
+		f.ops.Since(began, op)
+	}
+}
+
+// now is the time when the logs are measured, else zero.
+func (f *Files) now() time.Time {
+	if f.ops == nil {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // lock locks the stripe of path's log and returns its unlock.
@@ -60,6 +82,7 @@ func (f *Files) path(key Key) (string, error) {
 
 // Create makes the log's folder (mode 0700) and its file with first.
 func (f *Files) Create(ctx context.Context, key Key, first []byte) error {
+	defer f.timed("create", f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return err
@@ -76,6 +99,7 @@ func (f *Files) Create(ctx context.Context, key Key, first []byte) error {
 
 // Append appends line with one write, fsynced with sync.
 func (f *Files) Append(ctx context.Context, key Key, line []byte, sync bool) error {
+	defer f.timed(telemetry.AppendOp(sync), f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return err
@@ -89,6 +113,7 @@ func (f *Files) Append(ctx context.Context, key Key, line []byte, sync bool) err
 
 // Read reads the log's file, cutting off a torn last line.
 func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
+	defer f.timed("read", f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return nil, nil, err
@@ -115,6 +140,7 @@ func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 // listing at 100,000 bots) serves every kind. The answer has an entry
 // for every kind asked, nil for one that has no log.
 func (f *Files) ListKinds(ctx context.Context, kinds ...Kind) (map[Kind][]Key, error) {
+	defer f.timed("list", f.now())
 	for _, kind := range kinds {
 		if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
 			return nil, err
@@ -198,6 +224,7 @@ func foldersHoldingNone(dir *os.File, ents []os.DirEntry) []bool {
 
 // Remove removes the log's file.
 func (f *Files) Remove(ctx context.Context, key Key) error {
+	defer f.timed("remove", f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
@@ -99,6 +100,13 @@ type conn struct {
 	ready    bool
 	clientID string
 	version  string
+
+	// The request being handled, for telemetry, touched by the reading
+	// goroutine only: the JSON-RPC error code it was answered with (0
+	// for a result), the context it is served with, its span.
+	code int
+	rctx context.Context
+	span trace.Span
 }
 
 func (c *conn) caller() engine.Caller {
@@ -508,6 +516,7 @@ func (c *conn) reply(id []byte, result any) {
 // replyError sends an error response for request id. Called by the
 // reading goroutine.
 func (c *conn) replyError(id []byte, we *wireError) {
+	c.code = we.Code
 	e := getEncoder()
 	if err := e.value(errorResponse{JSONRPC: jsonrpcVersion, ID: id, Error: we}); err != nil {
 		c.log.Error("error response did not marshal", "err", err)

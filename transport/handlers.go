@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // resourceMethods are routed by the scheme of their URI.
@@ -40,13 +41,16 @@ func (c *conn) handleFrame(data []byte) {
 	var m message
 	if id, werr := readMessage(data, &m); werr != nil {
 		c.replyError(id, werr)
+		c.srv.meters.requests.Inc(telemetry.Other, codeLabels[werr.Code])
 		return
 	}
 	if m.isResponse() {
 		c.log.Debug("ignoring a response: the server sends no requests")
 		return
 	}
+	began := c.begin(&m)
 	c.handle(&m)
+	c.end(&m, began)
 }
 
 func (c *conn) handle(m *message) {
@@ -155,7 +159,7 @@ func (c *conn) initialize(id json.RawMessage, raw json.RawMessage) {
 		return
 	}
 	c.clientID = c.newClientID(p.ClientID)
-	meta, err := c.srv.host.Meta(c.ctx, c.caller())
+	meta, err := c.srv.host.Meta(c.requestCtx(), c.caller())
 	if err != nil {
 		c.replyHostError(id, "initialize", err)
 		return
@@ -341,7 +345,7 @@ func (sb *subBatch) snapshots() []snapshotResult {
 // comes before any action that follows its snapshots, and envelopes go
 // out in serverSeq order.
 func (c *conn) openSubs(uris []string) *subBatch {
-	batch := &subBatch{Batch: c.link.Open(c.ctx, c.srv.host, uris)}
+	batch := &subBatch{Batch: c.link.Open(c.requestCtx(), c.srv.host, uris)}
 	batch.items = make([]opening, len(batch.Openings))
 	for i, o := range batch.Openings {
 		batch.items[i].Opening = o
@@ -403,7 +407,7 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 		c.reject(*p.Channel, p.Action, origin, "an action is a JSON object with a string type")
 		return
 	}
-	ch, err := c.srv.host.Channel(c.ctx, c.caller(), *p.Channel)
+	ch, err := c.srv.host.Channel(c.requestCtx(), c.caller(), *p.Channel)
 	if err == nil && ch == nil {
 		err = errcode.New(errcode.NotFound, "no channel %s", *p.Channel)
 	}
@@ -413,7 +417,7 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 			c.reject(*p.Channel, p.Action, origin, "this channel takes no actions")
 			return
 		}
-		err = d.Dispatch(c.ctx, engine.Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
+		err = d.Dispatch(c.requestCtx(), engine.Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
 	}
 	switch {
 	case err == nil:
@@ -514,7 +518,7 @@ func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage,
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	res, err := fn(c.ctx, engine.Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
+	res, err := fn(c.requestCtx(), engine.Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
 	if err != nil {
 		c.replyHostError(id, method, err)
 		return

@@ -32,6 +32,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Config configures a Server. The zero value of each field but Host is a
@@ -69,6 +70,10 @@ type Config struct {
 	// besides the request's own host (websocket.AcceptOptions). Clients
 	// that send no Origin header, as VS Code's does not, always may.
 	OriginPatterns []string
+	// Telemetry receives the server's series (connections, requests by
+	// method and code, their latency) and a span per request; nil
+	// records none.
+	Telemetry *telemetry.Hub
 }
 
 // Implementation names a peer's software, as in initialize's serverInfo.
@@ -99,6 +104,7 @@ type Server struct {
 	wg      sync.WaitGroup // connection goroutines
 	nextID  atomic.Uint64
 	anonIDs atomic.Uint64
+	meters  meters
 }
 
 // New validates cfg, fills its defaults and returns a Server.
@@ -152,6 +158,7 @@ func New(cfg Config) (*Server, error) {
 		conns:    map[*conn]struct{}{},
 		stopAuth: func() {},
 	}
+	s.meters = newMeters(cfg.Telemetry, s)
 	if aw, ok := cfg.Host.(engine.AuthWatcher); ok {
 		s.stopAuth = sync.OnceFunc(aw.WatchAuth(s.Reauthenticate))
 	}
@@ -193,6 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token := tokenOf(r)
 	p, ok := s.host.Authenticate(token)
 	if !ok {
+		s.meters.conns.Inc("unauthenticated")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agent host"`)
 		http.Error(w, "invalid or missing token", http.StatusUnauthorized)
 		return
@@ -209,10 +217,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.holds(c) {
+		s.meters.conns.Inc("revoked")
 		s.unregister(c)
 		_ = ws.Close(websocket.StatusPolicyViolation, revokedReason)
 		return
 	}
+	s.meters.conns.Inc("accepted")
 	// the end of the connection's context ends a blocked read or write.
 	context.AfterFunc(c.ctx, func() { _ = ws.CloseNow() })
 	go func() {

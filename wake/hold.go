@@ -96,6 +96,9 @@ func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (le
 			h := &holding{lease: l, n: 1, stop: stop, ready: make(chan struct{})}
 			w.held[key] = h
 			takeover := w.tokens[key] != l.Token
+			if takeover {
+				w.takeovers.Inc()
+			}
 			w.tokens[key] = l.Token
 			w.mu.Lock()
 			started := w.goLocked(func() { w.renew(rctx, key, h) })

@@ -15,12 +15,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Preset is a named way to start a session: a provider and a model.
@@ -30,6 +34,10 @@ type Preset struct {
 
 // LocalConfig configures a LocalHost.
 type LocalConfig struct {
+	// Telemetry receives the back sessions by agent and state, and a span
+	// per back turn, a child of the wake that sent its message; nil
+	// records none.
+	Telemetry *telemetry.Hub
 	// Bus carries the sessions' actions to subscribers; nil makes one. A
 	// transport.Server serving the sessions must be given the same Bus.
 	Bus *engine.Bus
@@ -88,6 +96,7 @@ const BackTurns = 4
 // next turn, which the harness continues (acp loads the agent's session).
 // Other sessions live in memory only.
 type LocalHost struct {
+	hub       *telemetry.Hub
 	bus       *engine.Bus
 	harnesses map[string]Harness
 	presets   map[string]Preset
@@ -178,6 +187,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		keep = BackTurns
 	}
 	h := &LocalHost{
+		hub: cfg.Telemetry,
 		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
 		logs: cfg.Logs, shared: cfg.Shared, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 		creating: map[string]bool{}, disposed: map[string]bool{},
@@ -188,6 +198,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		}
 		h.harnesses[name] = hr
 	}
+	newHostMeters(cfg.Telemetry, h)
 	for name, p := range cfg.Presets {
 		if _, ok := h.harnesses[p.Provider]; !ok {
 			return nil, fmt.Errorf("wake: local host: preset %q names provider %q, which has no harness", name, p.Provider)
@@ -549,6 +560,11 @@ func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
 		return ErrNoSession
 	}
 	s.fenceFrom(ctx)
+	if h.hub.Tracing() {
+		s.mu.Lock()
+		s.parent = trace.SpanContextFromContext(ctx)
+		s.mu.Unlock()
+	}
 	return s.dispatch(ahp.PendingMessageSet(m.Kind, m.ID, m.Message), nil)
 }
 
@@ -702,6 +718,9 @@ type localSession struct {
 	// turn opens it.
 	agent    Agent
 	logError bool // an append failed and was reported
+	// parent is the span of the wake that sent the last message, the
+	// parent of the next turn's, with traces on.
+	parent trace.SpanContext
 }
 
 // localTurn is the turn a session's agent runs.
@@ -988,7 +1007,7 @@ func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool
 // host's Close waits for. A session not gone is held by the host, so no
 // turn starts once Close has disposed every session.
 func (s *localSession) runLocked(id string, msg ahp.Message) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(traced(context.Background(), s.parent))
 	t := &localTurn{id: id, started: s.h.now(), cancel: cancel}
 	s.turn = t
 	s.h.turns.Add(1)
@@ -1001,10 +1020,12 @@ func (s *localSession) runLocked(id string, msg ahp.Message) {
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	w := &work{s: s, t: t, msg: msg}
 	ctx = WithProgress(ctx, w.progress)
+	ctx, op := s.h.hub.Begin(ctx, telemetry.Cell{}, instr, "back turn", attribute.String("bots.agent", s.info.Provider))
 	agent, err := s.open(ctx)
 	if err == nil {
 		err = runScrubbed(ctx, agent, w, s.h.scrub)
 	}
+	op.End(err)
 	t.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()

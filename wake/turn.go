@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Turn is one main turn the wake answers: it stays open while the back
@@ -102,7 +103,9 @@ func (t *Turn) run() {
 		t.fail(failf("The message cannot wake a back session: %v.", err))
 		return
 	}
-	ctx, takeover := t.ctx, false
+	tctx, op := t.w.hub.Begin(traced(t.ctx, t.m.parent), telemetry.Cell{}, instr, "wake")
+	defer func() { op.End(nil) }()
+	ctx, takeover := tctx, false
 	if t.w.leases != nil {
 		key := leaseKey(b.ID, t.m.Person, name)
 		f, over, err := t.w.hold(t.ctx, key, t.progress)
@@ -121,7 +124,7 @@ func (t *Turn) run() {
 			t.w.unhold(key)
 			return
 		}
-		ctx, takeover = lease.WithFence(t.ctx, f), over
+		ctx, takeover = lease.WithFence(tctx, f), over
 	}
 	uri, err := t.w.session(WithProgress(ctx, t.progress), t.m, name, takeover)
 	if t.w.leases != nil {

@@ -12,10 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Names the wake gives things.
@@ -66,6 +69,9 @@ type Persona interface {
 
 // Config configures a Waker. Host is required.
 type Config struct {
+	// Telemetry receives a span per wake, a child of the main turn's
+	// (WakeContext); nil records none.
+	Telemetry *telemetry.Hub
 	// Host is where back sessions live.
 	Host SessionHost
 	// Rows keeps which session each (bot, person, name) is on; nil keeps
@@ -115,6 +121,8 @@ type Config struct {
 // Waker wakes back sessions for main chats. Its methods are safe for
 // concurrent use.
 type Waker struct {
+	hub         *telemetry.Hub
+	takeovers   *telemetry.Series // bots_lease_takeovers_total{kind="back_session"}
 	host        SessionHost
 	rows        Rows
 	persona     Persona
@@ -168,7 +176,9 @@ func New(cfg Config) (*Waker, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Waker{
-		host: cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
+		hub:       cfg.Telemetry,
+		takeovers: cfg.Telemetry.With("kind", "back_session").Counter(telemetry.LeaseTakeovers, telemetry.LeaseTakeoversHelp),
+		host:      cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
 		deny: cfg.Deny, scrub: cfg.Scrub, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
 		sessions: map[string]*followed{}, turns: map[*Turn]struct{}{},
 	}
@@ -187,6 +197,11 @@ func New(cfg Config) (*Waker, error) {
 			w.leasePoll = w.leaseTTL / 10
 		}
 		w.held, w.tokens = map[string]*holding{}, map[string]int64{}
+		cfg.Telemetry.With("kind", "back_session").GaugeFunc(telemetry.LeasesHeld, telemetry.LeasesHeldHelp, func() float64 {
+			w.leaseMu.Lock()
+			defer w.leaseMu.Unlock()
+			return float64(len(w.held))
+		})
 	}
 	if sh, ok := cfg.Host.(Scrubbing); ok && w.scrub == nil {
 		w.scrub = sh.Scrubber()
@@ -265,6 +280,8 @@ type Message struct {
 	Text string
 	// StartedAt is when the main turn began.
 	StartedAt time.Time
+
+	parent trace.SpanContext // the main turn's span, set by WakeContext
 }
 
 // Main is the main chat a wake answers into; the bot-chat provider

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,7 @@ import (
 	"github.com/agenthost/bots/internal/pgschema"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/pglease"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // migrations are the schema's versions (see pgschema.Migrate). A log's id
@@ -70,6 +72,26 @@ func notifyExpr(n string) string {
 // zero value is not usable; call Open.
 type Logs struct {
 	pool *pgxpool.Pool
+	ops  *telemetry.Series // bots_chatlog_operation_duration_seconds{store="postgres"}
+}
+
+// Measure times the logs' operations into hub (store="postgres"). Call it
+// before the logs are used.
+func (l *Logs) Measure(hub *telemetry.Hub) { l.ops = hub.LogSeries("postgres") }
+
+// timed records an operation begun at began, when measured.
+func (l *Logs) timed(op string, began time.Time) {
+	if l.ops != nil {
+		l.ops.Since(began, op)
+	}
+}
+
+// now is the time when the logs are measured, else zero.
+func (l *Logs) now() time.Time {
+	if l.ops == nil {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 var _ chatlog.Shared = (*Logs)(nil)
@@ -127,6 +149,7 @@ func code(err error) string {
 
 // Create inserts the log's row and its first line in one transaction.
 func (l *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error {
+	defer l.timed("create", l.now())
 	if err := key.Check(); err != nil {
 		return err
 	}
@@ -165,6 +188,7 @@ func (l *Logs) AppendAt(ctx context.Context, key chatlog.Key, n int64, line []by
 
 // append inserts one line, at the count at when it is not negative.
 func (l *Logs) append(ctx context.Context, key chatlog.Key, at int64, line []byte, sync bool) error {
+	defer l.timed(telemetry.AppendOp(sync), l.now())
 	if err := key.Check(); err != nil {
 		return err
 	}
@@ -228,6 +252,7 @@ func (l *Logs) ReadAfter(ctx context.Context, key chatlog.Key, n int64) ([][]byt
 
 // read returns the log's lines after its first n.
 func (l *Logs) read(ctx context.Context, key chatlog.Key, n int64) ([][]byte, []string, error) {
+	defer l.timed("read", l.now())
 	if err := key.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -261,6 +286,7 @@ func (l *Logs) read(ctx context.Context, key chatlog.Key, n int64) ([][]byte, []
 
 // List returns the keys of every log of kind.
 func (l *Logs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, error) {
+	defer l.timed("list", l.now())
 	if err := (chatlog.Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
 		return nil, err
 	}
@@ -285,6 +311,7 @@ func (l *Logs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, erro
 
 // Remove deletes the log and its lines.
 func (l *Logs) Remove(ctx context.Context, key chatlog.Key) error {
+	defer l.timed("remove", l.now())
 	if err := key.Check(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,7 +39,7 @@ func main() {
 // answers 200).
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	s := &bots.Server{Page: web.Handler(web.Config{}), Bundled: []bot.Bundle{builder.Bundle()}}
-	var addr, agents, login string
+	var addr, agents, login, metricsAddr string
 	var checkAgents bool
 	var level slog.Level
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
@@ -64,6 +65,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar((*string)(&s.Options.AskIn), "ask-in", "main", "main or own")
 	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&checkAgents, "check-agents", false, "start each configured agent, sign in, open a session, print one line per agent (ready, or what to do); exit non-zero if any is not ready")
+	fs.StringVar(&metricsAddr, "metrics-addr", "", "Prometheus /metrics (and pprof, on a loopback address alone) on a listener of their own, e.g. 127.0.0.1:9188; off by default, never on -addr")
 	fs.StringVar(&login, "login", "", "run the agent's own login with the HOME its back sessions use")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,11 +94,29 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if checkAgents {
 		return s.CheckAgents(ctx, stdout)
 	}
+	tp, flush, err := tracerFromEnv(ctx) // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+	if err != nil {
+		return err
+	}
+	defer flush()
+	if tp != nil {
+		s.Tracer = tp
+	}
 	ln, err := s.Listen(addr) // refuses a non-loopback addr without -users
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if metricsAddr != "" {
+		if _, err := net.ResolveTCPAddr("tcp", metricsAddr); err != nil || metricsAddr == addr {
+			return fmt.Errorf("-metrics-addr %q: give a host:port of its own, not -addr's", metricsAddr)
+		}
+		stopOps, err := serveOps(ctx, metricsAddr, s.Metrics(), s.Logger)
+		if err != nil {
+			return err
+		}
+		defer stopOps()
+	}
 	// Served at once: an initialize is answered while the bots load, and
 	// what needs them waits for Start.
 	serving, stopServing := context.WithCancel(ctx)

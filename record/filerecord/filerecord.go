@@ -50,7 +50,11 @@ import (
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/internal/entryset"
+	"github.com/agenthost/bots/telemetry"
 )
+
+// instr names the spans of this package.
+const instr = "github.com/agenthost/bots/record/filerecord"
 
 // Names and modes of what the store keeps under the configuration folder.
 const (
@@ -66,6 +70,10 @@ const (
 
 // Config configures a Store.
 type Config struct {
+	// Telemetry receives the store's operation latencies
+	// (store="file"), the hand edits it takes in and refuses, and a span
+	// per operation; nil records none.
+	Telemetry *telemetry.Hub
 	// ConfigDir is the daemon's configuration folder; the store keeps
 	// bots/ and bots-gone/ in it. Required.
 	ConfigDir string
@@ -87,6 +95,9 @@ type Config struct {
 
 // Store is a record.Store on files. Make one with Open.
 type Store struct {
+	hub              *telemetry.Hub
+	ops              telemetry.StoreCells // bots_store_operation_duration_seconds{store="file"}
+	handEdits        *telemetry.Series    // bots_hand_edits_total{result}
 	configDir        string
 	botsDir, goneDir string
 	log              *slog.Logger
@@ -169,6 +180,10 @@ func newStore(cfg Config) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Store{
+		hub: cfg.Telemetry,
+		ops: cfg.Telemetry.StoreSeries("file"),
+		handEdits: cfg.Telemetry.Counter("bots_hand_edits_total", "Hand edits of bot.md files the file store saw, by result: taken (in full), or refused (in whole or in part: the problem is shown).",
+			telemetry.Label{Name: "result", Values: []string{"taken", "refused"}}),
 		configDir:   cfg.ConfigDir,
 		botsDir:     filepath.Join(cfg.ConfigDir, botsDirName),
 		goneDir:     filepath.Join(cfg.ConfigDir, goneDirName),
@@ -386,7 +401,9 @@ func (s *Store) entry(id string) (record.Entry, bool) {
 }
 
 // Get returns the bot's current entry.
-func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
+func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Get, instr, "store get")
+	defer func() { op.End(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -400,7 +417,9 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 }
 
 // List returns every bot, ordered by id.
-func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
+func (s *Store) List(ctx context.Context) (_ []record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.List, instr, "store list")
+	defer func() { op.End(err) }()
 	return s.ListFunc(ctx, func(record.Record) bool { return true })
 }
 
@@ -438,7 +457,9 @@ func (s *Store) ListIDs(ctx context.Context, keep func(record.Record) bool) ([]s
 }
 
 // Gone reports whether the slug has a tombstone.
-func (s *Store) Gone(ctx context.Context, id string) (bool, error) {
+func (s *Store) Gone(ctx context.Context, id string) (_ bool, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Gone, instr, "store gone")
+	defer func() { op.End(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -485,7 +506,9 @@ func (s *Store) Close() error {
 // it (times to the millisecond). It refuses a taken slug (ErrExists),
 // including one whose folder holds a bot.md the store could not load, and a
 // spent one (ErrGone).
-func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, error) {
+func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Create, instr, "store create")
+	defer func() { op.End(err) }()
 	if err := record.CheckSlug(r.ID); err != nil {
 		return record.Entry{}, fmt.Errorf("create: %w", err)
 	}
@@ -526,7 +549,9 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 }
 
 // Update rewrites a bot's file and returns the record as the file keeps it.
-func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (record.Entry, error) {
+func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Update, instr, "store update")
+	defer func() { op.End(err) }()
 	id := r.ID
 	if record.CheckSlug(id) != nil {
 		return record.Entry{}, fmt.Errorf("update %q: %w", id, record.ErrNotFound)
@@ -559,7 +584,9 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 // with everything in it (bot.md, sessions/, logs/). Once the tombstone is
 // written the bot is deleted: a folder that cannot be removed is reported,
 // and a load finds it as a spent name.
-func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
+func (s *Store) Delete(ctx context.Context, id string, ifMatch string) (err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Delete, instr, "store delete")
+	defer func() { op.End(err) }()
 	if record.CheckSlug(id) != nil {
 		return fmt.Errorf("delete %q: %w", id, record.ErrNotFound)
 	}

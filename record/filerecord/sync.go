@@ -101,6 +101,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			}
 			return true
 		case !known && spent:
+			s.handEdits.Inc("refused")
 			s.mu.Lock()
 			s.report(id, path, fmt.Sprintf("the slug %q was deleted and is spent: the bot is left out and its folder kept", id))
 			s.mu.Unlock()
@@ -110,8 +111,10 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			if err := s.guardLocked(l.entry.Record); err != nil {
 				s.report(id, path, err.Error()+"; the bot is left out")
 				s.mu.Unlock()
+				s.handEdits.Inc("refused")
 				return true
 			}
+			s.handEdits.Inc("taken")
 			s.bots.Put(l.entry)
 			s.clear(path, s.dir(id))
 			s.feed.Publish(record.Change{Kind: record.Created, ID: id, Entry: clone(l.entry)})
@@ -134,13 +137,16 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 			refused = append(refused, err.Error()+"; the bot reads as it did before the edit")
 			s.report(id, path, strings.Join(refused, "; "))
 			s.mu.Unlock()
+			s.handEdits.Inc("refused")
 			return true
 		}
 		s.bots.Put(e)
 		if len(refused) > 0 {
 			s.report(id, path, strings.Join(refused, "; "))
+			s.handEdits.Inc("refused")
 		} else {
 			s.clear(path)
+			s.handEdits.Inc("taken")
 		}
 		s.feed.Publish(record.Change{Kind: record.Updated, ID: id, Entry: clone(e)})
 		s.mu.Unlock()
@@ -159,6 +165,7 @@ func (s *Store) reconcile(id string, l look, final bool) (settled bool) {
 		s.mu.Lock()
 		s.report(problemID(id), path, reason)
 		s.mu.Unlock()
+		s.handEdits.Inc("refused")
 		return true
 
 	case lookNoFile:

@@ -26,7 +26,11 @@ import (
 
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/telemetry"
 )
+
+// instr names the spans of this package.
+const instr = "github.com/agenthost/bots/record/pgrecord"
 
 // Config configures a Store. URL or Pool is required.
 type Config struct {
@@ -46,11 +50,16 @@ type Config struct {
 	// instances whose connection dropped to read on from; older ones are
 	// removed at Open and every hour. Zero means seven days.
 	Keep time.Duration
+	// Telemetry receives the store's operation latencies
+	// (store="postgres") and a span per operation; nil records none.
+	Telemetry *telemetry.Hub
 }
 
 // Store is a record.Store in PostgreSQL. The zero value is not usable; call
 // Open.
 type Store struct {
+	hub     *telemetry.Hub
+	ops     telemetry.StoreCells // bots_store_operation_duration_seconds{store="postgres"}
 	pool    *pgxpool.Pool
 	ownPool bool
 	log     *slog.Logger
@@ -87,7 +96,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Store{pool: cfg.Pool, log: log, poll: cfg.Poll, feed: feed.New[change](),
+	s := &Store{hub: cfg.Telemetry, ops: cfg.Telemetry.StoreSeries("postgres"), pool: cfg.Pool, log: log, poll: cfg.Poll, feed: feed.New[change](),
 		done: make(chan struct{}), connected: make(chan struct{})}
 	if s.poll <= 0 {
 		s.poll = 10 * time.Second
@@ -184,13 +193,15 @@ func (s *Store) fail(op, id string, err error) error {
 }
 
 // Get returns the bot's current entry.
-func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
+func (s *Store) Get(ctx context.Context, id string) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Get, instr, "store get")
+	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.Entry{}, record.ErrClosed
 	}
 	var rev int64
 	var text string
-	err := s.pool.QueryRow(ctx, `SELECT rev, record FROM bots WHERE id = $1`, id).Scan(&rev, &text)
+	err = s.pool.QueryRow(ctx, `SELECT rev, record FROM bots WHERE id = $1`, id).Scan(&rev, &text)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return record.Entry{}, fmt.Errorf("get %s: %w", id, record.ErrNotFound)
 	}
@@ -205,7 +216,9 @@ func (s *Store) Get(ctx context.Context, id string) (record.Entry, error) {
 }
 
 // List returns every bot, ordered by id.
-func (s *Store) List(ctx context.Context) ([]record.Entry, error) {
+func (s *Store) List(ctx context.Context) (_ []record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.List, instr, "store list")
+	defer func() { op.End(err) }()
 	return s.ListFunc(ctx, nil)
 }
 
@@ -265,7 +278,9 @@ func statusError(op, id string, rev int64) error {
 }
 
 // Create stores a new bot: one statement, committed before it returns.
-func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, error) {
+func (s *Store) Create(ctx context.Context, r record.Record) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Create, instr, "store create")
+	defer func() { op.End(err) }()
 	if err := record.CheckSlug(r.ID); err != nil {
 		return record.Entry{}, fmt.Errorf("create: %w", err)
 	}
@@ -288,7 +303,9 @@ func (s *Store) Create(ctx context.Context, r record.Record) (record.Entry, erro
 }
 
 // Update replaces a bot's record; the database decides ifMatch.
-func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (record.Entry, error) {
+func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (_ record.Entry, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Update, instr, "store update")
+	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.Entry{}, record.ErrClosed
 	}
@@ -309,7 +326,9 @@ func (s *Store) Update(ctx context.Context, r record.Record, ifMatch string) (re
 
 // Delete removes a bot and leaves a tombstone; the database decides
 // ifMatch.
-func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
+func (s *Store) Delete(ctx context.Context, id string, ifMatch string) (err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Delete, instr, "store delete")
+	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return record.ErrClosed
 	}
@@ -324,7 +343,9 @@ func (s *Store) Delete(ctx context.Context, id string, ifMatch string) error {
 }
 
 // Gone reports whether the slug has a tombstone.
-func (s *Store) Gone(ctx context.Context, id string) (bool, error) {
+func (s *Store) Gone(ctx context.Context, id string) (_ bool, err error) {
+	_, op := s.hub.Begin(ctx, s.ops.Gone, instr, "store gone")
+	defer func() { op.End(err) }()
 	if s.closed.Load() {
 		return false, record.ErrClosed
 	}

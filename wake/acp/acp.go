@@ -68,6 +68,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -197,6 +198,11 @@ type Config struct {
 	// its back session is scrubbed by the session host: see
 	// wake.LocalConfig.Scrub.)
 	Scrubber *connector.Scrubber
+	// Telemetry receives the agent's starts and failures by step, its
+	// ACP and MCP call latencies, labelled agent=Provider, and a span per
+	// start and per ACP call, whose trace context the agent is given in
+	// each request's _meta (traceparent); nil records none.
+	Telemetry *telemetry.Hub
 }
 
 // DefaultKey names a session in a Store by the bot, person and name of its
@@ -212,8 +218,9 @@ func DefaultKey(s wake.SessionInfo) string {
 // Harness runs the back sessions of one ACP agent. It is safe for
 // concurrent use.
 type Harness struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	meters meters
 }
 
 var _ wake.Harness = (*Harness)(nil)
@@ -259,7 +266,7 @@ func New(cfg Config) (*Harness, error) {
 	if cfg.Scrubber != nil {
 		log = cfg.Scrubber.Logger(log)
 	}
-	return &Harness{cfg: cfg, log: log.With("agent", cfg.Provider)}, nil
+	return &Harness{cfg: cfg, log: log.With("agent", cfg.Provider), meters: newMeters(cfg.Telemetry, cfg.Provider)}, nil
 }
 
 // Info is the agent's entry in a root state's agents.

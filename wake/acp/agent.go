@@ -15,7 +15,9 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -261,10 +263,17 @@ func (a *agent) ensure(ctx context.Context) (*child, error) {
 // session/load or session/new, within Config.StartTimeout. It reports its
 // steps to ctx's wake.Progress. A failure is a *StepError, logged at Warn,
 // or ctx's error when ctx ended.
-func (a *agent) start(ctx context.Context) (*child, error) {
+func (a *agent) start(ctx context.Context) (c *child, err error) {
+	ctx, op := a.h.meters.hub.Begin(ctx, telemetry.Cell{}, instr, "agent start", attribute.String("bots.agent", a.h.cfg.Provider))
+	defer func() {
+		op.End(err)
+		if err == nil {
+			a.h.meters.starts.Inc("ok")
+		}
+	}()
 	cfg := a.h.cfg
 	wake.ReportProgress(ctx, "Starting "+cfg.DisplayName+"…")
-	c, err := a.spawn()
+	c, err = a.spawn()
 	if err != nil {
 		return nil, a.startFailed(nil, &StepError{Step: StepStart, Cause: spawnWords(cfg.Agent.Command, err),
 			Hint: fmt.Sprintf("Check the command of %s in the agents file.", cfg.Provider), Err: err})
@@ -275,7 +284,11 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 	fail := func(step Step, method string, err error) (*child, error) {
 		return nil, a.failStart(ctx, sctx, c, step, method, err)
 	}
-	init, err := c.conn.Initialize(sctx, initializeRequest())
+	ictx, iop := a.h.meters.call(sctx, "initialize")
+	req := initializeRequest()
+	req.Meta = traceMeta(ictx, req.Meta)
+	init, err := c.conn.Initialize(ictx, req)
+	iop.End(err)
 	if err != nil {
 		return fail(StepStart, "initialize", err)
 	}
@@ -303,7 +316,9 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 			a.log.Warn("acp: reading the agent session record failed", "err", err)
 		}
 		if ok {
-			_, err := c.conn.LoadSession(sctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(rec.ID), Meta: meta})
+			lctx, lop := a.h.meters.call(sctx, "session/load")
+			_, err := c.conn.LoadSession(lctx, sdk.LoadSessionRequest{Cwd: a.dir.dir, McpServers: servers, SessionId: sdk.SessionId(rec.ID), Meta: traceMeta(lctx, meta)})
+			lop.End(err)
 			if err == nil {
 				c.session = sdk.SessionId(rec.ID)
 				rec.LoadedAt, rec.Fresh, rec.Reason = time.Now().UTC(), false, ""
@@ -324,7 +339,9 @@ func (a *agent) start(ctx context.Context) (*child, error) {
 				strings.TrimRight(strings.TrimPrefix(said, "Internal error: "), ".")))
 		}
 	}
-	resp, err := c.conn.NewSession(sctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: meta})
+	nctx, nop := a.h.meters.call(sctx, "session/new")
+	resp, err := c.conn.NewSession(nctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: servers, Meta: traceMeta(nctx, meta)})
+	nop.End(err)
 	if err != nil {
 		return fail(StepOpen, "session/new", a.explainAuth("session/new", err, c.auth))
 	}
@@ -389,6 +406,10 @@ func (a *agent) turnFailed(lines []string, cause, hint string, err error) error 
 func (h *Harness) failed(log *slog.Logger, bot string, e *StepError, lines []string) error {
 	e.Bot, e.Agent = bot, h.cfg.Provider
 	h.explain(e, lines)
+	h.meters.failures.Inc(stepLabels[e.Step])
+	if e.Step != StepTurn {
+		h.meters.starts.Inc("failed")
+	}
 	msg := "acp: the agent did not start"
 	if e.Step == StepTurn {
 		msg = "acp: the agent failed a turn"
@@ -625,11 +646,15 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		resp sdk.PromptResponse
 		err  error
 	}
-	pctx, pcancel := context.WithCancel(context.Background())
+	// The prompt is not cancelled with ctx (a stop sends session/cancel
+	// and waits its grace), but carries its span.
+	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
+	pctx, pop := a.h.meters.call(pctx, "session/prompt")
 	done := make(chan result, 1)
 	go func() {
-		resp, err := c.conn.Prompt(pctx, sdk.PromptRequest{SessionId: c.session, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		resp, err := c.conn.Prompt(pctx, sdk.PromptRequest{SessionId: c.session, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}, Meta: traceMeta(pctx, nil)})
+		pop.End(err)
 		done <- result{resp, err}
 	}()
 	var hit *limit

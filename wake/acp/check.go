@@ -69,6 +69,7 @@ func Check(ctx context.Context, cfg Config) Result {
 // folder.
 func scratch(cfg Config, purpose string) (a *agent, closeAgent func(), err error) {
 	cfg.Store = &MemStore{}
+	cfg.Telemetry = nil // a check or a login is not a back session's
 	h, err := New(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -90,7 +90,9 @@ func textResult(text string) *mcp.CallToolResult {
 }
 
 // post calls the turn's post_message with text.
-func (a *agent) post(ctx context.Context, text string) (*mcp.CallToolResult, any, error) {
+func (a *agent) post(ctx context.Context, text string) (_ *mcp.CallToolResult, _ any, err error) {
+	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(PostMessageTool), instr, "mcp "+PostMessageTool)
+	defer func() { op.End(err) }()
 	t, ctx, cancel, err := a.during(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -111,7 +113,9 @@ func (a *agent) post(ctx context.Context, text string) (*mcp.CallToolResult, any
 }
 
 // ask asks the person question through the turn.
-func (a *agent) ask(ctx context.Context, question string) (*mcp.CallToolResult, any, error) {
+func (a *agent) ask(ctx context.Context, question string) (_ *mcp.CallToolResult, _ any, err error) {
+	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(AskTool), instr, "mcp "+AskTool)
+	defer func() { op.End(err) }()
 	t, ctx, cancel, err := a.during(ctx)
 	if err != nil {
 		return nil, nil, err

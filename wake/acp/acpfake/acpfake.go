@@ -197,6 +197,7 @@ func (g gated) Read(p []byte) (int, error) {
 //	exit <n>           exits with status n
 //	signal             kills itself with SIGKILL
 //	system             says "system: <text>" of the system prompt it was given in _meta, or "system: none"
+//	traceparent        says "traceparent: <value>" of the W3C trace context in the prompt's _meta, or "traceparent: none"
 //	crash              exits with status 3
 //	signedout          answers "Authentication required", as an agent whose login expired does
 //	pid                says "pid <pid>"
@@ -605,6 +606,13 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 			say("system: none")
 		} else {
 			say("system: " + s.system)
+		}
+		return end, nil
+	case "traceparent":
+		if tp, ok := p.Meta["traceparent"].(string); ok {
+			say("traceparent: " + tp)
+		} else {
+			say("traceparent: none")
 		}
 		return end, nil
 	case "crash":
