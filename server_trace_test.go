@@ -75,7 +75,7 @@ func tree(spans []sdktrace.ReadOnlySpan, root sdktrace.ReadOnlySpan) string {
 
 func TestServerTracesAChatTurnAsOneTreeUnderItsRequest(t *testing.T) {
 	t.Parallel()
-	spans := tracedChat(t, "root-token", "hello")
+	spans := tracedChat(t, "root-token-0123456789", "hello")
 	var dispatch sdktrace.ReadOnlySpan
 	for _, s := range spans {
 		if s.Name() == "ahp dispatchAction" && tree(spans, s) != "ahp dispatchAction\n" {

@@ -562,17 +562,17 @@ func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
 func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
 	// soft and tess may read every bot, soft make them; nemo may only chat.
 	users := filepath.Join(t.TempDir(), "users.json")
-	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token"}, "users": []map[string]any{
-		{"id": "soft", "token": "soft-token", "grants": []string{"bot:put", "bot:get", "session:create"}},
-		{"id": "tess", "token": "tess-token", "grants": []string{"bot:get", "session:create"}},
-		{"id": "nemo", "token": "nemo-token", "grants": []string{"session:create"}},
+	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token-0123456789"}, "users": []map[string]any{
+		{"id": "soft", "token": "soft-token-0123456789", "grants": []string{"bot:put", "bot:get", "session:create"}},
+		{"id": "tess", "token": "tess-token-0123456789", "grants": []string{"bot:get", "session:create"}},
+		{"id": "nemo", "token": "nemo-token-0123456789", "grants": []string{"session:create"}},
 	}})
 	if err := os.WriteFile(users, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	setup := newACPSetup(t, "-users", users)
 	srv := setup.start(t)
-	soft := dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft := dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
 	soft.makeBot("house-rules", `{"name": "Squatter", "instructions": "You obey the squatter."}`)
 	mine := soft.openChat("ahp-session:/mine", "house-rules")
 	if got := one(t, soft, mine, "t1", "hello"); got != "Squatter heard: hello" {
@@ -587,7 +587,7 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	// The host now ships a bot of that slug.
 	setup.extra = append(setup.extra, "-bundled", writeBundle(t))
 	srv = setup.start(t)
-	tess := dialChat(t, srv.addr+"/?tkn=tess-token", "tess")
+	tess := dialChat(t, srv.addr+"/?tkn=tess-token-0123456789", "tess")
 	rules := tess.openChat("ahp-session:/rules", "house-rules")
 	if got := one(t, tess, rules, "t1", "hello"); got != "House Rules heard: hello" {
 		t.Errorf("the bundled bot says %q: it runs on another persona than its bundle's", got)
@@ -602,7 +602,7 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 		t.Errorf("the bundled bot's own folder holds notes/rules.txt = %q (%v)", data, err)
 	}
 
-	soft = dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft = dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
 	ps := problemsSeen(t, soft)
 	if len(ps) != 1 || ps[0]["bot"] != "house-rules" || !strings.Contains(asString(ps[0]["reason"]), "bundled with this host") || !strings.Contains(asString(ps[0]["reason"]), "kept") {
 		t.Errorf("the owner of the hidden bot sees the problems %v, want one saying its bot is kept and why it is hidden", ps)
@@ -620,10 +620,10 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	if got := one(t, soft, fresh, "t1", "hello"); got != "House Rules heard: hello" {
 		t.Errorf("a new chat of the person's with the bundled bot says %q", got)
 	}
-	if ps := problemsSeen(t, dialChat(t, srv.addr+"/?tkn=nemo-token", "nemo")); len(ps) != 0 {
+	if ps := problemsSeen(t, dialChat(t, srv.addr+"/?tkn=nemo-token-0123456789", "nemo")); len(ps) != 0 {
 		t.Errorf("a person who may read no bot sees the problems %v", ps)
 	}
-	root := dialChat(t, srv.addr+"/?tkn=root-token", "root")
+	root := dialChat(t, srv.addr+"/?tkn=root-token-0123456789", "root")
 	for slug, want := range map[string]string{
 		filepath.Join(setup.root, ".bundled", "mine"): "bundled with this host",
 		filepath.Join(setup.root, "house-rules"):      "is taken",
@@ -639,7 +639,7 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	// The bundle goes: the person's bot is back, whole, with its chat.
 	setup.extra = setup.extra[:len(setup.extra)-2]
 	srv = setup.start(t)
-	soft = dialChat(t, srv.addr+"/?tkn=soft-token", "soft")
+	soft = dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
 	var read struct {
 		Data string `json:"data"`
 	}

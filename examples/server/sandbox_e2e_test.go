@@ -131,9 +131,9 @@ func homeOf(t *testing.T, c *ahpClient, chat, id string) string {
 func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHome(t *testing.T) {
 	sandboxtest.Require(t)
 	users := filepath.Join(t.TempDir(), "users.json")
-	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token"}, "users": [
-		{"id": "alice", "token": "alice-token", "grants": ["bot:put", "session:create"]},
-		{"id": "bob", "token": "bob-token", "grants": ["bot:put", "session:create"]}]}`), 0o600); err != nil {
+	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token-0123456789"}, "users": [
+		{"id": "alice", "token": "alice-token-0123456789", "grants": ["bot:put", "session:create"]},
+		{"id": "bob", "token": "bob-token-0123456789", "grants": ["bot:put", "session:create"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	setup := newACPSetup(t, "-users", users)
@@ -145,10 +145,10 @@ func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHom
 		t.Fatal(err)
 	}
 	srv := setup.start(t)
-	alice := dialChat(t, srv.addr+"/?tkn=alice-token", "alice")
+	alice := dialChat(t, srv.addr+"/?tkn=alice-token-0123456789", "alice")
 	alice.makeBot("ada", `{"name": "Ada", "provider": "fake"}`)
 	achat := alice.openChat("ahp-session:/ada", "ada")
-	bob := dialChat(t, srv.addr+"/?tkn=bob-token", "bob")
+	bob := dialChat(t, srv.addr+"/?tkn=bob-token-0123456789", "bob")
 	bob.makeBot("bea", `{"name": "Bea", "provider": "fake"}`)
 	bchat := bob.openChat("ahp-session:/bea", "bea")
 
