@@ -132,20 +132,20 @@ type Config struct {
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
-	meters     meters
-	store      record.Store // raw with the bundled bots laid over it
-	raw        record.Store // Config.Store
-	bundled    map[string]*bundled
-	hiding     *bundledStore // store, when there are bundled bots
-	bundleMu   sync.Mutex    // serialises writes of bundled bots' folders
-	tools      wake.ToolPolicy
-	personas   *persona.Files
-	mode       persona.Mode
-	inFiles    bool
-	root       string
-	walk       *folderWatch // answers for the folders under root while they are unchanged
-	configDir  string
-	hostPaths  []string // Config.HostPaths and their folders, absolute
+	meters    meters
+	store     record.Store // raw with the bundled bots laid over it
+	raw       record.Store // Config.Store
+	bundled   map[string]*bundled
+	hiding    *bundledStore // store, when there are bundled bots
+	bundleMu  sync.Mutex    // serialises writes of bundled bots' folders
+	tools     wake.ToolPolicy
+	personas  *persona.Files
+	mode      persona.Mode
+	inFiles   bool
+	root      string
+	walk      *folderWatch // answers for the folders under root while they are unchanged
+	configDir string
+	hostPaths []string // Config.HostPaths and their folders, absolute
 
 	makingDirMade bool // <configDir>/making is known to exist; under makeMu
 	hostName      string
