@@ -99,6 +99,9 @@ type conn struct {
 	ready    bool
 	clientID string
 	version  string
+	// dialect is the shapes of version, set before the engine delivers
+	// anything to the connection; current needs no translation.
+	dialect dialect
 }
 
 func (c *conn) caller() engine.Caller {
