@@ -322,17 +322,38 @@ func (d dialect) directories(o *object) {
 }
 
 // action translates an action; false when the connection's version has
-// no such action and it is not sent.
+// no such action and it is not sent. An action of a type that needs no
+// translation (most: every delta of a streamed reply) is only scanned for
+// its type.
 func (d dialect) action(raw json.RawMessage) (json.RawMessage, bool) {
+	var typ []byte
+	var dec jsonx.Decoder
+	dec.Reset(raw)
+	if dec.Peek() != '{' {
+		return raw, true
+	}
+	for k := range dec.Object {
+		if string(k) == "type" {
+			if dec.Peek() == '"' {
+				typ = dec.String()
+			}
+			break
+		}
+	}
+	switch {
+	case newerActions[string(typ)]:
+		return nil, false
+	case string(typ) == "chat/error", string(typ) == "chat/responsePart", string(typ) == "chat/turnsLoaded",
+		string(typ) == "session/chatAdded", string(typ) == "session/chatUpdated":
+	default:
+		return raw, true
+	}
 	o, ok := parseObject(raw)
 	if !ok {
 		return raw, true
 	}
-	typ := o.str("type")
-	switch {
-	case newerActions[typ]:
-		return nil, false
-	case typ == "chat/error":
+	switch o.str("type") {
+	case "chat/error":
 		// 0.9.0 moved the error into an error response part.
 		part, ok := o.get("part")
 		if !ok {
@@ -344,18 +365,18 @@ func (d dialect) action(raw json.RawMessage) (json.RawMessage, bool) {
 		}
 		o.rename("part", "error")
 		o.set("error", e)
-	case typ == "chat/responsePart":
+	case "chat/responsePart":
 		if p, ok := o.get("part"); ok {
 			if _, isErr := errorPart(p); isErr {
 				return nil, false // a 0.9 error part comes with chat/error
 			}
 		}
 		return raw, true
-	case typ == "chat/turnsLoaded":
+	case "chat/turnsLoaded":
 		o.edit("turns", d.turns)
-	case typ == "session/chatAdded":
+	case "session/chatAdded":
 		o.edit("summary", func(v json.RawMessage) json.RawMessage { return objectFunc(v, d.chatSummary) })
-	case typ == "session/chatUpdated":
+	case "session/chatUpdated":
 		o.edit("changes", func(v json.RawMessage) json.RawMessage { return objectFunc(v, d.partialChatSummary) })
 	default:
 		return raw, true
