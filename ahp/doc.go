@@ -21,7 +21,10 @@
 //     was. Run every emitted action through them and serve snapshots from the
 //     result, so the snapshot and the action stream cannot disagree.
 //   - Protocol version negotiation: [NegotiateVersion], [PickVersion] and
-//     [SupportedVersions].
+//     [SupportedVersions], for the versions whose shapes this package
+//     follows. The transport package also accepts 0.6.x to 0.8.x, whose
+//     frames it translates to and from these shapes at the edge: this
+//     package keeps one model.
 //
 // # Which upstream the types follow
 //

@@ -47,8 +47,9 @@ func PickVersion(offered []string) (string, bool) {
 }
 
 // SupportedVersions returns the supportedVersions of the -32005
-// UnsupportedProtocolVersion error data: the SemVer ranges a host accepts,
-// newest first.
+// UnsupportedProtocolVersion error data of a host that speaks this
+// package's shapes alone: the SemVer ranges it accepts, newest first. (The
+// transport package, which translates, adds ">=0.6.0 <0.9.0".)
 func SupportedVersions() []string {
 	return []string{">=1.0.0 <2.0.0", ">=0.9.0 <0.10.0"}
 }

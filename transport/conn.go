@@ -100,6 +100,9 @@ type conn struct {
 	ready    bool
 	clientID string
 	version  string
+	// dialect is the shapes of version, set before the engine delivers
+	// anything to the connection; current needs no translation.
+	dialect dialect
 
 	// The request being handled, for telemetry, touched by the reading
 	// goroutine only: the JSON-RPC error code it was answered with (0

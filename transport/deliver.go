@@ -19,9 +19,16 @@ func (c *conn) writeItem(it outItem) error {
 	if it.data != nil {
 		return c.w.write(c.ctx, it.data)
 	}
+	m := it.msg
+	if c.dialect != current {
+		var send bool
+		if m, send = c.translate(m); !send {
+			return nil
+		}
+	}
 	e := getEncoder()
 	defer e.free()
-	if err := e.message(it.msg); err != nil {
+	if err := e.message(m); err != nil {
 		c.log.Error("message did not marshal", "method", it.msg.Method, "channel", it.msg.Channel, "err", err)
 		return nil
 	}
@@ -29,6 +36,20 @@ func (c *conn) writeItem(it outItem) error {
 		return c.w.write(c.ctx, e.buf.Bytes()) // the socket copies it
 	}
 	return c.w.write(c.ctx, e.bytes()) // a pipe hands it over
+}
+
+// translate gives a message the shapes of the connection's dialect; false
+// when its version has no such action and nothing is sent.
+func (c *conn) translate(m engine.Message) (engine.Message, bool) {
+	switch {
+	case m.Answer != nil:
+		return m, true // translated when it was made
+	case m.Action != nil:
+		env, ok := c.dialect.envelope(m.Action)
+		m.Action = env
+		return m, ok
+	}
+	return c.dialect.notification(m), true
 }
 
 // Deliver queues what the engine delivers, to be encoded by the writer.

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 )
@@ -24,10 +25,16 @@ import (
 //     test:/feed (each reader sees the items it owns; root sees all),
 //     test:/secret (root only), test:/broken (its snapshot fails);
 //     anything else is not found.
+//   - ahp-session:/s1 and ahp-chat:/c1: a session and its chat in the
+//     protocol's own shapes, folded with the ahp reducers; the chat takes
+//     the actions a client dispatches (chat/turnStarted,
+//     chat/turnCancelled, chat/inputAnswerChanged, chat/inputCompleted,
+//     chat/error), publishing each as it is.
 //   - resources: the mem: scheme answers by path (mem://found,
 //     mem://missing, mem://denied, …); the ro: scheme serves
 //     resourceRead only; every other scheme is unserved.
-//   - methods: listSessions answers {items: []}; createSession of
+//   - methods: listSessions answers the summary of ahp-session:/s1;
+//     fetchTurns answers the turns of ahp-chat:/c1; createSession of
 //     ahp-session:/dup is AlreadyExists; the rest Unsupported.
 type fakeHost struct {
 	bus  *engine.Bus
@@ -35,6 +42,8 @@ type fakeHost struct {
 
 	mu       sync.Mutex
 	channels map[string]*fakeChannel
+	session  *stateChannel[ahp.SessionState]
+	chat     *stateChannel[ahp.ChatState]
 	unsubs   []string        // "uri#subscriberID", in order
 	refused  map[string]bool // tokens taken away since
 }
@@ -44,7 +53,48 @@ func newFakeHost(bus *engine.Bus) *fakeHost {
 	for _, uri := range []string{"ahp-root://", "test:/notes", "test:/feed", "test:/secret", "test:/broken"} {
 		h.channels[uri] = &fakeChannel{h: h, uri: uri, items: []any{}}
 	}
+	h.session = &stateChannel[ahp.SessionState]{bus: bus, uri: fakeSession, state: fakeSessionState(), apply: ahp.ApplySession}
+	h.chat = &stateChannel[ahp.ChatState]{bus: bus, uri: fakeChat, state: fakeChatState(), apply: ahp.ApplyChat, takes: map[string]bool{
+		"chat/turnStarted": true, "chat/turnCancelled": true, "chat/inputAnswerChanged": true,
+		"chat/inputCompleted": true, "chat/error": true,
+	}}
 	return h
+}
+
+const (
+	fakeSession = "ahp-session:/s1"
+	fakeChat    = "ahp-chat:/c1"
+)
+
+func fakeSessionState() ahp.SessionState {
+	files, mod := int64(2), "2026-01-01T00:00:00.000Z"
+	movable := true
+	var s ahp.SessionState
+	s.Provider, s.Title, s.Status = "fake", "S1", ahp.SessionStatus(1)
+	s.WorkingDirectories = []string{"file:///work/s1", "file:///work/extra"}
+	s.Lifecycle = ahp.LifecycleReady
+	s.Chats = ahp.List[ahp.ChatSummary]{{Resource: fakeChat, Title: "C1", Status: 1, ModifiedAt: mod, Changes: &ahp.ChangesSummary{Files: &files}, Movable: &movable, WorkingDirectories: []string{"file:///work/s1"}}}
+	s.DefaultChat = fakeChat
+	return s
+}
+
+func fakeChatState() ahp.ChatState {
+	var c ahp.ChatState
+	c.Resource, c.Title, c.Status, c.ModifiedAt = fakeChat, "C1", 1, "2026-01-01T00:00:00.000Z"
+	c.WorkingDirectories = []string{"file:///work/s1"}
+	c.BackgroundWork = []ahp.BackgroundWork{{Kind: ahp.BackgroundShell, ID: "bg1", Label: "watch", StartedAt: "2026-01-01T00:00:00.000Z", Command: "make watch"}}
+	return c
+}
+
+// fakeSummary is the summary of ahp-session:/s1, as listSessions and
+// root/sessionAdded carry it.
+func fakeSummary() ahp.SessionSummary {
+	st := fakeSessionState()
+	return ahp.SessionSummary{
+		SessionMetadata: st.SessionMetadata, Resource: fakeSession,
+		CreatedAt: "2026-01-01T00:00:00.000Z", ModifiedAt: "2026-01-01T00:00:00.000Z",
+		Chats: []ahp.SessionChatSummary{{Resource: fakeChat, Title: "C1"}}, DefaultChat: fakeChat,
+	}
 }
 
 var fakeTokens = map[string]access.Principal{
@@ -100,6 +150,12 @@ func (h *fakeHost) Channel(_ context.Context, c engine.Caller, uri string) (engi
 	if uri == "test:/secret" && !c.Principal.Root {
 		return nil, errcode.New(errcode.PermissionDenied, "only root may read %s", uri)
 	}
+	switch uri {
+	case fakeSession:
+		return h.session, nil
+	case fakeChat:
+		return h.chat, nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.channels[uri]
@@ -112,7 +168,11 @@ func (h *fakeHost) Channel(_ context.Context, c engine.Caller, uri string) (engi
 func (h *fakeHost) HandleMethod(_ context.Context, call engine.Call) (any, error) {
 	switch call.Method {
 	case "listSessions":
-		return map[string]any{"items": []any{}}, nil
+		return ahp.ListSessionsResult{Items: ahp.List[ahp.SessionSummary]{fakeSummary()}}, nil
+	case "fetchTurns":
+		if call.URI == fakeChat {
+			return map[string]any{"turns": h.chat.current().Turns}, nil
+		}
 	case "createSession":
 		if call.URI == "ahp-session:/dup" {
 			return nil, errcode.New(errcode.AlreadyExists, "session %s exists", call.URI)
@@ -129,6 +189,12 @@ func (h *fakeHost) unsubscribed() []string {
 
 // publish applies a server action to a channel.
 func (h *fakeHost) publish(uri string, action json.RawMessage) error {
+	switch uri {
+	case fakeSession:
+		return h.session.publish(action, nil)
+	case fakeChat:
+		return h.chat.publish(action, nil)
+	}
 	h.mu.Lock()
 	ch := h.channels[uri]
 	h.mu.Unlock()
@@ -276,4 +342,58 @@ func (readOnlyProvider) ServeResource(_ context.Context, call engine.Call) (any,
 		return nil, errcode.New(errcode.Unsupported, "the ro: scheme does not serve %s", call.Method)
 	}
 	return map[string]any{"data": "read only", "encoding": "utf-8"}, nil
+}
+
+// stateChannel is a channel whose state S the ahp reducers fold: what it
+// publishes is applied first, under the lock its snapshots are taken
+// under. takes lists the action types a client may dispatch to it.
+type stateChannel[S any] struct {
+	bus   *engine.Bus
+	uri   string
+	apply func(S, ahp.Action) S
+	takes map[string]bool
+
+	mu      sync.Mutex
+	state   S
+	lastSeq int64
+}
+
+func (ch *stateChannel[S]) URI() string { return ch.uri }
+
+func (ch *stateChannel[S]) Subscribe(context.Context, *engine.Subscriber) (engine.Snapshot, error) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return engine.Snapshot{State: ch.state, Seq: ch.lastSeq}, nil
+}
+
+func (ch *stateChannel[S]) current() S {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.state
+}
+
+func (ch *stateChannel[S]) Dispatch(_ context.Context, d engine.Dispatch) error {
+	var a struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(d.Action, &a); err != nil || !ch.takes[a.Type] {
+		return errcode.New(errcode.Invalid, "%s takes no %q", ch.uri, a.Type)
+	}
+	return ch.publish(d.Action, &d.Origin)
+}
+
+func (ch *stateChannel[S]) publish(raw json.RawMessage, origin *engine.Origin) error {
+	var a ahp.Action
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return errcode.Wrap(errcode.Invalid, err, "the action does not parse")
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	seq, err := ch.bus.Publish(ch.uri, engine.Event{Action: raw, Origin: origin})
+	if err != nil {
+		return err
+	}
+	ch.state = ch.apply(ch.state, a)
+	ch.lastSeq = seq
+	return nil
 }

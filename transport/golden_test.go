@@ -29,6 +29,7 @@ var update = flag.Bool("update", false, "rewrite the golden exchanges in testdat
 //	! conn NAME TOKEN        open a connection
 //	! close NAME             the client closes it
 //	! publish CHANNEL JSON   the host publishes a server action
+//	! notify CHANNEL METHOD JSON  the host sends a notification
 //	NAME> JSON               the client sends a frame (any text)
 //	NAME< …                  what the server sent: rewritten by -update
 //	# …                      a comment
@@ -148,6 +149,11 @@ func runScript(t *testing.T, script string, cfg Config) string {
 				}
 				sc.conn.Close()
 				sc.dead = true
+			case len(f) >= 4 && f[0] == "notify":
+				params := strings.TrimSpace(strings.SplitN(line[2:], f[2], 2)[1])
+				if err := bus.Notify(f[1], f[2], json.RawMessage(params)); err != nil {
+					fail("%v", err)
+				}
 			case len(f) >= 3 && f[0] == "publish":
 				action := strings.TrimSpace(strings.SplitN(line[2:], f[1], 2)[1])
 				if err := host.publish(f[1], json.RawMessage(action)); err != nil {

@@ -110,7 +110,7 @@ func (c *conn) answerError(id json.RawMessage, e *wireError) {
 }
 
 // supportedVersions is the data of -32005: the ranges the server accepts.
-var supportedVersions = []string{">=1.0.0 <2.0.0", ">=0.9.0 <0.10.0"}
+var supportedVersions = []string{">=1.0.0 <2.0.0", ">=0.9.0 <0.10.0", ">=0.6.0 <0.9.0"}
 
 type initializeParams struct {
 	ProtocolVersions     []string `json:"protocolVersions"`
@@ -164,6 +164,7 @@ func (c *conn) initialize(id json.RawMessage, raw json.RawMessage) {
 		c.replyHostError(id, "initialize", err)
 		return
 	}
+	c.dialect = dialectOf(version)
 	c.link.Initialize(c.caller(), version)
 	c.ready, c.version = true, version
 
@@ -175,6 +176,11 @@ func (c *conn) initialize(id json.RawMessage, raw json.RawMessage) {
 			Snapshots:       batch.snapshots(),
 			ServerInfo:      c.srv.cfg.ServerInfo,
 			Meta:            meta,
+		}
+		if c.dialect != current {
+			// before 0.9.0 InitializeResult had no _meta.
+			res.Meta = nil
+			res.Snapshots = c.dialect.snapshots(res.Snapshots)
 		}
 		return c.resultBytes(id, res)
 	})
@@ -242,11 +248,17 @@ func (c *conn) reconnect(id json.RawMessage, raw json.RawMessage) {
 	}
 	c.clientID = *p.ClientID
 	version, replay := c.link.Reconnect(c.caller(), *p.LastSeenServerSeq, p.Subscriptions)
-	c.ready, c.version = true, version
+	// the engine holds this client's deliveries until Finish: the dialect
+	// is set before any is written.
+	c.ready, c.version, c.dialect = true, version, dialectOf(version)
 	if replay != nil {
 		// the answer is encoded here, outside the engine's lock, which
 		// holds this client's deliveries until Finish sends it.
-		data, err := c.resultBytes(id, replayResult{Type: "replay", Actions: replay.Actions, Missing: replay.Missing})
+		actions := replay.Actions
+		if c.dialect != current {
+			actions = c.dialect.envelopes(actions)
+		}
+		data, err := c.resultBytes(id, replayResult{Type: "replay", Actions: actions, Missing: replay.Missing})
 		if err != nil {
 			c.log.Error("reconnect result did not marshal", "err", err)
 		}
@@ -255,7 +267,7 @@ func (c *conn) reconnect(id json.RawMessage, raw json.RawMessage) {
 	}
 	batch := c.openSubs(p.Subscriptions)
 	c.finishSubs(batch, func(int64) ([]byte, error) {
-		return c.resultBytes(id, snapshotsResult{Type: "snapshot", Snapshots: batch.snapshots()})
+		return c.resultBytes(id, snapshotsResult{Type: "snapshot", Snapshots: c.dialect.snapshots(batch.snapshots())})
 	})
 }
 
@@ -295,7 +307,11 @@ func (c *conn) subscribe(id json.RawMessage, raw json.RawMessage) {
 	c.finishSubs(batch, func(int64) ([]byte, error) {
 		var res subscribeResult
 		if o.state != nil {
-			res.Snapshot = &snapshotResult{Resource: o.URI, State: o.state, FromSeq: o.Snapshot.Seq}
+			state := o.state
+			if c.dialect != current {
+				state = c.dialect.state(state)
+			}
+			res.Snapshot = &snapshotResult{Resource: o.URI, State: state, FromSeq: o.Snapshot.Seq}
 		}
 		return c.resultBytes(id, res)
 	})
@@ -417,7 +433,11 @@ func (c *conn) dispatch(id json.RawMessage, raw json.RawMessage) {
 			c.reject(*p.Channel, p.Action, origin, "this channel takes no actions")
 			return
 		}
-		err = d.Dispatch(c.requestCtx(), engine.Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: compact(p.Action)})
+		action := compact(p.Action)
+		if c.dialect != current {
+			action = c.dialect.upAction(action)
+		}
+		err = d.Dispatch(c.requestCtx(), engine.Dispatch{Caller: c.caller(), Channel: *p.Channel, Origin: origin, Action: action})
 	}
 	switch {
 	case err == nil:
@@ -518,10 +538,21 @@ func (c *conn) call(id json.RawMessage, method, uri string, raw json.RawMessage,
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	if c.dialect != current {
+		raw = c.dialect.upParams(method, raw)
+	}
 	res, err := fn(c.requestCtx(), engine.Call{Caller: c.caller(), Method: method, URI: uri, Params: raw})
 	if err != nil {
 		c.replyHostError(id, method, err)
 		return
+	}
+	if c.dialect != current && id != nil && (method == "listSessions" || method == "fetchTurns") {
+		data, err := marshalRaw(res)
+		if err != nil {
+			c.replyHostError(id, method, fmt.Errorf("result of %s: %w", method, err))
+			return
+		}
+		res = c.dialect.result(method, data)
 	}
 	c.answer(id, res)
 }

@@ -91,10 +91,11 @@ func (a semver) compare(b semver) int {
 	return 0
 }
 
-// accepted reports whether the server speaks v: 1.x (>=1.0.0 <2.0.0) or
-// 0.9.x (>=0.9.0 <0.10.0).
+// accepted reports whether the server speaks v: 1.x (>=1.0.0 <2.0.0) and
+// 0.9.x (>=0.9.0 <0.10.0) in its own shapes, 0.6.x to 0.8.x (>=0.6.0
+// <0.9.0) translated (see dialect).
 func (v semver) accepted() bool {
-	return v.major == 1 || (v.major == 0 && v.minor == 9)
+	return v.major == 1 || (v.major == 0 && v.minor >= 6 && v.minor <= 9)
 }
 
 // negotiate picks the highest offered version the server speaks, whatever
