@@ -108,10 +108,19 @@ type Server struct {
 	Users bot.Users
 	// UsersFile is the users file (see usersfile.Parse), re-read every
 	// UsersPoll when it changes; Close closes it. With neither Users nor
-	// UsersFile the host has no users directory: every connection may do
-	// anything and bots are owned by root:<host>, so serve such a Server
-	// on a loopback address alone.
+	// UsersFile the host has no users directory: bots are owned by
+	// root:<host>, and every connection must present the local token
+	// (LocalToken, kept in ConfigDir's LocalTokenFile), which makes it
+	// root; serve such a Server on a loopback address alone.
 	UsersFile string
+	// PublicHosts are the Host names (or addresses), each with or without
+	// a port, that requests may name besides loopback names and
+	// addresses and the address a request came in on: any other Host is
+	// answered 421 Misdirected Request (see transport.Hosts), so that a
+	// web page of another name that resolves to this server (DNS
+	// rebinding) reaches nothing. Name here the names people reach the
+	// server by.
+	PublicHosts []string
 
 	// Harnesses are more harnesses back sessions may run on, by provider,
 	// besides echo (echo.Provider), which is always there.
@@ -178,6 +187,9 @@ type Server struct {
 	closed   bool
 	startErr error
 	gate     *gate // answers from the wire before the load ends
+	local    string // the local token; "" with a users directory
+	hosts    transport.Hosts
+	ports    map[uint16]bool // the TCP ports the server was seen listening on
 	svc      *bot.Service
 	wire     *transport.Server
 	handler  http.Handler
@@ -281,7 +293,19 @@ func (s *Server) wireUp() error {
 	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
 		return fmt.Errorf("bots: config folder: %w", err)
 	}
+	hosts := transport.Hosts{Public: s.PublicHosts}
+	if err := hosts.Check(); err != nil {
+		return fmt.Errorf("bots: Server.PublicHosts: %w", err)
+	}
+	s.hosts = hosts
 	users := s.Users
+	if users == nil && s.UsersFile == "" {
+		tok, err := localToken(s.ConfigDir)
+		if err != nil {
+			return err
+		}
+		s.local = tok
+	}
 	if users == nil && s.UsersFile != "" {
 		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: s.UsersFile, Interval: UsersPoll, Logger: s.log})
 		if err != nil {
@@ -290,18 +314,64 @@ func (s *Server) wireUp() error {
 		s.closers = append(s.closers, dir.Close)
 		users = dir
 	}
-	s.gate = newGate(users, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
+	s.gate = newGate(users, s.local, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
 	bus := engine.NewBus(s.log)
 	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)
 	}
 	s.wire = wire
-	s.handler = wire
+	var h http.Handler = wire
 	if s.Page != nil {
-		s.handler = web.Split(wire, s.Page)
+		h = web.Split(wire, s.Page)
 	}
+	s.handler = hosts.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			s.notePort(a)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	return nil
+}
+
+// LocalToken is the token every connection must present when the server
+// has no users directory (neither Users nor UsersFile): read from
+// ConfigDir's LocalTokenFile, or made there at the first start, when the
+// server starts (Start, or the first request through Handler). It makes a
+// connection root, as ?tkn= or Authorization: Bearer, like a users file's
+// tokens; the web page takes it from its address (/?tkn=…). It is "" with
+// a users directory, and before the server has started.
+func (s *Server) LocalToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.local
+}
+
+// notePort remembers the TCP port of addr, an address the server listens
+// on: agents may not connect to it (ListenPorts).
+func (s *Server) notePort(addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.Port <= 0 || tcp.Port > 65535 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports == nil {
+		s.ports = map[uint16]bool{}
+	}
+	s.ports[uint16(tcp.Port)] = true
+}
+
+// ListenPorts are the TCP ports the server has been seen listening on:
+// those of Listen's listeners, of Serve's, and of every request through
+// Handler (the port it came in on), sorted. The sandboxed agents may not
+// connect to them where the kernel offers Landlock network rules
+// (acp.Config.RefuseConnect): an agent reaches the server through its
+// tools alone, never as a client of its own.
+func (s *Server) ListenPorts() []uint16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.ports))
 }
 
 // load loads the bots behind the wire and opens the gate: to the service
@@ -514,13 +584,20 @@ func (s *Server) harnesses(agents []acp.Config) (map[string]wake.Harness, []ahp.
 }
 
 // Handler is the server's HTTP handler: the AHP WebSocket at /, the Page
-// at GET / without an upgrade, and GET /healthz, which answers 200 once
+// at GET / without an upgrade, both answered only for a Host that
+// transport.Hosts allows with PublicHosts (421 Misdirected Request
+// otherwise), and GET /healthz, open to any Host, which answers 200 once
 // the server has started, bots loaded, and 503 Service Unavailable while
 // they load. The first request starts a server Start has not (the load
 // then runs in the background, as Start describes); a server that could
 // not start answers 503 Service Unavailable, and logs why once.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// /healthz is not behind the Host check (transport.Hosts) that guards
+	// the page and the WebSocket: it tells "ok" or "loading" and nothing
+	// else, takes no token and changes nothing, and health checkers (load
+	// balancers, container probes) often name a server by an address or
+	// name it has not been told of.
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := s.serving(w, r); !ok {
 			return
@@ -590,7 +667,12 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 	if s.Users == nil && s.UsersFile == "" && host != "localhost" && !net.ParseIP(host).IsLoopback() {
 		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none every connection may do anything; pass a users file or a loopback address", addr)
 	}
-	return net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.notePort(ln.Addr())
+	return ln, nil
 }
 
 // Service is the bot service the server runs, for calls in process (make
@@ -612,6 +694,7 @@ const ShutdownGrace = 10 * time.Second
 // why serving stopped early, or the shutdown's error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.init()
+	s.notePort(ln.Addr())
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,5 +102,28 @@ func TestRemoveStaleTakesOnlyOldTempFilesOfTheTargetsNamed(t *testing.T) {
 	}
 	if removed, err := RemoveStale(filepath.Join(dir, "missing"), now); err != nil || removed != nil {
 		t.Fatalf("a missing folder: %v, %v", removed, err)
+	}
+}
+
+func TestWriteNewWritesOnlyWhereNoFileIsAndLeavesNoTempFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token")
+	if err := WriteNew(path, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("a second WriteNew answered %v, want fs.ErrExist", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "first" {
+		t.Errorf("the file holds %q (%v), want the first write", data, err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the file is %v (%v), want mode 0600", info.Mode(), err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("the folder holds %d files, want the one written", len(ents))
 	}
 }
