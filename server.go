@@ -186,7 +186,7 @@ type Server struct {
 	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
 	startErr error
-	gate     *gate // answers from the wire before the load ends
+	gate     *gate  // answers from the wire before the load ends
 	local    string // the local token; "" with a users directory
 	hosts    transport.Hosts
 	ports    map[uint16]bool // the TCP ports the server was seen listening on
