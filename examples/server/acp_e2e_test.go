@@ -130,7 +130,7 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	var addr string
 	select {
 	case l := <-line:
-		addr = strings.TrimPrefix(l, "listening on http://")
+		addr = mustListening(t, l)
 	case <-srv.exited:
 		t.Fatalf("the server exited: %s", s.logs.Bytes())
 	case <-time.After(30 * time.Second):
@@ -183,6 +183,9 @@ func recordingProxy(t *testing.T, addr string, wire io.Writer) string {
 			}()
 		}
 	}()
+	if tok, ok := localTokens.Load(addr); ok {
+		localTokens.Store(ln.Addr().String(), tok)
+	}
 	return ln.Addr().String()
 }
 
