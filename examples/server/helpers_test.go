@@ -256,6 +256,15 @@ func (s *testServer) stop(tb testing.TB) {
 
 func (s *testServer) wsURL() string { return "ws://" + s.addr + "/" }
 
+// page is the address the server printed: its page, with its local token
+// when it has one.
+func (s *testServer) page() string {
+	if s.token == "" {
+		return "http://" + s.addr + "/"
+	}
+	return "http://" + s.addr + "/?tkn=" + s.token
+}
+
 // message is a JSON-RPC message from the server.
 type message struct {
 	ID     json.RawMessage `json:"id"`
