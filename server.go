@@ -129,8 +129,10 @@ type Server struct {
 	// process in an OS sandbox (acp.ReadAgents reads them from an agents
 	// file). The Server gives each the connectors of the bot its session
 	// serves, the Logger, and the sandbox's bounds: no grant may reach
-	// ConfigDir, the root, VaultFile or UsersFile, and AgentsUnsandboxed
-	// says whether an agent may run where the kernel offers no sandbox.
+	// ConfigDir, the root, VaultFile or UsersFile, no TCP connect may
+	// reach the server's own ListenPorts where Landlock has network rules
+	// (acp.Config.RefuseConnect), and AgentsUnsandboxed says whether an
+	// agent may run where the kernel offers no sandbox.
 	// At Start each agent is checked once (acp.Check) in the background,
 	// its result logged: Info when ready, Warn saying what to do.
 	Agents []acp.Config
@@ -553,12 +555,25 @@ func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, e
 		cfg.Logger = s.log
 		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
+		cfg.RefuseConnect = s.refuseConnect(cfg.RefuseConnect)
 		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
 			cfg.Store = db.acp.Store(cfg.Provider)
 		}
 		out[i] = cfg
 	}
 	return out, nil
+}
+
+// refuseConnect is what an agent may not connect to: the server's
+// ListenPorts, and what its own refuses.
+func (s *Server) refuseConnect(own func() []uint16) func() []uint16 {
+	return func() []uint16 {
+		ports := s.ListenPorts()
+		if own != nil {
+			ports = append(ports, own()...)
+		}
+		return ports
+	}
 }
 
 // harnesses returns every harness back sessions may run on, by provider,

@@ -71,6 +71,7 @@ func (b *lockedBuffer) Bytes() []byte {
 type acpServer struct {
 	cmd    *exec.Cmd
 	addr   string // the proxy's address
+	direct string // the server's own address, behind the proxy
 	exited chan struct{}
 }
 
@@ -136,7 +137,7 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server printed no listening line")
 	}
-	srv.addr = recordingProxy(t, addr, s.wire)
+	srv.direct, srv.addr = addr, recordingProxy(t, addr, s.wire)
 	return srv
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -172,6 +173,7 @@ func Serve(in io.Reader, out io.Writer) {
 //	shell <script>     runs sh -c script in a client terminal in the bot's folder and posts "exit <code>: <output>" or "refused: <why>"
 //	probe <path>       reads the file (or lists the folder) at path itself and posts "read <n> bytes" or "refused: <why>"
 //	probe-write <path> writes "probe" to the file at path itself and posts "wrote" or "refused: <why>"
+//	dial <host:port>   connects to host:port over TCP itself and posts "connected" or "refused: <why>"
 type fake struct {
 	conn *sdk.AgentSideConnection
 
@@ -667,6 +669,14 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 			return post("refused: " + err.Error())
 		}
 		return post(fmt.Sprintf("read %d bytes", n))
+	case "dial":
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", rest)
+		if err != nil {
+			return post("refused: " + err.Error())
+		}
+		c.Close()
+		return post("connected")
 	case "probe-write":
 		if err := os.WriteFile(rest, []byte("probe"), 0o644); err != nil {
 			return post("refused: " + err.Error())
