@@ -8,6 +8,10 @@
 //	defer srv.Close()
 //	http.ListenAndServe("127.0.0.1:9187", srv.Handler())
 //
+// No connection is anonymous: without a users file every connection
+// presents the server's local token (LocalToken), and the handler answers
+// only the Host names a local server should (PublicHosts).
+//
 // Back sessions run on echo unless the Server is given more: ACP agents
 // read from an agents file run as sandboxed child processes, each with the
 // connectors of its bot as tools, the credentials from the vault:
@@ -670,10 +674,11 @@ func (s *Server) loadErr() error {
 	return s.startErr
 }
 
-// Listen listens on the TCP address addr for Handler to be served on.
-// With neither Users nor UsersFile every connection may do anything, so
-// Listen then refuses an address that is not loopback ("localhost", or an
-// IP that is loopback), saying why.
+// Listen listens on the TCP address addr for Handler to be served on,
+// and notes its port (ListenPorts). With neither Users nor UsersFile the
+// local token makes a connection root, so Listen then refuses an address
+// that is not loopback ("localhost", or an IP that is loopback), saying
+// why.
 func (s *Server) Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -702,7 +707,8 @@ func (s *Server) Service() *bot.Service {
 // ctx is done.
 const ShutdownGrace = 10 * time.Second
 
-// Serve serves Handler on ln until ctx is done, then shuts down: every
+// Serve serves Handler on ln (noting its port, ListenPorts) until ctx is
+// done, then shuts down: every
 // WebSocket is closed gracefully within ShutdownGrace (Shutdown), and the
 // HTTP server with it; Close is then done. Like Handler, it starts the
 // server with the first request when Start was not called. It answers

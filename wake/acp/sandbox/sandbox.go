@@ -68,8 +68,9 @@ type Policy struct {
 	// them open. Landlock's network rules allow port by port, so refusing
 	// ports is allowing every other one: the ruleset of the last set of
 	// ports is made once per process (about 0.1 s), and each start with
-	// it costs about 15 ms more and 4.5 MB of kernel memory while the
-	// process (and what it starts) runs (docs/PERFORMANCE.md).
+	// it costs 15 to 60 ms more, by the machine's load, and about 4.5 MB
+	// of kernel memory while the process (and what it starts) runs
+	// (docs/PERFORMANCE.md).
 	RefuseConnect []uint16
 }
 
