@@ -192,9 +192,8 @@ type Server struct {
 	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
 	startErr error
-	gate     *gate  // answers from the wire before the load ends
-	local    string // the local token; "" with a users directory
-	hosts    transport.Hosts
+	gate     *gate           // answers from the wire before the load ends
+	local    string          // the local token; "" with a users directory
 	ports    map[uint16]bool // the TCP ports the server was seen listening on
 	svc      *bot.Service
 	wire     *transport.Server
@@ -303,7 +302,6 @@ func (s *Server) wireUp() error {
 	if err := hosts.Check(); err != nil {
 		return fmt.Errorf("bots: Server.PublicHosts: %w", err)
 	}
-	s.hosts = hosts
 	users := s.Users
 	if users == nil && s.UsersFile == "" {
 		tok, err := localToken(s.ConfigDir)
@@ -708,9 +706,9 @@ func (s *Server) Service() *bot.Service {
 const ShutdownGrace = 10 * time.Second
 
 // Serve serves Handler on ln (noting its port, ListenPorts) until ctx is
-// done, then shuts down: every
-// WebSocket is closed gracefully within ShutdownGrace (Shutdown), and the
-// HTTP server with it; Close is then done. Like Handler, it starts the
+// done, then shuts down: every WebSocket is closed gracefully within
+// ShutdownGrace (Shutdown), and the HTTP server with it; Close is then
+// done. Like Handler, it starts the
 // server with the first request when Start was not called. It answers
 // why serving stopped early, or the shutdown's error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
