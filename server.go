@@ -187,14 +187,18 @@ type Server struct {
 	log      *slog.Logger
 	scrub    *connector.Scrubber
 
+	// portsMu guards ports alone: the agents ask for them (ListenPorts)
+	// while Close holds mu and waits for the agents' check.
+	portsMu sync.Mutex
+	ports   map[uint16]bool // the TCP ports the server was seen listening on
+
 	mu       sync.Mutex
 	started  bool // wire has run
 	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
 	startErr error
-	gate     *gate           // answers from the wire before the load ends
-	local    string          // the local token; "" with a users directory
-	ports    map[uint16]bool // the TCP ports the server was seen listening on
+	gate     *gate  // answers from the wire before the load ends
+	local    string // the local token; "" with a users directory
 	svc      *bot.Service
 	wire     *transport.Server
 	handler  http.Handler
@@ -358,8 +362,8 @@ func (s *Server) notePort(addr net.Addr) {
 	if !ok || tcp.Port <= 0 || tcp.Port > 65535 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.portsMu.Lock()
+	defer s.portsMu.Unlock()
 	if s.ports == nil {
 		s.ports = map[uint16]bool{}
 	}
@@ -373,8 +377,8 @@ func (s *Server) notePort(addr net.Addr) {
 // (acp.Config.RefuseConnect): an agent reaches the server through its
 // tools alone, never as a client of its own.
 func (s *Server) ListenPorts() []uint16 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.portsMu.Lock()
+	defer s.portsMu.Unlock()
 	return slices.Sorted(maps.Keys(s.ports))
 }
 
