@@ -427,3 +427,45 @@ func TestServeAnswersUntilItsContextEndsThenClosesTheServer(t *testing.T) {
 		t.Errorf("Start after Serve returned answers %v, want ErrClosed", err)
 	}
 }
+
+func TestServerAnswersOnlyItsHostsButHealthzToAny(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.PublicHosts = []string{"bots.example:9187"}
+	srv.Page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	defer srv.Close()
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	for host, want := range map[string]int{
+		"localhost:9187":    http.StatusOK,
+		"127.0.0.1":         http.StatusOK,
+		"bots.example:9187": http.StatusOK,
+		"bots.example:80":   http.StatusMisdirectedRequest,
+		"evil.example:9187": http.StatusMisdirectedRequest,
+	} {
+		for _, path := range []string{"/", "/healthz"} {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			r.Host = host
+			h.ServeHTTP(rec, r)
+			if path == "/healthz" && rec.Code != http.StatusOK {
+				t.Errorf("Host %s: GET /healthz answered %d, want 200 to any Host", host, rec.Code)
+			}
+			if path == "/" && rec.Code != want {
+				t.Errorf("Host %s: GET / answered %d %q, want %d", host, rec.Code, rec.Body.String(), want)
+			}
+		}
+	}
+}
+
+func TestServerRefusesAPublicHostThatIsNotAHostAtStart(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.PublicHosts = []string{"https://bots.example"}
+	defer srv.Close()
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), `Server.PublicHosts: "https://bots.example" is not a host name`) {
+		t.Errorf("start with a URL for a public host: %v", err)
+	}
+}
