@@ -30,11 +30,16 @@ func Example_server() {
 		Options:   bot.Options{Root: filepath.Join(dir, "bots")},
 	}
 	defer srv.Close()
+	ctx := context.Background()
+	if err := srv.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	web := httptest.NewServer(srv.Handler())
 	defer web.Close()
 
-	ctx := context.Background()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(web.URL, "http")+"/", nil)
+	// With no users file, every connection presents the local token.
+	url := "ws" + strings.TrimPrefix(web.URL, "http") + "/?tkn=" + srv.LocalToken()
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

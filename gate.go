@@ -22,7 +22,8 @@ import (
 // after; when the load failed it is answered Unavailable. So no answer
 // ever comes from a half-loaded store.
 type gate struct {
-	users    bot.Users // nil: every connection is root
+	users    bot.Users // nil: the local token makes a connection root
+	local    string    // the local token, with no users directory
 	hostName string
 	tools    wake.ToolPolicy
 
@@ -37,8 +38,8 @@ var (
 	_ engine.AuthWatcher = (*gate)(nil)
 )
 
-func newGate(users bot.Users, hostName string, tools wake.ToolPolicy) *gate {
-	return &gate{users: users, hostName: hostName, tools: tools, done: make(chan struct{})}
+func newGate(users bot.Users, local, hostName string, tools wake.ToolPolicy) *gate {
+	return &gate{users: users, local: local, hostName: hostName, tools: tools, done: make(chan struct{})}
 }
 
 // open lets every request through to svc, or, with svc nil, answers
@@ -76,13 +77,15 @@ func (g *gate) wait(ctx context.Context) (*bot.Service, error) {
 }
 
 // Authenticate is what the service answers, and before it is loaded the
-// same from the users directory: every connection is root without one.
+// same from the users directory. Without one no connection is anonymous:
+// the local token alone makes a connection, and makes it root (the
+// service, which has no users directory then, would take any token).
 func (g *gate) Authenticate(token string) (access.Principal, bool) {
+	if g.users == nil {
+		return access.RootPrincipal(), holdsToken(token, g.local)
+	}
 	if svc := g.loaded(); svc != nil {
 		return svc.Authenticate(token)
-	}
-	if g.users == nil {
-		return access.RootPrincipal(), true
 	}
 	return g.users.Authenticate(token)
 }

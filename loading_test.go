@@ -84,7 +84,8 @@ func startHeld(t *testing.T, n int) *heldServer {
 	h := &heldServer{store: &heldStore{Store: mem, held: make(chan struct{}), waiting: make(chan struct{})}, started: make(chan error, 1)}
 	h.srv = &bots.Server{ConfigDir: seed.ConfigDir, HostName: seed.HostName, Options: seed.Options, Store: h.store}
 	web := httptest.NewServer(h.srv.Handler())
-	h.http, h.url = web.URL, "ws"+strings.TrimPrefix(web.URL, "http")+"/"
+	// The seed made the local token in the config folder they share.
+	h.http, h.url = web.URL, wsURL(web)+"?tkn="+seed.LocalToken()
 	go func() { h.started <- h.srv.Start(context.Background()) }()
 	t.Cleanup(func() {
 		h.store.release()

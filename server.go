@@ -8,6 +8,10 @@
 //	defer srv.Close()
 //	http.ListenAndServe("127.0.0.1:9187", srv.Handler())
 //
+// No connection is anonymous: without a users file every connection
+// presents the server's local token (LocalToken), and the handler answers
+// only the Host names a local server should (PublicHosts).
+//
 // Back sessions run on echo unless the Server is given more: ACP agents
 // read from an agents file run as sandboxed child processes, each with the
 // connectors of its bot as tools, the credentials from the vault:
@@ -113,10 +117,19 @@ type Server struct {
 	Users bot.Users
 	// UsersFile is the users file (see usersfile.Parse), re-read every
 	// UsersPoll when it changes; Close closes it. With neither Users nor
-	// UsersFile the host has no users directory: every connection may do
-	// anything and bots are owned by root:<host>, so serve such a Server
-	// on a loopback address alone.
+	// UsersFile the host has no users directory: bots are owned by
+	// root:<host>, and every connection must present the local token
+	// (LocalToken, kept in ConfigDir's LocalTokenFile), which makes it
+	// root; serve such a Server on a loopback address alone.
 	UsersFile string
+	// PublicHosts are the Host names (or addresses), each with or without
+	// a port, that requests may name besides loopback names and
+	// addresses and the address a request came in on: any other Host is
+	// answered 421 Misdirected Request (see transport.Hosts), so that a
+	// web page of another name that resolves to this server (DNS
+	// rebinding) reaches nothing. Name here the names people reach the
+	// server by.
+	PublicHosts []string
 
 	// Harnesses are more harnesses back sessions may run on, by provider,
 	// besides echo (echo.Provider), which is always there.
@@ -125,8 +138,10 @@ type Server struct {
 	// process in an OS sandbox (acp.ReadAgents reads them from an agents
 	// file). The Server gives each the connectors of the bot its session
 	// serves, the Logger, and the sandbox's bounds: no grant may reach
-	// ConfigDir, the root, VaultFile or UsersFile, and AgentsUnsandboxed
-	// says whether an agent may run where the kernel offers no sandbox.
+	// ConfigDir, the root, VaultFile or UsersFile, no TCP connect may
+	// reach the server's own ListenPorts where Landlock has network rules
+	// (acp.Config.RefuseConnect), and AgentsUnsandboxed says whether an
+	// agent may run where the kernel offers no sandbox.
 	// At Start each agent is checked once (acp.Check) in the background,
 	// its result logged: Info when ready, Warn saying what to do.
 	Agents []acp.Config
@@ -185,12 +200,18 @@ type Server struct {
 	hub      *telemetry.Hub       // what every part counts into
 	metrics  *prometheus.Registry // hub's series and the Go and process collectors
 
+	// portsMu guards ports alone: the agents ask for them (ListenPorts)
+	// while Close holds mu and waits for the agents' check.
+	portsMu sync.Mutex
+	ports   map[uint16]bool // the TCP ports the server was seen listening on
+
 	mu       sync.Mutex
 	started  bool // wire has run
 	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
 	startErr error
-	gate     *gate // answers from the wire before the load ends
+	gate     *gate  // answers from the wire before the load ends
+	local    string // the local token; "" with a users directory
 	svc      *bot.Service
 	wire     *transport.Server
 	handler  http.Handler
@@ -296,7 +317,18 @@ func (s *Server) wireUp() error {
 	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
 		return fmt.Errorf("bots: config folder: %w", err)
 	}
+	hosts := transport.Hosts{Public: s.PublicHosts}
+	if err := hosts.Check(); err != nil {
+		return fmt.Errorf("bots: Server.PublicHosts: %w", err)
+	}
 	users := s.Users
+	if users == nil && s.UsersFile == "" {
+		tok, err := localToken(s.ConfigDir)
+		if err != nil {
+			return err
+		}
+		s.local = tok
+	}
 	if users == nil && s.UsersFile != "" {
 		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: s.UsersFile, Interval: UsersPoll, Logger: s.log})
 		if err != nil {
@@ -305,18 +337,64 @@ func (s *Server) wireUp() error {
 		s.closers = append(s.closers, dir.Close)
 		users = dir
 	}
-	s.gate = newGate(users, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
+	s.gate = newGate(users, s.local, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
 	bus := engine.NewBus(s.log)
 	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
 		return fmt.Errorf("bots: %w", err)
 	}
 	s.wire = wire
-	s.handler = wire
+	var h http.Handler = wire
 	if s.Page != nil {
-		s.handler = web.Split(wire, s.Page)
+		h = web.Split(wire, s.Page)
 	}
+	s.handler = hosts.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			s.notePort(a)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	return nil
+}
+
+// LocalToken is the token every connection must present when the server
+// has no users directory (neither Users nor UsersFile): read from
+// ConfigDir's LocalTokenFile, or made there at the first start, when the
+// server starts (Start, or the first request through Handler). It makes a
+// connection root, as ?tkn= or Authorization: Bearer, like a users file's
+// tokens; the web page takes it from its address (/?tkn=…). It is "" with
+// a users directory, and before the server has started.
+func (s *Server) LocalToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.local
+}
+
+// notePort remembers the TCP port of addr, an address the server listens
+// on: agents may not connect to it (ListenPorts).
+func (s *Server) notePort(addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.Port <= 0 || tcp.Port > 65535 {
+		return
+	}
+	s.portsMu.Lock()
+	defer s.portsMu.Unlock()
+	if s.ports == nil {
+		s.ports = map[uint16]bool{}
+	}
+	s.ports[uint16(tcp.Port)] = true
+}
+
+// ListenPorts are the TCP ports the server has been seen listening on:
+// those of Listen's listeners, of Serve's, and of every request through
+// Handler (the port it came in on), sorted. The sandboxed agents may not
+// connect to them where the kernel offers Landlock network rules
+// (acp.Config.RefuseConnect): an agent reaches the server through its
+// tools alone, never as a client of its own.
+func (s *Server) ListenPorts() []uint16 {
+	s.portsMu.Lock()
+	defer s.portsMu.Unlock()
+	return slices.Sorted(maps.Keys(s.ports))
 }
 
 // load loads the bots behind the wire and opens the gate: to the service
@@ -501,12 +579,25 @@ func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, e
 		cfg.Telemetry = s.hub
 		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
+		cfg.RefuseConnect = s.refuseConnect(cfg.RefuseConnect)
 		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
 			cfg.Store = db.acp.Store(cfg.Provider)
 		}
 		out[i] = cfg
 	}
 	return out, nil
+}
+
+// refuseConnect is what an agent may not connect to: the server's
+// ListenPorts, and what its own refuses.
+func (s *Server) refuseConnect(own func() []uint16) func() []uint16 {
+	return func() []uint16 {
+		ports := s.ListenPorts()
+		if own != nil {
+			ports = append(ports, own()...)
+		}
+		return ports
+	}
 }
 
 // harnesses returns every harness back sessions may run on, by provider,
@@ -532,13 +623,20 @@ func (s *Server) harnesses(agents []acp.Config) (map[string]wake.Harness, []ahp.
 }
 
 // Handler is the server's HTTP handler: the AHP WebSocket at /, the Page
-// at GET / without an upgrade, and GET /healthz, which answers 200 once
+// at GET / without an upgrade, both answered only for a Host that
+// transport.Hosts allows with PublicHosts (421 Misdirected Request
+// otherwise), and GET /healthz, open to any Host, which answers 200 once
 // the server has started, bots loaded, and 503 Service Unavailable while
 // they load. The first request starts a server Start has not (the load
 // then runs in the background, as Start describes); a server that could
 // not start answers 503 Service Unavailable, and logs why once.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// /healthz is not behind the Host check (transport.Hosts) that guards
+	// the page and the WebSocket: it tells "ok" or "loading" and nothing
+	// else, takes no token and changes nothing, and health checkers (load
+	// balancers, container probes) often name a server by an address or
+	// name it has not been told of.
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := s.serving(w, r); !ok {
 			return
@@ -596,10 +694,11 @@ func (s *Server) loadErr() error {
 	return s.startErr
 }
 
-// Listen listens on the TCP address addr for Handler to be served on.
-// With neither Users nor UsersFile every connection may do anything, so
-// Listen then refuses an address that is not loopback ("localhost", or an
-// IP that is loopback), saying why.
+// Listen listens on the TCP address addr for Handler to be served on,
+// and notes its port (ListenPorts). With neither Users nor UsersFile the
+// local token makes a connection root, so Listen then refuses an address
+// that is not loopback ("localhost", or an IP that is loopback), saying
+// why.
 func (s *Server) Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -608,7 +707,12 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 	if s.Users == nil && s.UsersFile == "" && host != "localhost" && !net.ParseIP(host).IsLoopback() {
 		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none every connection may do anything; pass a users file or a loopback address", addr)
 	}
-	return net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.notePort(ln.Addr())
+	return ln, nil
 }
 
 // Metrics is the registry of the server's Prometheus series (the README
@@ -635,13 +739,15 @@ func (s *Server) Service() *bot.Service {
 // ctx is done.
 const ShutdownGrace = 10 * time.Second
 
-// Serve serves Handler on ln until ctx is done, then shuts down: every
-// WebSocket is closed gracefully within ShutdownGrace (Shutdown), and the
-// HTTP server with it; Close is then done. Like Handler, it starts the
+// Serve serves Handler on ln (noting its port, ListenPorts) until ctx is
+// done, then shuts down: every WebSocket is closed gracefully within
+// ShutdownGrace (Shutdown), and the HTTP server with it; Close is then
+// done. Like Handler, it starts the
 // server with the first request when Start was not called. It answers
 // why serving stopped early, or the shutdown's error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.init()
+	s.notePort(ln.Addr())
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

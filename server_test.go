@@ -31,12 +31,25 @@ func newServer(t *testing.T) *bots.Server {
 	return &bots.Server{ConfigDir: filepath.Join(dir, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(dir, "bots")}}
 }
 
-// get answers a GET of path on h: its status and body.
+// get answers a GET of path on h, as a browser on this machine asks
+// (Host localhost): its status and body.
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.Host = "localhost"
+	h.ServeHTTP(rec, r)
 	return rec.Code, rec.Body.String()
+}
+
+// tokenURL starts srv, served by web, and returns the URL of its AHP
+// WebSocket with its local token.
+func tokenURL(t *testing.T, srv *bots.Server, web *httptest.Server) string {
+	t.Helper()
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return wsURL(web) + "?tkn=" + srv.LocalToken()
 }
 
 func TestServerStartsOnItsFirstRequestAndThenAnswersHealthz(t *testing.T) {
@@ -130,7 +143,7 @@ func TestServerServesThePageOnGETWithoutAnUpgradeAndTheSocketWithOne(t *testing.
 	}
 	web := httptest.NewServer(srv.Handler())
 	defer web.Close()
-	initialize(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/")
+	initialize(t, tokenURL(t, srv, web))
 	srv.Page = nil
 	other := newServer(t)
 	defer other.Close()
@@ -194,7 +207,7 @@ func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
 	defer srv.Close()
 	web := httptest.NewServer(srv.Handler())
 	defer web.Close()
-	url := "ws" + strings.TrimPrefix(web.URL, "http") + "/"
+	url := wsURL(web)
 	if _, resp, err := websocket.Dial(t.Context(), url+"?tkn=wrong", nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a wrong token: %v, want 401", err)
 	}
@@ -207,7 +220,7 @@ func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
 	before := goroutinesAfterWarmUp(t)
 	srv := newServer(t)
 	web := httptest.NewServer(srv.Handler())
-	if got := chat(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/", "hello"); got != "Motion heard: hello" {
+	if got := chat(t, tokenURL(t, srv, web), "hello"); got != "Motion heard: hello" {
 		t.Errorf("the bot answered %q", got)
 	}
 	web.Close()
@@ -280,7 +293,7 @@ func TestServerCloseDuringATurnStopsItAndLeavesNoGoroutineOfItsOwn(t *testing.T)
 	web := httptest.NewServer(srv.Handler())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(web.URL, "http")+"/", nil)
+	ws, _, err := websocket.Dial(ctx, tokenURL(t, srv, web), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +408,10 @@ func TestServeAnswersUntilItsContextEndsThenClosesTheServer(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	if meta := initialize(t, "ws://"+ln.Addr().String()+"/"); meta == nil {
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if meta := initialize(t, "ws://"+ln.Addr().String()+"/?tkn="+srv.LocalToken()); meta == nil {
 		t.Fatal("initialize through Serve answered no _meta")
 	}
 	stop()
@@ -409,5 +425,47 @@ func TestServeAnswersUntilItsContextEndsThenClosesTheServer(t *testing.T) {
 	}
 	if err := srv.Start(t.Context()); !errors.Is(err, bots.ErrClosed) {
 		t.Errorf("Start after Serve returned answers %v, want ErrClosed", err)
+	}
+}
+
+func TestServerAnswersOnlyItsHostsButHealthzToAny(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.PublicHosts = []string{"bots.example:9187"}
+	srv.Page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	defer srv.Close()
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	for host, want := range map[string]int{
+		"localhost:9187":    http.StatusOK,
+		"127.0.0.1":         http.StatusOK,
+		"bots.example:9187": http.StatusOK,
+		"bots.example:80":   http.StatusMisdirectedRequest,
+		"evil.example:9187": http.StatusMisdirectedRequest,
+	} {
+		for _, path := range []string{"/", "/healthz"} {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			r.Host = host
+			h.ServeHTTP(rec, r)
+			if path == "/healthz" && rec.Code != http.StatusOK {
+				t.Errorf("Host %s: GET /healthz answered %d, want 200 to any Host", host, rec.Code)
+			}
+			if path == "/" && rec.Code != want {
+				t.Errorf("Host %s: GET / answered %d %q, want %d", host, rec.Code, rec.Body.String(), want)
+			}
+		}
+	}
+}
+
+func TestServerRefusesAPublicHostThatIsNotAHostAtStart(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.PublicHosts = []string{"https://bots.example"}
+	defer srv.Close()
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), `Server.PublicHosts: "https://bots.example" is not a host name`) {
+		t.Errorf("start with a URL for a public host: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,10 +67,6 @@ type Config struct {
 	// ServerInfo is the serverInfo of the initialize result. A zero Name
 	// means "agenthost-bots".
 	ServerInfo Implementation
-	// OriginPatterns are the host patterns of browser origins allowed
-	// besides the request's own host (websocket.AcceptOptions). Clients
-	// that send no Origin header, as VS Code's does not, always may.
-	OriginPatterns []string
 	// Telemetry receives the server's series (connections, requests by
 	// method and code, their latency) and a span per request; nil
 	// records none.
@@ -183,18 +180,40 @@ func tokenOf(r *http.Request) string {
 	return r.URL.Query().Get("tkn")
 }
 
+// ownOrigin reports whether r comes from no page (it has no Origin, as
+// VS Code's client and other programs do not send one) or from a page this
+// server served: an http or https origin whose host and port are the
+// request's Host. A page of any other origin is refused, whatever token it
+// presents: a browser sends the Origin of the page that opened the
+// WebSocket, and no page script can change it.
+func ownOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.User == nil && u.RawQuery == "" && strings.EqualFold(u.Host, r.Host)
+}
+
 // ServeHTTP authenticates the request's token, upgrades it to a WebSocket
 // and returns, serving AHP on it from a goroutine of its own until either
 // side closes (the request's memory is not held for the connection's
-// life; Close and Shutdown end the connection). A wrong token, or a
-// missing one where the host requires one, is refused with 401 before the
-// upgrade; after Close or Shutdown every request is refused with 503.
+// life; Close and Shutdown end the connection). An upgrade whose Origin is
+// present and not the server's own (ownOrigin) is refused with 403, and a
+// wrong token, or a missing one where the host requires one, with 401,
+// both before the upgrade; after Close or Shutdown every request is
+// refused with 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if !ownOrigin(r) {
+		http.Error(w, fmt.Sprintf("refused a WebSocket from the page at %q: only pages this server serves at %q may open one", r.Header.Get("Origin"), r.Host), http.StatusForbidden)
 		return
 	}
 	token := tokenOf(r)
@@ -205,7 +224,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid or missing token", http.StatusUnauthorized)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		s.log.Info("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return // Accept has answered the request

@@ -3,8 +3,10 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +285,37 @@ func TestShutdownClosesWebSockets(t *testing.T) {
 	}
 	if _, resp, err := websocket.Dial(testContext(t), wsURL(hs, "root-token"), nil); err == nil {
 		t.Fatalf("dial after Shutdown succeeded (%v)", resp)
+	}
+}
+
+func TestWebSocketRefusesAnUpgradeFromAnotherOriginBeforeLookingAtItsToken(t *testing.T) {
+	t.Parallel()
+	_, hs := wsServer(t, Config{})
+	own := hs.URL // http://127.0.0.1:PORT: the page this server serves
+	port := own[strings.LastIndex(own, ":"):]
+	for _, origin := range []string{"http://evil.example" + port, "http://localhost" + port, "http://127.0.0.1:1", "null", "file://" + strings.TrimPrefix(own, "http://"), "https://127.0.0.1" + port + ".evil.example"} {
+		for _, token := range []string{"", "root-token"} {
+			_, resp, err := websocket.Dial(testContext(t), wsURL(hs, token), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+			if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Errorf("origin %q, token %q: dial err %v, response %v; want 403", origin, token, err, resp)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(body), "refused a WebSocket from the page at "+strconv.Quote(origin)) {
+				t.Errorf("origin %q: the refusal says %q", origin, body)
+			}
+		}
+	}
+	for _, origin := range []string{"", own, strings.ToUpper(own[:4]) + own[4:]} {
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		c, resp, err := websocket.Dial(testContext(t), wsURL(hs, "root-token"), &websocket.DialOptions{HTTPHeader: h})
+		if err != nil {
+			t.Errorf("origin %q: dial: %v (response %v)", origin, err, resp)
+			continue
+		}
+		c.CloseNow()
 	}
 }

@@ -4,7 +4,12 @@
 //
 // The page is an ordinary AHP client: it opens a WebSocket to the same
 // host (at Config.Socket, "/" by default), presenting the person's token
-// as ?tkn= on the WebSocket's URL, never on the page's. Everything a bot or
+// as ?tkn= on the WebSocket's URL. The token is the one the person signs
+// in with, or the one the page was opened with (/?tkn=…, as a server with
+// no users directory prints its address with its local token): the page
+// keeps it in the tab's sessionStorage and takes it off the address bar
+// and the tab's history at once (history.replaceState); the page's
+// answers carry Referrer-Policy no-referrer. Everything a bot or
 // an agent writes is rendered as text, or as markdown through a sanitizer;
 // the Content-Security-Policy of every answer allows scripts, styles and
 // images from the page's own origin only, and connections to it and to its

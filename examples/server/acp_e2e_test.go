@@ -71,6 +71,7 @@ func (b *lockedBuffer) Bytes() []byte {
 type acpServer struct {
 	cmd    *exec.Cmd
 	addr   string // the proxy's address
+	direct string // the server's own address, behind the proxy
 	exited chan struct{}
 }
 
@@ -130,13 +131,13 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	var addr string
 	select {
 	case l := <-line:
-		addr = strings.TrimPrefix(l, "listening on http://")
+		addr = mustListening(t, l)
 	case <-srv.exited:
 		t.Fatalf("the server exited: %s", s.logs.Bytes())
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server printed no listening line")
 	}
-	srv.addr = recordingProxy(t, addr, s.wire)
+	srv.direct, srv.addr = addr, recordingProxy(t, addr, s.wire)
 	return srv
 }
 
@@ -183,6 +184,9 @@ func recordingProxy(t *testing.T, addr string, wire io.Writer) string {
 			}()
 		}
 	}()
+	if tok, ok := localTokens.Load(addr); ok {
+		localTokens.Store(ln.Addr().String(), tok)
+	}
 	return ln.Addr().String()
 }
 

@@ -56,7 +56,7 @@ func startChatServer(t testing.TB, config, root string, extra ...string) *chatSe
 	}()
 	select {
 	case l := <-line:
-		s.addr = strings.TrimPrefix(l, "listening on http://")
+		s.addr = mustListening(t, l)
 	case err := <-s.done:
 		cancel()
 		t.Fatalf("the server did not start: %v", err)
@@ -115,7 +115,7 @@ func dialChat(t testing.TB, addr, clientID string) *ahpClient {
 	ctx, cancel := context.WithCancel(context.Background())
 	url := "ws://" + addr
 	if !strings.Contains(addr, "/") {
-		url += "/"
+		url = withLocalToken(url+"/", addr)
 	}
 	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
@@ -613,7 +613,7 @@ func startProcess(t *testing.T, bin, config, root string, more ...string) (*exec
 	}()
 	select {
 	case l := <-line:
-		return cmd, strings.TrimPrefix(l, "listening on http://")
+		return cmd, mustListening(t, l)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server printed no listening line")
 		return nil, ""

@@ -85,7 +85,7 @@ func startDBProcess(t *testing.T, bin string, args ...string) *testServer {
 	}()
 	select {
 	case l := <-line:
-		return &testServer{addr: strings.TrimPrefix(l, "listening on http://"), stopped: true}
+		return &testServer{addr: mustListening(t, l), stopped: true}
 	case <-exited:
 		t.Fatalf("the server exited before it listened: %s", cmd.Stderr.(*lockedWriter))
 	case <-time.After(30 * time.Second):
@@ -396,7 +396,7 @@ func startKillable(t *testing.T, bin string, args ...string) (*exec.Cmd, *testSe
 	}()
 	select {
 	case l := <-line:
-		return cmd, &testServer{addr: strings.TrimPrefix(l, "listening on http://"), stopped: true}
+		return cmd, &testServer{addr: mustListening(t, l), stopped: true}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server printed no listening line in 30s")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -429,12 +430,18 @@ func TestEndToEndWithoutUsersFile(t *testing.T) {
 			t.Fatalf("run = %v, want a refusal naming the address and the users file", err)
 		}
 	})
-	t.Run("every connection is root", func(t *testing.T) {
+	t.Run("the local token alone connects, and as root", func(t *testing.T) {
 		d := newDirs(t)
 		d.users = ""
 		srv := startServer(t, d.args())
-		for i, token := range []string{"", "anything", softToken} {
-			c := dial(ctx, t, srv, token, byQuery)
+		for _, token := range []string{"anything", softToken, rootToken} {
+			if _, resp, err := dialErr(ctx, srv, token, byQuery); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("token %q: %v, want 401", token, err)
+			}
+		}
+		for i, by := range []tokenBy{byQuery, byBearer, byQuery} {
+			token := srv.token
+			c := dial(ctx, t, srv, token, by)
 			if r := c.initialize(t, "anyone"); r.Meta["ahpd.principal"] != "root:"+hostName {
 				t.Errorf("token %q: principal %v, want root:%s", token, r.Meta["ahpd.principal"], hostName)
 			}
@@ -443,7 +450,7 @@ func TestEndToEndWithoutUsersFile(t *testing.T) {
 			if b := c.readBot(t, slug); b["owner"] != "root:"+hostName {
 				t.Errorf("owner %v, want root:%s", b["owner"], hostName)
 			}
-			c.editBot(t, "first", `{"description":"edited by `+token+`"}`, "")
+			c.editBot(t, "first", fmt.Sprintf(`{"description":"edited by %d"}`, i), "")
 		}
 	})
 }

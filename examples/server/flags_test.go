@@ -45,7 +45,7 @@ func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
 			continue
 		}
 		usage := stdout.String() + stderr.String()
-		for _, want := range []string{"Usage", "-config", "-addr", "-ask-in"} {
+		for _, want := range []string{"Usage", "-config", "-addr", "-ask-in", "-public-host"} {
 			if !strings.Contains(usage, want) {
 				t.Errorf("server %s printed %q, which does not show %s", flag, usage, want)
 			}

@@ -101,9 +101,79 @@ func testCtx(tb testing.TB) context.Context {
 	return ctx
 }
 
+// localTokens are the local tokens of the servers the tests started with
+// no users file, by the address they listen on (or a proxy's in front of
+// one), as their listening lines printed them: the dial helpers present
+// the token of the address they dial when the test gives none.
+var localTokens sync.Map
+
+// listening reads a server's listening line: "listening on
+// http://<addr>", or with no users file "listening on
+// http://<addr>/?tkn=<token>", and remembers the token of addr.
+func listening(line string) (addr, token string, err error) {
+	rest, ok := strings.CutPrefix(line, "listening on http://")
+	if !ok {
+		return "", "", fmt.Errorf("the server printed %q, want listening on http://<addr>", line)
+	}
+	addr, token, found := strings.Cut(rest, "/?tkn=")
+	if found && (len(token) < 32 || strings.ContainsAny(token, "/?&# ")) {
+		return "", "", fmt.Errorf("the server printed %q, whose token is not one", line)
+	}
+	if found {
+		localTokens.Store(addr, token)
+	} else {
+		localTokens.Delete(addr)
+	}
+	return addr, token, nil
+}
+
+// mustListening is listening for a test.
+func mustListening(tb testing.TB, line string) string {
+	tb.Helper()
+	addr, _, err := listening(line)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// withLocalToken is url, an AHP WebSocket URL of the server (or proxy)
+// at addr, with the local token that server printed, when it printed one
+// and url presents no token.
+func withLocalToken(url, addr string) string {
+	tok, ok := localTokens.Load(addr)
+	if !ok || strings.Contains(url, "tkn=") {
+		return url
+	}
+	if !strings.Contains(strings.TrimPrefix(url, "ws://"+addr), "/") {
+		url += "/"
+	}
+	return url + "?tkn=" + tok.(string)
+}
+
+// presetLocalToken gives the config folder config a local token before
+// its server first starts, for tests that connect before the listening
+// line, and returns it (the one there when there is one).
+func presetLocalToken(tb testing.TB, config string) string {
+	tb.Helper()
+	path := filepath.Join(config, "local-token")
+	if data, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	tok := fmt.Sprintf("preset-local-token-%020d", time.Now().UnixNano())
+	if err := os.MkdirAll(config, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return tok
+}
+
 // testServer is run serving in a goroutine.
 type testServer struct {
 	addr    string // host:port
+	token   string // the local token it printed; "" with a users file
 	cancel  context.CancelFunc
 	done    chan error
 	stopped bool
@@ -144,12 +214,12 @@ func tryStart(args []string) (*testServer, error) {
 	defer timeout.Stop()
 	select {
 	case l := <-line:
-		addr, ok := strings.CutPrefix(l, "listening on http://")
-		if !ok {
+		addr, token, err := listening(l)
+		if err != nil {
 			cancel()
-			return nil, fmt.Errorf("run printed %q, want listening on http://<addr>", l)
+			return nil, err
 		}
-		s.addr = addr
+		s.addr, s.token = addr, token
 		return s, nil
 	case err := <-s.done:
 		cancel()
@@ -185,6 +255,15 @@ func (s *testServer) stop(tb testing.TB) {
 }
 
 func (s *testServer) wsURL() string { return "ws://" + s.addr + "/" }
+
+// page is the address the server printed: its page, with its local token
+// when it has one.
+func (s *testServer) page() string {
+	if s.token == "" {
+		return "http://" + s.addr + "/"
+	}
+	return "http://" + s.addr + "/?tkn=" + s.token
+}
 
 // message is a JSON-RPC message from the server.
 type message struct {
@@ -236,7 +315,8 @@ const (
 	byBearer
 )
 
-// dial connects with token (none when empty) and closes at cleanup.
+// dial connects with token (the server's local token when empty: none
+// with a users file) and closes at cleanup.
 func dial(ctx context.Context, tb testing.TB, s *testServer, token string, by tokenBy) *client {
 	tb.Helper()
 	c, resp, err := dialErr(ctx, s, token, by)
@@ -250,6 +330,9 @@ func dial(ctx context.Context, tb testing.TB, s *testServer, token string, by to
 func dialErr(ctx context.Context, s *testServer, token string, by tokenBy) (*client, *http.Response, error) {
 	u := s.wsURL()
 	opts := &websocket.DialOptions{}
+	if token == "" {
+		token = s.token
+	}
 	switch {
 	case token == "":
 	case by == byQuery:

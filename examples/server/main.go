@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/builder"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/web"
 )
@@ -34,9 +35,11 @@ func main() {
 }
 
 // run is the whole server: it serves until ctx is done, then shuts down.
-// It answers on its address at once, and writes one line, "listening on
-// http://<addr>", to stdout once its bots are loaded (GET /healthz then
-// answers 200).
+// It answers on its address at once, and writes one line to stdout once
+// its bots are loaded (GET /healthz then answers 200): "listening on
+// http://<addr>" with a users file, else the page's address with the
+// local token, "listening on http://<addr>/?tkn=<token>", which opens the
+// page signed in.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	s := &bots.Server{Page: web.Handler(web.Config{}), Bundled: []bot.Bundle{builder.Bundle()}}
 	var addr, agents, login, metricsAddr string
@@ -48,7 +51,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
 	fs.StringVar(&s.Database, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share")
 	fs.DurationVar(&s.LeaseTTL, "lease-ttl", lease.DefaultTTL, "with -db, the time to live of the leases of back sessions and main turns (at least 500ms); an instance that dies is noticed by the others within it and a fifth of it")
-	fs.StringVar(&s.UsersFile, "users", "", "users file (default <config>/users.json when it exists); with none every connection may do anything, so only a loopback -addr is served")
+	fs.StringVar(&s.UsersFile, "users", "", "users file (default <config>/users.json when it exists); with none every connection must present the local token (<config>/local-token, printed in the listening line) and may then do anything, so only a loopback -addr is served")
+	fs.Func("public-host", "a Host name (with or without a port) the server answers to besides loopback names and addresses and its own address; repeatable; any other Host is refused (421)", func(name string) error {
+		s.PublicHosts = append(s.PublicHosts, name)
+		return transport.Hosts{Public: []string{name}}.Check()
+	})
 	fs.StringVar(&s.HostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&s.DefaultAgent, "agent", "echo", "the agent a back session runs on when a bot names none")
 	fs.StringVar(&agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
@@ -129,7 +136,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	s.Logger.Info("serving bots", "addr", ln.Addr().String(), "config", s.ConfigDir, "root", s.Service().Root(), "users", s.UsersFile, "host", s.Service().HostName())
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	if tok := s.LocalToken(); tok != "" {
+		fmt.Fprintf(stdout, "listening on http://%s/?tkn=%s\n", ln.Addr(), tok)
+	} else {
+		fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	}
 	return <-served
 }
 

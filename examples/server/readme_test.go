@@ -397,10 +397,10 @@ func TestREADMETranscriptsReplayAgainstTheServer(t *testing.T) {
 		t.Fatalf("the README has %d example exchanges; the transcript parser no longer finds them", len(exchanges))
 	}
 	d := newDirs(t)
-	d.users = "" // as a newcomer runs it: no users file, every connection is root
+	d.users = "" // as a newcomer runs it: no users file, the local token makes a connection root
 	s := startServer(t, d.args())
 	ctx := testCtx(t)
-	ws, _, err := websocket.Dial(ctx, s.wsURL(), nil)
+	ws, _, err := websocket.Dial(ctx, withLocalToken(s.wsURL(), s.addr), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

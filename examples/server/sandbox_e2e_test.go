@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/acp/sandbox/sandboxtest"
 )
 
@@ -208,6 +210,63 @@ func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHom
 	alice.must("resourceDelete", map[string]any{"channel": "ahp-root://", "uri": "bot://ada"}, nil)
 	if _, err := os.Stat(aHome); !os.IsNotExist(err) {
 		t.Errorf("the deleted bot's HOME %s is still there (%v)", aHome, err)
+	}
+	srv.stop(t)
+}
+
+func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testing.T) {
+	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
+		t.Skipf("skipped: the kernel offers Landlock ABI %d, network rules need %d", abi, sandbox.NetworkABI)
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	setup := newACPSetup(t) // no users file: the local token makes a connection root
+	srv := setup.start(t)
+	c := dialChat(t, srv.addr, "agent-net")
+	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
+	chat := c.openChat("ahp-session:/agent-net", "motion")
+	n := 0
+	ask := func(words string) string {
+		n++
+		got := say(t, c, chat, fmt.Sprint("t", n), words)
+		if len(got) != 1 {
+			t.Fatalf("%q: the agent says %q", words, got)
+		}
+		return got[0]
+	}
+	// Its MCP endpoint, the tools it answers with, stays reachable: this
+	// post goes through it.
+	if got := ask("post through my tools"); got != "through my tools" {
+		t.Fatalf("post_message through the MCP endpoint: %q", got)
+	}
+	if got := ask("dial " + srv.direct); !strings.HasPrefix(got, "refused: ") || !strings.Contains(got, "permission denied") {
+		t.Errorf("the agent connected to the server's own port %s: %q", srv.direct, got)
+	}
+	if got := ask("dial " + other.Addr().String()); got != "connected" {
+		t.Errorf("the agent could not connect to another port %s: %q", other.Addr(), got)
+	}
+	// Its terminals are refused too, and connect elsewhere.
+	connect := func(addr string) string {
+		host, port, _ := net.SplitHostPort(addr)
+		return ask(`shell bash -c 'exec 3<>/dev/tcp/` + host + `/` + port + ` && echo connected'`)
+	}
+	if got := connect(srv.direct); strings.Contains(got, "connected") || strings.HasPrefix(got, "exit 0") {
+		t.Errorf("a terminal connected to the server's own port: %q", got)
+	}
+	if got := connect(other.Addr().String()); got != "exit 0: connected\n" {
+		t.Errorf("a terminal could not connect to another port: %q", got)
 	}
 	srv.stop(t)
 }

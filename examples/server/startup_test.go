@@ -117,6 +117,7 @@ func freeAddr(tb testing.TB) string {
 func startTimed(b *testing.B, bin, config, root string, bots int) startedServer {
 	b.Helper()
 	st := startedServer{addr: freeAddr(b)}
+	token := presetLocalToken(b, config)
 	st.cmd = exec.Command(bin, "-addr", st.addr, "-config", config, "-root", root, "-host-name", hostName, "-log-level", "error")
 	out, err := st.cmd.StdoutPipe()
 	if err != nil {
@@ -138,7 +139,7 @@ func startTimed(b *testing.B, bin, config, root string, bots int) startedServer 
 	defer cancel()
 	var ws *websocket.Conn
 	for ws == nil {
-		if ws, _, err = websocket.Dial(ctx, "ws://"+st.addr+"/", nil); err != nil {
+		if ws, _, err = websocket.Dial(ctx, "ws://"+st.addr+"/?tkn="+token, nil); err != nil {
 			if ctx.Err() != nil {
 				st.cmd.Process.Kill()
 				st.cmd.Wait()
@@ -381,6 +382,7 @@ func TestTheServerAnswersInitializeWhileItsBotsLoadAndWhatNeedsThemInFull(t *tes
 func startAndAskAtOnce(t *testing.T, config, root string, bots int) (loading bool) {
 	t.Helper()
 	addr := freeAddr(t)
+	token := presetLocalToken(t, config)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -400,7 +402,7 @@ func startAndAskAtOnce(t *testing.T, config, root string, bots int) (loading boo
 	var ws *websocket.Conn
 	for ws == nil {
 		var err error
-		if ws, _, err = websocket.Dial(tctx, "ws://"+addr+"/", nil); err != nil {
+		if ws, _, err = websocket.Dial(tctx, "ws://"+addr+"/?tkn="+token, nil); err != nil {
 			if tctx.Err() != nil {
 				t.Fatalf("the server took no connection: %v", err)
 			}

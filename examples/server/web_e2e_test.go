@@ -796,13 +796,30 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 	}
 
 	one := newTab(t, b, base)
-	t.Run("NoTokenIsNeededWithoutAUsersFile", func(t *testing.T) {
+	t.Run("ThePrintedAddressOpensThePageAndItsTokenLeavesTheAddressBar", func(t *testing.T) {
 		one.t = t
-		// The first load, on an empty cache: its weight and the time from
-		// navigation to the bot list (docs/PERFORMANCE.md).
+		// Without the token the page gets nothing: it asks for one.
+		none := newTab(t, b, base)
+		none.do("open the page without the token", chromedp.Navigate(base+"/"))
+		none.until("the sign-in form", `document.querySelector("#token")`+" && "+textOf("#signin-error", "This server needs a token (HTTP 401)"))
+		if eval[bool](none, `!!document.querySelector("#bots")`) {
+			t.Error("the page without the token shows a bot list")
+		}
+		// The first load, on an empty cache, from the address the server
+		// printed: its weight and the time from navigation to the bot list
+		// (docs/PERFORMANCE.md).
+		if !strings.Contains(s.page(), "/?tkn=") {
+			t.Fatalf("the server printed %s, without its local token", s.page())
+		}
 		start := time.Now()
-		one.do("open the page", chromedp.Navigate(base+"/"))
+		one.do("open the printed address", chromedp.Navigate(s.page()))
 		one.until("the bot list", `document.querySelector('#bots li[data-id="motion"]')`)
+		if u := eval[string](one, "location.href"); u != base+"/" {
+			t.Errorf("the address bar shows %s, want %s/ (the token taken off)", u, base)
+		}
+		if got := eval[string](one, `sessionStorage.getItem("bots.token")`); got != s.token {
+			t.Errorf("the tab keeps the token %q, want the local token", got)
+		}
 		took := time.Since(start)
 		type weight struct{ Transferred, Decoded, Files int }
 		w := eval[weight](one, `(() => {
@@ -813,7 +830,11 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		if w.Decoded > 300<<10 || w.Decoded == 0 {
 			t.Errorf("the first load decodes %d bytes, want at most 300 KB", w.Decoded)
 		}
-		one.until("no sign-in", `!document.querySelector("#token") && document.querySelector("#signout").hidden`)
+		one.until("no sign-in", `!document.querySelector("#token")`)
+		// A reload, from the address now shown, stays signed in: the tab
+		// keeps the token.
+		one.do("reload", chromedp.Reload())
+		one.until("the bot list again", `document.querySelector('#bots li[data-id="motion"]') && document.querySelector("#conn").dataset.state === "open"`)
 	})
 	t.Run("AProblemOfABotLeftOutIsShownAboveTheList", func(t *testing.T) {
 		one.t = t
@@ -969,7 +990,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	c.makeBot("motion", `{"name": "Motion"}`)
 
 	one := newTab(t, b, base)
-	one.do("open the page", chromedp.Navigate(base+"/"))
+	one.do("open the page", chromedp.Navigate(s.page()))
 	one.until("the list", `document.querySelector('#bots li[data-id="motion"] a')`)
 	one.tabTo(`#bots li[data-id="motion"] a`)
 	one.do("open the bot with Enter", chromedp.KeyEvent(kb.Enter))
@@ -1067,9 +1088,12 @@ func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	startServer(t, d.args("-addr", addr))
+	s = startServer(t, d.args("-addr", addr))
 
 	one := newTab(t, b, "http://"+addr)
+	// The tab takes the token from the printed address, and keeps it.
+	one.do("open the printed address", chromedp.Navigate(s.page()))
+	one.until("the bot list", `document.querySelector('#bots li[data-id="motion"]')`)
 	last := map[string]string{long: fmt.Sprint("Motion heard: m", turns-1), short: "Motion heard: hello"}
 	took := map[string][]time.Duration{}
 	for range 5 {

@@ -165,3 +165,28 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 	}
 	return SyncDir(parent)
 }
+
+// WriteNew writes data to path durably, and only when there is no file at
+// path: it links a synced temp file there, so a crash leaves either no file
+// or all of it, and of two writers racing, one writes and the other gets
+// an error wrapping fs.ErrExist. The folder must exist.
+func WriteNew(path string, data []byte, perm fs.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, tempPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("create temp file for %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Chmod(perm), f.Sync(), f.Close()); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -119,5 +121,28 @@ func TestSweepSaysWhetherTempFilesOfTheTargetsTooYoungToTakeAreLeft(t *testing.T
 	removed, young, err = Sweep(dir, now.Add(time.Second), "AGENTS.md")
 	if err != nil || young || len(removed) != 1 {
 		t.Fatalf("once it is old enough: removed %v, young %v, %v", removed, young, err)
+	}
+}
+
+func TestWriteNewWritesOnlyWhereNoFileIsAndLeavesNoTempFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token")
+	if err := WriteNew(path, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("a second WriteNew answered %v, want fs.ErrExist", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "first" {
+		t.Errorf("the file holds %q (%v), want the first write", data, err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the file is %v (%v), want mode 0600", info.Mode(), err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("the folder holds %d files, want the one written", len(ents))
 	}
 }

@@ -18,9 +18,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/client"
 )
@@ -35,7 +37,8 @@ func main() {
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9187", "the server's address")
-	token := fs.String("token", "", "the token to connect with (the server's users file); none for a server without one")
+	token := fs.String("token", "", "the token to connect with (the server's users file); default the local token of -config, for a server without one")
+	config := fs.String("config", bots.DefaultConfigDir(), "the server's configuration folder, whose local token is presented when -token is not given")
 	slug := fs.String("bot", "", "the bot to talk to (made when it does not exist)")
 	provider := fs.String("provider", "", "the agent a bot made here runs on")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for the turn")
@@ -48,6 +51,12 @@ func run(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+	if *token == "" {
+		// A server without a users file takes its local token alone.
+		if data, err := os.ReadFile(filepath.Join(*config, bots.LocalTokenFile)); err == nil {
+			*token = strings.TrimSpace(string(data))
+		}
+	}
 	c, err := client.Dial(ctx, "ws://"+*addr+"/", *token)
 	if err != nil {
 		return err

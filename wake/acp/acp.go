@@ -190,6 +190,14 @@ type Config struct {
 	// configuration folder, the bots' root, the vault, the users file): a
 	// start whose grants would reach one fails.
 	Protect []string
+	// RefuseConnect, when set, is asked at each start of a child or a
+	// terminal for the TCP ports it may not connect to: the server's own
+	// listening ports (bots.Server gives its ListenPorts), so an agent
+	// reaches the server through its tools alone, never as a client of
+	// its own. Refused where the kernel offers Landlock network rules
+	// (sandbox.Policy.RefuseConnect); the port of the session's own tool
+	// server is never refused.
+	RefuseConnect func() []uint16
 	// Logger hears about children, their stderr (at Debug) and refusals;
 	// nil discards.
 	Logger *slog.Logger

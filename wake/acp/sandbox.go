@@ -6,23 +6,31 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	"github.com/agenthost/bots/wake/acp/sandbox"
 )
 
 // policy is what the agent and its terminals may reach besides the
 // system: read its command's location and Command.Read, read and write
-// the bot's folder and the agent's HOME; never Config.Protect.
+// the bot's folder and the agent's HOME; never Config.Protect, nor a TCP
+// port of Config.RefuseConnect but its tool server's.
 func (a *agent) policy() sandbox.Policy {
 	cfg := a.h.cfg
 	var read []string
 	if path, err := exec.LookPath(cfg.Agent.Command); err == nil {
 		read = sandbox.CommandPaths(path)
 	}
+	var refuse []uint16
+	if cfg.RefuseConnect != nil {
+		tools := a.tools.port()
+		refuse = slices.DeleteFunc(slices.Clone(cfg.RefuseConnect()), func(p uint16) bool { return p == tools })
+	}
 	return sandbox.Policy{
-		Read:    append(read, cfg.Agent.Read...),
-		Write:   []string{a.dir.resolved, a.home},
-		Protect: cfg.Protect,
+		Read:          append(read, cfg.Agent.Read...),
+		Write:         []string{a.dir.resolved, a.home},
+		Protect:       cfg.Protect,
+		RefuseConnect: refuse,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +42,30 @@ func TestAnAgentAndItsTerminalsReadOnlyTheirGrants(t *testing.T) {
 	}
 	if got := mustTurn(t, a, "terminal - sh -c echo").replied(); got != "exit 0: \n" {
 		t.Errorf("sh in a terminal: %q", got)
+	}
+}
+
+func TestAnAgentIsRefusedTheServersPortsButNeverItsToolServers(t *testing.T) {
+	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
+		t.Skipf("skipped: Landlock ABI %d has no network rules", abi)
+	}
+	var tools uint16
+	h := newHarness(t, func(c *Config) {
+		c.RefuseConnect = func() []uint16 { return []uint16{9187, tools} }
+	})
+	a := open(t, h, "")
+	tools = a.tools.port()
+	if tools == 0 {
+		t.Fatal("the agent's tool server has no port")
+	}
+	if got := a.policy().RefuseConnect; !slices.Equal(got, []uint16{9187}) {
+		t.Errorf("the agent's policy refuses %v, want the server's port 9187 and not its tool server's %d", got, tools)
+	}
+	// The agent still posts through its tool server.
+	w := mustTurn(t, a, "post hello")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !slices.Equal(w.posts, []string{"hello"}) {
+		t.Errorf("posting through the tool server: %q (reply %q)", w.posts, w.reply.String())
 	}
 }

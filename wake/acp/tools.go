@@ -27,9 +27,10 @@ const QuestionID = "answer"
 // at a path holding a random token: only the agent it is given to knows
 // it, so only that session posts to its main chat.
 type toolServer struct {
-	url string
-	srv *http.Server
-	mcp *mcp.Server
+	url  string
+	addr *net.TCPAddr // where it listens
+	srv  *http.Server
+	mcp  *mcp.Server
 
 	mu         sync.Mutex
 	connectors map[string]string // the connector tools offered: alias → description and schema
@@ -70,11 +71,19 @@ func startTools(a *agent, log *slog.Logger) (*toolServer, error) {
 		return nil, fmt.Errorf("acp: tool server: %w", err)
 	}
 	ts := &toolServer{
-		url: "http://" + ln.Addr().String() + path, mcp: s, connectors: map[string]string{}, own: map[string]bool{},
+		url: "http://" + ln.Addr().String() + path, addr: ln.Addr().(*net.TCPAddr), mcp: s, connectors: map[string]string{}, own: map[string]bool{},
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)},
 	}
 	go ts.srv.Serve(ln)
 	return ts, nil
+}
+
+// port is the TCP port the tool server listens on; 0 for none.
+func (ts *toolServer) port() uint16 {
+	if ts == nil || ts.addr == nil {
+		return 0
+	}
+	return uint16(ts.addr.Port)
 }
 
 func (ts *toolServer) close() error {

@@ -287,4 +287,18 @@ function editView(slug) {
   return () => { gone = true; };
 }
 
+// takeToken keeps a token the page was opened with (/?tkn=…, the address
+// the server prints with its local token) for this tab, as signing in
+// does, and takes it off the address bar and the tab's history, so that
+// it is neither shown, bookmarked nor shared with the address.
+function takeToken() {
+  const u = new URL(location.href);
+  if (!u.searchParams.has("tkn")) return;
+  const token = u.searchParams.get("tkn").trim();
+  if (token) sessionStorage.setItem(TOKEN, token);
+  u.searchParams.delete("tkn");
+  history.replaceState(history.state, "", u.pathname + u.search + u.hash);
+}
+
+takeToken();
 connect();

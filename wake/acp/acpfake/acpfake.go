@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -218,6 +219,7 @@ func (g gated) Read(p []byte) (int, error) {
 //	stdout <text> [then <words>]  the same on stdout, outside ACP
 //	fail <message>     answers the prompt with JSON-RPC error -32603 and message
 //	stop <reason>      ends the turn with the stop reason (refusal, max_tokens…)
+//	dial <host:port>   connects to host:port over TCP itself and posts "connected" or "refused: <why>"
 type fake struct {
 	conn *sdk.AgentSideConnection
 
@@ -739,6 +741,14 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 			return post("refused: " + err.Error())
 		}
 		return post(fmt.Sprintf("read %d bytes", n))
+	case "dial":
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", rest)
+		if err != nil {
+			return post("refused: " + err.Error())
+		}
+		c.Close()
+		return post("connected")
 	case "probe-write":
 		if err := os.WriteFile(rest, []byte("probe"), 0o644); err != nil {
 			return post("refused: " + err.Error())

@@ -3,6 +3,8 @@ package sandbox_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/acp/sandbox/sandboxtest"
@@ -196,5 +199,99 @@ func TestCommandPathsHoldTheNodeModulesTree(t *testing.T) {
 	want := []string{bin, filepath.Join(real, "node_modules", "@zed", "agent", "dist"), filepath.Join(real, "node_modules")}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("CommandPaths = %q, want %q", got, want)
+	}
+}
+
+// listenLoopback listens on a free loopback port, accepting and closing
+// every connection, and returns the port.
+func listenLoopback(t testing.TB) uint16 {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// connectScript tries a TCP connect to each port on 127.0.0.1 and says
+// "<port> open" or "<port> refused" for each.
+func connectScript(ports ...uint16) string {
+	var b strings.Builder
+	for _, p := range ports {
+		fmt.Fprintf(&b, "if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo %d open; else echo %d refused; fi\n", p, p, p)
+	}
+	return b.String()
+}
+
+func TestAChildCannotConnectToARefusedPortAndCanConnectToAnother(t *testing.T) {
+	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
+		t.Skipf("skipped: the kernel offers Landlock ABI %d, network rules need %d", abi, sandbox.NetworkABI)
+	}
+	p := newPlace(t)
+	server, other := listenLoopback(t), listenLoopback(t)
+	want := fmt.Sprintf("%d refused\n%d open\n", server, other)
+	pol := p.policy()
+	pol.RefuseConnect = []uint16{server}
+	for i := range 3 {
+		start := time.Now()
+		out, code := run(t, p, pol, "bash", "-c", connectScript(server, other))
+		t.Logf("start %d with a refused port, run to its end: %v", i+1, time.Since(start).Round(100*time.Microsecond))
+		if out != want || code != 0 {
+			t.Fatalf("a child refused port %d says %q (exit %d), want %q", server, out, code, want)
+		}
+	}
+	// Its terminals, started by it, are refused too.
+	if out, _ := run(t, p, pol, "bash", "-c", "bash -c '"+connectScript(server)+"'"); out != fmt.Sprintf("%d refused\n", server) {
+		t.Errorf("a grandchild says %q", out)
+	}
+	// The same port is open to a child of a policy that refuses none.
+	if out, _ := run(t, p, p.policy(), "bash", "-c", connectScript(server)); out != fmt.Sprintf("%d open\n", server) {
+		t.Errorf("a child refused nothing says %q", out)
+	}
+	// And to this process, which the ruleset never restricts.
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", server))
+	if err != nil {
+		t.Errorf("the parent cannot connect to the port refused its children: %v", err)
+	} else {
+		c.Close()
+	}
+}
+
+// BenchmarkStartWithARefusedPort is a sandboxed start of true, with a port
+// refused and without, for docs/PERFORMANCE.md.
+func BenchmarkStartWithARefusedPort(b *testing.B) {
+	if abi := sandboxtest.Require(b); abi < sandbox.NetworkABI {
+		b.Skipf("skipped: Landlock ABI %d has no network rules", abi)
+	}
+	path, err := exec.LookPath("true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, refuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("refuse=%v", refuse), func(b *testing.B) {
+			pol := sandbox.Policy{Read: sandbox.CommandPaths(path)}
+			if refuse {
+				pol.RefuseConnect = []uint16{9187}
+			}
+			for b.Loop() {
+				cmd := exec.Command(path)
+				if err := sandbox.Start(cmd, pol); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
