@@ -705,7 +705,7 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("bots: listen address %q: %w", addr, err)
 	}
 	if s.Users == nil && s.UsersFile == "" && host != "localhost" && !net.ParseIP(host).IsLoopback() {
-		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none every connection may do anything; pass a users file or a loopback address", addr)
+		return nil, fmt.Errorf("bots: refusing to serve %s without a users file: with none, whoever holds the local token is root; pass a users file or a loopback address", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
