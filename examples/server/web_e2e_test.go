@@ -27,6 +27,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/record"
 )
 
 // The browser tests: the web page served by the real server, driven in
@@ -334,14 +335,57 @@ func TestWebPage(t *testing.T) {
 		two.until("the bot in the second tab", `document.querySelector('#bots li[data-id="motion"]')`)
 		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
 		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal")+
-			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
+			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch svg.face > :first-child')).fill === "rgb(31, 154, 148)"`)
 		// And its body: the one a make picks, named and drawn.
 		reader := dial(testCtx(t), t, s, rootToken, byQuery)
 		reader.initialize(t, "body-reader")
 		body, _ := reader.readBot(t, "motion")["body"].(string)
 		two.until("its body", textOf(`#bots li[data-id="motion"] .kind`, body)+
-			` && document.querySelector('#bots li[data-id="motion"] .swatch').classList.contains("b-`+body+`")`)
+			` && document.querySelector('#bots li[data-id="motion"] .swatch svg.face').dataset.body === "`+body+`"`)
 		two.shot("bots")
+	})
+	t.Run("EachBodyIsDrawnAsItsOwnShapeInTheColourChosen", func(t *testing.T) {
+		one.t = t
+		one.visit("#/make")
+		one.until("the body picker", `document.querySelectorAll("#f-body-picker button.pick svg.face").length === 15`)
+		// Each suggested body is its own drawing, made of SVG elements.
+		shapes := eval[map[string]string](one, `Object.fromEntries([...document.querySelectorAll("#f-body-picker svg.face")].map(s => [s.dataset.body, s.innerHTML]))`)
+		seen := map[string]string{}
+		for _, body := range record.Bodies() {
+			shape, ok := shapes[body]
+			if !ok || shape == "" {
+				t.Errorf("the body picker draws no %s", body)
+				continue
+			}
+			if other, dup := seen[shape]; dup {
+				t.Errorf("%s is drawn as %s is", body, other)
+			}
+			seen[shape] = body
+		}
+		// Choosing a colour draws the bodies in it; the choice is marked.
+		one.click(`#f-color-picker button[data-value="purple"]`)
+		one.until("the bodies in purple", `document.querySelector("#f-color").value === "purple" && `+
+			`[...document.querySelectorAll("#f-body-picker svg.face")].every(s => getComputedStyle(s.firstElementChild).fill === "rgb(130, 80, 200)")`+
+			` && document.querySelector('#f-color-picker button[data-value="purple"]').getAttribute("aria-pressed") === "true"`)
+		one.click(`#f-body-picker button[data-value="ghost"]`)
+		one.until("ghost chosen", `document.querySelector("#f-body").value === "ghost"`)
+		// A colour is untrusted: only a named colour or #rrggbb is painted;
+		// a body word is never markup.
+		ctx, cancel := context.WithTimeout(one.ctx, step)
+		defer cancel()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`import("/assets/ui.js").then(m => [
+			m.face("robot", "#A0B1C2").getAttribute("fill"),
+			m.face("robot", "red;background:url(//x)").getAttribute("fill"),
+			m.face("robot", "url(#x)").getAttribute("fill"),
+			m.face("<img src=x onerror=alert(1)>", "teal", "<b>").outerHTML])`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+		if err != nil {
+			t.Fatalf("draw faces: %v", err)
+		}
+		if len(got) != 4 || got[0] != "#a0b1c2" || got[1] != "#7b8088" || got[2] != "#7b8088" ||
+			strings.Contains(got[3], "<img") || strings.Contains(got[3], "<b>") || !strings.Contains(got[3], `data-body="other"`) {
+			t.Errorf("faces drawn from untrusted words: %q", got)
+		}
+		one.visit("#/bots/motion")
 	})
 	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -370,6 +414,8 @@ func TestWebPage(t *testing.T) {
 		one.say("hello")
 		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
 		one.until("the back session as a step", `document.querySelector("details.step")`)
+		// The bot is drawn in the chat's header and beside its reply.
+		one.until("the bot beside its reply", `document.querySelector(".reply > .swatch svg.face[data-body]") && document.querySelector(".chat-head svg.face")`)
 	})
 	t.Run("TheReplyStreamsInAsItComes", func(t *testing.T) {
 		one.t = t
@@ -378,7 +424,7 @@ func TestWebPage(t *testing.T) {
 		// post reaches the chat before the turn ends. Sent by keyboard.
 		const words = "one two three four five six seven eight nine ten eleven twelve"
 		eval[bool](one, recordJS("__back", `article[data-state="active"] details.step[open] .msg.bot`))
-		eval[bool](one, recordJS("__post", `article[data-state="active"] > .msg.bot`))
+		eval[bool](one, recordJS("__post", `article[data-state="active"] > .reply > .msg.bot`))
 		one.until("the composer", `!document.querySelector("#send").disabled`)
 		one.fill("#message", "stream "+words)
 		one.do("send with Enter", chromedp.KeyEvent(kb.Enter))

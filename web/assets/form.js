@@ -4,6 +4,7 @@
 // the server shown beside the field it names.
 
 import { h, replace } from "./dom.js";
+import { face } from "./ui.js";
 
 // The fields shown first, in this order; the others go under "More".
 const FIRST = ["name", "description", "instructions", "body", "color", "labels"];
@@ -91,10 +92,34 @@ export function botForm(schema, { make, values, onsubmit }) {
     wraps[k] = h("div", { class: "field", dataset: { field: k } },
       h("label", { for: id }, title(k), req ? " (required)" : ""), input,
       list.length ? h("datalist", { id: id + "-list" }, list.map((o) => h("option", { value: o }))) : null,
+      (k === "body" || k === "color") && list.length ? picker(k, list, input) : null,
       hint ? h("p", { class: "hint", id: id + "-hint" }, hint + (p.type === "array" ? " Separate them with commas." : "")) : null,
       errors[k]);
     return wraps[k];
   }
+
+  // picker shows the suggestions of body or color drawn, each a button
+  // that puts its word in the field (which still takes any other word).
+  function picker(k, list, input) {
+    const buttons = list.map((o) => h("button", {
+      type: "button", class: "pick", title: o, "aria-label": o, dataset: { value: o },
+      onclick: () => { input.value = o; input.dispatchEvent(new Event("input")); mark(); },
+    }, k === "body" ? face(o, inputs.color ? inputs.color.value : "", "") : face("circle", o, ""), h("span", {}, o)));
+    const mark = () => {
+      for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.value === input.value.trim()));
+      // Bodies are drawn in the colour chosen.
+      if (k === "color" && pickers.body) pickers.body.recolor(input.value.trim());
+    };
+    input.addEventListener("input", mark);
+    const el = h("div", { class: "picker", id: "f-" + k + "-picker", role: "group", "aria-label": title(k) + " suggestions" }, buttons);
+    pickers[k] = {
+      mark,
+      recolor(c) { for (const b of buttons) b.firstChild.replaceWith(face(b.dataset.value, c, "")); },
+    };
+    queueMicrotask(mark);
+    return el;
+  }
+  const pickers = {};
 
   const slugProp = { type: "string", pattern: (props.id && props.id.pattern) || "^[a-z][a-z0-9-]{0,39}$" };
   const firstRows = []; const moreRows = [];
@@ -106,7 +131,10 @@ export function botForm(schema, { make, values, onsubmit }) {
     moreRows.length ? h("details", {}, h("summary", {}, "More"), moreRows) : null,
     h("div", { class: "row" }, save, h("a", { class: "button secondary", href: make ? "#/" : "#/bots/" + encodeURIComponent(base.id || "") }, "Cancel")));
 
-  function fill(v) { for (const k of keys) inputs[k].value = toText(v[k]); }
+  function fill(v) {
+    for (const k of keys) inputs[k].value = toText(v[k]);
+    for (const p of Object.values(pickers)) p.mark();
+  }
   fill(base);
 
   function clear() {
