@@ -500,9 +500,28 @@ func TestWebPage(t *testing.T) {
 	t.Run("EditingInstructionsChangesTheRead", func(t *testing.T) {
 		one.t = t
 		one.click("#edit")
-		one.fill("#f-instructions", "Answer in haiku.")
+		one.fill("#f-instructions", "Answer in **haiku**.")
 		one.click("#save")
 		one.until("the new instructions", textOf("#bot-instructions", "Answer in haiku."))
+		one.until("the instructions as markdown", textOf("#bot-instructions strong", "haiku"))
+	})
+	t.Run("ABotsPageIsACardThatKeepsTheHostPathInDetails", func(t *testing.T) {
+		one.t = t
+		one.until("the bot's card", `document.querySelector(".bot-card svg.face") && document.querySelector("#bot-name")`)
+		if got := eval[string](one, `document.querySelector("#bot-owner").textContent`); got != "you" {
+			t.Errorf("the owner reads %q, want %q", got, "you")
+		}
+		if got := eval[string](one, `(a => a.textContent + " " + a.getAttribute("href"))(document.querySelector("#back"))`); got != "Bots #/" {
+			t.Errorf("the back link is %q", got)
+		}
+		if !eval[bool](one, `!document.querySelector("#bot-details").open && document.querySelector("#bot-workspace").textContent.includes("motion")`) {
+			t.Error("the work folder is not in a closed details fold")
+		}
+		if text := one.bodyText(); strings.Contains(text, d.config) || strings.Contains(text, d.root) || strings.Contains(text, "Works in") || strings.Contains(text, "Session work") {
+			t.Errorf("the card shows the host path or the session name outside the fold:\n%s", text)
+		}
+		one.shot("bot-card")
+		one.readable("a bot's card")
 	})
 	t.Run("AStaleEditIsShownAndResolved", func(t *testing.T) {
 		one.t = t
@@ -510,7 +529,7 @@ func TestWebPage(t *testing.T) {
 		two.visit("#/bots/motion")
 		two.until("the bot's page in the other tab", textOf("#bot-name", "Motion"))
 		one.click("#edit")
-		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in haiku."`)
+		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in **haiku**."`)
 		// Someone else saves first.
 		c := dial(testCtx(t), t, s, rootToken, byQuery)
 		c.initialize(t, "someone-else")

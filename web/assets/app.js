@@ -6,7 +6,7 @@
 
 import { Client, defaultChatURI, randomId } from "./client.js";
 import { say, clearNotice, plain, swatch, when } from "./ui.js";
-import { h, replace } from "./dom.js";
+import { h, replace, markdown } from "./dom.js";
 import { botForm, fieldOf } from "./form.js";
 import { chatView } from "./chat.js";
 
@@ -165,8 +165,29 @@ async function readBot(slug) {
 
 function field(label, value, id) {
   if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return null;
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return [h("dt", {}, label), h("dd", { class: "pre", id }, text)];
+  const text = Array.isArray(value) ? value.join(", ") : typeof value === "string" ? value : JSON.stringify(value);
+  return [h("dt", {}, label), h("dd", { id }, text)];
+}
+
+// ownerWords says whose a bot is: "you", "team backend", "this host".
+function ownerWords(owner) {
+  if (!owner) return "";
+  if (owner === meta()["ahpd.principal"]) return "you";
+  const [kind, a, b] = owner.split(":");
+  switch (kind) {
+    case "user": return a;
+    case "team": return "team " + a;
+    case "project": return `project ${b} of team ${a}`;
+    case "root": return "this host";
+  }
+  return owner;
+}
+
+// agentWords names the agent a bot runs on.
+function agentWords(bot) {
+  if (bot.preset) return "preset " + bot.preset;
+  const agent = bot.provider || "the host's default agent";
+  return bot.model ? `${agent}, model ${bot.model}` : agent;
 }
 
 function botView(slug) {
@@ -180,19 +201,32 @@ function botView(slug) {
     try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
     if (gone) return;
     const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
+    const face = swatch(bot);
+    face.classList.add("large");
     replace(box,
-      h("div", { class: "row" }, swatch(bot), h("h1", { id: "bot-name" }, bot.name || slug)),
-      bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
+      h("a", { class: "button secondary back", href: "#/", id: "back" }, "Bots"),
+      h("div", { class: "card bot-card" },
+        h("div", { class: "row head" }, face, h("div", {},
+          h("h1", { id: "bot-name" }, bot.name || slug),
+          bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
+          h("p", { class: "muted", id: "bot-look" }, [bot.body, bot.color].filter(Boolean).join(" · ")))),
       h("div", { class: "row" },
         h("button", { type: "button", id: "new-chat", onclick: () => newChat(slug) }, "Chat"),
         h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit"),
         h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete")),
       trouble,
-      h("div", { class: "card" }, h("dl", {},
-        field("Instructions", bot.instructions, "bot-instructions"),
-        field("Body", bot.body), field("Colour", bot.color), field("Labels", bot.labels),
-        field("Provider", bot.provider), field("Model", bot.model), field("Owner", bot.owner),
-        field("Works in", bot.workspace), field("Session", bot.session))),
+      bot.instructions ? h("h2", {}, "Instructions") : null,
+      bot.instructions ? h("div", { class: "instructions", id: "bot-instructions" }, markdown(bot.instructions)) : null,
+      h("dl", { class: "facts" },
+        field("Owner", ownerWords(bot.owner), "bot-owner"),
+        field("Agent", agentWords(bot), "bot-agent"),
+        field("Tools", bot.tools && bot.tools.length ? bot.tools : "the host's default", "bot-tools"),
+        field("Labels", bot.labels, "bot-labels")),
+      h("details", { id: "bot-details" }, h("summary", {}, "Details"),
+        h("dl", { class: "facts" },
+          field("Works in", bot.workspace, "bot-workspace"), field("Back session", bot.session || "work", "bot-session"),
+          field("Template", bot.template), field("Made", bot.createdAt ? when(bot.createdAt) : ""),
+          field("Changed", bot.updatedAt ? when(bot.updatedAt) : "")))),
       h("h2", {}, "Chats"), chats);
     try {
       const r = await app.client.request("listSessions", { channel: "ahp-root://" });
