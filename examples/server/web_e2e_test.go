@@ -497,6 +497,27 @@ func TestWebPage(t *testing.T) {
 		one.click(".chat-head a.button")
 		one.until("the chat in the bot's list", `document.querySelectorAll("#chats a").length === 1`)
 	})
+	t.Run("ChatsAreTitledByTheirFirstMessageNewestFirst", func(t *testing.T) {
+		one.t = t
+		one.click("#new-chat")
+		one.say("a second chat")
+		one.until("the reply", textOf(".msg.bot", "Motion heard: a second chat"))
+		one.click(".chat-head a.button")
+		one.until("both chats in the bot's list", `document.querySelectorAll("#chats a").length === 2`)
+		type row struct{ Title, When, Turns string }
+		got := eval[[]row](one, `[...document.querySelectorAll("#chats li")].map(li => ({
+			Title: li.querySelector(".chat-title").textContent, When: li.querySelector(".chat-when").textContent, Turns: li.dataset.turns }))`)
+		if len(got) != 2 || got[0].Title != "a second chat" || got[0].When != "just now · 1 turn" || got[0].Turns != "1" ||
+			got[1].Title != "hello" || !strings.HasSuffix(got[1].When, " turns") {
+			t.Errorf("the chats are listed as %+v, want the new one first, each titled by its first message, with its turns", got)
+		}
+		one.shot("bot-chats")
+		// Back to the first chat, as the tests that follow expect.
+		one.click("#chats li:last-child a")
+		one.until("the first chat", textOf(".msg.bot", "Motion heard: hello"))
+		one.click(".chat-head a.button")
+		one.until("the bot's page", `document.querySelectorAll("#chats a").length === 2`)
+	})
 	t.Run("EditingInstructionsChangesTheRead", func(t *testing.T) {
 		one.t = t
 		one.click("#edit")
@@ -624,7 +645,7 @@ func TestWebPage(t *testing.T) {
 		one.click(`#bots li[data-id="motion"] a`)
 		one.until("the bot's page", `document.querySelector("#chats a")`)
 		one.readable("a bot's page, dark")
-		one.click("#chats a")
+		one.click("#chats li:last-child a")
 		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
 		one.readable("a chat, dark")
 		one.visit("#/make")
@@ -643,7 +664,7 @@ func TestWebPage(t *testing.T) {
 		}
 		one.shot("phone")
 		one.click(`#bots li[data-id="motion"] a`)
-		one.click("#chats a")
+		one.click("#chats li:last-child a")
 		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
 		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("the chat is %dpx wide in a 390px window", w)

@@ -5,7 +5,7 @@
 // markdown.
 
 import { Client, defaultChatURI, randomId } from "./client.js";
-import { say, clearNotice, plain, swatch, when } from "./ui.js";
+import { say, clearNotice, plain, swatch, when, ago } from "./ui.js";
 import { h, replace, markdown } from "./dom.js";
 import { botForm, fieldOf } from "./form.js";
 import { chatView } from "./chat.js";
@@ -231,9 +231,18 @@ function botView(slug) {
     try {
       const r = await app.client.request("listSessions", { channel: "ahp-root://" });
       const mine = (r.items || []).filter((s) => s.provider === "bot-chat" && s._meta && s._meta["ahpd.bot"] && s._meta["ahpd.bot"].id === slug);
-      replace(chats, mine.length ? mine.map((s) => h("li", {},
-        h("a", { href: "#/chats/" + encodeURIComponent(s.resource) }, s.title || "Chat"), " ",
-        h("span", { class: "muted" }, when(s.modifiedAt)))) : h("li", { class: "muted" }, "No chats yet."));
+      mine.sort((a, b) => String(b.modifiedAt).localeCompare(String(a.modifiedAt)));
+      replace(chats, mine.length ? mine.map((s) => {
+        const info = (s._meta && s._meta["ahpd.turns"]) || {};
+        const turns = Number(info.turns) || 0;
+        // The server titles a chat with the bot's name: its first message
+        // tells chats apart.
+        const title = (s.title && s.title !== (bot.name || slug) ? s.title : info.firstMessage) || s.title || "New chat";
+        return h("li", { dataset: { turns: String(turns) } },
+          h("a", { href: "#/chats/" + encodeURIComponent(s.resource), class: "chat-title" }, title),
+          h("span", { class: "muted chat-when", title: when(s.modifiedAt) },
+            ago(s.modifiedAt) + " · " + (turns === 1 ? "1 turn" : turns + " turns")));
+      }) : h("li", { class: "muted" }, "No chats yet."));
     } catch (e) { replace(chats, h("li", { class: "error" }, plain(e))); }
   };
   draw();

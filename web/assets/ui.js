@@ -108,3 +108,17 @@ export function when(ts) {
   const t = Date.parse(ts);
   return Number.isNaN(t) ? "" : new Date(t).toLocaleString();
 }
+
+// ago is a protocol timestamp as a time from now: "just now", "5 minutes
+// ago", "yesterday", else the date.
+export function ago(ts, now = Date.now()) {
+  const t = Date.parse(ts);
+  if (Number.isNaN(t)) return "";
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  if (s < 45) return "just now";
+  if (s < 3600) return rtf.format(-Math.round(s / 60), "minute");
+  if (s < 86400) return rtf.format(-Math.round(s / 3600), "hour");
+  if (s < 7 * 86400) return rtf.format(-Math.round(s / 86400), "day");
+  return new Date(t).toLocaleDateString();
+}
