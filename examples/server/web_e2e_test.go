@@ -387,6 +387,30 @@ func TestWebPage(t *testing.T) {
 		}
 		one.visit("#/bots/motion")
 	})
+	t.Run("OnABundledBotOnlyChatAndMakeACopyAreOffered", func(t *testing.T) {
+		// Root on the bundled builder (soft here may not read it), in a tab of its own.
+		one := newTab(t, b, base)
+		one.signIn(rootToken)
+		one.visit("#/bots/bot-builder")
+		one.until("the builder's page", `document.querySelector("#bot-name") && document.querySelector("#new-chat")`)
+		if !eval[bool](one, `!document.querySelector("#edit") && !document.querySelector("#delete") && !!document.querySelector("#copy")`) {
+			t.Errorf("the builder's page offers %q, want Chat and Make a copy alone", eval[string](one, `[...document.querySelectorAll(".bot-card .row button, .bot-card .row a")].map(e => e.textContent).join(", ")`))
+		}
+		name := eval[string](one, `document.querySelector("#bot-name").textContent`)
+		one.click("#copy")
+		one.until("a make form filled from the builder", `document.querySelector("#make-form") && document.querySelector("#f-name").value === `+strconv.Quote(name)+` && document.querySelector("#f-slug").value === ""`)
+		// Its edit form, reached by its address, is not offered either.
+		one.visit("#/bots/bot-builder/edit")
+		one.until("no edit form", `document.querySelector("#no-edit") && !document.querySelector("#edit-form")`)
+		// A refusal says "Permission denied" once.
+		ctx, cancel := context.WithTimeout(one.ctx, step)
+		defer cancel()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Promise.all([import("/assets/ui.js"), import("/assets/client.js")]).then(([ui, c]) =>
+			ui.plain(new c.RPCError(-32009, "Permission denied: bot://builder: you may read this bot but not edit it")))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+		if err != nil || got != "You may not do that: bot://builder: you may read this bot but not edit it" {
+			t.Errorf("a refusal reads %q (%v)", got, err)
+		}
+	})
 	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
 		one.t, two.t = t, t
 		// one is on Motion's page, two on the list, when a person edits
@@ -1021,7 +1045,7 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 	s := startServer(t, d.args())
 	proxy := newDropper(t, s.addr)
 	one := newTab(t, b, "http://"+proxy.ln.Addr().String())
-	one.signIn(rootToken)
+	one.signIn(softToken)
 	other := dial(testCtx(t), t, s, rootToken, byQuery)
 	other.initialize(t, "other")
 	other.makeBot(t, "before", `{"name": "Before"}`)

@@ -94,7 +94,7 @@ function route() {
   if (app.cleanup) { app.cleanup(); app.cleanup = null; }
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   let cleanup;
-  if (parts[0] === "make") cleanup = makeView();
+  if (parts[0] === "make") cleanup = makeView(parts[1]);
   else if (parts[0] === "bots" && parts[1] && parts[2] === "edit") cleanup = editView(parts[1]);
   else if (parts[0] === "bots" && parts[1]) cleanup = botView(parts[1]);
   else if (parts[0] === "chats" && parts[1]) cleanup = chatView(app, main, parts[1], defaultChatURI(parts[1]));
@@ -160,7 +160,10 @@ async function readBot(slug) {
     app.client.request("resourceRead", { channel: "ahp-root://", uri: "bot://" + slug }),
     app.client.request("resourceResolve", { channel: "ahp-root://", uri: "bot://" + slug }),
   ]);
-  return { bot: JSON.parse(r.data), etag: res.etag };
+  // _meta says what the reader may do: edit and delete it (ahpd.mayWrite),
+  // or only copy it, as a bot bundled with the host (ahpd.bundled).
+  const m = r._meta || {};
+  return { bot: JSON.parse(r.data), etag: res.etag, mayWrite: m["ahpd.mayWrite"] === true, bundled: m["ahpd.bundled"] === true };
 }
 
 function field(label, value, id) {
@@ -197,8 +200,8 @@ function botView(slug) {
   replace(main, box);
   let gone = false;
   const draw = async () => {
-    let bot;
-    try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
+    let bot, mayWrite, bundled;
+    try { ({ bot, mayWrite, bundled } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
     if (gone) return;
     const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
     const face = swatch(bot);
@@ -212,8 +215,9 @@ function botView(slug) {
           h("p", { class: "muted", id: "bot-look" }, [bot.body, bot.color].filter(Boolean).join(" · ")))),
       h("div", { class: "row" },
         h("button", { type: "button", id: "new-chat", onclick: () => newChat(slug) }, "Chat"),
-        h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit"),
-        h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete")),
+        mayWrite ? h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit") : null,
+        mayWrite ? h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete") : null,
+        bundled ? h("a", { class: "button secondary", href: "#/make/" + encodeURIComponent(slug), id: "copy" }, "Make a copy") : null),
       trouble,
       bot.instructions ? h("h2", {}, "Instructions") : null,
       bot.instructions ? h("div", { class: "instructions", id: "bot-instructions" }, markdown(bot.instructions)) : null,
@@ -287,8 +291,24 @@ function deleteBot(slug, name) {
   dlg.showModal();
 }
 
-function makeView() {
-  const form = botForm(manifest(), { make: true, onsubmit: async (body, slug, f) => {
+// makeView is the make form; from names a bot it starts as a copy of.
+function makeView(from) {
+  if (from) {
+    const box = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+    replace(main, box);
+    readBot(from).then(({ bot }) => {
+      if (location.hash !== "#/make/" + encodeURIComponent(from)) return;
+      const copy = {};
+      for (const k of ["name", "description", "instructions", "body", "color", "labels", "provider", "model", "preset", "template", "tools"]) if (bot[k] !== undefined) copy[k] = bot[k];
+      makeForm(copy, "Copy " + (bot.name || from));
+    }, (e) => replace(box, h("p", { class: "error" }, plain(e))));
+    return;
+  }
+  makeForm(undefined, "Make a bot");
+}
+
+function makeForm(values, heading) {
+  const form = botForm(manifest(), { make: true, values, onsubmit: async (body, slug, f) => {
     try {
       await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(body), encoding: "utf-8", createOnly: true });
       location.hash = "#/bots/" + encodeURIComponent(slug);
@@ -297,7 +317,7 @@ function makeView() {
       else f.refuse(fieldOf(e.message, f.keys, true), plain(e));
     }
   } });
-  replace(main, h("h1", {}, "Make a bot"), form.el);
+  replace(main, h("h1", {}, heading), form.el);
   form.focus();
 }
 
@@ -309,6 +329,11 @@ function editView(slug) {
     let cur;
     try { cur = await readBot(slug); } catch (e) { replace(box, h("p", { class: "error" }, plain(e))); return; }
     if (gone) return;
+    if (!cur.mayWrite) {
+      replace(box, h("p", { class: "error", id: "no-edit" }, `You may not edit ${cur.bot.name || slug}.`),
+        cur.bundled ? h("a", { class: "button", href: "#/make/" + encodeURIComponent(slug), id: "copy" }, "Make a copy") : null);
+      return;
+    }
     const form = botForm(manifest(), { make: false, values: cur.bot, onsubmit: async (patch, _slug, f) => {
       try {
         await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(patch), encoding: "utf-8", ifMatch: cur.etag });

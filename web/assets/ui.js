@@ -19,7 +19,7 @@ export function clearNotice() { notice.hidden = true; notice.textContent = ""; }
 export function plain(e) {
   if (!(e instanceof RPCError)) return String(e && e.message || e);
   switch (e.code) {
-    case -32009: return "You may not do that: " + e.message;
+    case -32009: return "You may not do that: " + e.message.replace(/^Permission denied:\s*/i, "");
     case -32008: return "Not found: " + e.message;
     case -32000: return "The connection closed before the server answered; try again.";
   }
