@@ -319,12 +319,12 @@ func TestWebPage(t *testing.T) {
 		one.fill("#f-slug", "Bad Slug")
 		one.fill("#f-name", "Motion")
 		one.click("#save")
-		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "lowercase letters, digits and dashes, starting with a letter"))
 		one.fill("#f-slug", "motion")
 		one.fill("#f-color", "#12")
 		one.click("#save")
 		// The server's refusal, beside the colour.
-		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, "neither one of"))
+		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, `Colour "#12" is neither one of`))
 		one.shot("make-error")
 		one.readable("the make form with a refusal")
 		one.fill("#f-color", "teal")
@@ -675,7 +675,7 @@ func TestWebPage(t *testing.T) {
 		one.visit("#/make")
 		one.fill("#f-slug", "Bad Slug")
 		one.click("#save")
-		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "lowercase letters, digits and dashes, starting with a letter"))
 		one.readable("the make form with a refusal, dark")
 	})
 	t.Run("PhoneWidth", func(t *testing.T) {

@@ -48,7 +48,10 @@ function check(k, p, text, required) {
   if (!text) return required ? `${title(k)} is required.` : "";
   if (p.type === "string") {
     if (p.minLength && text.length < p.minLength) return `${title(k)} is too short.`;
-    if (p.pattern && !new RegExp(p.pattern).test(text)) return `${title(k)} must match ${p.pattern}.`;
+    if (p.pattern && !new RegExp(p.pattern).test(text)) {
+      if (k === "slug") return "The slug must be 1 to 40 lowercase letters, digits and dashes, starting with a letter (like motion or pr-review).";
+      return `${title(k)} must match ${p.pattern}.`;
+    }
   }
   if (p.type === "object") {
     try { const v = JSON.parse(text); if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(); } catch { return `${title(k)} must be a JSON object.`; }
@@ -144,7 +147,8 @@ export function botForm(schema, { make, values, onsubmit }) {
 
   function refuse(k, msg) {
     if (!k || !errors[k]) { top.textContent = msg; top.hidden = false; top.focus && top.scrollIntoView({ block: "nearest" }); return; }
-    errors[k].textContent = msg;
+    // One spelling on the page: the server says "color", the page "Colour".
+    errors[k].textContent = k === "color" ? msg.replace(/^color\b/, "Colour") : msg;
     wraps[k].classList.add("invalid");
     inputs[k].setAttribute("aria-invalid", "true");
     if (wraps[k].parentElement.tagName === "DETAILS") wraps[k].parentElement.open = true;
