@@ -296,6 +296,9 @@ func TestWebPage(t *testing.T) {
 		one.fill("#token", "not-a-token")
 		one.click(".signin button[type=submit]")
 		one.until("the refusal", textOf("#signin-error", "refused this token (HTTP 401)"))
+		if !eval[bool](one, `document.querySelector("#signout").hidden`) {
+			t.Error("the wrong-token screen offers Sign out")
+		}
 		if u := eval[string](one, "location.href"); strings.Contains(u, "not-a-token") {
 			t.Errorf("the token is in the page's URL %s", u)
 		}

@@ -54,6 +54,7 @@ function connect() {
 function signIn(message) {
   if (app.cleanup) { app.cleanup(); app.cleanup = null; }
   clearNotice();
+  signout.hidden = true; // nothing to sign out of on the sign-in screen
   const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password", required: true });
   const form = h("form", { class: "card signin", onsubmit: (ev) => {
     ev.preventDefault();
