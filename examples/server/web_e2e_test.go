@@ -1118,7 +1118,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	one.visit("#/bots/motion")
-	one.until("the refusal and the problem", textOf("#main .error", "Permission denied")+" && "+textOf("#problems", "out of root"))
+	one.until("the refusal and the problem", textOf("#main .error", "You may not do that: the folder")+" && "+textOf("#problems", "out of root"))
 	one.readable("a bot whose folder left root")
 	if err := os.Remove(folder); err != nil {
 		t.Fatal(err)
