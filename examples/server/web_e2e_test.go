@@ -1048,7 +1048,7 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 	s := startServer(t, d.args())
 	proxy := newDropper(t, s.addr)
 	one := newTab(t, b, "http://"+proxy.ln.Addr().String())
-	one.signIn(softToken)
+	one.signIn(rootToken)
 	other := dial(testCtx(t), t, s, rootToken, byQuery)
 	other.initialize(t, "other")
 	other.makeBot(t, "before", `{"name": "Before"}`)
