@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -36,6 +37,14 @@ const ChatGrant = "session:create"
 
 // BotMeta is the _meta key that carries the bot a chat is with.
 const BotMeta = "ahpd.bot"
+
+// TurnsMeta is the _meta key of a chat's listing row that says how many
+// turns it holds ("turns") and, while they are all in memory, the text of
+// its first message ("firstMessage", at most firstMessageRunes runes): what
+// a client titles a chat with when its title is the bot's name.
+const TurnsMeta = "ahpd.turns"
+
+const firstMessageRunes = 120
 
 // Interrupted is the errorType and message of a turn a chat's log shows
 // begun and never ended, as VS Code reads such a turn back.
@@ -458,7 +467,7 @@ func (ch *chat) summary() ahp.SessionSummary {
 	}
 	return ahp.SessionSummary{
 		SessionMetadata: meta, Resource: ch.session, CreatedAt: ch.created, ModifiedAt: ch.cstate.ModifiedAt,
-		Meta: ch.sstate.Meta, DefaultChat: ch.uri,
+		Meta: ch.listingMetaLocked(), DefaultChat: ch.uri,
 	}
 }
 
@@ -470,6 +479,31 @@ func (ch *chat) notifiedLocked() string {
 		return ""
 	}
 	return ch.owner
+}
+
+// listingMetaLocked is the session's _meta with TurnsMeta added.
+func (ch *chat) listingMetaLocked() map[string]any {
+	turns := ch.cstate.Turns
+	n := ch.dropped + len(turns)
+	first := ""
+	if ch.cstate.ActiveTurn != nil {
+		n++
+		first = ch.cstate.ActiveTurn.Message.Text
+	}
+	if len(turns) > 0 {
+		first = turns[0].Message.Text
+	}
+	info := map[string]any{"turns": n}
+	if ch.dropped == 0 && first != "" {
+		if r := []rune(first); len(r) > firstMessageRunes {
+			first = string(r[:firstMessageRunes]) + "…"
+		}
+		info["firstMessage"] = first
+	}
+	out := make(map[string]any, len(ch.sstate.Meta)+1)
+	maps.Copy(out, ch.sstate.Meta)
+	out[TurnsMeta] = info
+	return out
 }
 
 // notify sends a root notification about a chat whose owner is owner to

@@ -23,11 +23,16 @@ func TestReadResultIsTheRecordsJSONAsData(t *testing.T) {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(ahp.ResourceReadResult{Data: string(r.AppendJSON(nil)), Encoding: "utf-8", ContentType: contentType}); err != nil {
+		type withMeta struct {
+			ahp.ResourceReadResult
+			Meta map[string]bool `json:"_meta"`
+		}
+		if err := enc.Encode(withMeta{ahp.ResourceReadResult{Data: string(r.AppendJSON(nil)), Encoding: "utf-8", ContentType: contentType},
+			map[string]bool{BundledMeta: false, MayWriteMeta: true}}); err != nil {
 			t.Fatal(err)
 		}
 		wantB := bytes.TrimSuffix(want.Bytes(), []byte("\n"))
-		a := &readResult{r: r}
+		a := &readResult{r: r, mayWrite: true}
 		if got := a.AppendJSON([]byte("x")); !bytes.Equal(got, append([]byte("x"), wantB...)) {
 			t.Errorf("AppendJSON\n got %s\nwant x%s", got, wantB)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agenthost/bots/access"
@@ -56,7 +57,8 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 			data := b.Record.AppendJSON(buf[:0])
 			return ahp.ResourceReadResult{Data: base64.StdEncoding.EncodeToString(data), Encoding: "base64", ContentType: contentType}, nil
 		}
-		return &readResult{r: b.Record}, nil
+		bundled := r.svc.isBundled(id)
+		return &readResult{r: b.Record, bundled: bundled, mayWrite: !bundled && CanWrite(p, b.Record)}, nil
 
 	case ahp.MethodResourceWrite:
 		var params ahp.ResourceWriteParams
@@ -139,13 +141,26 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 // readResult is the answer of a read in utf-8, ahp.ResourceReadResult
 // with the record's JSON as its data, written in one pass: the record's
 // JSON escaped as it is written, rather than written and then escaped a
-// second time into the answer.
-type readResult struct{ r record.Record }
+// second time into the answer. Its _meta tells a client what the reader
+// may do with the bot: "ahpd.bundled" (a bot bundled with the host, which
+// no one edits or deletes: it is copied) and "ahpd.mayWrite" (the reader
+// may edit and delete it).
+type readResult struct {
+	r                 record.Record
+	bundled, mayWrite bool
+}
+
+// Read _meta keys: see readResult.
+const (
+	BundledMeta  = "ahpd.bundled"
+	MayWriteMeta = "ahpd.mayWrite"
+)
 
 var _ engine.JSONAppender = (*readResult)(nil)
 
-// readResultTail is what follows the data of a read in utf-8.
-const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `"}`
+// readResultTail is what follows the data of a read in utf-8, up to its
+// _meta.
+const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `","_meta":{"` + BundledMeta + `":`
 
 // AppendJSON appends what encoding/json writes, HTML escaping off, for
 // ahp.ResourceReadResult{Data: <the record's JSON>, Encoding: "utf-8",
@@ -153,7 +168,11 @@ const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `"
 func (a *readResult) AppendJSON(b []byte) []byte {
 	b = append(b, `{"data":"`...)
 	b = a.r.AppendJSONInString(b)
-	return append(b, readResultTail...)
+	b = append(b, readResultTail...)
+	b = strconv.AppendBool(b, a.bundled)
+	b = append(b, `,"`+MayWriteMeta+`":`...)
+	b = strconv.AppendBool(b, a.mayWrite)
+	return append(b, "}}"...)
 }
 
 // MarshalJSON is AppendJSON, for anything that marshals the answer with

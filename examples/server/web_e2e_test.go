@@ -27,6 +27,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/record"
 )
 
 // The browser tests: the web page served by the real server, driven in
@@ -295,6 +296,9 @@ func TestWebPage(t *testing.T) {
 		one.fill("#token", "not-a-token")
 		one.click(".signin button[type=submit]")
 		one.until("the refusal", textOf("#signin-error", "refused this token (HTTP 401)"))
+		if !eval[bool](one, `document.querySelector("#signout").hidden`) {
+			t.Error("the wrong-token screen offers Sign out")
+		}
 		if u := eval[string](one, "location.href"); strings.Contains(u, "not-a-token") {
 			t.Errorf("the token is in the page's URL %s", u)
 		}
@@ -318,12 +322,12 @@ func TestWebPage(t *testing.T) {
 		one.fill("#f-slug", "Bad Slug")
 		one.fill("#f-name", "Motion")
 		one.click("#save")
-		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "lowercase letters, digits and dashes, starting with a letter"))
 		one.fill("#f-slug", "motion")
 		one.fill("#f-color", "#12")
 		one.click("#save")
 		// The server's refusal, beside the colour.
-		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, "neither one of"))
+		one.until("the colour's refusal", textOf(`[data-field="color"] .error`, `Colour "#12" is neither one of`))
 		one.shot("make-error")
 		one.readable("the make form with a refusal")
 		one.fill("#f-color", "teal")
@@ -334,14 +338,81 @@ func TestWebPage(t *testing.T) {
 		two.until("the bot in the second tab", `document.querySelector('#bots li[data-id="motion"]')`)
 		two.until("its description", textOf(`#bots li[data-id="motion"]`, "Reviews pull requests"))
 		two.until("its colour", textOf(`#bots li[data-id="motion"] .kind`, "teal")+
-			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch')).backgroundColor === "rgb(0, 128, 128)"`)
+			` && getComputedStyle(document.querySelector('#bots li[data-id="motion"] .swatch svg.face > :first-child')).fill === "rgb(31, 154, 148)"`)
 		// And its body: the one a make picks, named and drawn.
 		reader := dial(testCtx(t), t, s, rootToken, byQuery)
 		reader.initialize(t, "body-reader")
 		body, _ := reader.readBot(t, "motion")["body"].(string)
 		two.until("its body", textOf(`#bots li[data-id="motion"] .kind`, body)+
-			` && document.querySelector('#bots li[data-id="motion"] .swatch').classList.contains("b-`+body+`")`)
+			` && document.querySelector('#bots li[data-id="motion"] .swatch svg.face').dataset.body === "`+body+`"`)
 		two.shot("bots")
+	})
+	t.Run("EachBodyIsDrawnAsItsOwnShapeInTheColourChosen", func(t *testing.T) {
+		one.t = t
+		one.visit("#/make")
+		one.until("the body picker", `document.querySelectorAll("#f-body-picker button.pick svg.face").length === 15`)
+		// Each suggested body is its own drawing, made of SVG elements.
+		shapes := eval[map[string]string](one, `Object.fromEntries([...document.querySelectorAll("#f-body-picker svg.face")].map(s => [s.dataset.body, s.innerHTML]))`)
+		seen := map[string]string{}
+		for _, body := range record.Bodies() {
+			shape, ok := shapes[body]
+			if !ok || shape == "" {
+				t.Errorf("the body picker draws no %s", body)
+				continue
+			}
+			if other, dup := seen[shape]; dup {
+				t.Errorf("%s is drawn as %s is", body, other)
+			}
+			seen[shape] = body
+		}
+		// Choosing a colour draws the bodies in it; the choice is marked.
+		one.click(`#f-color-picker button[data-value="purple"]`)
+		one.until("the bodies in purple", `document.querySelector("#f-color").value === "purple" && `+
+			`[...document.querySelectorAll("#f-body-picker svg.face")].every(s => getComputedStyle(s.firstElementChild).fill === "rgb(130, 80, 200)")`+
+			` && document.querySelector('#f-color-picker button[data-value="purple"]').getAttribute("aria-pressed") === "true"`)
+		one.click(`#f-body-picker button[data-value="ghost"]`)
+		one.until("ghost chosen", `document.querySelector("#f-body").value === "ghost"`)
+		// A colour is untrusted: only a named colour or #rrggbb is painted;
+		// a body word is never markup.
+		ctx, cancel := context.WithTimeout(one.ctx, step)
+		defer cancel()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`import("/assets/ui.js").then(m => [
+			m.face("robot", "#A0B1C2").getAttribute("fill"),
+			m.face("robot", "red;background:url(//x)").getAttribute("fill"),
+			m.face("robot", "url(#x)").getAttribute("fill"),
+			m.face("<img src=x onerror=alert(1)>", "teal", "<b>").outerHTML])`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+		if err != nil {
+			t.Fatalf("draw faces: %v", err)
+		}
+		if len(got) != 4 || got[0] != "#a0b1c2" || got[1] != "#7b8088" || got[2] != "#7b8088" ||
+			strings.Contains(got[3], "<img") || strings.Contains(got[3], "<b>") || !strings.Contains(got[3], `data-body="other"`) {
+			t.Errorf("faces drawn from untrusted words: %q", got)
+		}
+		one.visit("#/bots/motion")
+	})
+	t.Run("OnABundledBotOnlyChatAndMakeACopyAreOffered", func(t *testing.T) {
+		// Root on the bundled builder (soft here may not read it), in a tab of its own.
+		one := newTab(t, b, base)
+		one.signIn(rootToken)
+		one.visit("#/bots/bot-builder")
+		one.until("the builder's page", `document.querySelector("#bot-name") && document.querySelector("#new-chat")`)
+		if !eval[bool](one, `!document.querySelector("#edit") && !document.querySelector("#delete") && !!document.querySelector("#copy")`) {
+			t.Errorf("the builder's page offers %q, want Chat and Make a copy alone", eval[string](one, `[...document.querySelectorAll(".bot-card .row button, .bot-card .row a")].map(e => e.textContent).join(", ")`))
+		}
+		name := eval[string](one, `document.querySelector("#bot-name").textContent`)
+		one.click("#copy")
+		one.until("a make form filled from the builder", `document.querySelector("#make-form") && document.querySelector("#f-name").value === `+strconv.Quote(name)+` && document.querySelector("#f-slug").value === ""`)
+		// Its edit form, reached by its address, is not offered either.
+		one.visit("#/bots/bot-builder/edit")
+		one.until("no edit form", `document.querySelector("#no-edit") && !document.querySelector("#edit-form")`)
+		// A refusal says "Permission denied" once.
+		ctx, cancel := context.WithTimeout(one.ctx, step)
+		defer cancel()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Promise.all([import("/assets/ui.js"), import("/assets/client.js")]).then(([ui, c]) =>
+			ui.plain(new c.RPCError(-32009, "Permission denied: bot://builder: you may read this bot but not edit it")))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+		if err != nil || got != "You may not do that: bot://builder: you may read this bot but not edit it" {
+			t.Errorf("a refusal reads %q (%v)", got, err)
+		}
 	})
 	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
 		one.t, two.t = t, t
@@ -370,6 +441,8 @@ func TestWebPage(t *testing.T) {
 		one.say("hello")
 		one.until("the reply", textOf(".msg.bot", "Motion heard: hello"))
 		one.until("the back session as a step", `document.querySelector("details.step")`)
+		// The bot is drawn in the chat's header and beside its reply.
+		one.until("the bot beside its reply", `document.querySelector(".reply > .swatch svg.face[data-body]") && document.querySelector(".chat-head svg.face")`)
 	})
 	t.Run("TheReplyStreamsInAsItComes", func(t *testing.T) {
 		one.t = t
@@ -378,7 +451,7 @@ func TestWebPage(t *testing.T) {
 		// post reaches the chat before the turn ends. Sent by keyboard.
 		const words = "one two three four five six seven eight nine ten eleven twelve"
 		eval[bool](one, recordJS("__back", `article[data-state="active"] details.step[open] .msg.bot`))
-		eval[bool](one, recordJS("__post", `article[data-state="active"] > .msg.bot`))
+		eval[bool](one, recordJS("__post", `article[data-state="active"] > .reply > .msg.bot`))
 		one.until("the composer", `!document.querySelector("#send").disabled`)
 		one.fill("#message", "stream "+words)
 		one.do("send with Enter", chromedp.KeyEvent(kb.Enter))
@@ -451,12 +524,52 @@ func TestWebPage(t *testing.T) {
 		one.click(".chat-head a.button")
 		one.until("the chat in the bot's list", `document.querySelectorAll("#chats a").length === 1`)
 	})
+	t.Run("ChatsAreTitledByTheirFirstMessageNewestFirst", func(t *testing.T) {
+		one.t = t
+		one.click("#new-chat")
+		one.say("a second chat")
+		one.until("the reply", textOf(".msg.bot", "Motion heard: a second chat"))
+		one.click(".chat-head a.button")
+		one.until("both chats in the bot's list", `document.querySelectorAll("#chats a").length === 2`)
+		type row struct{ Title, When, Turns string }
+		got := eval[[]row](one, `[...document.querySelectorAll("#chats li")].map(li => ({
+			Title: li.querySelector(".chat-title").textContent, When: li.querySelector(".chat-when").textContent, Turns: li.dataset.turns }))`)
+		if len(got) != 2 || got[0].Title != "a second chat" || got[0].When != "just now · 1 turn" || got[0].Turns != "1" ||
+			got[1].Title != "hello" || !strings.HasSuffix(got[1].When, " turns") {
+			t.Errorf("the chats are listed as %+v, want the new one first, each titled by its first message, with its turns", got)
+		}
+		one.shot("bot-chats")
+		// Back to the first chat, as the tests that follow expect.
+		one.click("#chats li:last-child a")
+		one.until("the first chat", textOf(".msg.bot", "Motion heard: hello"))
+		one.click(".chat-head a.button")
+		one.until("the bot's page", `document.querySelectorAll("#chats a").length === 2`)
+	})
 	t.Run("EditingInstructionsChangesTheRead", func(t *testing.T) {
 		one.t = t
 		one.click("#edit")
-		one.fill("#f-instructions", "Answer in haiku.")
+		one.fill("#f-instructions", "Answer in **haiku**.")
 		one.click("#save")
 		one.until("the new instructions", textOf("#bot-instructions", "Answer in haiku."))
+		one.until("the instructions as markdown", textOf("#bot-instructions strong", "haiku"))
+	})
+	t.Run("ABotsPageIsACardThatKeepsTheHostPathInDetails", func(t *testing.T) {
+		one.t = t
+		one.until("the bot's card", `document.querySelector(".bot-card svg.face") && document.querySelector("#bot-name")`)
+		if got := eval[string](one, `document.querySelector("#bot-owner").textContent`); got != "you" {
+			t.Errorf("the owner reads %q, want %q", got, "you")
+		}
+		if got := eval[string](one, `(a => a.textContent + " " + a.getAttribute("href"))(document.querySelector("#back"))`); got != "Bots #/" {
+			t.Errorf("the back link is %q", got)
+		}
+		if !eval[bool](one, `!document.querySelector("#bot-details").open && document.querySelector("#bot-workspace").textContent.includes("motion")`) {
+			t.Error("the work folder is not in a closed details fold")
+		}
+		if text := one.bodyText(); strings.Contains(text, d.config) || strings.Contains(text, d.root) || strings.Contains(text, "Works in") || strings.Contains(text, "Session work") {
+			t.Errorf("the card shows the host path or the session name outside the fold:\n%s", text)
+		}
+		one.shot("bot-card")
+		one.readable("a bot's card")
 	})
 	t.Run("AStaleEditIsShownAndResolved", func(t *testing.T) {
 		one.t = t
@@ -464,7 +577,7 @@ func TestWebPage(t *testing.T) {
 		two.visit("#/bots/motion")
 		two.until("the bot's page in the other tab", textOf("#bot-name", "Motion"))
 		one.click("#edit")
-		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in haiku."`)
+		one.until("the form", `document.querySelector("#f-instructions").value === "Answer in **haiku**."`)
 		// Someone else saves first.
 		c := dial(testCtx(t), t, s, rootToken, byQuery)
 		c.initialize(t, "someone-else")
@@ -559,13 +672,13 @@ func TestWebPage(t *testing.T) {
 		one.click(`#bots li[data-id="motion"] a`)
 		one.until("the bot's page", `document.querySelector("#chats a")`)
 		one.readable("a bot's page, dark")
-		one.click("#chats a")
+		one.click("#chats li:last-child a")
 		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
 		one.readable("a chat, dark")
 		one.visit("#/make")
 		one.fill("#f-slug", "Bad Slug")
 		one.click("#save")
-		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "must match"))
+		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "lowercase letters, digits and dashes, starting with a letter"))
 		one.readable("the make form with a refusal, dark")
 	})
 	t.Run("PhoneWidth", func(t *testing.T) {
@@ -578,7 +691,7 @@ func TestWebPage(t *testing.T) {
 		}
 		one.shot("phone")
 		one.click(`#bots li[data-id="motion"] a`)
-		one.click("#chats a")
+		one.click("#chats li:last-child a")
 		one.until("the chat", textOf(".msg.bot", "Motion heard: hello"))
 		if w := eval[int](one, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("the chat is %dpx wide in a 390px window", w)
@@ -1026,7 +1139,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	one.visit("#/bots/motion")
-	one.until("the refusal and the problem", textOf("#main .error", "Permission denied")+" && "+textOf("#problems", "out of root"))
+	one.until("the refusal and the problem", textOf("#main .error", "You may not do that: the folder")+" && "+textOf("#problems", "out of root"))
 	one.readable("a bot whose folder left root")
 	if err := os.Remove(folder); err != nil {
 		t.Fatal(err)

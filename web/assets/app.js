@@ -5,8 +5,8 @@
 // markdown.
 
 import { Client, defaultChatURI, randomId } from "./client.js";
-import { say, clearNotice, plain, swatch, when } from "./ui.js";
-import { h, replace } from "./dom.js";
+import { say, clearNotice, plain, swatch, when, ago } from "./ui.js";
+import { h, replace, markdown } from "./dom.js";
 import { botForm, fieldOf } from "./form.js";
 import { chatView } from "./chat.js";
 
@@ -54,6 +54,7 @@ function connect() {
 function signIn(message) {
   if (app.cleanup) { app.cleanup(); app.cleanup = null; }
   clearNotice();
+  signout.hidden = true; // nothing to sign out of on the sign-in screen
   const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password", required: true });
   const form = h("form", { class: "card signin", onsubmit: (ev) => {
     ev.preventDefault();
@@ -94,7 +95,7 @@ function route() {
   if (app.cleanup) { app.cleanup(); app.cleanup = null; }
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   let cleanup;
-  if (parts[0] === "make") cleanup = makeView();
+  if (parts[0] === "make") cleanup = makeView(parts[1]);
   else if (parts[0] === "bots" && parts[1] && parts[2] === "edit") cleanup = editView(parts[1]);
   else if (parts[0] === "bots" && parts[1]) cleanup = botView(parts[1]);
   else if (parts[0] === "chats" && parts[1]) cleanup = chatView(app, main, parts[1], defaultChatURI(parts[1]));
@@ -160,13 +161,37 @@ async function readBot(slug) {
     app.client.request("resourceRead", { channel: "ahp-root://", uri: "bot://" + slug }),
     app.client.request("resourceResolve", { channel: "ahp-root://", uri: "bot://" + slug }),
   ]);
-  return { bot: JSON.parse(r.data), etag: res.etag };
+  // _meta says what the reader may do: edit and delete it (ahpd.mayWrite),
+  // or only copy it, as a bot bundled with the host (ahpd.bundled).
+  const m = r._meta || {};
+  return { bot: JSON.parse(r.data), etag: res.etag, mayWrite: m["ahpd.mayWrite"] === true, bundled: m["ahpd.bundled"] === true };
 }
 
 function field(label, value, id) {
   if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return null;
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return [h("dt", {}, label), h("dd", { class: "pre", id }, text)];
+  const text = Array.isArray(value) ? value.join(", ") : typeof value === "string" ? value : JSON.stringify(value);
+  return [h("dt", {}, label), h("dd", { id }, text)];
+}
+
+// ownerWords says whose a bot is: "you", "team backend", "this host".
+function ownerWords(owner) {
+  if (!owner) return "";
+  if (owner === meta()["ahpd.principal"]) return "you";
+  const [kind, a, b] = owner.split(":");
+  switch (kind) {
+    case "user": return a;
+    case "team": return "team " + a;
+    case "project": return `project ${b} of team ${a}`;
+    case "root": return "this host";
+  }
+  return owner;
+}
+
+// agentWords names the agent a bot runs on.
+function agentWords(bot) {
+  if (bot.preset) return "preset " + bot.preset;
+  const agent = bot.provider || "the host's default agent";
+  return bot.model ? `${agent}, model ${bot.model}` : agent;
 }
 
 function botView(slug) {
@@ -176,30 +201,53 @@ function botView(slug) {
   replace(main, box);
   let gone = false;
   const draw = async () => {
-    let bot;
-    try { ({ bot } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
+    let bot, mayWrite, bundled;
+    try { ({ bot, mayWrite, bundled } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
     if (gone) return;
     const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
+    const face = swatch(bot);
+    face.classList.add("large");
     replace(box,
-      h("div", { class: "row" }, swatch(bot), h("h1", { id: "bot-name" }, bot.name || slug)),
-      bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
+      h("a", { class: "button secondary back", href: "#/", id: "back" }, "Bots"),
+      h("div", { class: "card bot-card" },
+        h("div", { class: "row head" }, face, h("div", {},
+          h("h1", { id: "bot-name" }, bot.name || slug),
+          bot.description ? h("p", { id: "bot-description" }, bot.description) : null,
+          h("p", { class: "muted", id: "bot-look" }, [bot.body, bot.color].filter(Boolean).join(" · ")))),
       h("div", { class: "row" },
         h("button", { type: "button", id: "new-chat", onclick: () => newChat(slug) }, "Chat"),
-        h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit"),
-        h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete")),
+        mayWrite ? h("a", { class: "button secondary", href: "#/bots/" + encodeURIComponent(slug) + "/edit", id: "edit" }, "Edit") : null,
+        mayWrite ? h("button", { type: "button", class: "secondary", id: "delete", onclick: () => deleteBot(slug, bot.name || slug) }, "Delete") : null,
+        bundled ? h("a", { class: "button secondary", href: "#/make/" + encodeURIComponent(slug), id: "copy" }, "Make a copy") : null),
       trouble,
-      h("div", { class: "card" }, h("dl", {},
-        field("Instructions", bot.instructions, "bot-instructions"),
-        field("Body", bot.body), field("Colour", bot.color), field("Labels", bot.labels),
-        field("Provider", bot.provider), field("Model", bot.model), field("Owner", bot.owner),
-        field("Works in", bot.workspace), field("Session", bot.session))),
+      bot.instructions ? h("h2", {}, "Instructions") : null,
+      bot.instructions ? h("div", { class: "instructions", id: "bot-instructions" }, markdown(bot.instructions)) : null,
+      h("dl", { class: "facts" },
+        field("Owner", ownerWords(bot.owner), "bot-owner"),
+        field("Agent", agentWords(bot), "bot-agent"),
+        field("Tools", bot.tools && bot.tools.length ? bot.tools : "the host's default", "bot-tools"),
+        field("Labels", bot.labels, "bot-labels")),
+      h("details", { id: "bot-details" }, h("summary", {}, "Details"),
+        h("dl", { class: "facts" },
+          field("Works in", bot.workspace, "bot-workspace"), field("Back session", bot.session || "work", "bot-session"),
+          field("Template", bot.template), field("Made", bot.createdAt ? when(bot.createdAt) : ""),
+          field("Changed", bot.updatedAt ? when(bot.updatedAt) : "")))),
       h("h2", {}, "Chats"), chats);
     try {
       const r = await app.client.request("listSessions", { channel: "ahp-root://" });
       const mine = (r.items || []).filter((s) => s.provider === "bot-chat" && s._meta && s._meta["ahpd.bot"] && s._meta["ahpd.bot"].id === slug);
-      replace(chats, mine.length ? mine.map((s) => h("li", {},
-        h("a", { href: "#/chats/" + encodeURIComponent(s.resource) }, s.title || "Chat"), " ",
-        h("span", { class: "muted" }, when(s.modifiedAt)))) : h("li", { class: "muted" }, "No chats yet."));
+      mine.sort((a, b) => String(b.modifiedAt).localeCompare(String(a.modifiedAt)));
+      replace(chats, mine.length ? mine.map((s) => {
+        const info = (s._meta && s._meta["ahpd.turns"]) || {};
+        const turns = Number(info.turns) || 0;
+        // The server titles a chat with the bot's name: its first message
+        // tells chats apart.
+        const title = (s.title && s.title !== (bot.name || slug) ? s.title : info.firstMessage) || s.title || "New chat";
+        return h("li", { dataset: { turns: String(turns) } },
+          h("a", { href: "#/chats/" + encodeURIComponent(s.resource), class: "chat-title" }, title),
+          h("span", { class: "muted chat-when", title: when(s.modifiedAt) },
+            ago(s.modifiedAt) + " · " + (turns === 1 ? "1 turn" : turns + " turns")));
+      }) : h("li", { class: "muted" }, "No chats yet."));
     } catch (e) { replace(chats, h("li", { class: "error" }, plain(e))); }
   };
   draw();
@@ -244,8 +292,24 @@ function deleteBot(slug, name) {
   dlg.showModal();
 }
 
-function makeView() {
-  const form = botForm(manifest(), { make: true, onsubmit: async (body, slug, f) => {
+// makeView is the make form; from names a bot it starts as a copy of.
+function makeView(from) {
+  if (from) {
+    const box = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+    replace(main, box);
+    readBot(from).then(({ bot }) => {
+      if (location.hash !== "#/make/" + encodeURIComponent(from)) return;
+      const copy = {};
+      for (const k of ["name", "description", "instructions", "body", "color", "labels", "provider", "model", "preset", "template", "tools"]) if (bot[k] !== undefined) copy[k] = bot[k];
+      makeForm(copy, "Copy " + (bot.name || from));
+    }, (e) => replace(box, h("p", { class: "error" }, plain(e))));
+    return;
+  }
+  makeForm(undefined, "Make a bot");
+}
+
+function makeForm(values, heading) {
+  const form = botForm(manifest(), { make: true, values, onsubmit: async (body, slug, f) => {
     try {
       await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(body), encoding: "utf-8", createOnly: true });
       location.hash = "#/bots/" + encodeURIComponent(slug);
@@ -254,7 +318,7 @@ function makeView() {
       else f.refuse(fieldOf(e.message, f.keys, true), plain(e));
     }
   } });
-  replace(main, h("h1", {}, "Make a bot"), form.el);
+  replace(main, h("h1", {}, heading), form.el);
   form.focus();
 }
 
@@ -266,6 +330,11 @@ function editView(slug) {
     let cur;
     try { cur = await readBot(slug); } catch (e) { replace(box, h("p", { class: "error" }, plain(e))); return; }
     if (gone) return;
+    if (!cur.mayWrite) {
+      replace(box, h("p", { class: "error", id: "no-edit" }, `You may not edit ${cur.bot.name || slug}.`),
+        cur.bundled ? h("a", { class: "button", href: "#/make/" + encodeURIComponent(slug), id: "copy" }, "Make a copy") : null);
+      return;
+    }
     const form = botForm(manifest(), { make: false, values: cur.bot, onsubmit: async (patch, _slug, f) => {
       try {
         await app.client.request("resourceWrite", { channel: "ahp-root://", uri: "bot://" + slug, data: JSON.stringify(patch), encoding: "utf-8", ifMatch: cur.etag });

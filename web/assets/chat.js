@@ -94,7 +94,14 @@ export function chatView(app, main, session, chat) {
 
   function drawPart(turn, p, active) {
     switch (p.kind) {
-      case "markdown": return h("div", { class: "msg bot", dataset: { part: p.id } }, markdown(p.content));
+      case "markdown": {
+        const bot = cur && cur._meta && cur._meta["ahpd.bot"];
+        const msg = h("div", { class: "msg bot", dataset: { part: p.id } }, markdown(p.content));
+        if (!bot) return msg;
+        const f = swatch(bot);
+        f.classList.add("small");
+        return h("div", { class: "reply" }, f, msg);
+      }
       case "reasoning": return h("details", { class: "step" }, h("summary", {}, "Thinking"), h("div", { class: "pre" }, p.content));
       case "systemNotification": return h("p", { class: "state" }, typeof p.content === "string" ? p.content : markdown(p.content.markdown));
       case "error": return h("div", { class: "errpart", role: "alert" }, p.error.message || p.error.errorType);

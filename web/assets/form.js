@@ -4,6 +4,7 @@
 // the server shown beside the field it names.
 
 import { h, replace } from "./dom.js";
+import { face } from "./ui.js";
 
 // The fields shown first, in this order; the others go under "More".
 const FIRST = ["name", "description", "instructions", "body", "color", "labels"];
@@ -47,7 +48,10 @@ function check(k, p, text, required) {
   if (!text) return required ? `${title(k)} is required.` : "";
   if (p.type === "string") {
     if (p.minLength && text.length < p.minLength) return `${title(k)} is too short.`;
-    if (p.pattern && !new RegExp(p.pattern).test(text)) return `${title(k)} must match ${p.pattern}.`;
+    if (p.pattern && !new RegExp(p.pattern).test(text)) {
+      if (k === "slug") return "The slug must be 1 to 40 lowercase letters, digits and dashes, starting with a letter (like motion or pr-review).";
+      return `${title(k)} must match ${p.pattern}.`;
+    }
   }
   if (p.type === "object") {
     try { const v = JSON.parse(text); if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(); } catch { return `${title(k)} must be a JSON object.`; }
@@ -91,10 +95,34 @@ export function botForm(schema, { make, values, onsubmit }) {
     wraps[k] = h("div", { class: "field", dataset: { field: k } },
       h("label", { for: id }, title(k), req ? " (required)" : ""), input,
       list.length ? h("datalist", { id: id + "-list" }, list.map((o) => h("option", { value: o }))) : null,
+      (k === "body" || k === "color") && list.length ? picker(k, list, input) : null,
       hint ? h("p", { class: "hint", id: id + "-hint" }, hint + (p.type === "array" ? " Separate them with commas." : "")) : null,
       errors[k]);
     return wraps[k];
   }
+
+  // picker shows the suggestions of body or color drawn, each a button
+  // that puts its word in the field (which still takes any other word).
+  function picker(k, list, input) {
+    const buttons = list.map((o) => h("button", {
+      type: "button", class: "pick", title: o, "aria-label": o, dataset: { value: o },
+      onclick: () => { input.value = o; input.dispatchEvent(new Event("input")); mark(); },
+    }, k === "body" ? face(o, inputs.color ? inputs.color.value : "", "") : face("circle", o, ""), h("span", {}, o)));
+    const mark = () => {
+      for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.value === input.value.trim()));
+      // Bodies are drawn in the colour chosen.
+      if (k === "color" && pickers.body) pickers.body.recolor(input.value.trim());
+    };
+    input.addEventListener("input", mark);
+    const el = h("div", { class: "picker", id: "f-" + k + "-picker", role: "group", "aria-label": title(k) + " suggestions" }, buttons);
+    pickers[k] = {
+      mark,
+      recolor(c) { for (const b of buttons) b.firstChild.replaceWith(face(b.dataset.value, c, "")); },
+    };
+    queueMicrotask(mark);
+    return el;
+  }
+  const pickers = {};
 
   const slugProp = { type: "string", pattern: (props.id && props.id.pattern) || "^[a-z][a-z0-9-]{0,39}$" };
   const firstRows = []; const moreRows = [];
@@ -106,7 +134,10 @@ export function botForm(schema, { make, values, onsubmit }) {
     moreRows.length ? h("details", {}, h("summary", {}, "More"), moreRows) : null,
     h("div", { class: "row" }, save, h("a", { class: "button secondary", href: make ? "#/" : "#/bots/" + encodeURIComponent(base.id || "") }, "Cancel")));
 
-  function fill(v) { for (const k of keys) inputs[k].value = toText(v[k]); }
+  function fill(v) {
+    for (const k of keys) inputs[k].value = toText(v[k]);
+    for (const p of Object.values(pickers)) p.mark();
+  }
   fill(base);
 
   function clear() {
@@ -116,7 +147,8 @@ export function botForm(schema, { make, values, onsubmit }) {
 
   function refuse(k, msg) {
     if (!k || !errors[k]) { top.textContent = msg; top.hidden = false; top.focus && top.scrollIntoView({ block: "nearest" }); return; }
-    errors[k].textContent = msg;
+    // One spelling on the page: the server says "color", the page "Colour".
+    errors[k].textContent = k === "color" ? msg.replace(/^color\b/, "Colour") : msg;
     wraps[k].classList.add("invalid");
     inputs[k].setAttribute("aria-invalid", "true");
     if (wraps[k].parentElement.tagName === "DETAILS") wraps[k].parentElement.open = true;
