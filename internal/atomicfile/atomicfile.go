@@ -96,39 +96,36 @@ func ofTargets(name string, targets []string) bool {
 
 // Write replaces path with data durably. The folder must exist.
 func Write(path string, data []byte, perm fs.FileMode) error {
+	dir, tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
+	}
+	return SyncDir(dir)
+}
+
+// writeTemp writes data, synced, with mode perm, to a new temp file beside
+// path, and returns the folder and the temp file's path; on an error it
+// leaves no temp file.
+func writeTemp(path string, data []byte, perm fs.FileMode) (dir, tmp string, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, tempPrefix+base+"-*")
 	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
+		return "", "", fmt.Errorf("create temp file for %s: %w", path, err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
+	tmp = f.Name()
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Chmod(perm), f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return "", "", fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
-	}
-	ok = true
-	return SyncDir(dir)
+	return dir, tmp, nil
 }
 
 // SyncDir fsyncs a folder, making renames and removals in it durable.
@@ -171,20 +168,11 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 // or all of it, and of two writers racing, one writes and the other gets
 // an error wrapping fs.ErrExist. The folder must exist.
 func WriteNew(path string, data []byte, perm fs.FileMode) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, tempPrefix+base+"-*")
+	dir, tmp, err := writeTemp(path, data, perm)
 	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
+		return err
 	}
-	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err = errors.Join(err, f.Chmod(perm), f.Sync(), f.Close()); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
 	if err := os.Link(tmp, path); err != nil {
 		return err
 	}
