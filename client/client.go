@@ -551,9 +551,9 @@ func (c *Client) resume(conn Conn) Conn {
 			conn.Close()
 			return nil
 		}
+		c.log.Info("client: reconnected", "result", r.Type)
 		c.applyReconnect(r)
 		c.setReady()
-		c.log.Info("client: reconnected", "result", r.Type)
 		return conn
 	}
 }
