@@ -279,7 +279,13 @@ func TestAHandMadeBotClaimsItsFolderAndItsRemovalFreesIt(t *testing.T) {
 	n := 0
 	waitFor(t, func() bool {
 		n++
-		_, err := e.svc.Make(ctx(t), soft, fmt.Sprintf("late-%d", n), []byte(`{"name":"L","workspace":"`+dir+`"}`))
+		slug := fmt.Sprintf("late-%d", n)
+		_, err := e.svc.Make(ctx(t), soft, slug, []byte(`{"name":"L","workspace":"`+dir+`"}`))
+		if err == nil { // made before the index heard: give the folder back
+			if err := e.svc.Delete(ctx(t), soft, slug, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return errcode.Of(err) == errcode.Invalid && strings.Contains(err.Error(), "flip")
 	})
 	if err := os.RemoveAll(filepath.Dir(e.botFile("flip"))); err != nil {
