@@ -209,6 +209,7 @@ type Server struct {
 	started  bool // wire has run
 	loading  bool // a load was claimed: its runner opens the gate
 	closed   bool
+	stopping bool // Shutdown has begun
 	startErr error
 	gate     *gate  // answers from the wire before the load ends
 	local    string // the local token; "" with a users directory
@@ -680,7 +681,7 @@ func (s *Server) serving(w http.ResponseWriter, r *http.Request) (http.Handler, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handler == nil {
+	if s.handler == nil || s.stopping {
 		http.Error(w, "the bots server is not running", http.StatusServiceUnavailable)
 		return nil, false
 	}
@@ -768,10 +769,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Shutdown closes every WebSocket gracefully (what was queued for a
 // client, then a close frame: http.Server.Shutdown does not close
 // WebSockets), waiting for them until ctx is done, then closes the
-// server. It answers ctx's error when ctx ended first.
+// server. From its start every request is answered 503, the page too, so
+// a page reconnecting is never told the server is up while its socket is
+// refused. It answers ctx's error when ctx ended first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	wire := s.wire
+	s.stopping = true // from now on, nothing new: see serving
 	s.mu.Unlock()
 	var err error
 	if wire != nil {

@@ -469,3 +469,41 @@ func TestServerRefusesAPublicHostThatIsNotAHostAtStart(t *testing.T) {
 		t.Errorf("start with a URL for a public host: %v", err)
 	}
 }
+
+func TestAServerShuttingDownAnswersNothingNewWhileItsSocketsClose(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.Page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	// A client that never reads keeps the graceful close waiting: the
+	// window in which a page reconnecting must not be told the server is
+	// up while its socket is refused (the page would take that for a
+	// refused token).
+	ws, _, err := websocket.Dial(t.Context(), tokenURL(t, srv, web), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		code, body := get(t, srv.Handler(), "/")
+		if code == http.StatusServiceUnavailable {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("Shutdown ended while the page still answered %d %q", code, body)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("while shutting down the page answers %d %q, want 503", code, body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	<-done
+}
