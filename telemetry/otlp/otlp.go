@@ -320,30 +320,23 @@ func encodeValue(v attribute.Value) value {
 		f := v.AsFloat64()
 		return value{Double: &f}
 	case attribute.BOOLSLICE:
-		var vs []value
-		for _, b := range v.AsBoolSlice() {
-			vs = append(vs, encodeValue(attribute.BoolValue(b)))
-		}
-		return value{Array: &arrayValue{Values: vs}}
+		return arrayOf(v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		var vs []value
-		for _, i := range v.AsInt64Slice() {
-			vs = append(vs, encodeValue(attribute.Int64Value(i)))
-		}
-		return value{Array: &arrayValue{Values: vs}}
+		return arrayOf(v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		var vs []value
-		for _, f := range v.AsFloat64Slice() {
-			vs = append(vs, encodeValue(attribute.Float64Value(f)))
-		}
-		return value{Array: &arrayValue{Values: vs}}
+		return arrayOf(v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		var vs []value
-		for _, s := range v.AsStringSlice() {
-			vs = append(vs, encodeValue(attribute.StringValue(s)))
-		}
-		return value{Array: &arrayValue{Values: vs}}
+		return arrayOf(v.AsStringSlice(), attribute.StringValue)
 	}
 	s := v.Emit()
 	return value{String: &s}
+}
+
+// arrayOf encodes a slice attribute as an OTLP array of its values.
+func arrayOf[T any](xs []T, of func(T) attribute.Value) value {
+	vs := make([]value, 0, len(xs))
+	for _, x := range xs {
+		vs = append(vs, encodeValue(of(x)))
+	}
+	return value{Array: &arrayValue{Values: vs}}
 }
