@@ -37,7 +37,8 @@ var layers = map[string]int{
 	"connector": 4, // connectors: vaults, adapters, scrubbing
 	"catalog":   4, // the catalogue channel and resource watches
 
-	"wake": 5, // back sessions: SessionHost, Harness, the wake
+	"wake":  5, // back sessions: SessionHost, Harness, the wake
+	"route": 5, // chat-network routes: the Network port, connections, routes; adapters below it
 
 	"bot": 6, // the service
 
