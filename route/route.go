@@ -1,0 +1,113 @@
+package route
+
+import (
+	"context"
+	"errors"
+)
+
+// Connection is one login to one network, kept by the host's operator. Its
+// credentials are named by vault alias, never held: listing a connection
+// shows nothing secret.
+type Connection struct {
+	// ID names the connection: ^[a-z][a-z0-9-]{0,39}$, like a slug.
+	ID string `json:"id"`
+	// Network is the adapter's Name: irc, xmpp, telegram, slack.
+	Network string `json:"network"`
+	// Enabled is false for a connection the operator turned off: no
+	// route on it runs.
+	Enabled bool `json:"enabled"`
+	// Settings are the adapter's safe settings (server, nick, jid,
+	// workspace…), shown to whoever may list connections.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Secrets name the credentials the adapter needs by the adapter's
+	// names (password, token, signingSecret…), each a vault reference
+	// connectors://<adapter>/<id> resolved at dial time through the vault
+	// connectors already use.
+	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// Unmapped says what a route does with a message from a network user who
+// maps to no person.
+type Unmapped string
+
+// The policies for unmapped users.
+const (
+	// Refuse answers them with one sentence in the network and goes no
+	// further. The default.
+	Refuse Unmapped = "refuse"
+	// Pair answers them with a pairing code that a person confirms on the
+	// page, which maps the network identity to that person.
+	Pair Unmapped = "pair"
+)
+
+// Route sends the messages of one scope of a connection to one bot's main
+// chat, as the person each network user maps to.
+type Route struct {
+	// ID names the route: ^[a-z][a-z0-9-]{0,39}$.
+	ID string `json:"id"`
+	// Name is how people see it.
+	Name string `json:"name,omitempty"`
+	// Enabled is false for a route that is kept but does not run.
+	Enabled bool `json:"enabled"`
+	// Connection is the Connection's ID.
+	Connection string `json:"connection"`
+	// Bot is the bot's slug.
+	Bot string `json:"bot"`
+	// Scope is what the route listens to: a direct message (ID empty:
+	// any person's direct messages to the connection), one group, one
+	// thread.
+	Scope Scope `json:"scope"`
+	// Unmapped is the policy for users who map to no person; empty means
+	// Refuse.
+	Unmapped Unmapped `json:"unmapped,omitempty"`
+	// Tools, when not nil, narrows the bot's tools for turns the route
+	// starts: the tools a turn gets are the host's ∩ Tools ∩ the bot's.
+	// A route never widens them.
+	Tools []string `json:"tools,omitempty"`
+	// Owner is who made the route (an owner string, user:<id>…); people
+	// who may edit the bot see and edit its routes.
+	Owner string `json:"owner,omitempty"`
+	// Version changes at every write; a write that names an older one is
+	// refused (ErrConflict).
+	Version string `json:"version,omitempty"`
+}
+
+// Errors of a Store, wrapped with a sentence naming the connection or
+// route.
+var (
+	// ErrNotFound: no connection or route of that id.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a write named a Version that is no longer the stored
+	// one.
+	ErrConflict = errors.New("changed since it was read")
+)
+
+// Store keeps connections and routes: in files by default, in PostgreSQL
+// with -db. Every method is safe to call concurrently; a write is whole
+// or not at all, and survives a crash once it returned.
+type Store interface {
+	// Connections lists every connection, ordered by ID.
+	Connections(ctx context.Context) ([]Connection, error)
+	// Routes lists every route, ordered by ID.
+	Routes(ctx context.Context) ([]Route, error)
+	// PutRoute saves r: a new one when no route has its ID (r.Version
+	// empty), else a replacement of the route of that Version
+	// (ErrConflict otherwise). It returns the route as stored, with its
+	// new Version.
+	PutRoute(ctx context.Context, r Route) (Route, error)
+	// DeleteRoute removes the route id of that version ("" for any).
+	DeleteRoute(ctx context.Context, id, version string) error
+	// Watch sends a value after every change to a connection or route,
+	// whoever made it (this instance, another on the same database, a
+	// hand edit of the file), until ctx ends; a reader then lists again.
+	// Changes close together may be sent as one.
+	Watch(ctx context.Context) (<-chan struct{}, error)
+}
+
+// People maps network identities ("irc:alice", "xmpp:alice@example.org",
+// "telegram:123456", "slack:U123") to the people of the users file.
+type People interface {
+	// Person returns the id of the person (as in user:<id>) that
+	// identity is mapped to, and false when it maps to nobody.
+	Person(identity string) (string, bool)
+}
