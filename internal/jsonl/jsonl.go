@@ -40,7 +40,7 @@ func Create(path string, line []byte) error {
 // session disposed, its bot deleted) gets no new one, and the error wraps
 // fs.ErrNotExist.
 func Append(path string, line []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := openAppend(path)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
