@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,7 +98,11 @@ func seeded(b *testing.B, n int) (dir string, paths []string) {
 // returns (the store serves), swept-x-floor when the background work the
 // load started (the load cache's write, the sweep of temp files) is done
 // too, and cpu-x-floor the ratio of CPU time (all threads) until Open
-// returns, which a busy machine disturbs less than wall time. Each of its
+// returns, which a busy machine disturbs less than wall time. The load
+// reads with several goroutines, which a busy machine runs at once in CPU
+// time but not in wall time, so each iteration also times a parallel
+// floor, the same files read by as many goroutines as the load uses
+// (parallelReaders): x-pfloor and cpu-x-pfloor are the load against it. Each of its
 // loads reads every file; cached is the same over a load cache that holds
 // every file. heap reports the live heap the loaded store holds per bot.
 func BenchmarkLoad(b *testing.B) {
@@ -151,12 +157,12 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // pairedLoad times open, after prepare, against the floor of reading
-// paths with os.ReadFile, alternating in every iteration, and reports
-// their ratios (see BenchmarkLoad).
+// paths with os.ReadFile, one after another and then in parallel,
+// alternating in every iteration, and reports their ratios (see
+// BenchmarkLoad).
 func pairedLoad(b *testing.B, paths []string, prepare func(), open func() (*filerecord.Store, error)) {
-	var floor, opened, swept, floorCPU, openCPU time.Duration
+	var floor, pfloor, opened, swept, floorCPU, pfloorCPU, openCPU time.Duration
 	for b.Loop() {
-		prepare()
 		t0, c0 := time.Now(), cpuTime()
 		for _, p := range paths {
 			if _, err := os.ReadFile(p); err != nil {
@@ -164,24 +170,64 @@ func pairedLoad(b *testing.B, paths []string, prepare func(), open func() (*file
 			}
 		}
 		t1, c1 := time.Now(), cpuTime()
+		if err := readParallel(paths); err != nil {
+			b.Fatal(err)
+		}
+		t2, c2 := time.Now(), cpuTime()
+		floor += t1.Sub(t0)
+		floorCPU += c1 - c0
+		pfloor += t2.Sub(t1)
+		pfloorCPU += c2 - c1
+		prepare()
+		t3, c3 := time.Now(), cpuTime()
 		s, err := open()
 		if err != nil {
 			b.Fatal(err)
 		}
-		opened += time.Since(t1)
-		openCPU += cpuTime() - c1
+		opened += time.Since(t3)
+		openCPU += cpuTime() - c3
 		s.WaitSwept()
-		swept += time.Since(t1)
-		floor += t1.Sub(t0)
-		floorCPU += c1 - c0
+		swept += time.Since(t3)
 		s.Close()
 	}
 	b.ReportMetric(float64(opened)/float64(floor), "x-floor")
 	b.ReportMetric(float64(swept)/float64(floor), "swept-x-floor")
 	b.ReportMetric(float64(openCPU)/float64(floorCPU), "cpu-x-floor")
+	b.ReportMetric(float64(opened)/float64(pfloor), "x-pfloor")
+	b.ReportMetric(float64(openCPU)/float64(pfloorCPU), "cpu-x-pfloor")
 	b.ReportMetric(float64(floor.Microseconds())/1000/float64(b.N), "floor-ms")
+	b.ReportMetric(float64(pfloor.Microseconds())/1000/float64(b.N), "pfloor-ms")
 	b.ReportMetric(float64(opened.Microseconds())/1000/float64(b.N), "open-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// parallelReaders is how many goroutines a load reads with: min(8,
+// 2×GOMAXPROCS) in filerecord's load.go.
+func parallelReaders() int { return min(8, 2*runtime.GOMAXPROCS(0)) }
+
+// readParallel reads every path with os.ReadFile, spread over
+// parallelReaders goroutines taking the next path in turn, as the load
+// does.
+func readParallel(paths []string) error {
+	var next atomic.Int64
+	errs := make([]error, parallelReaders())
+	var wg sync.WaitGroup
+	for r := range errs {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				if _, err := os.ReadFile(paths[i]); err != nil {
+					errs[r] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // BenchmarkCreateDurable makes one bot per iteration, beside its floor:
