@@ -58,7 +58,8 @@ type conn struct {
 	id        uint64
 	w         wire
 	principal access.Principal
-	token     string // what it presented at the upgrade, asked again by Reauthenticate
+	token     string      // what it presented at the upgrade, asked again by Reauthenticate
+	valid     func() bool // for PipeAs: asked instead of the token
 	log       *slog.Logger
 	link      *engine.Link // the connection's tie to the engine
 

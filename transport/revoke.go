@@ -33,6 +33,9 @@ func (s *Server) Reauthenticate() {
 // registering a connection: a change between the upgrade's Authenticate
 // and the registration would otherwise escape Reauthenticate.
 func (s *Server) holds(c *conn) bool {
+	if c.valid != nil {
+		return c.valid()
+	}
 	p, ok := s.host.Authenticate(c.token)
 	return ok && p.Root == c.principal.Root && p.User == c.principal.User
 }

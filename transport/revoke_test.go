@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -117,5 +118,35 @@ func TestATokenTakenAwayDuringTheUpgradeIsNotServed(t *testing.T) {
 	srv.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d connections left registered", n)
+	}
+}
+
+func TestPipeAsServesThePrincipalUntilValidSaysNo(t *testing.T) {
+	srv, _ := newTestServer(t, Config{})
+	if _, err := srv.PipeAs(testContext(t), access.Principal{User: "soft"}, nil); errcode.Of(err) != errcode.Invalid {
+		t.Fatalf("PipeAs without valid: %v, want Invalid", err)
+	}
+	var mu sync.Mutex
+	still := true
+	valid := func() bool { mu.Lock(); defer mu.Unlock(); return still }
+	conn, err := srv.PipeAs(testContext(t), access.Principal{User: "soft"}, valid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	soft := &pipeClient{t: t, ctx: testContext(t), conn: conn}
+	soft.initialize("soft", "test:/notes")
+
+	srv.Reauthenticate() // still valid: stays open
+	soft.ping()
+
+	mu.Lock()
+	still = false
+	mu.Unlock()
+	srv.Reauthenticate()
+	_, err = soft.conn.Recv(soft.ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation {
+		t.Fatalf("the connection ended with %v, want a 1008 close", err)
 	}
 }

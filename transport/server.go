@@ -260,11 +260,30 @@ func (s *Server) Pipe(ctx context.Context, token string) (*Conn, error) {
 	if !ok {
 		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
 	}
+	return s.pipe(ctx, p, token, nil)
+}
+
+// PipeAs connects to the server in memory as p, for a caller that
+// authenticated the person itself (a chat-network route, whose sender maps
+// to a person): no token is presented. valid is asked wherever a token
+// would be asked again (at once, and at every Reauthenticate): once it
+// answers false the connection is revoked as a refused token's is. Every
+// request is judged with the principal the host gives now, as on any
+// connection.
+func (s *Server) PipeAs(ctx context.Context, p access.Principal, valid func() bool) (*Conn, error) {
+	if valid == nil {
+		return nil, errcode.New(errcode.Invalid, "PipeAs needs a valid function")
+	}
+	return s.pipe(ctx, p, "", valid)
+}
+
+func (s *Server) pipe(ctx context.Context, p access.Principal, token string, valid func() bool) (*Conn, error) {
 	w := newPipeWire(s.cfg.ReadLimit)
 	c, err := s.newConn(p, token, w, "pipe")
 	if err != nil {
 		return nil, err
 	}
+	c.valid = valid
 	if !s.holds(c) {
 		s.unregister(c)
 		return nil, errcode.New(errcode.Unauthenticated, "invalid or missing token")
