@@ -1,0 +1,308 @@
+// Package relay runs routes: it keeps one live connection to each network
+// a route needs, and passes each message said on a routed scope to the
+// route's bot, as a turn of the person its sender maps to, in that
+// person's chat with the bot; the bot's replies, questions and approvals
+// go back to the network.
+//
+// The relay is a client of the server like any other: it opens a chat over
+// an in-process connection acting as the person (Config.Open), so every
+// message is judged with that person's rights at that moment, and the chat
+// is logged, replayed and seen on the page as any chat is. A message from
+// a network is never an instruction to the relay, except the commands a
+// person types in the chat itself: /stop, /approve, /deny, or the number
+// of an option.
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/route"
+)
+
+// Config is what a Relay needs.
+type Config struct {
+	// Store keeps the connections and routes; the relay follows its
+	// Watch, so a change takes effect without a restart. Required.
+	Store route.Store
+	// Networks are the adapters the host offers. A connection whose
+	// network is not among them is reported failing.
+	Networks []route.Network
+	// People maps a sender's identity to a person. It is asked at every
+	// message, so a change to the users file counts at once. Required.
+	People route.People
+	// Open opens a client of the server acting as the person (a user id
+	// of the users file). The relay keeps one per person and opens
+	// another once it fails. Required.
+	Open func(ctx context.Context, person string) (*client.Client, error)
+	// Secret resolves one of a connection's credential references (see
+	// route.Connection.Secrets). Its errors hold no secret. Nil resolves
+	// none: a connection that names a credential then fails to dial.
+	Secret func(ctx context.Context, ref string) (string, error)
+	// Scrub removes credentials from every text the relay sends to a
+	// network; nil sends text as it is.
+	Scrub func(string) string
+	// State is the folder where the relay keeps, per connection, which
+	// chat each scope talks in and which messages it has passed on, so a
+	// restart answers nothing twice. Empty keeps them in memory only.
+	State string
+	// Logger receives the relay's logs; nil discards them.
+	Logger *slog.Logger
+	// MinBackoff and MaxBackoff bound the wait between two dials of a
+	// connection that fails; zero means 1s and 1m.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Relay runs the routes of a Store. Start it with Start; Close stops it
+// and waits for everything it started.
+type Relay struct {
+	cfg      Config
+	log      *slog.Logger
+	networks map[string]route.Network
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	workers map[string]*worker        // by connection id
+	clients map[string]*client.Client // by person
+	states  map[string]State          // by connection id
+}
+
+// State is how a connection stands, for listing: connected, or failing
+// and why.
+type State struct {
+	// Connection is the connection's id.
+	Connection string `json:"connection"`
+	// State is "connected", "connecting", "failing" or "off" (disabled, or
+	// no enabled route uses it).
+	State string `json:"state"`
+	// Reason says why it is failing or off, in one sentence.
+	Reason string `json:"reason,omitempty"`
+	// Since is when it came to this state.
+	Since time.Time `json:"since"`
+}
+
+// The states of a connection.
+const (
+	StateConnected  = "connected"
+	StateConnecting = "connecting"
+	StateFailing    = "failing"
+	StateOff        = "off"
+)
+
+// Start checks cfg and starts relaying in the background: it lists the
+// store's connections and routes now and after every change it reports.
+func Start(ctx context.Context, cfg Config) (*Relay, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("relay: Config.Store is required")
+	case cfg.People == nil:
+		return nil, errors.New("relay: Config.People is required")
+	case cfg.Open == nil:
+		return nil, errors.New("relay: Config.Open is required")
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Minute
+	}
+	cfg.MaxBackoff = max(cfg.MaxBackoff, cfg.MinBackoff)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Relay{cfg: cfg, log: log, networks: map[string]route.Network{},
+		done: make(chan struct{}), workers: map[string]*worker{},
+		clients: map[string]*client.Client{}, states: map[string]State{}}
+	for _, n := range cfg.Networks {
+		r.networks[n.Name()] = n
+	}
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	changes, err := cfg.Store.Watch(r.ctx)
+	if err != nil {
+		r.cancel()
+		return nil, fmt.Errorf("relay: cannot watch the routes: %w", err)
+	}
+	go r.run(changes)
+	return r, nil
+}
+
+// Close stops every connection and waits for the relay's goroutines.
+func (r *Relay) Close() error {
+	r.cancel()
+	<-r.done
+	return nil
+}
+
+// States returns how each connection of the store stands, by id.
+func (r *Relay) States() map[string]State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.states)
+}
+
+func (r *Relay) setState(id, state, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.states[id]; ok && s.State == state && s.Reason == reason {
+		return
+	}
+	r.states[id] = State{Connection: id, State: state, Reason: reason, Since: time.Now()}
+}
+
+// run follows the store until Close.
+func (r *Relay) run(changes <-chan struct{}) {
+	defer close(r.done)
+	defer r.stopAll()
+	for {
+		r.reload()
+		select {
+		case <-r.ctx.Done():
+			return
+		case _, ok := <-changes:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// reload starts, restarts and stops workers to match the store.
+func (r *Relay) reload() {
+	conns, err := r.cfg.Store.Connections(r.ctx)
+	if err != nil {
+		r.log.Warn("cannot list the connections", "err", err)
+		return
+	}
+	routes, err := r.cfg.Store.Routes(r.ctx)
+	if err != nil {
+		r.log.Warn("cannot list the routes", "err", err)
+		return
+	}
+	byConn := map[string][]route.Route{}
+	for _, rt := range routes {
+		if rt.Enabled {
+			byConn[rt.Connection] = append(byConn[rt.Connection], rt)
+		}
+	}
+	want := map[string]route.Connection{}
+	for _, c := range conns {
+		switch {
+		case !c.Enabled:
+			r.setState(c.ID, StateOff, "the connection is disabled")
+		case len(byConn[c.ID]) == 0:
+			r.setState(c.ID, StateOff, "no enabled route uses it")
+		case r.networks[c.Network] == nil:
+			r.setState(c.ID, StateFailing, fmt.Sprintf("this host has no adapter for the network %q", c.Network))
+		default:
+			want[c.ID] = c
+		}
+	}
+	r.mu.Lock()
+	var stop []*worker
+	for id, w := range r.workers {
+		if c, ok := want[id]; !ok || !sameConnection(c, w.conn) {
+			stop = append(stop, w)
+			delete(r.workers, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, w := range stop {
+		w.stop()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.states {
+		if !slices.ContainsFunc(conns, func(c route.Connection) bool { return c.ID == id }) {
+			delete(r.states, id)
+		}
+	}
+	for id, c := range want {
+		w := r.workers[id]
+		if w == nil {
+			w = newWorker(r, c)
+			r.workers[id] = w
+			w.routes.Store(ptr(byConn[id]))
+			w.start()
+			continue
+		}
+		w.routes.Store(ptr(byConn[id]))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func sameConnection(a, b route.Connection) bool {
+	return a.Network == b.Network && maps.Equal(a.Settings, b.Settings) && maps.Equal(a.Secrets, b.Secrets)
+}
+
+func (r *Relay) stopAll() {
+	r.mu.Lock()
+	ws := slices.Collect(maps.Values(r.workers))
+	r.workers = map[string]*worker{}
+	r.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	r.mu.Lock()
+	cs := slices.Collect(maps.Values(r.clients))
+	r.clients = map[string]*client.Client{}
+	r.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+// client returns the person's client, opening one when there is none.
+func (r *Relay) client(person string) (*client.Client, error) {
+	r.mu.Lock()
+	c := r.clients[person]
+	r.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	c, err := r.cfg.Open(r.ctx, person)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.clients[person]; old != nil {
+		_ = c.Close()
+		return old, nil
+	}
+	r.clients[person] = c
+	return c, nil
+}
+
+// dropClient forgets the person's client c after it failed, so the next
+// message opens another.
+func (r *Relay) dropClient(person string, c *client.Client) {
+	r.mu.Lock()
+	if r.clients[person] == c {
+		delete(r.clients, person)
+	} else {
+		c = nil
+	}
+	r.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+func (r *Relay) scrub(s string) string {
+	if r.cfg.Scrub == nil {
+		return s
+	}
+	return r.cfg.Scrub(s)
+}

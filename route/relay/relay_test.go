@@ -1,0 +1,461 @@
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots"
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/relay"
+)
+
+// fakeNetwork is a network in memory: the test says messages into it and
+// reads what the relay sends.
+type fakeNetwork struct {
+	in   chan route.Message
+	out  chan sent
+	fail chan error // a value makes the next Dial fail with it
+
+	mu    sync.Mutex
+	dials int
+	conns []*fakeConn
+}
+
+// sent is one thing the relay sent: a text, or a question.
+type sent struct {
+	To       route.Scope
+	Text     string
+	Question *route.Question
+}
+
+func newFakeNetwork() *fakeNetwork {
+	return &fakeNetwork{in: make(chan route.Message), out: make(chan sent, 64), fail: make(chan error, 1)}
+}
+
+func (n *fakeNetwork) Name() string { return "fake" }
+
+func (n *fakeNetwork) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dials++
+	select {
+	case err := <-n.fail:
+		return nil, err
+	default:
+	}
+	if d.Secrets["token"] != "fake-network-token-0123" {
+		return nil, errors.New("the network refused the token")
+	}
+	c := &fakeConn{n: n, closed: make(chan struct{})}
+	n.conns = append(n.conns, c)
+	return c, nil
+}
+
+type fakeConn struct {
+	n      *fakeNetwork
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *fakeConn) Receive(ctx context.Context) (route.Message, error) {
+	select {
+	case m := <-c.n.in:
+		return m, nil
+	case <-c.closed:
+		return route.Message{}, errors.New("closed")
+	case <-ctx.Done():
+		return route.Message{}, ctx.Err()
+	}
+}
+
+func (c *fakeConn) Send(ctx context.Context, to route.Scope, md string) ([]string, error) {
+	c.n.out <- sent{To: to, Text: md}
+	return []string{""}, nil
+}
+
+func (c *fakeConn) Edit(context.Context, route.Scope, string, string) error {
+	return route.ErrUnsupported
+}
+
+func (c *fakeConn) Ask(ctx context.Context, to route.Scope, q route.Question) (string, error) {
+	c.n.out <- sent{To: to, Question: &q}
+	return "", nil
+}
+
+func (c *fakeConn) Limits() route.Limits { return route.Limits{MaxText: 1000} }
+
+func (c *fakeConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+// drop ends the live connection as a network that hangs up does.
+func (n *fakeNetwork) drop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, c := range n.conns {
+		c.Close()
+	}
+}
+
+// memStore is a route.Store in memory, enough for the relay's tests.
+type memStore struct {
+	mu      sync.Mutex
+	conns   []route.Connection
+	routes  []route.Route
+	watches []chan struct{}
+}
+
+func (s *memStore) Connections(context.Context) ([]route.Connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.conns), nil
+}
+
+func (s *memStore) Routes(context.Context) ([]route.Route, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.routes), nil
+}
+
+func (s *memStore) PutRoute(_ context.Context, r route.Route) (route.Route, error) {
+	s.mu.Lock()
+	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == r.ID })
+	s.routes = append(s.routes, r)
+	s.mu.Unlock()
+	s.changed()
+	return r, nil
+}
+
+func (s *memStore) DeleteRoute(_ context.Context, id, _ string) error {
+	s.mu.Lock()
+	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == id })
+	s.mu.Unlock()
+	s.changed()
+	return nil
+}
+
+func (s *memStore) Watch(ctx context.Context) (<-chan struct{}, error) {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.watches = append(s.watches, ch)
+	s.mu.Unlock()
+	return ch, nil
+}
+
+func (s *memStore) changed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.watches {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// people maps identities to people.
+type people map[string]string
+
+func (p people) Person(identity string) (string, bool) { v, ok := p[identity]; return v, ok }
+
+// rig is a server with a users file, the bot motion, and a relay on a
+// fake network routed to motion.
+type rig struct {
+	t     *testing.T
+	srv   *bots.Server
+	net   *fakeNetwork
+	store *memStore
+	relay *relay.Relay
+	state string
+	users string
+}
+
+const usersJSON = `{"root": {"token": "root-token-0123456789abcdef"},
+ "users": [{"id": "soft", "token": "soft-token-0123456789abcdef", "grants": ["bot:*", "session:create"]},
+           {"id": "bob", "token": "bob-token-0123456789abcdefgh", "grants": ["session:create"]}]}`
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.json")
+	if err := os.WriteFile(users, []byte(usersJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := &bots.Server{ConfigDir: filepath.Join(dir, "config"), HostName: "test", UsersFile: users,
+		Options: bot.Options{Root: filepath.Join(dir, "bots")}}
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	soft, err := srv.ClientAs(t.Context(), "soft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer soft.Close()
+	if _, err := soft.Make(t.Context(), "motion", client.Fields{Name: "Motion"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, srv: srv, net: newFakeNetwork(), state: filepath.Join(dir, "config", "routes-state"), users: users,
+		store: &memStore{
+			conns: []route.Connection{{ID: "lounge", Network: "fake", Enabled: true,
+				Secrets: map[string]string{"token": "connectors://fake/lounge"}}},
+			routes: []route.Route{
+				{ID: "dm", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Direct}},
+				{ID: "room", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#motion"}},
+			}}}
+	r.start()
+	return r
+}
+
+func (r *rig) start() {
+	r.t.Helper()
+	rl, err := relay.Start(r.t.Context(), relay.Config{
+		Store:    r.store,
+		Networks: []route.Network{r.net},
+		People:   people{"fake:alice": "soft", "fake:bob": "bob"},
+		Open:     r.srv.ClientAs,
+		Secret: func(_ context.Context, ref string) (string, error) {
+			if ref == "connectors://fake/lounge" {
+				return "fake-network-token-0123", nil
+			}
+			return "", fmt.Errorf("no credential %s", ref)
+		},
+		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
+		State:      r.state,
+		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.relay = rl
+	r.t.Cleanup(func() { rl.Close() })
+}
+
+// say delivers a message from the network.
+func (r *rig) say(m route.Message) {
+	r.t.Helper()
+	select {
+	case r.net.in <- m:
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("the relay did not take the message %q", m.Text)
+	}
+}
+
+// next is what the relay sends next.
+func (r *rig) next() sent {
+	r.t.Helper()
+	select {
+	case s := <-r.net.out:
+		return s
+	case <-time.After(20 * time.Second):
+		r.t.Fatal("the relay sent nothing")
+		return sent{}
+	}
+}
+
+var aliceDM = route.Scope{Kind: route.Direct, ID: "alice"}
+
+func TestRelayPassesADirectMessageToTheBotAndItsReplyBack(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "hello there"})
+	got := r.next()
+	if got.Text != "Motion heard: hello there" || got.To != aliceDM {
+		t.Fatalf("the relay sent %+v, want the echo's reply to alice", got)
+	}
+	// The chat is soft's, logged and listed like any chat of theirs.
+	soft, err := r.srv.ClientAs(t.Context(), "soft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer soft.Close()
+	var list struct {
+		Items []struct{ Resource string } `json:"items"`
+	}
+	if err := soft.Call(t.Context(), "listSessions", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(r.state, "lounge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memo struct{ Chats map[string]string }
+	if err := json.Unmarshal(data, &memo); err != nil || len(memo.Chats) != 1 {
+		t.Fatalf("the relay remembers %s, want one chat", data)
+	}
+	for _, session := range memo.Chats {
+		if !slices.ContainsFunc(list.Items, func(i struct{ Resource string }) bool { return i.Resource == session }) {
+			t.Errorf("soft's chats %+v do not hold the relay's chat %s", list.Items, session)
+		}
+	}
+}
+
+func TestRelayKeepsOneChatPerPersonAndScope(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "one"})
+	r.next()
+	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "two"})
+	r.next()
+	data, err := os.ReadFile(filepath.Join(r.state, "lounge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "ahp-session:/"); n != 1 {
+		t.Errorf("the relay remembers %d chats after two messages in one scope, want 1: %s", n, data)
+	}
+}
+
+func TestRelayRefusesAnUnmappedUserInOneSentence(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: route.Scope{Kind: route.Direct, ID: "mallory"}, From: "fake:mallory", Text: "let me in"})
+	got := r.next()
+	if !strings.Contains(got.Text, `"fake:mallory"`) || !strings.Contains(got.Text, "users file") {
+		t.Fatalf("an unmapped user was answered %q, want a sentence naming the identity and the users file", got.Text)
+	}
+}
+
+func TestRelayAnswersAPersonWhoMayNotReadTheBotSoInTheNetwork(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: route.Scope{Kind: route.Direct, ID: "bob"}, From: "fake:bob", Text: "hi"})
+	got := r.next()
+	if !strings.HasPrefix(got.Text, "I could not reach the bot motion for you: ") {
+		t.Fatalf("bob, who may not read motion, was answered %q", got.Text)
+	}
+}
+
+func TestRelayPassesAMessageDeliveredTwiceOnceEvenAcrossARestart(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "once"})
+	r.next()
+	r.relay.Close()
+	r.start()
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "once"})
+	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "again"})
+	if got := r.next(); got.Text != "Motion heard: again" {
+		t.Fatalf("after a restart the relay sent %q, want the reply to the new message alone", got.Text)
+	}
+}
+
+func TestRelayAsksTheBotsQuestionAsNumberedOptionsAndPassesTheAnswer(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "ask what colour?"})
+	q := r.next()
+	if q.Question == nil || !strings.Contains(q.Question.Markdown, "what colour?") {
+		t.Fatalf("the relay sent %+v, want the question", q)
+	}
+	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "blue"})
+	if got := r.next(); got.Text != "you said: blue" {
+		t.Fatalf("after the answer the relay sent %+v, want the echo's reply", got)
+	}
+}
+
+func TestRelayPassesAnApprovalAndADenial(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	for _, c := range []struct{ answer, want string }{{"/approve", "approved"}, {"2", "denied"}} {
+		r.say(route.Message{Scope: aliceDM, From: "fake:alice", Text: "approve"})
+		q := r.next()
+		if q.Question == nil || len(q.Question.Options) != 2 {
+			t.Fatalf("the relay sent %+v, want an approval with two options", q)
+		}
+		r.say(route.Message{Scope: aliceDM, From: "fake:alice", Text: c.answer})
+		if got := r.next(); got.Text != c.want {
+			t.Fatalf("after %s the relay sent %+v, want %q", c.answer, got, c.want)
+		}
+	}
+}
+
+func TestRelayStopsTheRunningTurnOnSlashStop(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m0", Scope: aliceDM, From: "fake:alice", Text: "/stop"})
+	if got := r.next(); got.Text != "Nothing is running." {
+		t.Fatalf("a stop with nothing running was answered %q", got.Text)
+	}
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "sleep 60"})
+	// the turn must have begun before the stop: wait for it in soft's chat.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.say(route.Message{Scope: aliceDM, From: "fake:alice", Text: "/stop"})
+		got := r.next()
+		if got.Text == "Stopped." {
+			break
+		}
+		if got.Text != "Nothing is running." || time.Now().After(deadline) {
+			t.Fatalf("a stop was answered %q, want Stopped.", got.Text)
+		}
+	}
+}
+
+func TestRelayDialsAgainAfterTheNetworkDrops(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "before"})
+	r.next()
+	r.net.fail <- errors.New("the network is down")
+	r.net.drop()
+	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "after"})
+	if got := r.next(); got.Text != "Motion heard: after" {
+		t.Fatalf("after a drop the relay sent %q", got.Text)
+	}
+	r.net.mu.Lock()
+	dials := r.net.dials
+	r.net.mu.Unlock()
+	if dials < 3 {
+		t.Errorf("the relay dialled %d times, want a first dial, a failed one and a good one", dials)
+	}
+}
+
+func TestRelayReportsAConnectionItCannotDialAndWhy(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.store.mu.Lock()
+	r.store.conns = append(r.store.conns, route.Connection{ID: "broken", Network: "fake", Enabled: true,
+		Secrets: map[string]string{"token": "connectors://fake/none"}},
+		route.Connection{ID: "elsewhere", Network: "smoke-signals", Enabled: true},
+		route.Connection{ID: "idle", Network: "fake", Enabled: true})
+	r.store.mu.Unlock()
+	r.store.PutRoute(t.Context(), route.Route{ID: "b", Enabled: true, Connection: "broken", Bot: "motion", Scope: route.Scope{Kind: route.Direct}})
+	r.store.PutRoute(t.Context(), route.Route{ID: "e", Enabled: true, Connection: "elsewhere", Bot: "motion", Scope: route.Scope{Kind: route.Direct}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := r.relay.States()
+		if s["broken"].State == relay.StateFailing && s["elsewhere"].State == relay.StateFailing && s["idle"].State == relay.StateOff &&
+			s["lounge"].State == relay.StateConnected {
+			if !strings.Contains(s["broken"].Reason, "connectors://fake/none") || !strings.Contains(s["elsewhere"].Reason, `"smoke-signals"`) {
+				t.Errorf("reasons: %+v", s)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("states %+v, want broken and elsewhere failing, idle off, lounge connected", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRelayScrubsWhatItSends(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "leak fake-network-token-0123"})
+	if got := r.next(); strings.Contains(got.Text, "fake-network-token-0123") {
+		t.Fatalf("the relay sent a credential: %q", got.Text)
+	}
+}
