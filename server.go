@@ -56,6 +56,8 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/telemetry/prom"
 	"github.com/agenthost/bots/transport"
@@ -168,6 +170,17 @@ type Server struct {
 	// Adapters make the connector calls; nil offers the http adapter.
 	Adapters *connector.Registry
 
+	// Routes keeps the chat-network connections and routes (package
+	// route); nil runs none. A connection's credentials are vault
+	// references, resolved through Vault when it dials.
+	Routes route.Store
+	// Networks are the chat-network adapters the routes may use
+	// (route/irc, route/xmpp…). Routes run (route/relay) once Routes and
+	// Networks are set and the users directory maps network identities to
+	// people (a route.People, as a users file with identities is); each
+	// message is then a turn of its sender's person, through ClientAs.
+	Networks []route.Network
+
 	// Bundled are the bots the host ships (see bot.Bundle): read-only,
 	// owned by root:<host>; an earlier bundle wins a slug. The reference
 	// server gives the builder bot (bot/builder) and -bundled's folder.
@@ -222,6 +235,8 @@ type Server struct {
 	agents   []acp.Config // as their harnesses run them, checked once loaded
 	checks   sync.WaitGroup
 	stopWork context.CancelFunc
+	relay    *relay.Relay    // runs Routes once loaded; nil when none run
+	vault    connector.Vault // the vault open made, for the routes' credentials
 }
 
 // init fills what every method needs: the scrubbed logger.
@@ -425,6 +440,9 @@ func (s *Server) load(ctx context.Context) {
 	s.closers = append(s.closers, closers...)
 	s.svc = svc
 	s.gate.open(svc)
+	if err := s.startRelay(ctx, users); err != nil {
+		s.log.Error("bots: the chat-network routes do not run", "err", err)
+	}
 	// The agents are checked while the server serves; Close ends the check.
 	work, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWork = stop
@@ -487,6 +505,9 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		}
 		vault = v
 	}
+	s.mu.Lock()
+	s.vault = vault
+	s.mu.Unlock()
 	adapters := s.Adapters
 	if adapters == nil {
 		if adapters, err = httpRegistry(s.log); err != nil {
@@ -777,6 +798,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	wire := s.wire
 	s.stopping = true // from now on, nothing new: see serving
 	s.mu.Unlock()
+	s.stopRelay() // its chats end before the wire's connections do
 	var err error
 	if wire != nil {
 		err = wire.Shutdown(ctx)
@@ -803,6 +825,7 @@ func (s *Server) Close() error {
 		<-g.done
 	}
 	s.loads.Wait()
+	s.stopRelay()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closeAll()

@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Connection is one login to one network, kept by the host's operator. Its
@@ -110,4 +111,32 @@ type People interface {
 	// Person returns the id of the person (as in user:<id>) that
 	// identity is mapped to, and false when it maps to nobody.
 	Person(identity string) (string, bool)
+}
+
+// ConnState is how a connection stands.
+type ConnState string
+
+// The states of a connection.
+const (
+	// Connected: logged in, messages flow.
+	Connected ConnState = "connected"
+	// Connecting: dialling, for the first time or again.
+	Connecting ConnState = "connecting"
+	// Failing: the last dial failed, or the connection dropped; it is
+	// dialled again with backoff.
+	Failing ConnState = "failing"
+	// Off: disabled, or no enabled route uses it, so it is not dialled.
+	Off ConnState = "off"
+)
+
+// State is how a connection stands now, as the runtime reports it.
+type State struct {
+	// Connection is the connection's id.
+	Connection string `json:"connection"`
+	// State is what it is doing.
+	State ConnState `json:"state"`
+	// Reason says why it is failing or off, in one sentence.
+	Reason string `json:"reason,omitempty"`
+	// Since is when it came to this state.
+	Since time.Time `json:"since"`
 }

@@ -74,30 +74,8 @@ type Relay struct {
 	mu      sync.Mutex
 	workers map[string]*worker        // by connection id
 	clients map[string]*client.Client // by person
-	states  map[string]State          // by connection id
+	states  map[string]route.State    // by connection id
 }
-
-// State is how a connection stands, for listing: connected, or failing
-// and why.
-type State struct {
-	// Connection is the connection's id.
-	Connection string `json:"connection"`
-	// State is "connected", "connecting", "failing" or "off" (disabled, or
-	// no enabled route uses it).
-	State string `json:"state"`
-	// Reason says why it is failing or off, in one sentence.
-	Reason string `json:"reason,omitempty"`
-	// Since is when it came to this state.
-	Since time.Time `json:"since"`
-}
-
-// The states of a connection.
-const (
-	StateConnected  = "connected"
-	StateConnecting = "connecting"
-	StateFailing    = "failing"
-	StateOff        = "off"
-)
 
 // Start checks cfg and starts relaying in the background: it lists the
 // store's connections and routes now and after every change it reports.
@@ -123,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 	}
 	r := &Relay{cfg: cfg, log: log, networks: map[string]route.Network{},
 		done: make(chan struct{}), workers: map[string]*worker{},
-		clients: map[string]*client.Client{}, states: map[string]State{}}
+		clients: map[string]*client.Client{}, states: map[string]route.State{}}
 	for _, n := range cfg.Networks {
 		r.networks[n.Name()] = n
 	}
@@ -145,19 +123,19 @@ func (r *Relay) Close() error {
 }
 
 // States returns how each connection of the store stands, by id.
-func (r *Relay) States() map[string]State {
+func (r *Relay) States() map[string]route.State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.states)
 }
 
-func (r *Relay) setState(id, state, reason string) {
+func (r *Relay) setState(id string, state route.ConnState, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s, ok := r.states[id]; ok && s.State == state && s.Reason == reason {
 		return
 	}
-	r.states[id] = State{Connection: id, State: state, Reason: reason, Since: time.Now()}
+	r.states[id] = route.State{Connection: id, State: state, Reason: reason, Since: time.Now()}
 }
 
 // run follows the store until Close.
@@ -199,11 +177,11 @@ func (r *Relay) reload() {
 	for _, c := range conns {
 		switch {
 		case !c.Enabled:
-			r.setState(c.ID, StateOff, "the connection is disabled")
+			r.setState(c.ID, route.Off, "the connection is disabled")
 		case len(byConn[c.ID]) == 0:
-			r.setState(c.ID, StateOff, "no enabled route uses it")
+			r.setState(c.ID, route.Off, "no enabled route uses it")
 		case r.networks[c.Network] == nil:
-			r.setState(c.ID, StateFailing, fmt.Sprintf("this host has no adapter for the network %q", c.Network))
+			r.setState(c.ID, route.Failing, fmt.Sprintf("this host has no adapter for the network %q", c.Network))
 		default:
 			want[c.ID] = c
 		}

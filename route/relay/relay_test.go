@@ -437,8 +437,8 @@ func TestRelayReportsAConnectionItCannotDialAndWhy(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s := r.relay.States()
-		if s["broken"].State == relay.StateFailing && s["elsewhere"].State == relay.StateFailing && s["idle"].State == relay.StateOff &&
-			s["lounge"].State == relay.StateConnected {
+		if s["broken"].State == route.Failing && s["elsewhere"].State == route.Failing && s["idle"].State == route.Off &&
+			s["lounge"].State == route.Connected {
 			if !strings.Contains(s["broken"].Reason, "connectors://fake/none") || !strings.Contains(s["elsewhere"].Reason, `"smoke-signals"`) {
 				t.Errorf("reasons: %+v", s)
 			}

@@ -84,10 +84,10 @@ func (w *worker) loop() {
 	w.mu.Unlock()
 	backoff := w.r.cfg.MinBackoff
 	for w.ctx.Err() == nil {
-		w.r.setState(id, StateConnecting, "")
+		w.r.setState(id, route.Connecting, "")
 		conn, err := w.dial()
 		if err != nil {
-			w.r.setState(id, StateFailing, err.Error())
+			w.r.setState(id, route.Failing, err.Error())
 			w.r.log.Warn("cannot connect", "connection", id, "err", err, "retry", backoff)
 			t := time.NewTimer(backoff)
 			select {
@@ -100,13 +100,13 @@ func (w *worker) loop() {
 			continue
 		}
 		backoff = w.r.cfg.MinBackoff
-		w.r.setState(id, StateConnected, "")
+		w.r.setState(id, route.Connected, "")
 		w.setLive(conn)
 		err = w.receive(conn)
 		w.setLive(nil)
 		_ = conn.Close()
 		if w.ctx.Err() == nil {
-			w.r.setState(id, StateFailing, fmt.Sprintf("the connection dropped: %v", err))
+			w.r.setState(id, route.Failing, fmt.Sprintf("the connection dropped: %v", err))
 			w.r.log.Warn("connection dropped", "connection", id, "err", err)
 		}
 	}

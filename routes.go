@@ -1,0 +1,80 @@
+package bots
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/relay"
+)
+
+// RouteStateDir is the folder under ConfigDir where the routes' relay
+// keeps, per connection, which chat each scope talks in and which
+// messages it has passed on.
+const RouteStateDir = "routes-state"
+
+// startRelay runs the routes when the server has them, networks to run
+// them on, and people to map senders to. Called with s.mu held, once the
+// gate is open.
+func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
+	if s.Routes == nil || len(s.Networks) == 0 {
+		return nil
+	}
+	people, ok := users.(route.People)
+	if !ok {
+		return errors.New("routes need a users directory that maps network identities to people (a users file's identities); this server has none")
+	}
+	vault := s.vault
+	rl, err := relay.Start(ctx, relay.Config{
+		Store:    s.Routes,
+		Networks: s.Networks,
+		People:   people,
+		Open:     s.ClientAs,
+		Secret: func(ctx context.Context, ref string) (string, error) {
+			r, err := connector.ParseRef(ref)
+			if err != nil {
+				return "", err
+			}
+			c, err := vault.Resolve(ctx, r)
+			if err != nil {
+				return "", err
+			}
+			s.scrub.Add(c.Value())
+			return c.Value(), nil
+		},
+		Scrub:  s.scrub.String,
+		State:  filepath.Join(s.ConfigDir, RouteStateDir),
+		Logger: s.log.With("part", "routes"),
+	})
+	if err != nil {
+		return err
+	}
+	s.relay = rl
+	return nil
+}
+
+// stopRelay stops the routes, before the wire their chats use closes.
+func (s *Server) stopRelay() {
+	s.mu.Lock()
+	rl := s.relay
+	s.relay = nil
+	s.mu.Unlock()
+	if rl != nil {
+		rl.Close()
+	}
+}
+
+// RouteStates returns how each chat-network connection stands, by id:
+// connected, or failing and why; nil when no route runs.
+func (s *Server) RouteStates() map[string]route.State {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return nil
+	}
+	return rl.States()
+}
