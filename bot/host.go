@@ -269,6 +269,9 @@ var _ engine.Methods = (*Service)(nil)
 // (older turns read from its log). A service with no session
 // host answers them -32601, as it does every other session method.
 func (s *Service) HandleMethod(ctx context.Context, call engine.Call) (any, error) {
+	if strings.HasPrefix(call.Method, "x-ahpd/route") {
+		return s.handleRouteMethod(ctx, call)
+	}
 	if s.chats == nil {
 		return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
@@ -123,6 +124,13 @@ type Config struct {
 	// narrows it. The zero value is wake.DefaultToolPolicy: the
 	// workspace tools go only to bots that list them.
 	Tools wake.ToolPolicy
+	// Routes keeps the host's chat-network connections and routes, which
+	// the route methods (MethodRouteList…) and the channel tools list,
+	// check and save as the person asking; nil offers neither.
+	Routes route.Store
+	// RouteStates reports how each connection stands now (the relay's
+	// States); nil reports none as dialled.
+	RouteStates func() map[string]route.State
 	// Telemetry receives the service's series (turns by outcome and
 	// latency, chats open, disk-full refusals, lease takeovers), its
 	// catalogue's and its wake's, and a span per main turn; nil records
@@ -161,8 +169,9 @@ type Service struct {
 	users         Users
 	bus           *engine.Bus
 	catalog       *catalog.Catalog
-	stop          func() // stops following the users directory
-	chats         *chats // the bot-chat provider; nil without a session host
+	stop          func()     // stops following the users directory
+	chats         *chats     // the bot-chat provider; nil without a session host
+	routes        *routeDesk // the chat-network routes; nil without Config.Routes
 	closeOnce     sync.Once
 	agents        []ahp.AgentInfo // Config.Agents
 	folderMu      sync.Mutex
@@ -268,6 +277,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
+	}
+	if cfg.Routes != nil {
+		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates}
 	}
 	s.meters = newMeters(cfg.Telemetry)
 	started := false

@@ -49,6 +49,14 @@ func (g gate) Allowed(ctx context.Context, si wake.SessionInfo) (wake.ToolSet, e
 	return g.s.tools.For(e.Record.Tools), nil
 }
 
+// channelMethods are the route methods the channel tools call.
+var channelMethods = map[string]string{
+	wake.ChannelConnectionList: MethodRouteConnections,
+	wake.ChannelRouteList:      MethodRouteList,
+	wake.ChannelRoutePreflight: MethodRoutePreflight,
+	wake.BotDeployChannel:      MethodRouteDeploy,
+}
+
 // toolInput is the input of the workspace tools.
 type toolInput struct {
 	Slug    string          `json:"slug"`
@@ -62,6 +70,13 @@ func (g gate) Call(ctx context.Context, si wake.SessionInfo, name string, input 
 	p, err := s.personOf(si.Owner)
 	if err != nil {
 		return "", err
+	}
+	if method, ok := channelMethods[name]; ok {
+		out, err := s.routeCall(ctx, p, method, input)
+		if err != nil {
+			return "", errors.New(errcode.Message(err))
+		}
+		return jsonText(out)
 	}
 	var in toolInput
 	if len(bytes.TrimSpace(input)) > 0 {

@@ -27,6 +27,9 @@ var hostMethods = map[string]bool{
 	"createChat": true, "disposeChat": true, "fetchTurns": true,
 	"resolveSessionConfig": true, "sessionConfigCompletions": true,
 	"completions": true, "authenticate": true,
+	// the host's extensions: the chat-network routes (bot.MethodRouteList…)
+	"x-ahpd/routeConnections": true, "x-ahpd/routeList": true, "x-ahpd/routePreflight": true,
+	"x-ahpd/routeDeploy": true, "x-ahpd/routeDelete": true,
 }
 
 // rootLevel methods address the connection: their channel, when given,

@@ -21,6 +21,9 @@ const (
 	// WorkspaceTools stands for the six workspace tools, bot_list to
 	// bot_delete.
 	WorkspaceTools = "bots"
+	// ChannelTools stands for the four channel tools, which list, check
+	// and deploy the chat-network routes to bots.
+	ChannelTools = "channels"
 )
 
 // The workspace tools: a back session makes, reads, edits and deletes bots
@@ -34,13 +37,28 @@ const (
 	BotDelete   = "bot_delete"
 )
 
+// The channel tools: a back session lists the host's chat-network
+// connections and routes, checks a route and deploys one to a bot, with
+// the rights of the person whose message woke it.
+const (
+	ChannelConnectionList = "channel_connection_list"
+	ChannelRouteList      = "channel_route_list"
+	ChannelRoutePreflight = "channel_route_preflight"
+	BotDeployChannel      = "bot_deploy_channel"
+)
+
 // workspaceNames are the workspace tools, in the order they are offered.
 var workspaceNames = []string{BotList, BotRead, BotMake, BotEdit, BotValidate, BotDelete}
+
+// channelNames are the channel tools, in the order they are offered.
+var channelNames = []string{ChannelConnectionList, ChannelRouteList, ChannelRoutePreflight, BotDeployChannel}
 
 // ToolNames are every name a tools list may hold: the tools, then the
 // groups.
 func ToolNames() []string {
-	return append([]string{PostMessage, AskQuestion, ConnectorTools}, append(slices.Clone(workspaceNames), WorkspaceTools)...)
+	names := append([]string{PostMessage, AskQuestion, ConnectorTools}, workspaceNames...)
+	names = append(names, channelNames...)
+	return append(names, WorkspaceTools, ChannelTools)
 }
 
 // ToolSet is a set of tools a back session holds, groups spelt out:
@@ -63,7 +81,11 @@ func NewToolSet(names ...string) ToolSet {
 			for _, w := range workspaceNames {
 				add(w)
 			}
-		case n == PostMessage || n == AskQuestion || n == ConnectorTools || slices.Contains(workspaceNames, n):
+		case n == ChannelTools:
+			for _, w := range channelNames {
+				add(w)
+			}
+		case n == PostMessage || n == AskQuestion || n == ConnectorTools || slices.Contains(workspaceNames, n) || slices.Contains(channelNames, n):
 			add(n)
 		}
 	}
@@ -101,18 +123,18 @@ func (t ToolSet) With(name string) ToolSet { return NewToolSet(append(t.Names(),
 // that waits on every back session.
 type ToolPolicy struct {
 	// Offered are the tools and groups a bot may list; nil means
-	// post_message, ask_question, connectors and bots.
+	// post_message, ask_question, connectors, bots and channels.
 	Offered []string
 	// Default are what a bot that lists no tools gets; nil means
-	// post_message, ask_question and connectors: the workspace tools go
-	// only to bots that ask for them. Only what Offered holds counts.
+	// post_message, ask_question and connectors: the workspace and channel
+	// tools go only to bots that ask for them. Only what Offered holds counts.
 	Default []string
 }
 
 // DefaultToolPolicy is the policy of a host that sets none.
 func DefaultToolPolicy() ToolPolicy {
 	return ToolPolicy{
-		Offered: []string{PostMessage, AskQuestion, ConnectorTools, WorkspaceTools},
+		Offered: []string{PostMessage, AskQuestion, ConnectorTools, WorkspaceTools, ChannelTools},
 		Default: []string{PostMessage, AskQuestion, ConnectorTools},
 	}
 }
@@ -224,5 +246,24 @@ func WorkspaceToolDefinitions() []ahp.ToolDefinition {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` + slug + `,` + body + `},"required":["bot"]}`)},
 		{Name: BotDelete, Title: "Delete a bot", Description: "Delete a bot; its slug is never made again.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` + slug + `,` + ifMatch + `},"required":["slug"]}`)},
+	}
+}
+
+// ChannelToolDefinitions are the channel tools as an agent is offered
+// them: names, descriptions and input schemas. A route is a JSON object:
+// id, name, enabled, connection, bot, scope {kind: direct|group|thread,
+// id, thread}, unmapped (refuse|pair), tools.
+func ChannelToolDefinitions() []ahp.ToolDefinition {
+	rt := `"route":{"type":"object","description":"The route: id (like a slug), name, enabled, connection (a connection's id), bot (a bot's slug), scope {kind: direct, group or thread; id: the person, channel or room; thread}, unmapped (refuse or pair), tools (narrows the bot's tools)."}`
+	broad := `"broad":{"type":"boolean","description":"Allow a scope wider than one person's direct messages: a group, a thread, or anyone's direct messages."}`
+	return []ahp.ToolDefinition{
+		{Name: ChannelConnectionList, Title: "List chat-network connections", Description: "List the host's chat-network connections: id, network, safe settings, and whether each is connected or failing and why. No credential is shown.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		{Name: ChannelRouteList, Title: "List routes", Description: "List the routes that send a network's messages to the bots the person may read, or to one bot.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"bot":{"type":"string","description":"Only the routes to this bot's slug."}}}`)},
+		{Name: ChannelRoutePreflight, Title: "Check a route", Description: "Check a route without saving it: the connection exists, is enabled and works; the bot exists and the person may route to it; the scope is no broader than asked; no other enabled route claims the scope.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` + rt + `,` + broad + `},"required":["route"]}`)},
+		{Name: BotDeployChannel, Title: "Deploy a bot to a network", Description: "Check a route, then save it. An enabled route that claims the same scope is a conflict, refused unless disableConflictingRoutes is true, which disables the other route.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` + rt + `,` + broad + `,"disableConflictingRoutes":{"type":"boolean","description":"Disable the other enabled routes of the same scope instead of refusing."}},"required":["route"]}`)},
 	}
 }

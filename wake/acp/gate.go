@@ -72,7 +72,7 @@ func (a *agent) syncTools(ctx context.Context) {
 			return a.ask(ctx, in.Question)
 		})
 	}
-	for _, d := range wake.WorkspaceToolDefinitions() {
+	for _, d := range append(wake.WorkspaceToolDefinitions(), wake.ChannelToolDefinitions()...) {
 		if !now.Has(d.Name) || ts.own[d.Name] {
 			continue
 		}
