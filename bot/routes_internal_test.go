@@ -1,0 +1,166 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/wake"
+)
+
+// someRoutes is a route.Store in memory, enough for the service's tests.
+type someRoutes struct {
+	mu     sync.Mutex
+	conns  []route.Connection
+	routes []route.Route
+	n      int
+}
+
+func (s *someRoutes) Connections(context.Context) ([]route.Connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.conns), nil
+}
+
+func (s *someRoutes) Routes(context.Context) ([]route.Route, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.routes), nil
+}
+
+func (s *someRoutes) PutRoute(_ context.Context, r route.Route) (route.Route, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.routes, func(o route.Route) bool { return o.ID == r.ID })
+	if i >= 0 && s.routes[i].Version != r.Version || i < 0 && r.Version != "" {
+		return route.Route{}, route.ErrConflict
+	}
+	s.n++
+	r.Version = strings.Repeat("v", s.n)
+	if i >= 0 {
+		s.routes[i] = r
+	} else {
+		s.routes = append(s.routes, r)
+	}
+	return r, nil
+}
+
+func (s *someRoutes) DeleteRoute(_ context.Context, id, _ string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.routes)
+	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == id })
+	if len(s.routes) == n {
+		return route.ErrNotFound
+	}
+	return nil
+}
+
+func (s *someRoutes) Watch(context.Context) (<-chan struct{}, error) { return make(chan struct{}), nil }
+
+// newRouteService is a service with soft (who makes bots) and bob (who
+// does not), the bot mail of soft's, and an IRC connection that works.
+func newRouteService(t *testing.T) (*Service, *someRoutes) {
+	t.Helper()
+	base := t.TempDir()
+	routes := &someRoutes{conns: []route.Connection{{ID: "libera", Network: "irc", Enabled: true,
+		Settings: map[string]string{"server": "irc.example.org:6697", "nick": "mailbot"},
+		Secrets:  map[string]string{"password": "connectors://irc/libera"}}}}
+	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}, "bob": {User: "bob"}}
+	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles, Routes: routes,
+		RouteStates: func() map[string]route.State { return map[string]route.State{"libera": {State: route.Connected}} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Make(context.Background(), users["soft"], "mail", []byte(`{"name":"Mail"}`)); err != nil {
+		t.Fatal(err)
+	}
+	return s, routes
+}
+
+func TestChannelToolsDeployARouteAndListItWithoutACredential(t *testing.T) {
+	t.Parallel()
+	s, routes := newRouteService(t)
+	g, ctx, si := gate{s}, context.Background(), softSession("builder")
+	said, err := g.Call(ctx, si, wake.BotDeployChannel, json.RawMessage(`{"route":{"id":"mail-dm","enabled":true,"connection":"libera","bot":"mail","scope":{"kind":"direct","id":"soft"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(said, `"id":"mail-dm"`) || !strings.Contains(said, `"owner":"user:soft"`) {
+		t.Errorf("bot_deploy_channel said %s, want the route saved as soft's", said)
+	}
+	if got, _ := routes.Routes(ctx); len(got) != 1 || got[0].Owner != "user:soft" {
+		t.Errorf("the store holds %+v", got)
+	}
+	list, err := g.Call(ctx, si, wake.ChannelRouteList, json.RawMessage(`{"bot":"mail"}`))
+	if err != nil || !strings.Contains(list, `"mail-dm"`) {
+		t.Errorf("channel_route_list said %s (%v)", list, err)
+	}
+	conns, err := g.Call(ctx, si, wake.ChannelConnectionList, nil)
+	if err != nil || !strings.Contains(conns, `"state":"connected"`) || !strings.Contains(conns, `"credentials":["password"]`) {
+		t.Errorf("channel_connection_list said %s (%v)", conns, err)
+	}
+	if strings.Contains(conns, "connectors://") {
+		t.Errorf("channel_connection_list shows a credential's reference: %s", conns)
+	}
+}
+
+func TestDeployRefusesAConflictNamingTheOtherRouteUnlessToldToDisableIt(t *testing.T) {
+	t.Parallel()
+	s, routes := newRouteService(t)
+	ctx, soft := context.Background(), access.Principal{User: "soft", Grants: []string{"bot:put"}}
+	room := route.Route{ID: "old", Enabled: true, Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Group, ID: "#mail"}}
+	if _, _, err := s.RouteDeploy(ctx, soft, room, DeployOptions{}); err == nil || !strings.Contains(err.Error(), "the group #mail") {
+		t.Fatalf("a group route without broad: %v", err)
+	}
+	if _, _, err := s.RouteDeploy(ctx, soft, room, DeployOptions{Broad: true}); err != nil {
+		t.Fatal(err)
+	}
+	room.ID = "new"
+	_, _, err := s.RouteDeploy(ctx, soft, room, DeployOptions{Broad: true})
+	if errcode.Of(err) != errcode.Conflict || !strings.Contains(err.Error(), `"new"`) || !strings.Contains(err.Error(), "old") {
+		t.Fatalf("a conflicting deploy: %v, want a conflict naming new and old", err)
+	}
+	saved, disabled, err := s.RouteDeploy(ctx, soft, room, DeployOptions{Broad: true, DisableConflictingRoutes: true})
+	if err != nil || !slices.Equal(disabled, []string{"old"}) || !saved.Enabled {
+		t.Fatalf("a deploy that disables the conflict: %+v %v %v", saved, disabled, err)
+	}
+	all, _ := routes.Routes(ctx)
+	for _, r := range all {
+		if r.ID == "old" && r.Enabled {
+			t.Error("the conflicting route is still enabled")
+		}
+	}
+}
+
+func TestRoutesToABotThePersonMayNotEditAreRefused(t *testing.T) {
+	t.Parallel()
+	s, _ := newRouteService(t)
+	ctx := context.Background()
+	bob := access.Principal{User: "bob"}
+	r := route.Route{ID: "sneak", Enabled: true, Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: "bob"}}
+	if _, _, err := s.RouteDeploy(ctx, bob, r, DeployOptions{}); err == nil || !strings.Contains(err.Error(), "no bot bot://mail you may read") {
+		t.Errorf("bob routing to soft's bot: %v", err)
+	}
+	if got, err := s.RouteList(ctx, bob, ""); err != nil || len(got) != 0 {
+		t.Errorf("bob lists %+v (%v), want nothing", got, err)
+	}
+}
+
+func TestRouteMethodsAreUnsupportedWhereTheHostKeepsNoRoutes(t *testing.T) {
+	t.Parallel()
+	s, _ := newGateService(t)
+	if _, err := s.RouteConnections(context.Background(), access.Principal{User: "soft"}); errcode.Of(err) != errcode.Unsupported {
+		t.Errorf("listing connections on a host without routes: %v", err)
+	}
+}
