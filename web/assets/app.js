@@ -205,6 +205,7 @@ function botView(slug) {
     try { ({ bot, mayWrite, bundled } = await readBot(slug)); } catch (e) { replace(box, h("p", { class: "error" }, plain(e)), trouble); return; }
     if (gone) return;
     const chats = h("ul", { class: "chats", id: "chats" }, h("li", { class: "muted" }, "Loading…"));
+    const routes = h("div", { id: "routes" });
     const face = swatch(bot);
     face.classList.add("large");
     replace(box,
@@ -232,7 +233,8 @@ function botView(slug) {
           field("Works in", bot.workspace, "bot-workspace"), field("Back session", bot.session || "work", "bot-session"),
           field("Template", bot.template), field("Made", bot.createdAt ? when(bot.createdAt) : ""),
           field("Changed", bot.updatedAt ? when(bot.updatedAt) : "")))),
-      h("h2", {}, "Chats"), chats);
+      h("h2", {}, "Chats"), chats, routes);
+    drawRoutes(slug, routes);
     try {
       const r = await app.client.request("listSessions", { channel: "ahp-root://" });
       const mine = (r.items || []).filter((s) => s.provider === "bot-chat" && s._meta && s._meta["ahpd.bot"] && s._meta["ahpd.bot"].id === slug);
@@ -269,6 +271,43 @@ function botView(slug) {
   return () => { gone = true; stop(); stopProblems(); };
 }
 
+// scopeWords says what a route listens to.
+function scopeWords(scope) {
+  if (!scope) return "";
+  if (scope.kind === "direct") return scope.id ? "direct messages from " + scope.id : "anyone's direct messages";
+  if (scope.kind === "thread") return "a thread of " + scope.id;
+  return "everyone in " + scope.id;
+}
+
+// drawRoutes shows the routes that bring a chat network to the bot, each
+// with its connection's state and a button that checks it; nothing when
+// the host keeps no routes.
+async function drawRoutes(slug, box) {
+  let routes, conns;
+  try {
+    routes = (await app.client.request("x-ahpd/routeList", { bot: slug })).routes || [];
+    conns = (await app.client.request("x-ahpd/routeConnections", {})).connections || [];
+  } catch { return; } // a host without routes
+  const byID = Object.fromEntries(conns.map((c) => [c.id, c]));
+  replace(box, h("h2", {}, "Chat networks"), h("ul", { class: "routes", id: "route-list" }, routes.length ? routes.map((r) => {
+    const c = byID[r.connection] || {};
+    const verdict = h("div", { class: "route-check" });
+    const check = async () => {
+      try {
+        const p = await app.client.request("x-ahpd/routePreflight", { route: r, broad: true });
+        const lines = [...(p.problems || []), ...(p.conflicts || []).map((id) => "The enabled route " + id + " claims the same scope."), ...(p.warnings || [])];
+        replace(verdict, lines.length ? h("ul", { class: (p.problems || p.conflicts) ? "error" : "muted" }, lines.map((l) => h("li", {}, l)))
+          : h("p", { class: "ok" }, "Ready: messages flow."));
+      } catch (e) { replace(verdict, h("p", { class: "error" }, plain(e))); }
+    };
+    return h("li", { dataset: { route: r.id } },
+      h("strong", {}, r.name || r.id), " ",
+      h("span", { class: "muted" }, [c.network || r.connection, scopeWords(r.scope), r.enabled ? "" : "disabled"].filter(Boolean).join(" · ")), " ",
+      h("span", { class: "route-state state-" + (c.state || "off"), title: c.reason || "" }, c.state || "unknown"),
+      c.reason ? h("span", { class: "muted" }, " (" + c.reason + ")") : null, " ",
+      h("button", { type: "button", class: "secondary small", onclick: check }, "Check"), verdict);
+  }) : h("li", { class: "muted" }, "No chat network sends messages to this bot. A builder bot deploys one: ask Bot Builder.")));
+}
 
 async function newChat(slug) {
   const session = "ahp-session:/" + randomId("web-");
