@@ -48,6 +48,8 @@ func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
 		Scrub:  s.scrub.String,
 		State:  filepath.Join(s.ConfigDir, RouteStateDir),
 		Logger: s.log.With("part", "routes"),
+		// With a database, one instance holds each connection.
+		Leases: s.leases, Holder: s.holder, LeaseTTL: s.LeaseTTL,
 	})
 	if err != nil {
 		return err

@@ -237,6 +237,8 @@ type Server struct {
 	stopWork context.CancelFunc
 	relay    *relay.Relay    // runs Routes once loaded; nil when none run
 	vault    connector.Vault // the vault open made, for the routes' credentials
+	leases   lease.Leases    // with Database: the leases the routes' connections are held by
+	holder   string          // with Database: this instance among the holders
 }
 
 // init fills what every method needs: the scrubbed logger.
@@ -507,6 +509,9 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	}
 	s.mu.Lock()
 	s.vault = vault
+	if db != nil {
+		s.leases, s.holder = db.leases, db.holder
+	}
 	s.mu.Unlock()
 	adapters := s.Adapters
 	if adapters == nil {

@@ -127,6 +127,9 @@ const (
 	Failing ConnState = "failing"
 	// Off: disabled, or no enabled route uses it, so it is not dialled.
 	Off ConnState = "off"
+	// Elsewhere: another instance on the same database holds it; this one
+	// takes it over if that one dies.
+	Elsewhere ConnState = "elsewhere"
 )
 
 // State is how a connection stands now, as the runtime reports it.

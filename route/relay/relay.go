@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
 )
 
@@ -58,6 +59,15 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait between two dials of a
 	// connection that fails; zero means 1s and 1m.
 	MinBackoff, MaxBackoff time.Duration
+	// Leases, when set, make exactly one of the instances sharing them
+	// hold each connection: the one that holds the lease "route:<id>"
+	// (renewed every LeaseTTL/3). The others wait, and one takes the
+	// connection over within LeaseTTL of the holder's death. Holder names
+	// this instance and is required with Leases; zero LeaseTTL is
+	// lease.DefaultTTL.
+	Leases   lease.Leases
+	Holder   string
+	LeaseTTL time.Duration
 }
 
 // Relay runs the routes of a Store. Start it with Start; Close stops it
@@ -87,6 +97,14 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 		return nil, errors.New("relay: Config.People is required")
 	case cfg.Open == nil:
 		return nil, errors.New("relay: Config.Open is required")
+	case cfg.Leases != nil && cfg.Holder == "":
+		return nil, errors.New("relay: Config.Holder is required with Leases")
+	}
+	if err := lease.CheckTTL(cfg.LeaseTTL); err != nil {
+		return nil, fmt.Errorf("relay: Config.LeaseTTL: %w", err)
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = lease.DefaultTTL
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = time.Second

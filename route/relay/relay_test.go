@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/relay"
 )
@@ -221,7 +222,13 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) start() {
 	r.t.Helper()
-	rl, err := relay.Start(r.t.Context(), relay.Config{
+	r.relay = r.startWith(func(*relay.Config) {})
+}
+
+// startWith starts another relay of the rig, its config changed by edit.
+func (r *rig) startWith(edit func(*relay.Config)) *relay.Relay {
+	r.t.Helper()
+	cfg := relay.Config{
 		Store:    r.store,
 		Networks: []route.Network{r.net},
 		People:   people{"fake:alice": "soft", "fake:bob": "bob"},
@@ -235,12 +242,14 @@ func (r *rig) start() {
 		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
 		State:      r.state,
 		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-	})
+	}
+	edit(&cfg)
+	rl, err := relay.Start(r.t.Context(), cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.relay = rl
 	r.t.Cleanup(func() { rl.Close() })
+	return rl
 }
 
 // say delivers a message from the network.
@@ -457,5 +466,46 @@ func TestRelayScrubsWhatItSends(t *testing.T) {
 	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "leak fake-network-token-0123"})
 	if got := r.next(); strings.Contains(got.Text, "fake-network-token-0123") {
 		t.Fatalf("the relay sent a credential: %q", got.Text)
+	}
+}
+
+// waitState waits until the relay reports the connection in the state.
+func waitState(t *testing.T, rl *relay.Relay, conn string, want route.ConnState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for rl.States()[conn].State != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the connection %s is %+v, want %s", conn, rl.States()[conn], want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRelayOnSharedLeasesHoldsEachConnectionOnceAndTakesItOverWhenItsHolderStops(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.relay.Close() // the rig's own runs without leases
+	leases := &lease.Mem{}
+	ttl := lease.MinTTL
+	one := r.startWith(func(c *relay.Config) { c.Leases, c.Holder, c.LeaseTTL = leases, "one", ttl })
+	waitState(t, one, "lounge", route.Connected)
+	two := r.startWith(func(c *relay.Config) { c.Leases, c.Holder, c.LeaseTTL = leases, "two", ttl })
+	waitState(t, two, "lounge", route.Elsewhere)
+	if got := two.States()["lounge"].Reason; !strings.Contains(got, "one") {
+		t.Errorf("the waiting instance says %q, want the holder named", got)
+	}
+	r.net.mu.Lock()
+	dials := r.net.dials
+	r.net.mu.Unlock()
+	one.Close()
+	waitState(t, two, "lounge", route.Connected)
+	r.net.mu.Lock()
+	if r.net.dials != dials+1 {
+		t.Errorf("the network was dialled %d times more, want once: by the instance that took over", r.net.dials-dials)
+	}
+	r.net.mu.Unlock()
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "still there?"})
+	if got := r.next(); got.Text != "Motion heard: still there?" {
+		t.Fatalf("after the takeover the relay sent %q", got.Text)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
 )
 
@@ -84,6 +85,10 @@ func (w *worker) loop() {
 	w.mu.Unlock()
 	backoff := w.r.cfg.MinBackoff
 	for w.ctx.Err() == nil {
+		held, release := w.hold()
+		if held == nil {
+			return
+		}
 		w.r.setState(id, route.Connecting, "")
 		conn, err := w.dial()
 		if err != nil {
@@ -91,24 +96,91 @@ func (w *worker) loop() {
 			w.r.log.Warn("cannot connect", "connection", id, "err", err, "retry", backoff)
 			t := time.NewTimer(backoff)
 			select {
-			case <-w.ctx.Done():
+			case <-held.Done():
 				t.Stop()
-				return
 			case <-t.C:
 			}
+			release()
 			backoff = min(2*backoff, w.r.cfg.MaxBackoff)
 			continue
 		}
 		backoff = w.r.cfg.MinBackoff
 		w.r.setState(id, route.Connected, "")
 		w.setLive(conn)
-		err = w.receive(conn)
+		err = w.receive(held, conn)
 		w.setLive(nil)
 		_ = conn.Close()
-		if w.ctx.Err() == nil {
+		lost := held.Err() != nil && w.ctx.Err() == nil
+		release()
+		switch {
+		case lost:
+			w.r.log.Warn("another instance took the connection over", "connection", id)
+		case w.ctx.Err() == nil:
 			w.r.setState(id, route.Failing, fmt.Sprintf("the connection dropped: %v", err))
 			w.r.log.Warn("connection dropped", "connection", id, "err", err)
 		}
+	}
+}
+
+// hold waits until this instance may hold the connection: at once without
+// leases, else once it holds the connection's lease, which it renews
+// until release is called. The context it answers ends when the worker
+// stops or the lease is lost; it is nil when the worker stopped first.
+func (w *worker) hold() (held context.Context, release func()) {
+	if w.r.cfg.Leases == nil {
+		return w.ctx, func() {}
+	}
+	ls, holder, ttl := w.r.cfg.Leases, w.r.cfg.Holder, w.r.cfg.LeaseTTL
+	key := "route:" + w.conn.ID
+	var l lease.Lease
+	for {
+		got, ok, err := ls.Acquire(w.ctx, key, holder, ttl)
+		if err == nil && ok {
+			l = got
+			break
+		}
+		switch {
+		case err != nil:
+			w.r.setState(w.conn.ID, route.Failing, fmt.Sprintf("cannot take its lease: %v", err))
+		default:
+			w.r.setState(w.conn.ID, route.Elsewhere, fmt.Sprintf("the instance %s holds it", got.Holder))
+		}
+		t := time.NewTimer(ttl / 5)
+		select {
+		case <-w.ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := ls.Renew(ctx, key, holder, l.Token, ttl)
+			if errors.Is(err, lease.ErrLost) {
+				cancel()
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				w.r.log.Warn("cannot renew the connection's lease", "connection", w.conn.ID, "err", err)
+			}
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		<-done
+		rctx, stop := context.WithTimeout(context.WithoutCancel(w.ctx), ttl/3)
+		defer stop()
+		_ = ls.Release(rctx, key, holder, l.Token)
 	}
 }
 
@@ -156,10 +228,11 @@ func (w *worker) current(ctx context.Context) (route.Conn, error) {
 	}
 }
 
-// receive passes on each message until the connection fails.
-func (w *worker) receive(conn route.Conn) error {
+// receive passes on each message until the connection fails or ctx
+// ends.
+func (w *worker) receive(ctx context.Context, conn route.Conn) error {
 	for {
-		m, err := conn.Receive(w.ctx)
+		m, err := conn.Receive(ctx)
 		if err != nil {
 			return err
 		}
