@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -377,6 +379,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	started := s.now()
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
+		Via: viaOf(b.Message.Meta),
 	}
 	t := ch.c.waker.WakeContext(ctx, msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID, ch.began = t, b.TurnID, started
@@ -468,4 +471,21 @@ func (m mainTurn) Session(a ahp.Action) {
 		return
 	}
 	ch.emitSessionLocked(a, nil, false)
+}
+
+// viaOf is the via line of a message's _meta: one line of at most 200
+// characters, without the characters that could close the context block.
+func viaOf(meta map[string]any) string {
+	v, _ := meta[route.ViaMeta].(string)
+	v = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || r == '<' || r == '>' || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, v)
+	v = strings.TrimSpace(v)
+	if r := []rune(v); len(r) > 200 {
+		v = string(r[:200]) + "…"
+	}
+	return v
 }

@@ -124,6 +124,12 @@ func (ch *Chat) Close(ctx context.Context) error { return ch.c.unsubscribe(ctx, 
 // is running, the message waits in the chat's queue, and the turn
 // begins once the running one ends.
 func (ch *Chat) Send(ctx context.Context, text string) (*Turn, error) {
+	return ch.SendMessage(ctx, ahp.UserMessage(text))
+}
+
+// SendMessage is Send of a whole user message: its text with _meta or
+// attachments.
+func (ch *Chat) SendMessage(ctx context.Context, m ahp.Message) (*Turn, error) {
 	t := newTurn(ch)
 	ch.mu.Lock()
 	busy := ch.state.ActiveTurn != nil
@@ -133,7 +139,7 @@ func (ch *Chat) Send(ctx context.Context, text string) (*Turn, error) {
 		ch.mu.Lock()
 		ch.turns[t.id] = t
 		ch.mu.Unlock()
-		err := ch.dispatch(ctx, ahp.TurnStarted(t.id, time.Now(), ahp.UserMessage(text)))
+		err := ch.dispatch(ctx, ahp.TurnStarted(t.id, time.Now(), m))
 		if err == nil {
 			return t, nil
 		}
@@ -149,7 +155,7 @@ func (ch *Chat) Send(ctx context.Context, text string) (*Turn, error) {
 	ch.mu.Lock()
 	ch.queued[id] = t
 	ch.mu.Unlock()
-	if err := ch.dispatch(ctx, ahp.PendingMessageSet(ahp.PendingQueued, id, ahp.UserMessage(text))); err != nil {
+	if err := ch.dispatch(ctx, ahp.PendingMessageSet(ahp.PendingQueued, id, m)); err != nil {
 		ch.mu.Lock()
 		delete(ch.queued, id)
 		ch.mu.Unlock()

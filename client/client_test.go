@@ -1,9 +1,10 @@
-package client
+package client_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/agenthost/bots/client"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/agenthost/bots"
@@ -25,7 +25,7 @@ const testToken = "client-test-root-token"
 
 // transport's in-memory pipe is a Conn: a client runs on it as on a
 // WebSocket.
-var _ Conn = (*transport.Conn)(nil)
+var _ client.Conn = (*transport.Conn)(nil)
 
 // startServer serves a bots server in process on a loopback httptest
 // server, with a users file whose root token is testToken, and returns
@@ -54,7 +54,7 @@ func testCtx(t *testing.T) context.Context {
 
 // breakable is a WebSocket the test can break, as a network would.
 type breakable struct {
-	Conn
+	client.Conn
 	mu     sync.Mutex
 	broken bool
 }
@@ -76,8 +76,8 @@ type redialer struct {
 	conns []*breakable
 }
 
-func (r *redialer) dial(ctx context.Context) (Conn, error) {
-	c, err := dialWS(ctx, wsURL(r.url), testToken)
+func (r *redialer) dial(ctx context.Context) (client.Conn, error) {
+	c, err := client.DialWS(ctx, r.url, testToken)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (r *redialer) dial(ctx context.Context) (Conn, error) {
 	return b, nil
 }
 
-func (r *redialer) redial(ctx context.Context) (Conn, error) {
+func (r *redialer) redial(ctx context.Context) (client.Conn, error) {
 	select {
 	case <-r.let:
 	case <-ctx.Done():
@@ -123,14 +123,14 @@ func (s *syncBuffer) String() string {
 
 // resumable returns a client whose connections the test may cut, and
 // its redialer, whose let channel lets each redial through.
-func resumable(t *testing.T, url string, log *syncBuffer) (*Client, *redialer) {
+func resumable(t *testing.T, url string, log *syncBuffer) (*client.Client, *redialer) {
 	t.Helper()
 	r := &redialer{url: url, let: make(chan struct{})}
 	conn, err := r.dial(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := New(conn, Options{Redial: r.redial, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	c := client.New(conn, client.Options{Redial: r.redial, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	t.Cleanup(func() { c.Close() })
 	return c, r
 }
@@ -145,19 +145,19 @@ func TestAWatchHearsTheChangesMadeWhileItsConnectionWasDownReplayed(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := Dial(ctx, url, testToken)
+	other, err := client.Dial(ctx, url, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
 
 	r.current().cut()
-	if _, err := other.Make(ctx, "made-meanwhile", Fields{Name: "Meanwhile", Body: "cloud", Color: "red"}); err != nil {
+	if _, err := other.Make(ctx, "made-meanwhile", client.Fields{Name: "Meanwhile", Body: "cloud", Color: "red"}); err != nil {
 		t.Fatal(err)
 	}
 	close(r.let)
 	e, err := w.Next(ctx)
-	if err != nil || e.Kind != BotAdded || e.ID != "made-meanwhile" || e.Bot.Name != "Meanwhile" {
+	if err != nil || e.Kind != client.BotAdded || e.ID != "made-meanwhile" || e.Bot.Name != "Meanwhile" {
 		t.Fatalf("the watch heard %+v, %v; want made-meanwhile added", e, err)
 	}
 	if !strings.Contains(log.String(), "result=replay") {
@@ -167,7 +167,7 @@ func TestAWatchHearsTheChangesMadeWhileItsConnectionWasDownReplayed(t *testing.T
 	if err := c.Delete(ctx, "made-meanwhile"); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := w.Next(ctx); err != nil || e.Kind != BotRemoved || e.ID != "made-meanwhile" {
+	if e, err := w.Next(ctx); err != nil || e.Kind != client.BotRemoved || e.ID != "made-meanwhile" {
 		t.Fatalf("the watch heard %+v, %v; want made-meanwhile removed", e, err)
 	}
 }
@@ -178,7 +178,7 @@ func TestATurnEndsForItsSenderWhenItEndedWhileTheConnectionWasDown(t *testing.T)
 	ctx := testCtx(t)
 	var log syncBuffer
 	c, r := resumable(t, url, &log)
-	if _, err := c.Make(ctx, "motion", Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
+	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
 		t.Fatal(err)
 	}
 	chat, err := c.OpenChat(ctx, "motion")
@@ -193,7 +193,7 @@ func TestATurnEndsForItsSenderWhenItEndedWhileTheConnectionWasDown(t *testing.T)
 	r.current().cut()
 
 	// another client stops the turn while the sender is away.
-	other, err := Dial(ctx, url, testToken)
+	other, err := client.Dial(ctx, url, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,12 +219,12 @@ func TestSendWhileATurnRunsQueuesTheMessageAndItsTurnFollows(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	ctx := testCtx(t)
-	c, err := Dial(ctx, url, testToken)
+	c, err := client.Dial(ctx, url, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Make(ctx, "motion", Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
+	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
 		t.Fatal(err)
 	}
 	chat, err := c.OpenChat(ctx, "motion")
@@ -247,7 +247,7 @@ func TestSendWhileATurnRunsQueuesTheMessageAndItsTurnFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended, err := second.Wait(ctx)
-	if err != nil || ended.State != ahp.TurnStateComplete || strings.Join(Replies(ended), "|") != "Motion heard: hello" {
+	if err != nil || ended.State != ahp.TurnStateComplete || strings.Join(client.Replies(ended), "|") != "Motion heard: hello" {
 		t.Fatalf("the queued message's turn ended %+v, %v", ended, err)
 	}
 	if got, _ := second.ID(ctx); got == id || got == "" {
@@ -259,24 +259,24 @@ func TestErrorsCarryTheCodeTheServiceGave(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	ctx := testCtx(t)
-	c, err := Dial(ctx, url, testToken)
+	c, err := client.Dial(ctx, url, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_, err = c.Read(ctx, "nobody")
-	var rpc *RPCError
+	var rpc *client.RPCError
 	if errcode.Of(err) != errcode.NotFound || !errors.As(err, &rpc) || rpc.Code != transport.CodeNotFound {
 		t.Errorf("reading a bot that is not there answered %v (code %v)", err, errcode.Of(err))
 	}
 	if !strings.Contains(err.Error(), "bot://nobody") {
 		t.Errorf("the error %q does not name the bot", err)
 	}
-	_, err = c.Make(ctx, "Bad Slug", Fields{Name: "x"})
+	_, err = c.Make(ctx, "Bad Slug", client.Fields{Name: "x"})
 	if errcode.Of(err) != errcode.Invalid {
 		t.Errorf("a bad slug answered %v (code %v)", err, errcode.Of(err))
 	}
-	if _, err := Dial(ctx, url, "wrong-token"); errcode.Of(err) != errcode.Unauthenticated {
+	if _, err := client.Dial(ctx, url, "wrong-token"); errcode.Of(err) != errcode.Unauthenticated {
 		t.Errorf("a wrong token answered %v (code %v)", err, errcode.Of(err))
 	}
 }
@@ -304,70 +304,8 @@ func TestCodeIsTheInverseOfTheServersNumbers(t *testing.T) {
 		{transport.CodeInternalError, "the server is shutting down", errcode.Unavailable},
 		{-1, "x", errcode.Internal},
 	} {
-		if got := Code(tc.number, tc.message); got != tc.want {
+		if got := client.Code(tc.number, tc.message); got != tc.want {
 			t.Errorf("Code(%d, %q) = %v, want %v", tc.number, tc.message, got, tc.want)
 		}
 	}
-}
-
-// gatedConn is a Conn whose Recv, once the connection is closed, waits
-// for gate before it returns: a reader still busy when Close is called.
-type gatedConn struct {
-	closed  chan struct{}
-	once    sync.Once
-	gate    chan struct{}
-	inRecv  chan struct{}
-	returns chan struct{}
-}
-
-func (g *gatedConn) Send(ctx context.Context, msg []byte) error { return nil }
-
-func (g *gatedConn) Recv(ctx context.Context) ([]byte, error) {
-	<-g.closed
-	close(g.inRecv)
-	<-g.gate
-	close(g.returns)
-	return nil, errors.New("closed")
-}
-
-func (g *gatedConn) Close() error {
-	g.once.Do(func() { close(g.closed) })
-	return nil
-}
-
-func TestCloseWaitsForTheReaderAndEndsWatchesAndCalls(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		g := &gatedConn{closed: make(chan struct{}), gate: make(chan struct{}), inRecv: make(chan struct{}), returns: make(chan struct{})}
-		c := New(g, Options{})
-		w := &Watch{c: c, events: newQueue[BotEvent]()}
-		c.mu.Lock()
-		c.subs[CatalogueURI] = w
-		c.mu.Unlock()
-		closed := make(chan struct{})
-		go func() {
-			c.Close()
-			close(closed)
-		}()
-		<-g.inRecv
-		synctest.Wait()
-		select {
-		case <-closed:
-			t.Fatal("Close returned while its reader was still reading")
-		default:
-		}
-		close(g.gate)
-		<-closed
-		select {
-		case <-g.returns:
-		default:
-			t.Fatal("Close returned before the reader's Recv did")
-		}
-		if _, err := w.Next(t.Context()); !errors.Is(err, ErrClosed) {
-			t.Errorf("the watch's Next after Close answered %v, want ErrClosed", err)
-		}
-		if err := c.Call(t.Context(), "ping", ahp.PingParams{Channel: ahp.RootURI}, nil); !errors.Is(err, ErrClosed) {
-			t.Errorf("a call after Close answered %v, want ErrClosed", err)
-		}
-	})
 }

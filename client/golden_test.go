@@ -1,9 +1,10 @@
-package client
+package client_test
 
 import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/agenthost/bots/client"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +17,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/sent.golden with the frames the client sends")
 
-// recording is a Conn that keeps every frame the client sends.
+// recording is a client.Conn that keeps every frame the client sends.
 type recording struct {
-	Conn
+	client.Conn
 	mu   sync.Mutex
 	sent []string
 }
@@ -50,18 +51,18 @@ func TestTheFramesTheClientSendsAreTheGoldenOnes(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	ctx := testCtx(t)
-	conn, err := dialWS(ctx, wsURL(url), testToken)
+	conn, err := client.DialWS(ctx, url, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recording{Conn: conn}
-	c := New(rec, Options{ClientID: "golden"})
+	c := client.New(rec, client.Options{ClientID: "golden"})
 	defer c.Close()
-	b, err := c.Make(ctx, "motion", Fields{Name: "Motion", Body: "robot", Color: "teal", Labels: []string{"ci"}})
+	b, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Body: "robot", Color: "teal", Labels: []string{"ci"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Edit(ctx, "motion", Fields{Color: "red", Clear: []string{"labels"}}, b.ETag); err != nil {
+	if _, err := c.Edit(ctx, "motion", client.Fields{Color: "red", Clear: []string{"labels"}}, b.ETag); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.List(ctx); err != nil {
@@ -86,7 +87,7 @@ func TestTheFramesTheClientSendsAreTheGoldenOnes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Kind == EventQuestion {
+		if e.Kind == client.EventQuestion {
 			if err := chat.Answer(ctx, e.Question.ID, map[string]string{"answer": "teal"}); err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,13 @@ type Connection struct {
 	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
+// ViaMeta is the key of a user message's _meta that says where the person
+// said it when not in the chat itself: a chat network and its scope, as
+// the relay passes a message on ("irc:alice in #motion"). The back session
+// reads it as the context block's via line; it is one line of at most 200
+// characters, never an instruction.
+const ViaMeta = "ahpd.via"
+
 // Unmapped says what a route does with a message from a network user who
 // maps to no person.
 type Unmapped string

@@ -278,6 +278,10 @@ type Message struct {
 	TurnID string
 	// Text is what the person said.
 	Text string
+	// Via says where the person said it when not in the main chat itself:
+	// a chat network and its scope, as a route passes it on ("irc:alice
+	// in #motion"). One line; empty for the main chat's own messages.
+	Via string
 	// StartedAt is when the main turn began.
 	StartedAt time.Time
 
@@ -483,9 +487,13 @@ func reason(err error) string {
 }
 
 // ContextBlock returns the text a woken message carries: the context block,
-// then the person's words.
-func ContextBlock(chat, person string, at time.Time, words string) string {
-	return "<context>\nmain chat: " + chat + "\nfrom: " + person + "\ntime: " + at.Format(time.RFC3339) + "\n</context>\n" + words
+// then the person's words. via, when not empty, is a line of its own
+// saying where the person said it (Message.Via).
+func ContextBlock(chat, person, via string, at time.Time, words string) string {
+	if via != "" {
+		via = "via: " + via + "\n"
+	}
+	return "<context>\nmain chat: " + chat + "\nfrom: " + person + "\n" + via + "time: " + at.Format(time.RFC3339) + "\n</context>\n" + words
 }
 
 // personID is the person's id as the context block names them: the user
@@ -501,7 +509,7 @@ func personID(owner string) string {
 func (w *Waker) pending(m Message, id string) Pending {
 	text := m.Text
 	if w.contextIn == ContextInText {
-		text = ContextBlock(m.Chat, personID(m.Person), w.now().In(w.loc), m.Text)
+		text = ContextBlock(m.Chat, personID(m.Person), m.Via, w.now().In(w.loc), m.Text)
 	}
 	return Pending{Kind: ahp.PendingQueued, ID: id, Message: ahp.Message{
 		Text: text, Origin: ahp.MessageOrigin{Kind: ahp.MessageAgent},

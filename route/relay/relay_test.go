@@ -509,3 +509,14 @@ func TestRelayOnSharedLeasesHoldsEachConnectionOnceAndTakesItOverWhenItsHolderSt
 		t.Fatalf("after the takeover the relay sent %q", got.Text)
 	}
 }
+
+func TestRelaySaysWhereAMessageWasSaidInTheContextBlock(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	room := route.Scope{Kind: route.Group, ID: "#motion"}
+	r.say(route.Message{ID: "m1", Scope: room, From: "fake:alice", Name: "Alice", Text: "context"})
+	got := r.next()
+	if got.To != room || !strings.Contains(got.Text, "\nfrom: soft\nvia: fake:alice (Alice) in #motion\ntime: ") {
+		t.Fatalf("the bot was given %q, want a via line naming the sender and the room", got.Text)
+	}
+}

@@ -302,7 +302,9 @@ func (w *worker) handle(m route.Message) {
 	if w.command(cs, m) {
 		return
 	}
-	t, err := cs.chat.Send(w.ctx, m.Text)
+	msg := ahp.UserMessage(m.Text)
+	msg.Meta = map[string]any{route.ViaMeta: via(w.conn.Network, m)}
+	t, err := cs.chat.SendMessage(w.ctx, msg)
 	if err != nil {
 		w.forget(cs)
 		w.say(m.Scope, fmt.Sprintf("I could not pass that on to the bot %s: %s", rt.Bot, sentence(err)))
@@ -310,6 +312,22 @@ func (w *worker) handle(m route.Message) {
 	}
 	w.turns.Add(1)
 	go w.follow(cs, m.Scope, t)
+}
+
+// via says where a message was said, for the context block's via line:
+// the sender as the network names them, and the scope.
+func via(network string, m route.Message) string {
+	who := m.From
+	if m.Name != "" && m.Name != strings.TrimPrefix(m.From, network+":") {
+		who += " (" + m.Name + ")"
+	}
+	switch m.Scope.Kind {
+	case route.Group:
+		return who + " in " + m.Scope.ID
+	case route.Thread:
+		return who + " in a thread of " + m.Scope.ID
+	}
+	return who + ", a direct message on " + network
 }
 
 // first records that the message id was passed on and reports whether it
