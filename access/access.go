@@ -142,3 +142,15 @@ func (p Principal) Owns(owner string) bool {
 	}
 	return false
 }
+
+// Watcher is a users directory that tells when it changes, so that what
+// people may do is judged anew at once: open catalogues, chats and
+// connections. An embedder's own directory implements it to report its
+// changes as the users file does (usersfile.Directory).
+type Watcher interface {
+	// WatchUsers calls fn after each change of the directory, with the
+	// ids of the users added, removed, or whose grants or memberships
+	// changed (none when only tokens changed), one call at a time, in
+	// order. fn must not block for long. cancel ends the watch.
+	WatchUsers(fn func(changed []string)) (cancel func())
+}

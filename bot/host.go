@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/agenthost/bots/access"
-	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/engine"
@@ -38,11 +37,11 @@ func (s *Service) Authenticate(token string) (access.Principal, bool) {
 var _ engine.AuthWatcher = (*Service)(nil)
 
 // WatchAuth calls fn after each change of the users directory, when it
-// tells of its changes as usersfile.Directory does, so that the transport
-// closes the connections whose token no longer holds.
+// tells of its changes (access.Watcher), so that the transport closes the
+// connections whose token no longer holds.
 func (s *Service) WatchAuth(fn func()) (stop func()) {
-	if d, ok := s.users.(membershipSource); ok {
-		return d.Subscribe(func(_, _ *usersfile.Users) { fn() })
+	if d, ok := s.users.(access.Watcher); ok {
+		return d.WatchUsers(func([]string) { fn() })
 	}
 	return func() {}
 }

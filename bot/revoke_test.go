@@ -392,3 +392,55 @@ func backOf(t ahp.Turn) string {
 	}
 	return ""
 }
+
+// tellingUsers is an embedder's own users directory that tells of its
+// changes (access.Watcher), as a users file does.
+type tellingUsers struct {
+	quietUsers
+	watchMu sync.Mutex
+	watches []func([]string)
+}
+
+func (u *tellingUsers) WatchUsers(fn func([]string)) (cancel func()) {
+	u.watchMu.Lock()
+	defer u.watchMu.Unlock()
+	u.watches = append(u.watches, fn)
+	return func() {}
+}
+
+func (u *tellingUsers) change(id string, p access.Principal) {
+	u.set(id, p)
+	u.watchMu.Lock()
+	defer u.watchMu.Unlock()
+	for _, fn := range u.watches {
+		fn([]string{id})
+	}
+}
+
+// TestAnEmbeddersOwnDirectoryThatTellsOfChangesEndsWhatAPersonLostAtOnce:
+// a users directory that is no users file reports its changes through
+// access.Watcher, and a person who lost read of a bot there loses their
+// subscription to its chat at once, as with a users file.
+func TestAnEmbeddersOwnDirectoryThatTellsOfChangesEndsWhatAPersonLostAtOnce(t *testing.T) {
+	t.Parallel()
+	users := &tellingUsers{quietUsers: quietUsers{users: map[string]access.Principal{
+		"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}, Memberships: []string{"backend"}},
+		"tess": {User: "tess", Grants: []string{"session:create"}, Memberships: []string{"backend"}},
+	}}}
+	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), users: users}
+	e.configDir = filepath.Join(e.base, "config")
+	e.options.Root = filepath.Join(e.base, "bots")
+	e.start()
+	soft, _ := users.Principal("soft")
+	if _, err := e.svc.Make(context.Background(), soft, "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tess := e.connect(t, "tess")
+	_, chat := tess.open("ahp-session:/tess", "team-bot")
+	users.change("tess", access.Principal{User: "tess", Grants: []string{"session:create"}})
+	waitFor(t, func() bool {
+		tess.mu.Lock()
+		defer tess.mu.Unlock()
+		return slices.ContainsFunc(tess.ended, func(s string) bool { return strings.HasPrefix(s, chat+": You may no longer read bot://team-bot") })
+	})
+}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/access"
-	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/chatlog"
@@ -363,9 +362,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if g, ok := cfg.Sessions.(wake.Gated); ok {
 		g.SetToolGate(gate{s})
 	}
-	if d, ok := cfg.Users.(membershipSource); ok {
-		s.stop = d.Subscribe(func(prev, next *usersfile.Users) {
-			changed := usersfile.Changed(prev, next)
+	if d, ok := cfg.Users.(access.Watcher); ok {
+		s.stop = d.WatchUsers(func(changed []string) {
 			s.catalog.MembershipsChanged(changed)
 			s.problemsMembershipsChanged(changed)
 			if s.chats != nil {
@@ -387,12 +385,6 @@ func DefaultHostName() string {
 		return name
 	}
 	return "localhost"
-}
-
-// membershipSource is a users directory that tells when its users change,
-// as usersfile.Directory does.
-type membershipSource interface {
-	Subscribe(fn func(prev, next *usersfile.Users)) (cancel func())
 }
 
 // Close stops the chats, the catalogue, watches and the problems channel.

@@ -362,6 +362,14 @@ func (d *Directory) Subscribe(fn func(prev, next *Users)) (cancel func()) {
 	}
 }
 
+var _ access.Watcher = (*Directory)(nil)
+
+// WatchUsers is Subscribe as access.Watcher: fn hears Changed of each
+// change.
+func (d *Directory) WatchUsers(fn func(changed []string)) (cancel func()) {
+	return d.Subscribe(func(prev, next *Users) { fn(Changed(prev, next)) })
+}
+
 // Reload reads the file now. It reports whether the users changed. A file
 // that cannot be read or does not parse keeps the last good users: the
 // error is returned and logged at Warn once per distinct content.
