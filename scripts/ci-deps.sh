@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what CI needs beyond Go, each only when it is missing: Debian's
 # chromium, for the web page's browser tests (examples/server TestWebPage…),
-# and Debian's postgresql, whose initdb and pg_ctl the PostgreSQL tests
-# (internal/pgtest) start a throwaway cluster with.
+# Debian's postgresql, whose initdb and pg_ctl the PostgreSQL tests
+# (internal/pgtest) start a throwaway cluster with, and the chat servers
+# the route adapters' tests start (ngircd for IRC).
 set -euo pipefail
 need=()
 if ! command -v chromium >/dev/null 2>&1; then
@@ -10,6 +11,10 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   need+=(postgresql)
+fi
+# ngircd, a real IRC server the IRC adapter's tests (route/irc) start.
+if ! command -v ngircd >/dev/null 2>&1 && [ ! -x /usr/sbin/ngircd ]; then
+  need+=(ngircd)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -1,0 +1,384 @@
+// Package irc is the IRC adapter of package route: a bot's account on an
+// IRC server, which receives direct messages and the lines of the
+// channels it joins, and answers them.
+//
+// Settings: server (host:port, required), nick (required), user and
+// realname (the nick when unset), channels (comma-separated, joined at
+// login), tls ("true" unless "false"; plain text only to a loopback
+// address). Secret: password, sent as the server password (PASS) before
+// the login, as servers and bouncers that guard their logins take it.
+//
+// IRC has no message ids: a message carries the server's msgid tag where
+// the server gives one, else none, and IRC delivers nothing twice. It
+// cannot edit a message (Edit is route.ErrUnsupported), and it asks with
+// numbered lines.
+package irc
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/bots/route"
+)
+
+// Network is the IRC adapter.
+type Network struct{}
+
+var _ route.Network = Network{}
+
+// Name is "irc".
+func (Network) Name() string { return "irc" }
+
+// Limits of an IRC connection: a line is 512 bytes with its command,
+// target and the prefix the server adds when it relays it, so a message's
+// text keeps to 350; and one line every 500ms, under servers' flood
+// limits.
+var limits = route.Limits{MaxText: 350, Every: 500 * time.Millisecond}
+
+// burst is how many lines may go out at once before Every paces them.
+const burst = 4
+
+// settings are a connection's, read and checked.
+type settings struct {
+	server, nick, user, realname string
+	channels                     []string
+	tls                          bool
+}
+
+func read(d route.Dial) (settings, error) {
+	s := settings{server: d.Settings["server"], nick: d.Settings["nick"], user: d.Settings["user"], realname: d.Settings["realname"], tls: d.Settings["tls"] != "false"}
+	host, _, err := net.SplitHostPort(s.server)
+	switch {
+	case s.server == "":
+		return s, errors.New("the IRC connection names no server (host:port)")
+	case err != nil:
+		return s, fmt.Errorf("the IRC server %q is no host:port", s.server)
+	case s.nick == "" || !validTarget(s.nick) || strings.HasPrefix(s.nick, "#"):
+		return s, fmt.Errorf("the IRC nick %q is no nick", s.nick)
+	case !s.tls && !loopback(host):
+		return s, fmt.Errorf("the IRC server %s is not on this machine: plain text (tls false) is only for a loopback address", s.server)
+	}
+	if s.user == "" {
+		s.user = s.nick
+	}
+	if s.realname == "" {
+		s.realname = s.nick
+	}
+	for _, c := range strings.Split(d.Settings["channels"], ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if !validTarget(c) || !strings.ContainsAny(c[:1], "#&+!") {
+			return s, fmt.Errorf("the IRC channel %q is no channel", c)
+		}
+		s.channels = append(s.channels, c)
+	}
+	return s, nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Dial logs in and joins the channels. It fails with one sentence when
+// the server cannot be reached, refuses the password or the nick.
+func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
+	s, err := read(d)
+	if err != nil {
+		return nil, err
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var nc net.Conn
+	dialer := &net.Dialer{}
+	if s.tls {
+		host, _, _ := net.SplitHostPort(s.server)
+		nc, err = (&tls.Dialer{NetDialer: dialer, Config: &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}}).DialContext(ctx, "tcp", s.server)
+	} else {
+		nc, err = dialer.DialContext(ctx, "tcp", s.server)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the IRC server %s: %w", s.server, err)
+	}
+	c := &conn{nc: nc, nick: s.nick, log: log, in: make(chan route.Message, 256), done: make(chan struct{}),
+		welcome: make(chan error, 1), tokens: burst, last: time.Now()}
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(deadline)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
+	defer stop()
+	c.wg.Add(1)
+	go c.read()
+	if pw := d.Secrets["password"]; pw != "" {
+		c.write("PASS :" + clean(pw))
+	}
+	c.write("NICK " + s.nick)
+	c.write("USER " + clean(s.user) + " 0 * :" + clean(s.realname))
+	select {
+	case err = <-c.welcome:
+	case <-c.done:
+		err = c.err()
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		_ = nc.Close()
+		c.wg.Wait()
+		return nil, fmt.Errorf("the IRC server %s refused the login of %s: %w", s.server, s.nick, err)
+	}
+	_ = nc.SetDeadline(time.Time{})
+	for _, ch := range s.channels {
+		c.write("JOIN " + ch)
+	}
+	return c, nil
+}
+
+// conn is a live IRC connection.
+type conn struct {
+	nc   net.Conn
+	log  *slog.Logger
+	in   chan route.Message
+	done chan struct{} // closed when the reader ends
+	wg   sync.WaitGroup
+
+	wmu sync.Mutex // one line at a time
+
+	mu       sync.Mutex
+	nick     string // as the server knows it now
+	welcome  chan error
+	welcomed bool
+	failure  error   // why the reader ended
+	tokens   float64 // the pacing of sends: lines that may go at once
+	last     time.Time
+	closed   bool
+}
+
+// write sends one line; a failure shows as the reader's end.
+func (c *conn) write(line string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := io.WriteString(c.nc, line+"\r\n")
+	return err
+}
+
+func (c *conn) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failure == nil {
+		return errors.New("the IRC connection ended")
+	}
+	return c.failure
+}
+
+// read reads lines until the connection ends.
+func (c *conn) read() {
+	defer c.wg.Done()
+	defer close(c.done)
+	sc := bufio.NewScanner(c.nc)
+	sc.Buffer(make([]byte, 4096), maxLine)
+	for sc.Scan() {
+		m, err := parse(sc.Text())
+		if err != nil {
+			continue
+		}
+		if err := c.handle(m); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
+	c.fail(fmt.Errorf("the IRC server closed the connection: %w", err))
+}
+
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failure == nil {
+		c.failure = err
+	}
+	if !c.welcomed {
+		c.welcomed = true
+		c.welcome <- err
+	}
+}
+
+// handle answers one line from the server.
+func (c *conn) handle(m message) error {
+	switch m.command {
+	case "PING":
+		return c.write("PONG :" + clean(m.param(0)))
+	case "001": // welcome: logged in
+		c.mu.Lock()
+		c.nick = m.param(0)
+		if !c.welcomed {
+			c.welcomed = true
+			c.welcome <- nil
+		}
+		c.mu.Unlock()
+	case "432":
+		return fmt.Errorf("the nick %s is not allowed there", m.param(1))
+	case "433", "436":
+		return fmt.Errorf("the nick %s is taken", m.param(1))
+	case "464", "465":
+		return errors.New("the server refused the password")
+	case "ERROR":
+		return fmt.Errorf("the server ended the connection: %s", m.param(0))
+	case "NICK":
+		c.mu.Lock()
+		if strings.EqualFold(nick(m.prefix), c.nick) {
+			c.nick = m.param(0)
+		}
+		c.mu.Unlock()
+	case "PRIVMSG":
+		c.privmsg(m)
+	}
+	return nil
+}
+
+// privmsg delivers a message to the bot's nick or in a channel it is in.
+func (c *conn) privmsg(m message) {
+	from, target, text := nick(m.prefix), m.param(0), m.param(1)
+	c.mu.Lock()
+	me := c.nick
+	c.mu.Unlock()
+	if from == "" || strings.EqualFold(from, me) {
+		return // the server's own, or the connection's own echoed
+	}
+	if strings.HasPrefix(text, "\x01") { // CTCP: only an action is said
+		body, ok := strings.CutPrefix(strings.TrimSuffix(text, "\x01"), "\x01ACTION ")
+		if !ok {
+			return
+		}
+		text = "* " + from + " " + body
+	}
+	scope := route.Scope{Kind: route.Direct, ID: from}
+	if !strings.EqualFold(target, me) {
+		scope = route.Scope{Kind: route.Group, ID: target}
+	}
+	msg := route.Message{ID: m.tags["msgid"], Scope: scope, From: "irc:" + from, Name: from, Text: text}
+	if at, err := time.Parse(time.RFC3339Nano, m.tags["time"]); err == nil {
+		msg.At = at
+	}
+	select {
+	case c.in <- msg:
+	case <-c.done:
+	}
+}
+
+// Receive returns the next message for the bot.
+func (c *conn) Receive(ctx context.Context) (route.Message, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-ctx.Done():
+		return route.Message{}, ctx.Err()
+	case <-c.done:
+		select {
+		case m := <-c.in:
+			return m, nil
+		default:
+		}
+		return route.Message{}, c.err()
+	}
+}
+
+// Send says markdown to a nick or a channel, as plain IRC lines, paced.
+func (c *conn) Send(ctx context.Context, to route.Scope, md string) ([]string, error) {
+	if !validTarget(to.ID) {
+		return nil, fmt.Errorf("%q is no IRC nick or channel", to.ID)
+	}
+	var ids []string
+	for _, l := range lines(md, limits.MaxText) {
+		if err := c.pace(ctx); err != nil {
+			return ids, err
+		}
+		if err := c.write("PRIVMSG " + to.ID + " :" + l); err != nil {
+			return ids, fmt.Errorf("cannot send to the IRC server: %w", err)
+		}
+		ids = append(ids, "")
+	}
+	return ids, nil
+}
+
+// pace waits until one more line may go: burst lines at once, then one
+// every limits.Every.
+func (c *conn) pace(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		c.tokens = min(burst, c.tokens+float64(now.Sub(c.last))/float64(limits.Every))
+		c.last = now
+		if c.tokens >= 1 {
+			c.tokens--
+			c.mu.Unlock()
+			return nil
+		}
+		wait := time.Duration((1 - c.tokens) * float64(limits.Every))
+		c.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-c.done:
+			t.Stop()
+			return c.err()
+		}
+	}
+}
+
+// Edit is not something IRC can do.
+func (c *conn) Edit(context.Context, route.Scope, string, string) error {
+	return route.ErrUnsupported
+}
+
+// Ask says the question and its options as numbered lines.
+func (c *conn) Ask(ctx context.Context, to route.Scope, q route.Question) (string, error) {
+	text := q.Markdown
+	for i, o := range q.Options {
+		text += fmt.Sprintf("\n%d. %s", i+1, o.Label)
+	}
+	if len(q.Options) > 0 {
+		text += "\nReply with a number."
+	}
+	_, err := c.Send(ctx, to, text)
+	return "", err
+}
+
+// Limits are IRC's.
+func (c *conn) Limits() route.Limits { return limits }
+
+// Close says goodbye and waits for the reader.
+func (c *conn) Close() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if !closed {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = c.write("QUIT :bye")
+		_ = c.nc.Close()
+	}
+	c.wg.Wait()
+	return nil
+}
