@@ -6,74 +6,24 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/wake"
 )
 
-// someRoutes is a route.Store in memory, enough for the service's tests.
-type someRoutes struct {
-	mu     sync.Mutex
-	conns  []route.Connection
-	routes []route.Route
-	n      int
-}
-
-func (s *someRoutes) Connections(context.Context) ([]route.Connection, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.conns), nil
-}
-
-func (s *someRoutes) Routes(context.Context) ([]route.Route, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.routes), nil
-}
-
-func (s *someRoutes) PutRoute(_ context.Context, r route.Route) (route.Route, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.routes, func(o route.Route) bool { return o.ID == r.ID })
-	if i >= 0 && s.routes[i].Version != r.Version || i < 0 && r.Version != "" {
-		return route.Route{}, route.ErrConflict
-	}
-	s.n++
-	r.Version = strings.Repeat("v", s.n)
-	if i >= 0 {
-		s.routes[i] = r
-	} else {
-		s.routes = append(s.routes, r)
-	}
-	return r, nil
-}
-
-func (s *someRoutes) DeleteRoute(_ context.Context, id, _ string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.routes)
-	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == id })
-	if len(s.routes) == n {
-		return route.ErrNotFound
-	}
-	return nil
-}
-
-func (s *someRoutes) Watch(context.Context) (<-chan struct{}, error) { return make(chan struct{}), nil }
-
 // newRouteService is a service with soft (who makes bots) and bob (who
 // does not), the bot mail of soft's, and an IRC connection that works.
-func newRouteService(t *testing.T) (*Service, *someRoutes) {
+func newRouteService(t *testing.T) (*Service, *memroute.Store) {
 	t.Helper()
 	base := t.TempDir()
-	routes := &someRoutes{conns: []route.Connection{{ID: "libera", Network: "irc", Enabled: true,
+	routes := memroute.New([]route.Connection{{ID: "libera", Network: "irc", Enabled: true,
 		Settings: map[string]string{"server": "irc.example.org:6697", "nick": "mailbot"},
-		Secrets:  map[string]string{"password": "connectors://irc/libera"}}}}
+		Secrets:  map[string]string{"password": "connectors://irc/libera"}}})
 	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}, "bob": {User: "bob"}}
 	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
 		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles, Routes: routes,

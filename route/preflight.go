@@ -10,6 +10,10 @@ import (
 // idPattern is what a connection's or a route's id must match.
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
+// ValidID reports whether id may name a connection or a route: 1 to 40
+// lowercase letters, digits and dashes, starting with a letter.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
 // Check says what a route must not be, field by field, in one sentence
 // each: nil when it is well formed. It does not look at other routes or
 // connections (see Preflight).

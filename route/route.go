@@ -100,15 +100,16 @@ type Store interface {
 	Routes(ctx context.Context) ([]Route, error)
 	// PutRoute saves r: a new one when no route has its ID (r.Version
 	// empty), else a replacement of the route of that Version
-	// (ErrConflict otherwise). It returns the route as stored, with its
-	// new Version.
+	// (ErrConflict otherwise). A route Check refuses is refused with its
+	// sentences. It returns the route as stored, with its new Version.
 	PutRoute(ctx context.Context, r Route) (Route, error)
 	// DeleteRoute removes the route id of that version ("" for any).
 	DeleteRoute(ctx context.Context, id, version string) error
 	// Watch sends a value after every change to a connection or route,
 	// whoever made it (this instance, another on the same database, a
-	// hand edit of the file), until ctx ends; a reader then lists again.
-	// Changes close together may be sent as one.
+	// hand edit of the file), until ctx ends, and then closes the
+	// channel; a reader lists again at each value. Changes close together
+	// may be sent as one.
 	Watch(ctx context.Context) (<-chan struct{}, error)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/relay"
 )
 
@@ -110,62 +111,6 @@ func (n *fakeNetwork) drop() {
 	}
 }
 
-// memStore is a route.Store in memory, enough for the relay's tests.
-type memStore struct {
-	mu      sync.Mutex
-	conns   []route.Connection
-	routes  []route.Route
-	watches []chan struct{}
-}
-
-func (s *memStore) Connections(context.Context) ([]route.Connection, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.conns), nil
-}
-
-func (s *memStore) Routes(context.Context) ([]route.Route, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.routes), nil
-}
-
-func (s *memStore) PutRoute(_ context.Context, r route.Route) (route.Route, error) {
-	s.mu.Lock()
-	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == r.ID })
-	s.routes = append(s.routes, r)
-	s.mu.Unlock()
-	s.changed()
-	return r, nil
-}
-
-func (s *memStore) DeleteRoute(_ context.Context, id, _ string) error {
-	s.mu.Lock()
-	s.routes = slices.DeleteFunc(s.routes, func(o route.Route) bool { return o.ID == id })
-	s.mu.Unlock()
-	s.changed()
-	return nil
-}
-
-func (s *memStore) Watch(ctx context.Context) (<-chan struct{}, error) {
-	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	s.watches = append(s.watches, ch)
-	s.mu.Unlock()
-	return ch, nil
-}
-
-func (s *memStore) changed() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ch := range s.watches {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // people maps identities to people.
 type people map[string]string
 
@@ -177,11 +122,15 @@ type rig struct {
 	t     *testing.T
 	srv   *bots.Server
 	net   *fakeNetwork
-	store *memStore
+	store *memroute.Store
 	relay *relay.Relay
 	state string
 	users string
 }
+
+// lounge is the rig's connection.
+var lounge = []route.Connection{{ID: "lounge", Network: "fake", Enabled: true,
+	Secrets: map[string]string{"token": "connectors://fake/lounge"}}}
 
 const usersJSON = `{"root": {"token": "root-token-0123456789abcdef"},
  "users": [{"id": "soft", "token": "soft-token-0123456789abcdef", "grants": ["bot:*", "session:create"]},
@@ -209,13 +158,15 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, srv: srv, net: newFakeNetwork(), state: filepath.Join(dir, "config", "routes-state"), users: users,
-		store: &memStore{
-			conns: []route.Connection{{ID: "lounge", Network: "fake", Enabled: true,
-				Secrets: map[string]string{"token": "connectors://fake/lounge"}}},
-			routes: []route.Route{
-				{ID: "dm", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Direct}},
-				{ID: "room", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#motion"}},
-			}}}
+		store: memroute.New(lounge)}
+	for _, rt := range []route.Route{
+		{ID: "dm", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Direct}},
+		{ID: "room", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#motion"}},
+	} {
+		if _, err := r.store.PutRoute(t.Context(), rt); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.start()
 	return r
 }
@@ -435,12 +386,10 @@ func TestRelayDialsAgainAfterTheNetworkDrops(t *testing.T) {
 func TestRelayReportsAConnectionItCannotDialAndWhy(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	r.store.mu.Lock()
-	r.store.conns = append(r.store.conns, route.Connection{ID: "broken", Network: "fake", Enabled: true,
+	r.store.SetConnections(append(slices.Clone(lounge), route.Connection{ID: "broken", Network: "fake", Enabled: true,
 		Secrets: map[string]string{"token": "connectors://fake/none"}},
 		route.Connection{ID: "elsewhere", Network: "smoke-signals", Enabled: true},
-		route.Connection{ID: "idle", Network: "fake", Enabled: true})
-	r.store.mu.Unlock()
+		route.Connection{ID: "idle", Network: "fake", Enabled: true}))
 	r.store.PutRoute(t.Context(), route.Route{ID: "b", Enabled: true, Connection: "broken", Bot: "motion", Scope: route.Scope{Kind: route.Direct}})
 	r.store.PutRoute(t.Context(), route.Route{ID: "e", Enabled: true, Connection: "elsewhere", Bot: "motion", Scope: route.Scope{Kind: route.Direct}})
 	deadline := time.Now().Add(10 * time.Second)

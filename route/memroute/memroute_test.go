@@ -1,0 +1,14 @@
+package memroute_test
+
+import (
+	"testing"
+
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/memroute"
+	"github.com/agenthost/bots/route/routetest"
+)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	routetest.Run(t, func(t *testing.T, conns []route.Connection) route.Store { return memroute.New(conns) })
+}
