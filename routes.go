@@ -20,7 +20,7 @@ const RouteStateDir = "routes-state"
 // them on, and people to map senders to. Called with s.mu held, once the
 // gate is open.
 func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
-	if s.Routes == nil || len(s.Networks) == 0 {
+	if s.routes == nil || len(s.Networks) == 0 {
 		return nil
 	}
 	people, ok := users.(route.People)
@@ -29,7 +29,7 @@ func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
 	}
 	vault := s.vault
 	rl, err := relay.Start(ctx, relay.Config{
-		Store:    s.Routes,
+		Store:    s.routes,
 		Networks: s.Networks,
 		People:   people,
 		Open:     s.ClientAs,

@@ -57,6 +57,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/fileroute"
 	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/telemetry/prom"
@@ -171,8 +172,10 @@ type Server struct {
 	Adapters *connector.Registry
 
 	// Routes keeps the chat-network connections and routes (package
-	// route); nil runs none. A connection's credentials are vault
-	// references, resolved through Vault when it dials.
+	// route). Nil keeps them in files under ConfigDir (fileroute:
+	// connections.json, routes/) when there are Networks, else there are
+	// none. A connection's credentials are vault references, resolved
+	// through Vault when it dials.
 	Routes route.Store
 	// Networks are the chat-network adapters the routes may use
 	// (route/irc, route/xmpp…). Routes run (route/relay) once Routes and
@@ -235,7 +238,8 @@ type Server struct {
 	agents   []acp.Config // as their harnesses run them, checked once loaded
 	checks   sync.WaitGroup
 	stopWork context.CancelFunc
-	relay    *relay.Relay    // runs Routes once loaded; nil when none run
+	relay    *relay.Relay    // runs the routes once loaded; nil when none run
+	routes   route.Store     // Routes, or the files open keeps them in; nil for none
 	vault    connector.Vault // the vault open made, for the routes' credentials
 	leases   lease.Leases    // with Database: the leases the routes' connections are held by
 	holder   string          // with Database: this instance among the holders
@@ -507,8 +511,12 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		}
 		vault = v
 	}
+	routes := s.Routes
+	if routes == nil && len(s.Networks) > 0 {
+		routes = fileroute.New(s.ConfigDir, fileroute.Options{Logger: s.log})
+	}
 	s.mu.Lock()
-	s.vault = vault
+	s.vault, s.routes = vault, routes
 	if db != nil {
 		s.leases, s.holder = db.leases, db.holder
 	}
@@ -559,7 +567,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 		HostPaths: slices.DeleteFunc([]string{s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
-		Routes:    s.Routes, RouteStates: s.RouteStates,
+		Routes:    routes, RouteStates: s.RouteStates,
 		Telemetry: s.hub,
 	})
 	if err != nil {

@@ -45,6 +45,7 @@ type userEntry struct {
 	Token       string   `json:"token"`
 	Grants      []string `json:"grants"`
 	Memberships []string `json:"memberships"`
+	Identities  []string `json:"identities"`
 }
 
 // User is one person of a users file, without their token.
@@ -52,6 +53,11 @@ type User struct {
 	ID          string
 	Grants      []string
 	Memberships []string
+	// Identities are who the person is on chat networks, as
+	// "<network>:<id>" (irc:alice, xmpp:alice@example.org, slack:U123,
+	// telegram:123456): a message a route receives from one is the
+	// person's.
+	Identities []string
 }
 
 type userRecord struct {
@@ -63,9 +69,10 @@ type userRecord struct {
 // connect. It is immutable and safe for concurrent use. Tokens are kept only
 // as SHA-256 digests.
 type Users struct {
-	root  *[sha256.Size]byte
-	users []userRecord
-	byID  map[string]int
+	root       *[sha256.Size]byte
+	users      []userRecord
+	byID       map[string]int
+	identities map[string]string // "<network>:<id>" → user id
 }
 
 // Load reads and parses the users file at path. Its errors name the
@@ -108,7 +115,7 @@ func Parse(data []byte) (*Users, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("not a users file: text after the JSON object")
 	}
-	u := &Users{byID: make(map[string]int, len(f.Users))}
+	u := &Users{byID: make(map[string]int, len(f.Users)), identities: map[string]string{}}
 	// who holds each token digest, for naming a duplicate.
 	holders := make(map[[sha256.Size]byte]string)
 	if f.Root != nil {
@@ -155,13 +162,45 @@ func Parse(data []byte) (*Users, error) {
 				return nil, fmt.Errorf("%s: empty membership", where)
 			}
 		}
+		for _, id := range e.Identities {
+			if err := checkIdentity(id); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if other, dup := u.identities[id]; dup {
+				return nil, fmt.Errorf("%s: the identity %q is %q's already: one identity is one person", where, id, other)
+			}
+			u.identities[id] = e.ID
+		}
 		u.byID[e.ID] = len(u.users)
 		u.users = append(u.users, userRecord{
-			User: User{ID: e.ID, Grants: slices.Clone(e.Grants), Memberships: slices.Clone(e.Memberships)},
+			User: User{ID: e.ID, Grants: slices.Clone(e.Grants), Memberships: slices.Clone(e.Memberships), Identities: slices.Clone(e.Identities)},
 			hash: h,
 		})
 	}
 	return u, nil
+}
+
+// checkIdentity refuses what is no "<network>:<id>": a network of
+// lowercase letters, and an id without spaces or control characters.
+func checkIdentity(id string) error {
+	network, rest, ok := strings.Cut(id, ":")
+	valid := ok && network != "" && rest != "" && strings.IndexFunc(network, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 &&
+		strings.IndexFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
+	if !valid {
+		return fmt.Errorf("the identity %q is no <network>:<id> (irc:alice, xmpp:alice@example.org, slack:U123, telegram:123456)", id)
+	}
+	return nil
+}
+
+// Person returns the id of the person whose identities hold identity
+// ("irc:alice"), and false when nobody's do: the users file as a
+// route.People.
+func (u *Users) Person(identity string) (string, bool) {
+	if u == nil {
+		return "", false
+	}
+	id, ok := u.identities[identity]
+	return id, ok
 }
 
 // Authenticate returns the principal whose token this is: the root
@@ -214,7 +253,7 @@ func (u *Users) Users() []User {
 	}
 	out := make([]User, len(u.users))
 	for i, r := range u.users {
-		out[i] = User{ID: r.ID, Grants: slices.Clone(r.Grants), Memberships: slices.Clone(r.Memberships)}
+		out[i] = User{ID: r.ID, Grants: slices.Clone(r.Grants), Memberships: slices.Clone(r.Memberships), Identities: slices.Clone(r.Identities)}
 	}
 	return out
 }
@@ -342,6 +381,11 @@ func (d *Directory) Authenticate(token string) (access.Principal, bool) {
 // Principal is Users().Principal.
 func (d *Directory) Principal(id string) (access.Principal, bool) {
 	return d.Users().Principal(id)
+}
+
+// Person is Users().Person: who an identity is, as the file says now.
+func (d *Directory) Person(identity string) (string, bool) {
+	return d.Users().Person(identity)
 }
 
 // Subscribe calls fn after each change of the users, with the users before

@@ -325,3 +325,39 @@ func TestAUsersFileWithATokenShorterThan16CharactersIsRefusedNamingTheEntry(t *t
 		t.Error("the short token was taken")
 	}
 }
+
+func TestIdentitiesMapANetworksUsersToPeople(t *testing.T) {
+	t.Parallel()
+	u, err := Parse([]byte(`{"users": [
+		{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:alice", "xmpp:alice@example.org"]},
+		{"id": "bob", "token": "bob-token-0123456789ab", "identities": ["slack:U123"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for identity, want := range map[string]string{"irc:alice": "alice", "xmpp:alice@example.org": "alice", "slack:U123": "bob"} {
+		if got, ok := u.Person(identity); !ok || got != want {
+			t.Errorf("Person(%q) = %q, %v; want %q", identity, got, ok, want)
+		}
+	}
+	if got, ok := u.Person("irc:mallory"); ok {
+		t.Errorf("an unknown identity is %q", got)
+	}
+	if got := u.Users()[0].Identities; len(got) != 2 {
+		t.Errorf("Users() shows alice's identities as %q", got)
+	}
+}
+
+func TestAnIdentityOfTwoPeopleOrNoIdentityAtAllIsRefusedNamingIt(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:alice"]},
+		            {"id": "bob", "token": "bob-token-0123456789ab", "identities": ["irc:alice"]}]}`: `users[1] ("bob"): the identity "irc:alice" is "alice"'s already`,
+		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["IRC:alice"]}]}`:  `the identity "IRC:alice" is no <network>:<id>`,
+		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:al ice"]}]}`: `the identity "irc:al ice" is no <network>:<id>`,
+		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["alice"]}]}`:      `the identity "alice" is no <network>:<id>`,
+	} {
+		if _, err := Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse: %v, want %q", err, want)
+		}
+	}
+}

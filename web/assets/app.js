@@ -288,6 +288,7 @@ async function drawRoutes(slug, box) {
     routes = (await app.client.request("x-ahpd/routeList", { bot: slug })).routes || [];
     conns = (await app.client.request("x-ahpd/routeConnections", {})).connections || [];
   } catch { return; } // a host without routes
+  if (!routes.length && !conns.length) return; // nor any network to route from
   const byID = Object.fromEntries(conns.map((c) => [c.id, c]));
   replace(box, h("h2", {}, "Chat networks"), h("ul", { class: "routes", id: "route-list" }, routes.length ? routes.map((r) => {
     const c = byID[r.connection] || {};

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/route/irc/irctest"
+)
+
+// ircRig is the reference server routed to a real IRC server: soft is
+// irc:alice on it, the bot motion answers alice's direct messages, and
+// the connection's password comes from the vault.
+type ircRig struct {
+	irc  *irctest.Server
+	srv  *testServer
+	soft *client
+	dirs dirs
+}
+
+func newIRCRig(t *testing.T) *ircRig {
+	t.Helper()
+	irc := irctest.Start(t)
+	addr := irc.Addr
+	d := newDirs(t)
+	users := map[string]any{
+		"root": map[string]string{"token": rootToken},
+		"users": []map[string]any{
+			{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{"irc:alice"}},
+			{"id": "kim", "token": kimToken, "grants": []string{"session:create"}, "identities": []string{"irc:kim"}},
+		},
+	}
+	writeJSON(t, d.users, users)
+	writeJSON(t, filepath.Join(d.config, "connections.json"), map[string]any{"connections": []map[string]any{{
+		"id": "local", "network": "irc", "enabled": true,
+		"settings": map[string]string{"server": addr, "nick": "motion", "tls": "false"},
+		"secrets":  map[string]string{"password": "connectors://irc/local"},
+	}}})
+	writeJSON(t, filepath.Join(d.config, "routes", "dm.json"), map[string]any{
+		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"},
+	})
+	vault := filepath.Join(t.TempDir(), "vault.json")
+	writeJSON(t, vault, map[string]any{"connectors": map[string]any{"irc/local": map[string]any{"value": irctest.Password, "owners": []string{"root:" + hostName}}}})
+	srv := startServer(t, d.args("-vault", vault))
+	soft := dial(testCtx(t), t, srv, softToken, byBearer)
+	soft.initialize(t, "soft")
+	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	return &ircRig{irc: irc, srv: srv, soft: soft, dirs: d}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForBot waits until the bot's nick (motion when none) is on the IRC
+// server.
+func waitForBot(t *testing.T, p *irctest.Person, nick ...string) {
+	t.Helper()
+	n := "motion"
+	if len(nick) > 0 {
+		n = nick[0]
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p.Send("ISON " + n)
+		if strings.HasSuffix(p.Wait(" 303 "), ":"+n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bot did not come onto the IRC server")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestEndToEndAPersonTalksToTheirBotFromIRC(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	alice := r.irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :hello from IRC")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: hello from IRC") {
+		t.Fatalf("alice got %q", got)
+	}
+	// The chat is soft's, listed with the bot like any chat of theirs.
+	var list struct {
+		Items []struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"items"`
+	}
+	r.soft.result(t, "listSessions", map[string]any{}, &list)
+	chats := 0
+	for _, it := range list.Items {
+		if strings.Contains(string(it.Meta["ahpd.bot"]), `"id":"motion"`) && strings.Contains(string(it.Meta["ahpd.turns"]), "hello from IRC") {
+			chats++
+		}
+	}
+	if chats != 1 {
+		t.Errorf("soft lists %d chats with motion begun from IRC, want 1", chats)
+	}
+	// A question is answered with a number, and a stop stops.
+	alice.Send("PRIVMSG motion :ask which colour?")
+	alice.Wait("which colour?")
+	alice.Send("PRIVMSG motion :teal")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":you said: teal") {
+		t.Errorf("after the answer alice got %q", got)
+	}
+}
+
+func TestEndToEndIRCUsersTheHostDoesNotKnowOrWhoMayNotReadTheBotAreAnsweredSo(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	mallory := r.irc.Person(t, "mallory")
+	waitForBot(t, mallory)
+	mallory.Send("PRIVMSG motion :let me in")
+	if got := mallory.Wait("PRIVMSG mallory"); !strings.Contains(got, `"irc:mallory"`) {
+		t.Errorf("an unknown IRC user got %q", got)
+	}
+	kim := r.irc.Person(t, "kim")
+	kim.Send("PRIVMSG motion :and me?")
+	if got := kim.Wait("PRIVMSG kim"); !strings.Contains(got, "I could not reach the bot motion for you") {
+		t.Errorf("kim, who may not read motion, got %q", got)
+	}
+}
+
+func TestEndToEndTheRouteMethodsListTheConnectionWithoutItsCredential(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		raw := string(r.soft.result(t, "x-ahpd/routeConnections", map[string]any{}, nil))
+		if strings.Contains(raw, "connectors://") || strings.Contains(raw, irctest.Password) {
+			t.Fatalf("the connections show a credential: %s", raw)
+		}
+		if strings.Contains(raw, `"state":"connected"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connection never read as connected: %s", raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	raw := string(r.soft.result(t, "x-ahpd/routeList", map[string]any{"bot": "motion"}, nil))
+	if !strings.Contains(raw, `"id":"dm"`) {
+		t.Errorf("soft's routes to motion: %s", raw)
+	}
+}
+
+// TestREADMEIRCDemoAnswersOnIRC runs what the README's IRC section says:
+// scripts/irc-demo.sh's folder and command, against a local IRC server,
+// and a person who messages the bot from IRC is answered.
+func TestREADMEIRCDemoAnswersOnIRC(t *testing.T) {
+	t.Parallel()
+	irc := irctest.StartOpen(t)
+	addr := irc.Addr
+	dir := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "irc-demo.sh"))
+	cmd.Env = append(os.Environ(), "BOTS_IRC_DEMO_DIR="+dir, "BOTS_IRC_DEMO_SERVER="+addr, "BOTS_IRC_DEMO_PRINT=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("irc-demo.sh: %v\n%s", err, out)
+	}
+	words := strings.Fields(string(out))
+	i := slices.Index(words, "./examples/server")
+	if len(words) < 3 || words[0] != "go" || i < 0 {
+		t.Fatalf("irc-demo.sh would run %q", out)
+	}
+	startServer(t, append(words[i+1:], "-addr", "127.0.0.1:0", "-log-level", "warn"))
+	me := irc.Person(t, "me")
+	waitForBot(t, me, "helper")
+	me.Send("PRIVMSG helper :hello")
+	if got := me.Wait("PRIVMSG me"); !strings.HasSuffix(got, ":Helper heard: hello") {
+		t.Fatalf("me got %q", got)
+	}
+}
