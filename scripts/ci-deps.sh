@@ -3,7 +3,7 @@
 # chromium, for the web page's browser tests (examples/server TestWebPage…),
 # Debian's postgresql, whose initdb and pg_ctl the PostgreSQL tests
 # (internal/pgtest) start a throwaway cluster with, and the chat servers
-# the route adapters' tests start (ngircd for IRC).
+# the route adapters' tests start (ngircd for IRC, prosody for XMPP).
 set -euo pipefail
 need=()
 if ! command -v chromium >/dev/null 2>&1; then
@@ -15,6 +15,10 @@ fi
 # ngircd, a real IRC server the IRC adapter's tests (route/irc) start.
 if ! command -v ngircd >/dev/null 2>&1 && [ ! -x /usr/sbin/ngircd ]; then
   need+=(ngircd)
+fi
+# prosody, a real XMPP server the XMPP adapter's tests (route/xmpp) start.
+if ! command -v prosody >/dev/null 2>&1; then
+  need+=(prosody)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
