@@ -3,6 +3,7 @@ package bots
 import (
 	"context"
 	"errors"
+	"net/http"
 	"path/filepath"
 
 	"github.com/agenthost/bots/bot"
@@ -67,6 +68,20 @@ func (s *Server) stopRelay() {
 	if rl != nil {
 		rl.Close()
 	}
+}
+
+// serveHook hands a chat network's request under /hooks/<connection> to
+// the relay (relay.Relay.ServeHTTP): Slack's events and button presses.
+func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "no chat-network route runs on this server now", http.StatusServiceUnavailable)
+		return
+	}
+	rl.ServeHTTP(w, r)
 }
 
 // RouteStates returns how each chat-network connection stands, by id:

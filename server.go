@@ -374,6 +374,10 @@ func (s *Server) wireUp() error {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			s.notePort(a)
 		}
+		if strings.HasPrefix(r.URL.Path, relay.HookPrefix) {
+			s.serveHook(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	return nil

@@ -22,6 +22,8 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/irc"
+	"github.com/agenthost/bots/route/slack"
+	"github.com/agenthost/bots/route/telegram"
 	"github.com/agenthost/bots/route/xmpp"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake/acp"
@@ -47,7 +49,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	s := &bots.Server{Page: web.Handler(web.Config{}), Bundled: []bot.Bundle{builder.Bundle()},
 		// The chat networks routes may use; <config>/connections.json and
 		// <config>/routes/ say which run (README: Talk to a bot from IRC).
-		Networks: []route.Network{irc.Network{}, xmpp.Network{}}}
+		Networks: []route.Network{irc.Network{}, xmpp.Network{}, telegram.Network{}, slack.Network{}}}
 	var addr, agents, login, metricsAddr string
 	var checkAgents bool
 	var level slog.Level

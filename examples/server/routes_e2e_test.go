@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/route/irc/irctest"
+	"github.com/agenthost/bots/route/slack/slacktest"
+	"github.com/agenthost/bots/route/telegram/telegramtest"
 )
 
 // ircRig is the reference server routed to a real IRC server: soft is
@@ -186,5 +189,100 @@ func TestREADMEIRCDemoAnswersOnIRC(t *testing.T) {
 	me.Send("PRIVMSG helper :hello")
 	if got := me.Wait("PRIVMSG me"); !strings.HasSuffix(got, ":Helper heard: hello") {
 		t.Fatalf("me got %q", got)
+	}
+}
+
+// newNetworkRig is the reference server with soft as identity on one
+// connection conn (its secrets in a vault of its own) and a route of
+// anyone's direct messages to the bot motion.
+func newNetworkRig(t *testing.T, identity string, conn map[string]any, secrets map[string]string) *testServer {
+	t.Helper()
+	d := newDirs(t)
+	writeJSON(t, d.users, map[string]any{"root": map[string]string{"token": rootToken},
+		"users": []map[string]any{{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{identity}}}})
+	refs := map[string]string{}
+	entries := map[string]any{}
+	for name, value := range secrets {
+		ref := conn["network"].(string) + "/" + conn["id"].(string) + "-" + strings.ToLower(name)
+		refs[name] = "connectors://" + ref
+		entries[ref] = map[string]any{"value": value, "owners": []string{"root:" + hostName}}
+	}
+	conn["enabled"], conn["secrets"] = true, refs
+	writeJSON(t, filepath.Join(d.config, "connections.json"), map[string]any{"connections": []any{conn}})
+	writeJSON(t, filepath.Join(d.config, "routes", "dm.json"), map[string]any{
+		"id": "dm", "enabled": true, "connection": conn["id"], "bot": "motion", "scope": map[string]string{"kind": "direct"}})
+	vault := filepath.Join(t.TempDir(), "vault.json")
+	writeJSON(t, vault, map[string]any{"connectors": entries})
+	srv := startServer(t, d.args("-vault", vault))
+	soft := dial(testCtx(t), t, srv, softToken, byBearer)
+	soft.initialize(t, "soft")
+	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	return srv
+}
+
+// waitUntil polls cond until it holds, for 20 seconds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s without %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestEndToEndAPersonTalksToTheirBotFromTelegram(t *testing.T) {
+	t.Parallel()
+	f := telegramtest.Start(t)
+	newNetworkRig(t, "telegram:1001", map[string]any{"id": "tg", "network": "telegram", "settings": map[string]string{"api": f.URL}},
+		map[string]string{"token": telegramtest.Token})
+	f.Push(telegramtest.PrivateText(1001, "hello from Telegram"))
+	waitUntil(t, "the bot's answer on Telegram", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return len(f.Sent) > 0
+	})
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if got := f.Sent[0]; got["text"] != "Motion heard: hello from Telegram" || got["chat_id"] != float64(1001) {
+		t.Errorf("Telegram was sent %v", got)
+	}
+}
+
+func TestEndToEndAPersonTalksToTheirBotFromSlackThroughTheServersHook(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	srv := newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
+		map[string]string{"token": slacktest.Token, "signingSecret": slacktest.Secret})
+	body := slacktest.Event("Ev1", "D1", "im", "U1", "hello from Slack", "1700000000.000001", "")
+	hook := "http://" + srv.addr + "/hooks/team"
+	post := func(key string) int {
+		r, err := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		slacktest.Sign(r, body, time.Now(), key)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("another-secret-0123456789"); code != http.StatusUnauthorized && code != http.StatusServiceUnavailable {
+		t.Errorf("a forged event was answered %d", code)
+	}
+	waitUntil(t, "the hook taking Slack's event", func() bool { return post(slacktest.Secret) == http.StatusOK })
+	waitUntil(t, "the bot's answer on Slack", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return len(f.Posted) > 0
+	})
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if got := f.Posted[0]; got.Get("text") != "Motion heard: hello from Slack" || got.Get("channel") != "D1" || len(f.Posted) != 1 {
+		t.Errorf("Slack was posted %v (%d posts)", got, len(f.Posted))
 	}
 }

@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +140,38 @@ func (r *Relay) Close() error {
 	r.cancel()
 	<-r.done
 	return nil
+}
+
+// HookPrefix is the path under which ServeHTTP takes a network's
+// requests: HookPrefix + "<connection id>".
+const HookPrefix = "/hooks/"
+
+// ServeHTTP hands a network's request (a Slack event, say) to the live
+// connection its path names, when that connection takes requests (an
+// adapter whose Conn is an http.Handler); 404 when none does, 503 while
+// it is not connected.
+func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	id, _, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, HookPrefix), "/")
+	r.mu.Lock()
+	wk := r.workers[id]
+	r.mu.Unlock()
+	if wk == nil {
+		http.Error(w, fmt.Sprintf("no chat-network connection %q runs here", id), http.StatusNotFound)
+		return
+	}
+	wk.mu.Lock()
+	live := wk.live
+	wk.mu.Unlock()
+	h, ok := live.(http.Handler)
+	switch {
+	case live == nil:
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("the connection %q is not connected now", id), http.StatusServiceUnavailable)
+	case !ok:
+		http.Error(w, fmt.Sprintf("the connection %q takes no requests", id), http.StatusNotFound)
+	default:
+		h.ServeHTTP(w, req)
+	}
 }
 
 // States returns how each connection of the store stands, by id.

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -467,5 +470,45 @@ func TestRelaySaysWhereAMessageWasSaidInTheContextBlock(t *testing.T) {
 	got := r.next()
 	if got.To != room || !strings.Contains(got.Text, "\nfrom: soft\nvia: fake:alice (Alice) in #motion\ntime: ") {
 		t.Fatalf("the bot was given %q, want a via line naming the sender and the room", got.Text)
+	}
+}
+
+// hookConn is a fakeConn that takes a network's requests.
+type hookConn struct{ *fakeConn }
+
+func (hookConn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.WriteString(w, "hooked "+r.URL.Path)
+}
+
+// hookNetwork dials hookConns.
+type hookNetwork struct{ *fakeNetwork }
+
+func (n hookNetwork) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
+	c, err := n.fakeNetwork.Dial(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return hookConn{c.(*fakeConn)}, nil
+}
+
+func TestRelayHandsANetworksRequestToTheConnectionItsPathNames(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.relay.Close()
+	rl := r.startWith(func(c *relay.Config) { c.Networks = []route.Network{hookNetwork{r.net}} })
+	waitState(t, rl, "lounge", route.Connected)
+	for path, want := range map[string]int{"/hooks/lounge": http.StatusOK, "/hooks/nowhere": http.StatusNotFound} {
+		w := httptest.NewRecorder()
+		rl.ServeHTTP(w, httptest.NewRequest(http.MethodPost, path, nil))
+		if w.Code != want {
+			t.Errorf("%s was answered %d %q, want %d", path, w.Code, w.Body, want)
+		}
+	}
+	plain := r.startWith(func(c *relay.Config) {})
+	waitState(t, plain, "lounge", route.Connected)
+	w := httptest.NewRecorder()
+	plain.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/hooks/lounge", nil))
+	if w.Code != http.StatusNotFound {
+		t.Errorf("a connection that takes no requests answered %d", w.Code)
 	}
 }
