@@ -286,3 +286,33 @@ func TestEndToEndAPersonTalksToTheirBotFromSlackThroughTheServersHook(t *testing
 		t.Errorf("Slack was posted %v (%d posts)", got, len(f.Posted))
 	}
 }
+
+// TestEndToEndNoRouteCredentialReachesANetworkOrAFile: the IRC
+// connection's password (from the vault) never goes to the network, even
+// when a bot's reply would carry it, and no file the server wrote holds it.
+func TestEndToEndNoRouteCredentialReachesANetworkOrAFile(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	alice := r.irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :hello")
+	alice.Wait("Motion heard: hello")
+	alice.Send("PRIVMSG motion :say " + irctest.Password)
+	got := alice.Wait("PRIVMSG alice")
+	if strings.Contains(got, irctest.Password) || !strings.Contains(got, "Motion heard: say ") {
+		t.Errorf("the network was sent %q", got)
+	}
+	// What the person typed is theirs, kept in their chat's log; nothing
+	// else the server wrote holds the credential.
+	for _, dir := range []string{r.dirs.config, r.dirs.root} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.Contains(path, string(filepath.Separator)+"logs"+string(filepath.Separator)) {
+				return nil
+			}
+			if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), irctest.Password) {
+				t.Errorf("%s holds the connection's password", path)
+			}
+			return nil
+		})
+	}
+}
