@@ -379,7 +379,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	started := s.now()
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
-		Via: viaOf(b.Message.Meta),
+		Via: viaOf(b.Message.Meta), Route: routeOf(b.Message.Meta),
 	}
 	t := ch.c.waker.WakeContext(ctx, msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID, ch.began = t, b.TurnID, started
@@ -471,6 +471,17 @@ func (m mainTurn) Session(a ahp.Action) {
 		return
 	}
 	ch.emitSessionLocked(a, nil, false)
+}
+
+// routeOf is the route a message's _meta names (route.RouteMeta), "" for
+// none or one that is no route id. A client may name any: a route only
+// narrows the tools of the back session its turns run in.
+func routeOf(meta map[string]any) string {
+	r, _ := meta[route.RouteMeta].(string)
+	if !route.ValidID(r) {
+		return ""
+	}
+	return r
 }
 
 // viaOf is the via line of a message's _meta: one line of at most 200

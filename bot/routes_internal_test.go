@@ -125,3 +125,39 @@ func TestViaIsOneShortLineThatCannotCloseTheContextBlock(t *testing.T) {
 		t.Error("a via that is no string gave a line")
 	}
 }
+
+func TestARoutedBackSessionHoldsTheToolsOfHostBotAndRouteAlone(t *testing.T) {
+	t.Parallel()
+	s, routes := newRouteService(t)
+	ctx, g := context.Background(), gate{s}
+	soft := access.Principal{User: "soft", Grants: []string{"bot:put"}}
+	if _, err := s.Edit(ctx, soft, "mail", []byte(`{"tools":["post_message","ask_question","bots"]}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []route.Route{
+		{ID: "narrow", Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: "a"}, Tools: []string{"post_message", "bot_list", "connectors"}},
+		{ID: "open", Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: "b"}},
+	} {
+		if _, err := routes.PutRoute(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session := func(route string) wake.SessionInfo {
+		meta := map[string]any{"bot": "mail", "person": "user:soft", "name": "work"}
+		if route != "" {
+			meta["route"] = route
+		}
+		return wake.SessionInfo{Owner: "user:soft", Meta: map[string]any{wake.BackSessionMeta: meta}}
+	}
+	for route, want := range map[string][]string{
+		"":       {"ask_question", "bot_delete", "bot_edit", "bot_list", "bot_make", "bot_read", "bot_validate", "post_message"},
+		"narrow": {"bot_list", "post_message"}, // connectors: the bot holds none, a route adds none
+		"open":   {"ask_question", "bot_delete", "bot_edit", "bot_list", "bot_make", "bot_read", "bot_validate", "post_message"},
+		"gone":   {"post_message"},
+	} {
+		got, err := g.Allowed(ctx, session(route))
+		if err != nil || !slices.Equal(got.Names(), want) {
+			t.Errorf("route %q: the session holds %v (%v), want %v", route, got.Names(), err, want)
+		}
+	}
+}

@@ -46,7 +46,36 @@ func (g gate) Allowed(ctx context.Context, si wake.SessionInfo) (wake.ToolSet, e
 		// of its turn is refused until the sweep ends it (revoke.go).
 		return wake.NewToolSet(wake.PostMessage), nil
 	}
-	return g.s.tools.For(e.Record.Tools), nil
+	set := g.s.tools.For(e.Record.Tools)
+	if r := wake.BackSessionRoute(si.Meta); r != "" {
+		return g.s.routeNarrowed(ctx, r, set)
+	}
+	return set, nil
+}
+
+// routeNarrowed is set narrowed by the tools of the route id, for a back
+// session that runs the route's turns: host ∩ bot ∩ route. A route that
+// names none narrows nothing; one that is gone, or cannot be read, leaves
+// post_message alone.
+func (s *Service) routeNarrowed(ctx context.Context, id string, set wake.ToolSet) (wake.ToolSet, error) {
+	only := wake.NewToolSet(wake.PostMessage)
+	if s.routes == nil {
+		return only, nil
+	}
+	routes, err := s.routes.store.Routes(ctx)
+	if err != nil {
+		s.log.Warn("bot: the routes cannot be read: a routed back session holds post_message alone", "route", id, "err", err)
+		return only, nil
+	}
+	for _, r := range routes {
+		if r.ID == id {
+			if r.Tools == nil {
+				return set, nil
+			}
+			return set.Intersect(wake.NewToolSet(r.Tools...)).With(wake.PostMessage), nil
+		}
+	}
+	return only, nil
 }
 
 // channelMethods are the route methods the channel tools call.

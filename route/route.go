@@ -34,6 +34,11 @@ type Connection struct {
 // characters, never an instruction.
 const ViaMeta = "ahpd.via"
 
+// RouteMeta is the key of a user message's _meta that names the route
+// which passed it on: its turn runs in a back session of its own, whose
+// tools the route narrows (host ∩ bot ∩ route).
+const RouteMeta = "ahpd.route"
+
 // Unmapped says what a route does with a message from a network user who
 // maps to no person.
 type Unmapped string

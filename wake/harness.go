@@ -2,6 +2,8 @@ package wake
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -96,6 +98,27 @@ func BackSession(meta map[string]any) (bot, person, name string, ok bool) {
 	person, _ = m["person"].(string)
 	name, _ = m["name"].(string)
 	return bot, person, name, bot != ""
+}
+
+// BackSessionRoute returns the route a back session runs the turns of (see
+// Message.Route), "" for none.
+func BackSessionRoute(meta map[string]any) string {
+	m, _ := meta[BackSessionMeta].(map[string]any)
+	r, _ := m["route"].(string)
+	return r
+}
+
+// RoutedName is the name of the back session a route's turns run in: the
+// bot's session name, cut to leave room, and a digest of the route's id,
+// so that a routed chat never shares a back session (nor its tools) with
+// the person's other chats with the bot. It is a session name as
+// record.FillSessionName gives one.
+func RoutedName(name, route string) string {
+	sum := sha256.Sum256([]byte(route))
+	if len(name) > 28 {
+		name = strings.TrimRight(name[:28], "-")
+	}
+	return name + "-r" + hex.EncodeToString(sum[:4])
 }
 
 // Agent is one session's agent.

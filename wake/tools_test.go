@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/bots/record"
 )
 
 func TestToolPolicyOnlyNarrowsAndKeepsPostMessage(t *testing.T) {
@@ -51,6 +53,20 @@ func TestToolPolicyListsWhatAToolsListMayNameOnItsHost(t *testing.T) {
 	for _, n := range narrow.Listable() {
 		if err := narrow.Check([]string{n}); err != nil {
 			t.Errorf("the policy lists %q and refuses it: %v", n, err)
+		}
+	}
+}
+
+func TestRoutedNameIsASessionNameOfItsOwnPerRoute(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("n", 40)
+	a, b := RoutedName("work", "irc-dm"), RoutedName("work", "irc-room")
+	if a == b || a == "work" || !strings.HasPrefix(a, "work-r") {
+		t.Errorf("RoutedName gave %q and %q", a, b)
+	}
+	for _, name := range []string{a, RoutedName(long, "r"), RoutedName(strings.Repeat("ab-", 13)+"a", "r")} {
+		if got, err := record.FillSessionName(name, "t1"); err != nil || got != name {
+			t.Errorf("%q is no session name: %v", name, err)
 		}
 	}
 }

@@ -103,6 +103,9 @@ func (t *Turn) run() {
 		t.fail(failf("The message cannot wake a back session: %v.", err))
 		return
 	}
+	if t.m.Route != "" {
+		name = RoutedName(name, t.m.Route)
+	}
 	tctx, op := t.w.hub.Begin(traced(t.ctx, t.m.parent), telemetry.Cell{}, instr, "wake")
 	defer func() { op.End(nil) }()
 	ctx, takeover := tctx, false

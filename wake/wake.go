@@ -278,6 +278,11 @@ type Message struct {
 	TurnID string
 	// Text is what the person said.
 	Text string
+	// Route is the chat-network route whose message began the turn, when
+	// one did: the turn runs in a back session of its own (RoutedName),
+	// whose _meta names the route so that its tools are narrowed by the
+	// route's (BackSessionRoute).
+	Route string
 	// Via says where the person said it when not in the main chat itself:
 	// a chat network and its scope, as a route passes it on ("irc:alice
 	// in #motion"). One line; empty for the main chat's own messages.
@@ -448,6 +453,9 @@ func (w *Waker) spec(m Message, name string) Spec {
 		Client: &ahp.SessionActiveClient{ClientID: ClientID, DisplayName: "Bot chat", Tools: ahp.List[ahp.ToolDefinition]{PostMessageTool()}},
 		Deny:   w.deny,
 		Meta:   map[string]any{BackSessionMeta: map[string]any{"bot": b.ID, "person": m.Person, "name": name, "created": created(b)}},
+	}
+	if m.Route != "" {
+		s.Meta[BackSessionMeta].(map[string]any)["route"] = m.Route
 	}
 	switch {
 	case b.Preset != "":

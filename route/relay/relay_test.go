@@ -23,6 +23,7 @@ import (
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/relay"
+	"github.com/agenthost/bots/wake"
 )
 
 // fakeNetwork is a network in memory: the test says messages into it and
@@ -262,6 +263,26 @@ func TestRelayPassesADirectMessageToTheBotAndItsReplyBack(t *testing.T) {
 		if !slices.ContainsFunc(list.Items, func(i struct{ Resource string }) bool { return i.Resource == session }) {
 			t.Errorf("soft's chats %+v do not hold the relay's chat %s", list.Items, session)
 		}
+	}
+	// The turn ran in a back session of the route's own, which its
+	// tools narrow.
+	var backs struct {
+		Items []struct {
+			Meta struct {
+				Back map[string]string `json:"ahpd.backSession"`
+			} `json:"_meta"`
+		} `json:"items"`
+	}
+	if err := soft.Call(t.Context(), "listSessions", map[string]any{}, &backs); err != nil {
+		t.Fatal(err)
+	}
+	routed := false
+	for _, i := range backs.Items {
+		b := i.Meta.Back
+		routed = routed || b["route"] == "dm" && b["name"] == wake.RoutedName("work", "dm")
+	}
+	if !routed {
+		t.Errorf("soft's sessions %+v hold no back session of the route dm", backs.Items)
 	}
 }
 

@@ -303,7 +303,7 @@ func (w *worker) handle(m route.Message) {
 		return
 	}
 	msg := ahp.UserMessage(m.Text)
-	msg.Meta = map[string]any{route.ViaMeta: via(w.conn.Network, m)}
+	msg.Meta = map[string]any{route.ViaMeta: via(w.conn.Network, m), route.RouteMeta: rt.ID}
 	t, err := cs.chat.SendMessage(w.ctx, msg)
 	if err != nil {
 		w.forget(cs)
