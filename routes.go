@@ -84,6 +84,17 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	rl.ServeHTTP(w, r)
 }
 
+// routePair pairs a chat account with a person through the relay.
+func (s *Server) routePair(_ context.Context, person, code string) (string, error) {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return "", errors.New("no chat-network route runs on this server now, so no code waits")
+	}
+	return rl.Pair(person, code)
+}
+
 // RouteStates returns how each chat-network connection stands, by id:
 // connected, or failing and why; nil when no route runs.
 func (s *Server) RouteStates() map[string]route.State {

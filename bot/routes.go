@@ -19,6 +19,7 @@ import (
 type routeDesk struct {
 	store  route.Store
 	states func() map[string]route.State
+	pair   func(ctx context.Context, person, code string) (string, error)
 }
 
 // The AHP methods of the routes, the host's extensions of the protocol:
@@ -29,6 +30,7 @@ const (
 	MethodRoutePreflight   = "x-ahpd/routePreflight"   // {route, broad?} → route.Preflight
 	MethodRouteDeploy      = "x-ahpd/routeDeploy"      // {route, broad?, disableConflictingRoutes?} → {route, disabled}
 	MethodRouteDelete      = "x-ahpd/routeDelete"      // {id, version?} → {}
+	MethodRoutePair        = "x-ahpd/routePair"        // {code} → {identity}
 )
 
 // errNoRoutes answers the route operations of a host that keeps none.
@@ -218,6 +220,29 @@ func (s *Service) RouteDelete(ctx context.Context, p access.Principal, id, versi
 	return routeErr(d.store.DeleteRoute(ctx, id, version), id)
 }
 
+// RoutePair makes the chat-network account that was given code p's (a
+// route whose unmapped users pair answers them with one): the routes then
+// pass on its messages as p's. It answers the account's identity
+// ("irc:mallory"). Only a person of the users directory pairs: root is
+// no one a network account could be.
+func (s *Service) RoutePair(ctx context.Context, p access.Principal, code string) (string, error) {
+	d, err := s.desk()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case p.User == "":
+		return "", errcode.New(errcode.PermissionDenied, "Permission denied: pairing makes a chat account one person's; connect as a person of the users file")
+	case d.pair == nil:
+		return "", errcode.New(errcode.Unsupported, "no chat-network route runs on this host, so no code waits")
+	}
+	identity, err := d.pair(ctx, p.User, code)
+	if err != nil {
+		return "", errcode.Wrap(errcode.NotFound, err, "%s", err.Error())
+	}
+	return identity, nil
+}
+
 // routeErr maps a route store's error to the code the wire answers.
 func routeErr(err error, id string) error {
 	switch {
@@ -234,6 +259,7 @@ func routeErr(err error, id string) error {
 // routeParams are the params of the route methods and tools.
 type routeParams struct {
 	Bot                      string      `json:"bot"`
+	Code                     string      `json:"code"`
 	ID                       string      `json:"id"`
 	Version                  string      `json:"version"`
 	Route                    route.Route `json:"route"`
@@ -266,6 +292,12 @@ func (s *Service) routeCall(ctx context.Context, p access.Principal, method stri
 		return map[string]any{"route": r, "disabled": disabled}, nil
 	case MethodRouteDelete:
 		return struct{}{}, s.RouteDelete(ctx, p, in.ID, in.Version)
+	case MethodRoutePair:
+		identity, err := s.RoutePair(ctx, p, in.Code)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"identity": identity}, nil
 	}
 	return nil, errcode.New(errcode.Unsupported, "method not found: %s", method)
 }

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -159,5 +160,32 @@ func TestARoutedBackSessionHoldsTheToolsOfHostBotAndRouteAlone(t *testing.T) {
 		if err != nil || !slices.Equal(got.Names(), want) {
 			t.Errorf("route %q: the session holds %v (%v), want %v", route, got.Names(), err, want)
 		}
+	}
+}
+
+func TestRoutePairPairsAsThePersonAndOnlyAPerson(t *testing.T) {
+	t.Parallel()
+	s, _ := newRouteService(t)
+	var asked []string
+	s.routes.pair = func(_ context.Context, person, code string) (string, error) {
+		asked = append(asked, person+" "+code)
+		if code != "ABCD-EFGH" {
+			return "", errors.New("no chat-network user waits with that code")
+		}
+		return "irc:mallory", nil
+	}
+	ctx := context.Background()
+	got, err := s.RoutePair(ctx, access.Principal{User: "soft"}, "ABCD-EFGH")
+	if err != nil || got != "irc:mallory" {
+		t.Fatalf("RoutePair: %q, %v", got, err)
+	}
+	if _, err := s.RoutePair(ctx, access.Principal{User: "soft"}, "WRNG-CODE"); errcode.Of(err) != errcode.NotFound {
+		t.Errorf("a wrong code: %v, want NotFound", err)
+	}
+	if _, err := s.RoutePair(ctx, access.RootPrincipal(), "ABCD-EFGH"); errcode.Of(err) != errcode.PermissionDenied {
+		t.Errorf("root pairing: %v, want PermissionDenied", err)
+	}
+	if !slices.Equal(asked, []string{"soft ABCD-EFGH", "soft WRNG-CODE"}) {
+		t.Errorf("the relay was asked %q", asked)
 	}
 }

@@ -130,6 +130,9 @@ type Config struct {
 	// RouteStates reports how each connection stands now (the relay's
 	// States); nil reports none as dialled.
 	RouteStates func() map[string]route.State
+	// RoutePair pairs the chat account a code was given to with the
+	// person (the relay's Pair), answering its identity; nil pairs none.
+	RoutePair func(ctx context.Context, person, code string) (string, error)
 	// Telemetry receives the service's series (turns by outcome and
 	// latency, chats open, disk-full refusals, lease takeovers), its
 	// catalogue's and its wake's, and a span per main turn; nil records
@@ -278,7 +281,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		stop:       func() {},
 	}
 	if cfg.Routes != nil {
-		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates}
+		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair}
 	}
 	s.meters = newMeters(cfg.Telemetry)
 	started := false

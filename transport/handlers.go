@@ -29,7 +29,7 @@ var hostMethods = map[string]bool{
 	"completions": true, "authenticate": true,
 	// the host's extensions: the chat-network routes (bot.MethodRouteList…)
 	"x-ahpd/routeConnections": true, "x-ahpd/routeList": true, "x-ahpd/routePreflight": true,
-	"x-ahpd/routeDeploy": true, "x-ahpd/routeDelete": true,
+	"x-ahpd/routeDeploy": true, "x-ahpd/routeDelete": true, "x-ahpd/routePair": true,
 }
 
 // rootLevel methods address the connection: their channel, when given,

@@ -316,3 +316,31 @@ func TestEndToEndNoRouteCredentialReachesANetworkOrAFile(t *testing.T) {
 		})
 	}
 }
+
+func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	writeJSON(t, filepath.Join(r.dirs.config, "routes", "dm.json"), map[string]any{
+		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}, "unmapped": "pair"})
+	guest := r.irc.Person(t, "guest")
+	waitForBot(t, guest)
+	var code string
+	waitUntil(t, "a pairing code", func() bool {
+		guest.Send("PRIVMSG motion :hello?")
+		got := guest.Wait("PRIVMSG guest")
+		if i := strings.Index(got, "the code "); i >= 0 {
+			code = got[i+len("the code ") : i+len("the code ")+9]
+			return true
+		}
+		return false
+	})
+	var paired struct{ Identity string }
+	r.soft.result(t, "x-ahpd/routePair", map[string]any{"code": code}, &paired)
+	if paired.Identity != "irc:guest" {
+		t.Fatalf("the pairing answered %+v", paired)
+	}
+	guest.Send("PRIVMSG motion :now?")
+	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
+		t.Errorf("the paired account got %q", got)
+	}
+}

@@ -87,6 +87,7 @@ type Relay struct {
 	workers map[string]*worker        // by connection id
 	clients map[string]*client.Client // by person
 	states  map[string]route.State    // by connection id
+	pairs   *pairs                    // the pairings of unmapped users
 }
 
 // Start checks cfg and starts relaying in the background: it lists the
@@ -125,6 +126,11 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 	for _, n := range cfg.Networks {
 		r.networks[n.Name()] = n
 	}
+	p, err := loadPairs(cfg.State)
+	if err != nil {
+		log.Warn("relay: starting with no pairings", "err", err)
+	}
+	r.pairs = p
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	changes, err := cfg.Store.Watch(r.ctx)
 	if err != nil {

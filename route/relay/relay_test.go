@@ -533,3 +533,53 @@ func TestRelayHandsANetworksRequestToTheConnectionItsPathNames(t *testing.T) {
 		t.Errorf("a connection that takes no requests answered %d", w.Code)
 	}
 }
+
+func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	dm, err := r.store.Routes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range dm {
+		if rt.ID == "dm" {
+			rt.Unmapped = route.Pair
+			if _, err := r.store.PutRoute(t.Context(), rt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mallory := route.Scope{Kind: route.Direct, ID: "mallory"}
+	var code string
+	deadline := time.Now().Add(10 * time.Second)
+	for code == "" { // the relay reloads the route as the store tells it
+		r.say(route.Message{Scope: mallory, From: "fake:mallory", Text: "let me in"})
+		got := r.next().Text
+		if i := strings.Index(got, "the code "); i >= 0 {
+			code = got[i+len("the code ") : i+len("the code ")+9]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("an unmapped user on a pairing route was answered %q", got)
+		}
+	}
+	if _, err := r.relay.Pair("soft", "WRNG-CODE"); !errors.Is(err, relay.ErrNoPairing) {
+		t.Errorf("a wrong code paired: %v", err)
+	}
+	identity, err := r.relay.Pair("soft", strings.ToLower(code))
+	if err != nil || identity != "fake:mallory" {
+		t.Fatalf("Pair: %q, %v", identity, err)
+	}
+	if _, err := r.relay.Pair("soft", code); !errors.Is(err, relay.ErrNoPairing) {
+		t.Errorf("a code worked twice: %v", err)
+	}
+	r.say(route.Message{ID: "m1", Scope: mallory, From: "fake:mallory", Text: "hello"})
+	if got := r.next().Text; got != "Motion heard: hello" {
+		t.Fatalf("after the pairing the relay sent %q", got)
+	}
+	// The pairing outlives a restart.
+	r.relay.Close()
+	r.start()
+	r.say(route.Message{ID: "m2", Scope: mallory, From: "fake:mallory", Text: "again"})
+	if got := r.next().Text; got != "Motion heard: again" {
+		t.Fatalf("after a restart the relay sent %q", got)
+	}
+}

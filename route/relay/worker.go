@@ -287,9 +287,13 @@ func (w *worker) handle(m route.Message) {
 	}
 	person, ok := w.r.cfg.People.Person(m.From)
 	if !ok {
-		// TODO(pairing): route.Pair answers with a code a person
-		// confirms on the page; until then every unmapped user is
-		// refused.
+		person, ok = w.r.paired(m.From)
+	}
+	if !ok {
+		if rt.Unmapped == route.Pair {
+			w.say(m.Scope, fmt.Sprintf("To talk to the bot %s here, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes). Until then I pass on nothing you write.", rt.Bot, w.r.code(m.From), int(PairTTL.Minutes())))
+			return
+		}
 		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", m.From))
 		return
 	}

@@ -133,7 +133,7 @@ function botsView() {
   const empty = h("p", { class: "muted", id: "no-bots" }, "No bots yet.");
   const trouble = h("div", {});
   replace(main, h("div", { class: "row" }, h("h1", {}, "Your bots"), h("a", { class: "button", href: "#/make", id: "make" }, "Make a bot")),
-    trouble, list, empty);
+    trouble, list, empty, pairForm());
   let bots = [], problems = [];
   const draw = () => {
     const flagged = new Set(problems.map((p) => p.bot).filter(Boolean));
@@ -154,6 +154,29 @@ function botsView() {
   });
   const stopProblems = watchProblems((ps) => { problems = ps; draw(); });
   return () => { stopBots(); stopProblems(); };
+}
+
+// pairForm pairs a chat-network account (IRC, XMPP, Telegram, Slack) with
+// the person on the page: a route answers an account it does not know
+// with a code, entered here. Shown folded: most people never need it.
+function pairForm() {
+  const code = h("input", { id: "pair-code", name: "code", autocomplete: "off", placeholder: "ABCD-EFGH", "aria-label": "Pairing code" });
+  const said = h("p", { id: "pair-said", role: "status" });
+  const submit = async (e) => {
+    e.preventDefault();
+    try {
+      const r = await app.client.request("x-ahpd/routePair", { code: code.value });
+      replace(said, "Paired: " + r.identity + " now talks to bots as you.");
+      said.className = "ok";
+      code.value = "";
+    } catch (err) { replace(said, plain(err)); said.className = "error"; }
+  };
+  const box = h("details", { id: "pair", hidden: true }, h("summary", {}, "Pair a chat account"),
+    h("p", { class: "muted" }, "A bot on a chat network (IRC, XMPP, Telegram, Slack) that does not know you answers with a code. Enter it here to make that account yours: its messages then reach your bots as you."),
+    h("form", { class: "row", onsubmit: submit }, code, h("button", { type: "submit" }, "Pair")), said);
+  // Shown only where the host has a chat network to pair from.
+  app.client.request("x-ahpd/routeConnections", {}).then((r) => { box.hidden = !(r.connections || []).length; }, () => {});
+  return box;
 }
 
 async function readBot(slug) {
