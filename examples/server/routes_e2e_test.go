@@ -2,15 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/route/irc/irctest"
 	"github.com/agenthost/bots/route/slack/slacktest"
 	"github.com/agenthost/bots/route/telegram/telegramtest"
@@ -342,5 +345,94 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
+	}
+}
+
+// TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother:
+// two instances on one database hold one IRC connection between them;
+// kill -9 of the one that holds it, and the other takes it over within
+// the lease: the conversation goes on, each message answered once.
+func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *testing.T) {
+	irc := irctest.Start(t)
+	bin := buildServer(t)
+	base := t.TempDir()
+	db, root, users := pgtest.URL(t), filepath.Join(base, "bots"), filepath.Join(base, "users.json")
+	writeJSON(t, users, map[string]any{"root": map[string]string{"token": rootToken}, "users": []map[string]any{
+		{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{"irc:alice"}}}})
+	vault := filepath.Join(base, "vault.json")
+	writeJSON(t, vault, map[string]any{"connectors": map[string]any{"irc/local": map[string]any{"value": irctest.Password, "owners": []string{"root:" + hostName}}}})
+	var cmds []*exec.Cmd
+	var servers []*testServer
+	for i := range 2 {
+		config := filepath.Join(base, fmt.Sprintf("config-%d", i))
+		writeJSON(t, filepath.Join(config, "connections.json"), map[string]any{"connections": []any{map[string]any{
+			"id": "local", "network": "irc", "enabled": true,
+			"settings": map[string]string{"server": irc.Addr, "nick": "motion", "tls": "false"},
+			"secrets":  map[string]string{"password": "connectors://irc/local"}}}})
+		writeJSON(t, filepath.Join(config, "routes", "dm.json"), map[string]any{
+			"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}})
+		cmd, s := startKillable(t, bin, "-db", db, "-config", config, "-root", root, "-users", users, "-vault", vault, "-lease-ttl", "1s")
+		cmds, servers = append(cmds, cmd), append(servers, s)
+	}
+	ctx := testCtx(t)
+	soft := dial(ctx, t, servers[0], softToken, byBearer)
+	soft.initialize(t, "soft")
+	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	alice := irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :first")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: first") {
+		t.Fatalf("alice got %q", got)
+	}
+	// Which instance holds the connection?
+	holder := -1
+	var ops []*client
+	for i, s := range servers {
+		ops = append(ops, connectTo(ctx, t, s, fmt.Sprintf("ops-%d", i)))
+	}
+	waitUntil(t, "one instance holding the connection and the other waiting", func() bool {
+		states := make([]string, 2)
+		for i, c := range ops {
+			states[i] = string(c.result(t, "x-ahpd/routeConnections", map[string]any{}, nil))
+		}
+		for i := range 2 {
+			if strings.Contains(states[i], `"state":"connected"`) && strings.Contains(states[1-i], `"state":"elsewhere"`) {
+				holder = i
+				return true
+			}
+		}
+		return false
+	})
+	if err := cmds[holder].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	// The dead instance's nick goes when the server notices; the other
+	// instance comes on within the lease.
+	waitUntil(t, "the dead instance's nick gone from IRC", func() bool {
+		alice.Send("ISON motion")
+		return !strings.HasSuffix(alice.Wait(" 303 "), ":motion")
+	})
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :still there?")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: still there?") {
+		t.Fatalf("alice got %q", got)
+	}
+	t.Logf("the connection moved %v after kill -9", time.Since(began).Round(time.Millisecond))
+	alice.Send("PRIVMSG motion :once")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: once") {
+		t.Fatalf("alice got %q", got)
+	}
+	// Whatever comes before the answer to a PING sent now came before it:
+	// no second answer to "once".
+	alice.Send("PING :fence")
+	for {
+		l := alice.Wait("")
+		if strings.Contains(l, "fence") {
+			break
+		}
+		if strings.Contains(l, "PRIVMSG alice") {
+			t.Errorf("a second answer came: %q", l)
+		}
 	}
 }
