@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,9 +15,12 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/irc/irctest"
 	"github.com/agenthost/bots/route/slack/slacktest"
 	"github.com/agenthost/bots/route/telegram/telegramtest"
+	"github.com/agenthost/bots/route/xmpp"
+	"github.com/agenthost/bots/route/xmpp/xmpptest"
 )
 
 // ircRig is the reference server routed to a real IRC server: soft is
@@ -434,5 +438,74 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 		if strings.Contains(l, "PRIVMSG alice") {
 			t.Errorf("a second answer came: %q", l)
 		}
+	}
+}
+
+func TestEndToEndARoomOnIRCApprovalsAndAStop(t *testing.T) {
+	t.Parallel()
+	r := newIRCRig(t)
+	writeJSON(t, filepath.Join(r.dirs.config, "connections.json"), map[string]any{"connections": []any{map[string]any{
+		"id": "local", "network": "irc", "enabled": true,
+		"settings": map[string]string{"server": r.irc.Addr, "nick": "motion", "tls": "false", "channels": "#motion"},
+		"secrets":  map[string]string{"password": "connectors://irc/local"}}}})
+	writeJSON(t, filepath.Join(r.dirs.config, "routes", "room.json"), map[string]any{
+		"id": "room", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "group", "id": "#motion"}})
+	alice := r.irc.Person(t, "alice")
+	alice.Send("JOIN #motion")
+	alice.Wait(" 366 ")
+	// The connection dials again with the channel once the file changed:
+	// wait for the bot in the room.
+	waitUntil(t, "the bot in #motion", func() bool {
+		alice.Send("NAMES #motion")
+		l := alice.Wait(" 353 ")
+		names := strings.Fields(l[strings.LastIndex(l, " :")+2:])
+		return slices.Contains(names, "motion") || slices.Contains(names, "@motion")
+	})
+	alice.Send("PRIVMSG #motion :approve")
+	alice.Wait("PRIVMSG #motion :The bot asks to run")
+	alice.Wait("PRIVMSG #motion :2. Deny")
+	alice.Wait("PRIVMSG #motion :Reply with a number.")
+	alice.Send("PRIVMSG #motion :/approve")
+	if got := alice.Wait("PRIVMSG #motion"); !strings.HasSuffix(got, ":approved") {
+		t.Errorf("after /approve the room got %q", got)
+	}
+	alice.Send("PRIVMSG #motion :sleep 60")
+	waitUntil(t, "the stop of the running turn", func() bool {
+		alice.Send("PRIVMSG #motion :/stop")
+		return strings.HasSuffix(alice.Wait("PRIVMSG #motion"), ":Stopped.")
+	})
+}
+
+func TestEndToEndAPersonTalksToTheirBotFromXMPP(t *testing.T) {
+	t.Parallel()
+	srv := xmpptest.Start(t)
+	botJID := srv.Register(t, "motion", "motion-password-0123")
+	aliceJID := srv.Register(t, "alice", "alice-password-0123")
+	newNetworkRig(t, "xmpp:"+aliceJID, map[string]any{"id": "jabber", "network": "xmpp",
+		"settings": map[string]string{"jid": botJID, "server": srv.Addr, "tls": "false"}},
+		map[string]string{"password": "motion-password-0123"})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	alice, err := xmpp.Network{}.Dial(ctx, route.Dial{Settings: map[string]string{"jid": aliceJID, "server": srv.Addr, "tls": "false"},
+		Secrets: map[string]string{"password": "alice-password-0123"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	// The bot comes online once the server has loaded: say hello until
+	// it answers.
+	var got route.Message
+	waitUntil(t, "the bot's answer on XMPP", func() bool {
+		if _, err := alice.Send(ctx, route.Scope{Kind: route.Direct, ID: botJID}, "hello from XMPP"); err != nil {
+			t.Fatal(err)
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer rcancel()
+		m, err := alice.Receive(rctx)
+		got = m
+		return err == nil
+	})
+	if got.Text != "Motion heard: hello from XMPP" || got.From != "xmpp:"+botJID {
+		t.Errorf("alice received %+v", got)
 	}
 }

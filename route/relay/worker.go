@@ -556,7 +556,7 @@ func (w *worker) follow(cs *chatState, to route.Scope, t *client.Turn) {
 			turn, _ := t.ID(w.ctx)
 			name := cmpOr(e.ToolCall.DisplayName, e.ToolCall.ToolName)
 			w.ask(cs, to, &prompt{id: e.ToolCall.ToolCallID, turn: turn, call: e.ToolCall.ToolCallID},
-				route.Question{ID: e.ToolCall.ToolCallID, Markdown: fmt.Sprintf("The bot asks to run %s. Reply /approve or /deny.", name),
+				route.Question{ID: e.ToolCall.ToolCallID, Markdown: fmt.Sprintf("The bot asks to run %s: approve it?", name),
 					Options: []route.Option{{ID: "/approve", Label: "Approve"}, {ID: "/deny", Label: "Deny"}}})
 		case client.EventEnd:
 			w.mu.Lock()
