@@ -49,6 +49,7 @@ func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
 // shared is what instances on one database keep there besides the
 // records: chat logs, back-session rows and ACP session records.
 type shared struct {
+	pool   *pgxpool.Pool // the records', which the rest shares
 	logs   chatlog.Logs
 	rows   wake.Rows
 	acp    *pgacp.Records
@@ -76,7 +77,7 @@ func openShared(ctx context.Context, pool *pgxpool.Pool, hub *telemetry.Hub) (*s
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
-	return &shared{logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
+	return &shared{pool: pool, logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
 }
 
 // pruneLeases deletes, every `every`, the leases that ended (released,

@@ -58,6 +58,7 @@ import (
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/fileroute"
+	"github.com/agenthost/bots/route/pgroute"
 	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/telemetry/prom"
@@ -173,8 +174,9 @@ type Server struct {
 
 	// Routes keeps the chat-network connections and routes (package
 	// route). Nil keeps them in files under ConfigDir (fileroute:
-	// connections.json, routes/) when there are Networks, else there are
-	// none. A connection's credentials are vault references, resolved
+	// connections.json, routes/) when there are Networks - the routes in
+	// the database with Database (pgroute), the connections still in each
+	// instance's connections.json - else there are none. A connection's credentials are vault references, resolved
 	// through Vault when it dials.
 	Routes route.Store
 	// Networks are the chat-network adapters the routes may use
@@ -517,7 +519,15 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	}
 	routes := s.Routes
 	if routes == nil && len(s.Networks) > 0 {
-		routes = fileroute.New(s.ConfigDir, fileroute.Options{Logger: s.log})
+		files := fileroute.New(s.ConfigDir, fileroute.Options{Logger: s.log})
+		routes = files
+		if db != nil {
+			// With a database the routes are shared there; each instance
+			// reads the connections from its own folder.
+			if routes, err = pgroute.Open(ctx, db.pool, files); err != nil {
+				return nil, closers, fmt.Errorf("bots: database: %w", err)
+			}
+		}
 	}
 	s.mu.Lock()
 	s.vault, s.routes = vault, routes

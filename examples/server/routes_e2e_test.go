@@ -353,9 +353,10 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 }
 
 // TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother:
-// two instances on one database hold one IRC connection between them;
-// kill -9 of the one that holds it, and the other takes it over within
-// the lease: the conversation goes on, each message answered once.
+// two instances on one database, each with the IRC connection in its
+// connections.json, and a route deployed once to the database: one holds
+// the connection; kill -9 of it, and the other takes it over within the
+// lease: the conversation goes on, each message answered once.
 func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *testing.T) {
 	irc := irctest.Start(t)
 	bin := buildServer(t)
@@ -373,8 +374,6 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 			"id": "local", "network": "irc", "enabled": true,
 			"settings": map[string]string{"server": irc.Addr, "nick": "motion", "tls": "false"},
 			"secrets":  map[string]string{"password": "connectors://irc/local"}}}})
-		writeJSON(t, filepath.Join(config, "routes", "dm.json"), map[string]any{
-			"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}})
 		cmd, s := startKillable(t, bin, "-db", db, "-config", config, "-root", root, "-users", users, "-vault", vault, "-lease-ttl", "1s")
 		cmds, servers = append(cmds, cmd), append(servers, s)
 	}
@@ -382,6 +381,9 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 	soft := dial(ctx, t, servers[0], softToken, byBearer)
 	soft.initialize(t, "soft")
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+	// With a database the routes live there: one deploy reaches both.
+	soft.result(t, "x-ahpd/routeDeploy", map[string]any{"broad": true, "route": map[string]any{
+		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}}}, nil)
 	alice := irc.Person(t, "alice")
 	waitForBot(t, alice)
 	alice.Send("PRIVMSG motion :first")

@@ -1,0 +1,52 @@
+package pgroute_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/memroute"
+	"github.com/agenthost/bots/route/pgroute"
+	"github.com/agenthost/bots/route/routetest"
+)
+
+func open(t *testing.T, url string, conns []route.Connection) *pgroute.Store {
+	t.Helper()
+	s, err := pgroute.Open(t.Context(), pgtest.Pool(t, url), memroute.New(conns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	routetest.Run(t, func(t *testing.T, conns []route.Connection) route.Store {
+		return open(t, pgtest.URL(t), conns)
+	})
+}
+
+func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url, routetest.Conns), open(t, url, routetest.Conns)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch, err := b.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.PutRoute(ctx, route.Route{ID: "dm", Enabled: true, Connection: "libera", Bot: "motion", Scope: route.Scope{Kind: route.Direct, ID: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other instance heard nothing of the write")
+	}
+	got, err := b.Routes(ctx)
+	if err != nil || len(got) != 1 || got[0].Version != r.Version || got[0].Scope.ID != "alice" {
+		t.Errorf("the other instance reads %+v, %v", got, err)
+	}
+}
