@@ -27,15 +27,23 @@ import (
 // irc:alice on it, the bot motion answers alice's direct messages, and
 // the connection's password comes from the vault.
 type ircRig struct {
-	irc  *irctest.Server
-	srv  *testServer
-	soft *client
-	dirs dirs
+	irc   *irctest.Server
+	srv   *testServer
+	soft  *client
+	dirs  dirs
+	vault string
+	kill  func() // kill -9 of the server, when it is a process of its own
 }
 
 func newIRCRig(t *testing.T) *ircRig {
 	t.Helper()
-	irc := irctest.Start(t)
+	return newIRCRigOn(t, irctest.Start(t), nil)
+}
+
+// newIRCRigOn is newIRCRig on the IRC server irc, the server started by
+// start (in process when nil).
+func newIRCRigOn(t *testing.T, irc *irctest.Server, start func(d dirs, vault string) *testServer) *ircRig {
+	t.Helper()
 	addr := irc.Addr
 	d := newDirs(t)
 	users := map[string]any{
@@ -56,11 +64,16 @@ func newIRCRig(t *testing.T) *ircRig {
 	})
 	vault := filepath.Join(t.TempDir(), "vault.json")
 	writeJSON(t, vault, map[string]any{"connectors": map[string]any{"irc/local": map[string]any{"value": irctest.Password, "owners": []string{"root:" + hostName}}}})
-	srv := startServer(t, d.args("-vault", vault))
+	var srv *testServer
+	if start == nil {
+		srv = startServer(t, d.args("-vault", vault))
+	} else {
+		srv = start(d, vault)
+	}
 	soft := dial(testCtx(t), t, srv, softToken, byBearer)
 	soft.initialize(t, "soft")
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
-	return &ircRig{irc: irc, srv: srv, soft: soft, dirs: d}
+	return &ircRig{irc: irc, srv: srv, soft: soft, dirs: d, vault: vault}
 }
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -509,5 +522,65 @@ func TestEndToEndAPersonTalksToTheirBotFromXMPP(t *testing.T) {
 	})
 	if got.Text != "Motion heard: hello from XMPP" || got.From != "xmpp:"+botJID {
 		t.Errorf("alice received %+v", got)
+	}
+}
+
+// TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC: kill -9 of the
+// server while a turn from IRC runs, and a restart on the same folders:
+// the turn that died is not answered, the next message is, once.
+func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
+	t.Parallel()
+	irc := irctest.Start(t)
+	bin := buildServer(t)
+	var cmd *exec.Cmd
+	r := newIRCRigOn(t, irc, func(d dirs, vault string) *testServer {
+		c, s := startKillable(t, bin, "-config", d.config, "-root", d.root, "-users", d.users, "-vault", vault)
+		cmd = c
+		return s
+	})
+	r.kill = func() {
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+	}
+	alice := irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :sleep 30")
+	// the turn runs once the bot's back session is working on it.
+	waitUntil(t, "the turn running", func() bool {
+		var list struct {
+			Items []struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"items"`
+		}
+		r.soft.result(t, "listSessions", map[string]any{}, &list)
+		for _, it := range list.Items {
+			if strings.Contains(string(it.Meta["ahpd.turns"]), "sleep 30") {
+				return true
+			}
+		}
+		return false
+	})
+	r.kill()
+	startKillable(t, bin, "-config", r.dirs.config, "-root", r.dirs.root, "-users", r.dirs.users, "-vault", r.vault)
+	waitUntil(t, "the dead server's nick gone", func() bool {
+		alice.Send("ISON motion")
+		return !strings.HasSuffix(alice.Wait(" 303 "), ":motion")
+	})
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :after the restart")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: after the restart") {
+		t.Fatalf("alice got %q", got)
+	}
+	alice.Send("PING :fence")
+	for {
+		l := alice.Wait("")
+		if strings.Contains(l, "fence") {
+			break
+		}
+		if strings.Contains(l, "PRIVMSG alice") {
+			t.Errorf("another answer came: %q", l)
+		}
 	}
 }
