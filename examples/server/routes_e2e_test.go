@@ -584,3 +584,46 @@ func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
 		}
 	}
 }
+
+// TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount: on a server
+// with an IRC route, the bot's page lists the route with its connection's
+// state and checks it, and the list's "Pair a chat account" pairs the
+// account a code was given to.
+func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
+	b := browser(t)
+	r := newIRCRig(t)
+	writeJSON(t, filepath.Join(r.dirs.config, "routes", "dm.json"), map[string]any{
+		"id": "dm", "name": "Motion on IRC", "enabled": true, "connection": "local", "bot": "motion",
+		"scope": map[string]string{"kind": "direct"}, "unmapped": "pair"})
+	guest := r.irc.Person(t, "guest")
+	waitForBot(t, guest)
+	var code string
+	waitUntil(t, "a pairing code", func() bool {
+		guest.Send("PRIVMSG motion :hello?")
+		got := guest.Wait("PRIVMSG guest")
+		if i := strings.Index(got, "the code "); i >= 0 {
+			code = got[i+len("the code ") : i+len("the code ")+9]
+			return true
+		}
+		return false
+	})
+	base := "http://" + r.srv.addr
+	tab := newTab(t, b, base)
+	tab.signIn(softToken)
+	tab.visit("#/bots/motion")
+	tab.until("the route", textOf("#route-list", "Motion on IRC"))
+	tab.until("its state", textOf("#route-list", "connected"))
+	tab.click("#route-list button")
+	tab.until("the check's verdict", textOf("#route-list", "Ready: messages flow."))
+	tab.shot("bot-routes")
+	tab.visit("#/")
+	tab.until("the pairing form", `!document.querySelector("#pair").hidden`)
+	tab.click("#pair summary")
+	tab.fill("#pair-code", code)
+	tab.click("#pair button[type=submit]")
+	tab.until("the pairing said", textOf("#pair-said", "Paired: irc:guest"))
+	guest.Send("PRIVMSG motion :now?")
+	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
+		t.Errorf("the paired account got %q", got)
+	}
+}
