@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -626,4 +627,87 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
 	}
+}
+
+func TestEndToEndAnApprovalOnTelegramIsAButtonPressed(t *testing.T) {
+	t.Parallel()
+	f := telegramtest.Start(t)
+	newNetworkRig(t, "telegram:1001", map[string]any{"id": "tg", "network": "telegram", "settings": map[string]string{"api": f.URL}},
+		map[string]string{"token": telegramtest.Token})
+	f.Push(telegramtest.PrivateText(1001, "approve"))
+	var keyboard []any
+	waitUntil(t, "the approval's buttons", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		for _, m := range f.Sent {
+			if rm, ok := m["reply_markup"].(map[string]any); ok {
+				keyboard = rm["inline_keyboard"].([]any)
+				return true
+			}
+		}
+		return false
+	})
+	approve := keyboard[0].([]any)[0].(map[string]any)
+	if approve["text"] != "Approve" {
+		t.Fatalf("the first button is %v", approve)
+	}
+	f.Push(map[string]any{"callback_query": map[string]any{"id": "cb-1", "data": approve["callback_data"],
+		"from":    map[string]any{"id": 1001, "first_name": "Alice"},
+		"message": map[string]any{"message_id": 1, "chat": map[string]any{"id": 1001, "type": "private"}}}})
+	waitUntil(t, "the approved reply", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return slices.ContainsFunc(f.Sent, func(m map[string]any) bool { return m["text"] == "approved" })
+	})
+}
+
+func TestEndToEndAnApprovalOnSlackIsAButtonPressed(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	srv := newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
+		map[string]string{"token": slacktest.Token, "signingSecret": slacktest.Secret})
+	hook := "http://" + srv.addr + "/hooks/team"
+	post := func(contentType, body string) int {
+		r, err := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", contentType)
+		slacktest.Sign(r, body, time.Now(), slacktest.Secret)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitUntil(t, "the hook taking Slack's event", func() bool {
+		return post("application/json", slacktest.Event("Ev1", "D1", "im", "U1", "approve", "1700000000.000001", "")) == http.StatusOK
+	})
+	var value, action string
+	waitUntil(t, "the approval's buttons", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		for _, p := range f.Posted {
+			var blocks []map[string]any
+			if json.Unmarshal([]byte(p.Get("blocks")), &blocks) == nil && len(blocks) == 2 {
+				b := blocks[1]["elements"].([]any)[0].(map[string]any)
+				value, action = b["value"].(string), b["action_id"].(string)
+				return true
+			}
+		}
+		return false
+	})
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "trigger_id": "T-1",
+		"user": map[string]any{"id": "U1", "name": "alice"}, "channel": map[string]any{"id": "D1"},
+		"message": map[string]any{"ts": "1700000000.000002"},
+		"actions": []any{map[string]any{"block_id": "question", "action_id": action, "value": value, "action_ts": "1.5", "type": "button"}}})
+	if code := post("application/x-www-form-urlencoded", url.Values{"payload": {string(payload)}}.Encode()); code != http.StatusOK {
+		t.Fatalf("the press was answered %d", code)
+	}
+	waitUntil(t, "the approved reply", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return slices.ContainsFunc(f.Posted, func(p url.Values) bool { return p.Get("text") == "approved" })
+	})
 }
