@@ -588,8 +588,9 @@ func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
 
 // TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount: on a server
 // with an IRC route, the bot's page lists the route with its connection's
-// state and checks it, and the list's "Pair a chat account" pairs the
-// account a code was given to.
+// state, checks it and turns it off and on; the list's "Pair a chat
+// account" pairs the account a code was given to; the bot's page removes
+// the route.
 func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	b := browser(t)
 	r := newIRCRig(t)
@@ -617,6 +618,10 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.click("#route-list button")
 	tab.until("the check's verdict", textOf("#route-list", "Ready: messages flow."))
 	tab.shot("bot-routes")
+	tab.click("#route-list .route-toggle")
+	tab.until("the route off", textOf("#route-list", "disabled"))
+	tab.click("#route-list .route-toggle")
+	tab.until("the route on again", `!document.querySelector("#route-list").textContent.includes("disabled") && document.querySelector("#route-list .route-toggle").textContent == "Turn off"`)
 	tab.visit("#/")
 	tab.until("the pairing form", `!document.querySelector("#pair").hidden`)
 	tab.click("#pair summary")
@@ -626,6 +631,12 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
+	}
+	tab.visit("#/bots/motion")
+	tab.click("#route-list .route-remove")
+	tab.until("the route gone", textOf("#route-list", "No chat network sends messages to this bot"))
+	if _, err := os.Stat(filepath.Join(r.dirs.config, "routes", "dm.json")); !os.IsNotExist(err) {
+		t.Errorf("the removed route's file: %v", err)
 	}
 }
 

@@ -257,7 +257,7 @@ function botView(slug) {
           field("Template", bot.template), field("Made", bot.createdAt ? when(bot.createdAt) : ""),
           field("Changed", bot.updatedAt ? when(bot.updatedAt) : "")))),
       h("h2", {}, "Chats"), chats, routes);
-    drawRoutes(slug, routes);
+    drawRoutes(slug, routes, mayWrite || bundled);
     try {
       const r = await app.client.request("listSessions", { channel: "ahp-root://" });
       const mine = (r.items || []).filter((s) => s.provider === "bot-chat" && s._meta && s._meta["ahpd.bot"] && s._meta["ahpd.bot"].id === slug);
@@ -303,9 +303,10 @@ function scopeWords(scope) {
 }
 
 // drawRoutes shows the routes that bring a chat network to the bot, each
-// with its connection's state and a button that checks it; nothing when
-// the host keeps no routes.
-async function drawRoutes(slug, box) {
+// with its connection's state and a button that checks it, and, to whom
+// may route to the bot (edit), buttons that turn it off or on and remove
+// it; nothing when the host keeps no routes.
+async function drawRoutes(slug, box, mayEdit) {
   let routes, conns;
   try {
     routes = (await app.client.request("x-ahpd/routeList", { bot: slug })).routes || [];
@@ -324,12 +325,24 @@ async function drawRoutes(slug, box) {
           : h("p", { class: "ok" }, "Ready: messages flow."));
       } catch (e) { replace(verdict, h("p", { class: "error" }, plain(e))); }
     };
+    // change saves the route changed, or removes it, and draws again.
+    const change = (method, params) => async () => {
+      try {
+        await app.client.request(method, params);
+        drawRoutes(slug, box, mayEdit);
+      } catch (e) { replace(verdict, h("p", { class: "error" }, plain(e))); }
+    };
     return h("li", { dataset: { route: r.id } },
       h("strong", {}, r.name || r.id), " ",
       h("span", { class: "muted" }, [c.network || r.connection, scopeWords(r.scope), r.enabled ? "" : "disabled"].filter(Boolean).join(" · ")), " ",
       h("span", { class: "route-state state-" + (c.state || "off"), title: c.reason || "" }, c.state || "unknown"),
       c.reason ? h("span", { class: "muted" }, " (" + c.reason + ")") : null, " ",
-      h("button", { type: "button", class: "secondary small", onclick: check }, "Check"), verdict);
+      h("button", { type: "button", class: "secondary small", onclick: check }, "Check"),
+      mayEdit ? h("button", { type: "button", class: "secondary small route-toggle",
+        onclick: change("x-ahpd/routeDeploy", { route: { ...r, enabled: !r.enabled }, broad: true }) }, r.enabled ? "Turn off" : "Turn on") : null,
+      mayEdit ? h("button", { type: "button", class: "secondary small route-remove",
+        onclick: change("x-ahpd/routeDelete", { id: r.id, version: r.version }) }, "Remove") : null,
+      verdict);
   }) : h("li", { class: "muted" }, "No chat network sends messages to this bot. A builder bot deploys one: ask Bot Builder.")));
 }
 
