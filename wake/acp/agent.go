@@ -489,6 +489,9 @@ func (a *agent) spawn() (*child, error) {
 	if err := copyLogin(cfg.Home, a.home); err != nil {
 		return nil, err
 	}
+	if err := pruneHome(a.home); err != nil {
+		a.log.Warn("acp: what the agent left in its HOME could not be pruned", "home", a.home, "err", err)
+	}
 	cmd := exec.Command(cfg.Agent.Command, cfg.Agent.Args...)
 	cmd.Dir = a.dir.dir
 	cmd.Env = childEnv(environ(cfg.Environ), cfg.Agent.Env, a.home)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agenthost/bots/wake"
 )
@@ -21,9 +22,49 @@ import (
 // ran in before each bot had a HOME of its own holds every bot's.
 var sessionsKept = []string{
 	"tmp",
-	".codex/sessions", ".codex/archived_sessions", ".codex/log",
+	".codex/sessions", ".codex/archived_sessions", ".codex/log", ".codex/shell_snapshots",
 	".claude/projects", ".claude/todos", ".claude/shell-snapshots", ".claude/statsig",
 	".gemini/tmp",
+}
+
+// backupsKept is how many of the backups of its settings Claude Code
+// leaves in HOME at each start (.claude.json.backup.<time>) a HOME keeps:
+// the newest, as Claude Code itself reads no older one.
+const backupsKept = 1
+
+// isBackup reports whether name is one of Claude Code's backups of its
+// settings, which it leaves in HOME at every start and never removes.
+func isBackup(name string) bool { return strings.HasPrefix(name, ".claude.json.backup") }
+
+// pruneHome removes from home what the agents leave there without bound:
+// Claude Code's backups of its settings, but the newest backupsKept. The
+// rest of what agents keep (transcripts, logs, their settings) is the
+// bot's, kept with its HOME and removed with the bot.
+func pruneHome(home string) error {
+	ents, err := os.ReadDir(home)
+	if err != nil {
+		return err
+	}
+	type backup struct {
+		name string
+		at   time.Time
+	}
+	var backups []backup
+	for _, e := range ents {
+		if !isBackup(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			backups = append(backups, backup{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(backups, func(a, b backup) int { return b.at.Compare(a.at) })
+	for _, b := range backups[min(backupsKept, len(backups)):] {
+		if err := os.Remove(filepath.Join(home, b.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // ForgetBot removes every HOME of bot, a deleted bot's slug, under
@@ -99,7 +140,7 @@ func copyLogin(login, home string) error {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || isBackup(p) {
 			return nil
 		}
 		info, err := d.Info()

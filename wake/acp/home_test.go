@@ -1,8 +1,10 @@
 package acp
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -156,5 +158,34 @@ func TestTheLoginIsCopiedIntoABotsHomeNeverBackAndWithoutWhatSessionsLeftInIt(t 
 	}
 	if got := readText(t, filepath.Join(home, ".codex", "auth.json")); got != "login v2" {
 		t.Errorf("after a new login the bot's HOME holds %q", got)
+	}
+}
+
+func TestAStartPrunesTheBackupsClaudeCodeLeavesInItsHomeAndCopiesNone(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	login, home := filepath.Join(base, "login"), filepath.Join(base, "home")
+	now := time.Now()
+	writeAt(t, filepath.Join(login, ".claude.json"), "settings", now.Add(-time.Hour))
+	writeAt(t, filepath.Join(login, ".claude.json.backup.1"), "a backup of the login's", now.Add(-time.Hour))
+	for i := range 5 {
+		writeAt(t, filepath.Join(home, fmt.Sprintf(".claude.json.backup.%d", 100+i)), "backup", now.Add(time.Duration(i-10)*time.Minute))
+	}
+	if err := copyLogin(login, home); err != nil {
+		t.Fatal(err)
+	}
+	if err := pruneHome(home); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{".claude.json", ".claude.json.backup.104"}; !slices.Equal(names, want) {
+		t.Errorf("the HOME holds %q, want %q: the settings and the newest backup alone", names, want)
 	}
 }
