@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +126,40 @@ func TestWithADatabaseAnAgentsFileStoreGivesWayToTheDatabasesAndAStoreOfItsOwnSt
 	}
 	if without, _ := s.agentConfigs(nil, nil); without[0].Store != s.Agents[0].Store {
 		t.Errorf("without a database the agents file's store is %T", without[0].Store)
+	}
+}
+
+// TestTheREADMEsAgentsFileParsesAndNamesALoginWhereTheAgentOffersNone: the
+// agents file the README shows is one the server takes, and it names the
+// login of Codex and Gemini CLI, whose ACP sides offer no terminal login
+// (Claude Code's adapter offers its own).
+func TestTheREADMEsAgentsFileParsesAndNamesALoginWhereTheAgentOffersNone(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "An agents file (`<config>/agents.json`")
+	_, rest, ok2 := strings.Cut(rest, "```json\n")
+	block, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README shows no agents file where this test looks for it")
+	}
+	path := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(path, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := acp.ReadAgents(path, t.TempDir())
+	if err != nil {
+		t.Fatalf("the README's agents file: %v", err)
+	}
+	logins := map[string]string{}
+	for _, c := range cfgs {
+		if c.Agent.Login != nil {
+			logins[c.Provider] = strings.Join(append([]string{c.Agent.Login.Command}, c.Agent.Login.Args...), " ")
+		}
+	}
+	if len(cfgs) != 3 || logins["codex"] != "codex login" || logins["gemini"] != "gemini" {
+		t.Errorf("the README's agents file gives %d agents with the logins %v", len(cfgs), logins)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,14 +87,34 @@ func sayFails(t *testing.T, c *ahpClient, chat, id, words string) string {
 // stdout, stderr and exit error.
 func (s *acpSetup) runServer(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	return s.runServerOn(t, strings.NewReader(stdin), nil, "", args...)
+}
+
+// runServerOnTerminal is runServer with a terminal as the server's input,
+// on which typed is typed.
+func (s *acpSetup) runServerOnTerminal(t *testing.T, typed string, args ...string) (string, string, error) {
+	t.Helper()
+	main, term := openPTY(t)
+	return s.runServerOn(t, term, main, typed, args...)
+}
+
+// runServerOn runs the server with stdin; when keys is set, typed is
+// written to it once the server runs.
+func (s *acpSetup) runServerOn(t *testing.T, stdin io.Reader, keys io.Writer, typed string, args ...string) (string, string, error) {
+	t.Helper()
 	cmd := exec.Command(s.bin, append([]string{"-config", s.config, "-root", s.root, "-agents", s.agents}, args...)...)
 	cmd.Env = append(append(os.Environ(), acpfake.Env+"=1"), s.environ...)
-	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if keys != nil {
+		if _, err := io.WriteString(keys, typed); err != nil {
+			t.Fatal(err)
+		}
 	}
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -175,7 +196,11 @@ func TestEndToEndLoginLetsTheAgentIn(t *testing.T) {
 		t.Errorf("before the login the person reads %q, want it to name %q", got, hint)
 	}
 
-	out, errOut, err := setup.runServer(t, "ada\n", "-login", "fake")
+	// Not on a terminal, the login is refused at once, in one sentence.
+	if out, errOut, err := setup.runServer(t, "ada\n", "-login", "fake"); err == nil || !strings.Contains(errOut, "run it in a terminal") {
+		t.Errorf("-login with no terminal: %v\n%s\n%s", err, out, errOut)
+	}
+	out, errOut, err := setup.runServerOnTerminal(t, "ada\n", "-login", "fake")
 	if err != nil {
 		t.Fatalf("-login: %v\n%s\n%s", err, out, errOut)
 	}

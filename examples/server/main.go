@@ -105,6 +105,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		s.LoginCommand = "go run ./examples/server -config " + s.ConfigDir + " -login "
 	}
 	if login != "" {
+		if !isTerminal(os.Stdin) {
+			return fmt.Errorf("-login %s runs the agent's own login, which asks you things on a terminal: run it in a terminal (its input here is not one)", login)
+		}
 		return s.LoginAgent(ctx, login, acp.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
 	} else if checkAgents {
 		return s.CheckAgents(ctx, stdout)

@@ -304,3 +304,28 @@ func TestNotSignedInNamesAPassedVariableTheServerDoesNotSet(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+func TestALoginThatLeavesNothingInItsHomeIsNoLogin(t *testing.T) {
+	cfg := authCfg(t, "", nil)
+	cfg.Home = t.TempDir()
+	cfg.Agent.Login = &LoginCommand{Command: "/bin/sh", Args: []string{"-c", "exit 0"}}
+	if _, err := login(t, cfg, ""); err == nil || !strings.Contains(err.Error(), "left nothing in its HOME") {
+		t.Errorf("a login that wrote nothing: %v", err)
+	}
+}
+
+func TestALoginIsGivenTheTerminalAndTheLocale(t *testing.T) {
+	cfg := authCfg(t, "", nil)
+	cfg.Home = t.TempDir()
+	cfg.Environ = func() []string {
+		return []string{"TERM=xterm-256color", "LANG=de_DE.UTF-8", "LC_TIME=en_GB.UTF-8", "SECRET_OF_THE_SERVER=no", "PATH=" + DefaultPath}
+	}
+	cfg.Agent.Login = &LoginCommand{Command: "/bin/sh", Args: []string{"-c", `echo "$TERM $LANG $LC_TIME $SECRET_OF_THE_SERVER" > "$HOME/seen"`}}
+	if _, err := login(t, cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(cfg.Home, "seen"))
+	if err != nil || string(got) != "xterm-256color de_DE.UTF-8 en_GB.UTF-8 \n" {
+		t.Errorf("the login saw %q (%v)", got, err)
+	}
+}

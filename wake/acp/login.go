@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,7 +30,9 @@ type Terminal struct {
 // in Config.Home with the agent's environment (Command.Env, PATH, HOME)
 // and the variables the method adds, after a line on term.Err saying what
 // runs; it returns when the login exits, an error when it exits with a
-// status other than zero.
+// status other than zero or leaves nothing in the HOME (a login cut
+// short). The login is given TERM and the locale too, for the screen it
+// draws.
 func Login(ctx context.Context, cfg Config, term Terminal) error {
 	if cfg.Home == "" {
 		return errors.New("acp: a login needs the agent's HOME")
@@ -51,7 +56,7 @@ func Login(ctx context.Context, cfg Config, term Terminal) error {
 			return fmt.Errorf("acp: agent %s offers no terminal login (it offers %s); name the command that logs it in in the agents file's login: {\"command\": …, \"args\": […]}", cfg.Provider, offered(methods))
 		}
 	}
-	env := childEnv(environ(cfg.Environ), cfg.Agent.Env, cfg.Home)
+	env := childEnv(environ(cfg.Environ), append(terminalEnv(environ(cfg.Environ)), cfg.Agent.Env...), cfg.Home)
 	for k, v := range extra {
 		if s, ok := v.(string); ok && validEnvName(k) && k != "HOME" {
 			env = append(env, k+"="+s)
@@ -59,13 +64,53 @@ func Login(ctx context.Context, cfg Config, term Terminal) error {
 	}
 	// The command may be the agent's choice: say what runs before it does.
 	fmt.Fprintf(term.Err, "%s: running %s with HOME %s\n", cfg.Provider, strings.Join(append([]string{command}, args...), " "), cfg.Home)
+	before := homeState(cfg.Home)
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Dir, cmd.Env = cfg.Home, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.In, term.Out, term.Err
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("acp: the login of agent %s (%s) failed: %w", cfg.Provider, command, err)
 	}
+	if maps.Equal(before, homeState(cfg.Home)) {
+		return fmt.Errorf("acp: the login of agent %s (%s) ended but left nothing in its HOME (%s): it was not completed (interrupted, or no account chosen); run it again", cfg.Provider, command, cfg.Home)
+	}
 	return nil
+}
+
+// terminalEnv names the variables of environ a login that draws a screen
+// needs besides the agent's own: TERM and the locale (LANG, LANGUAGE and
+// every LC_).
+func terminalEnv(environ []string) []string {
+	out := []string{"TERM", "COLORTERM", "LANG", "LANGUAGE"}
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "LC_") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// homeState is what a login could change in home: each regular file's
+// size and time, by path, outside what sessions keep.
+func homeState(home string) map[string]string {
+	state := map[string]string{}
+	_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(home, p)
+		if d.IsDir() {
+			if slices.Contains(sessionsKept, filepath.ToSlash(rel)) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			state[rel] = fmt.Sprintf("%d %d", info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return state
 }
 
 // pickLogin returns the terminal login Command.Auth names, else the first
