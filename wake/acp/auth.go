@@ -307,9 +307,19 @@ func notSignedIn(cfg Config, step, said string, methods []sdk.AuthMethod) string
 		for _, v := range vars {
 			missing = append(missing, sdk.AuthEnvVar{Name: v})
 		}
-		if len(vars) == 1 {
+		var named []string
+		for _, v := range vars {
+			if k.named[v] {
+				named = append(named, v)
+			}
+		}
+		switch {
+		case len(vars) == 1:
 			ways = append(ways, k.missing(missing))
-		} else {
+		case len(named) > 0:
+			// the agents file names one already: setting it is the step
+			ways = append(ways, fmt.Sprintf("signing in needs %s; the agents file's env passes %s, which the server's environment does not set: set %s", or(vars), and(named), them(named)))
+		default:
 			ways = append(ways, fmt.Sprintf("signing in needs %s; add one to the agents file's env and set it", or(vars)))
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -327,5 +329,24 @@ func TestALoginIsGivenTheTerminalAndTheLocale(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(cfg.Home, "seen"))
 	if err != nil || string(got) != "xterm-256color de_DE.UTF-8 en_GB.UTF-8 \n" {
 		t.Errorf("the login saw %q (%v)", got, err)
+	}
+}
+
+func TestNotSignedInSaysSetAVariableTheAgentsFileAlreadyPasses(t *testing.T) {
+	t.Parallel()
+	methods := []sdk.AuthMethod{
+		{EnvVar: &sdk.AuthMethodEnvVarInline{Id: "openai-api-key", Type: "env_var", Vars: []sdk.AuthEnvVar{{Name: "OPENAI_API_KEY"}}}},
+		{EnvVar: &sdk.AuthMethodEnvVarInline{Id: "codex-api-key", Type: "env_var", Vars: []sdk.AuthEnvVar{{Name: "CODEX_API_KEY"}}}},
+	}
+	cfg := Config{Provider: "codex", Agent: Command{Command: "codex-acp", Env: []string{"PATH", "OPENAI_API_KEY"}},
+		Environ: func() []string { return []string{"PATH=/usr/bin"} }}
+	got := notSignedIn(cfg, "session/new", "", methods)
+	want := "signing in needs OPENAI_API_KEY or CODEX_API_KEY; the agents file's env passes OPENAI_API_KEY, which the server's environment does not set: set it"
+	if !strings.Contains(got, want) || strings.Contains(got, "add one to the agents file's env") {
+		t.Errorf("notSignedIn says %q, want %q", got, want)
+	}
+	cfg.Agent.Env = []string{"PATH"}
+	if got := notSignedIn(cfg, "session/new", "", methods); !strings.Contains(got, "add one to the agents file's env and set it") {
+		t.Errorf("with neither passed notSignedIn says %q", got)
 	}
 }
