@@ -117,12 +117,50 @@ func (s *Service) RoutePreflight(ctx context.Context, p access.Principal, r rout
 	if r.Bot != "" {
 		if problem := s.mayRouteTo(ctx, p, r.Bot); problem != "" {
 			pre.Problems = append(pre.Problems, problem)
+		} else {
+			pre.Warnings = append(pre.Warnings, s.whoMayChat(ctx, r, conns)...)
 		}
 	}
 	if old := slices.IndexFunc(routes, func(o route.Route) bool { return o.ID == r.ID }); old >= 0 && routes[old].Bot != r.Bot && s.mayRouteTo(ctx, p, routes[old].Bot) != "" {
 		pre.Problems = append(pre.Problems, fmt.Sprintf("The route %q exists and sends to a bot you may not edit.", r.ID))
 	}
 	return pre, nil
+}
+
+// whoMayChat warns of the people a route would pass messages on for who
+// may not read its bot (they will be answered so), or that no person has
+// an identity on the route's network at all, where the users directory
+// can list its identities (route.Identities).
+func (s *Service) whoMayChat(ctx context.Context, r route.Route, conns []route.Connection) []string {
+	dir, ok := s.users.(route.Identities)
+	i := slices.IndexFunc(conns, func(c route.Connection) bool { return c.ID == r.Connection })
+	if !ok || i < 0 {
+		return nil
+	}
+	network := conns[i].Network
+	e, err := s.get(ctx, r.Bot)
+	if err != nil {
+		return nil
+	}
+	var out, cannot []string
+	mapped := 0
+	for identity, person := range dir.Identities() {
+		if !strings.HasPrefix(identity, network+":") {
+			continue
+		}
+		mapped++
+		if pr, ok := s.users.Principal(person); !ok || !CanRead(pr, e.Record) {
+			cannot = append(cannot, fmt.Sprintf("%s (%s)", person, identity))
+		}
+	}
+	slices.Sort(cannot)
+	if mapped == 0 && r.Unmapped != route.Pair {
+		out = append(out, fmt.Sprintf("No person of the users file has an identity on %s: every message will be refused until one does (identities in the users file), or the route pairs unmapped users.", network))
+	}
+	if len(cannot) > 0 {
+		out = append(out, fmt.Sprintf("%s may not read %s: their messages will be answered that the bot cannot be reached.", strings.Join(cannot, ", "), uri(r.Bot)))
+	}
+	return out
 }
 
 // mayRouteTo is "" when p may route a network's messages to the bot: it

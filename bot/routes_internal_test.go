@@ -21,13 +21,24 @@ import (
 // does not), the bot mail of soft's, and an IRC connection that works.
 func newRouteService(t *testing.T) (*Service, *memroute.Store) {
 	t.Helper()
+	return newRouteServiceOf(t, nil)
+}
+
+// newRouteServiceOf is newRouteService with soft and bob given identities
+// ids (none when nil), in a users directory that lists them.
+func newRouteServiceOf(t *testing.T, ids map[string]string) (*Service, *memroute.Store) {
+	t.Helper()
 	base := t.TempDir()
 	routes := memroute.New([]route.Connection{{ID: "libera", Network: "irc", Enabled: true,
 		Settings: map[string]string{"server": "irc.example.org:6697", "nick": "mailbot"},
 		Secrets:  map[string]string{"password": "connectors://irc/libera"}}})
 	users := someUsers{"soft": {User: "soft", Grants: []string{"bot:put"}}, "bob": {User: "bob"}}
+	var dir Users = users
+	if ids != nil {
+		dir = identUsers{users, ids}
+	}
 	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
-		Options: Options{Root: filepath.Join(base, "bots")}, Users: users, PersonaIn: PersonaInFiles, Routes: routes,
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: dir, PersonaIn: PersonaInFiles, Routes: routes,
 		RouteStates: func() map[string]route.State { return map[string]route.State{"libera": {State: route.Connected}} }})
 	if err != nil {
 		t.Fatal(err)
@@ -187,5 +198,37 @@ func TestRoutePairPairsAsThePersonAndOnlyAPerson(t *testing.T) {
 	}
 	if !slices.Equal(asked, []string{"soft ABCD-EFGH", "soft WRNG-CODE"}) {
 		t.Errorf("the relay was asked %q", asked)
+	}
+}
+
+// identUsers is someUsers with identities: a route.Identities.
+type identUsers struct {
+	someUsers
+	ids map[string]string
+}
+
+func (u identUsers) Person(identity string) (string, bool) { p, ok := u.ids[identity]; return p, ok }
+func (u identUsers) Identities() map[string]string         { return u.ids }
+
+func TestPreflightWarnsOfMappedPeopleWhoMayNotChatWithTheBotAndOfNoneMapped(t *testing.T) {
+	t.Parallel()
+	s, _ := newRouteServiceOf(t, map[string]string{"irc:soft": "soft", "irc:bob": "bob", "xmpp:bob@example.org": "bob"})
+	ctx := context.Background()
+	soft := access.Principal{User: "soft", Grants: []string{"bot:put"}}
+	r := route.Route{ID: "dm", Enabled: true, Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: "soft"}}
+	pre, err := s.RoutePreflight(ctx, soft, r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(pre.Warnings, func(w string) bool { return strings.HasPrefix(w, "bob (irc:bob) may not read bot://mail") }) || !pre.OK() {
+		t.Errorf("preflight %+v, want a warning naming bob and no problem", pre)
+	}
+	s, _ = newRouteServiceOf(t, map[string]string{"xmpp:bob@example.org": "bob"})
+	pre, err = s.RoutePreflight(ctx, soft, r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(pre.Warnings, func(w string) bool { return strings.HasPrefix(w, "No person of the users file has an identity on irc") }) {
+		t.Errorf("preflight %+v, want a warning that nobody is on irc", pre)
 	}
 }

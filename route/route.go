@@ -126,6 +126,15 @@ type People interface {
 	Person(identity string) (string, bool)
 }
 
+// Identities is a People that can list what it maps: every identity and
+// its person. A preflight asks it who a route would let in.
+type Identities interface {
+	People
+	// Identities returns every identity the directory maps, with the id of
+	// its person.
+	Identities() map[string]string
+}
+
 // ConnState is how a connection stands.
 type ConnState string
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -203,6 +204,15 @@ func (u *Users) Person(identity string) (string, bool) {
 	return id, ok
 }
 
+// Identities returns every identity the file maps, with its person's id:
+// the users file as a route.Identities.
+func (u *Users) Identities() map[string]string {
+	if u == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(u.identities)
+}
+
 // Authenticate returns the principal whose token this is: the root
 // principal for the root token, the user's for a user's token. ok is false
 // for an empty or unknown token. The comparison takes the same time whoever
@@ -387,6 +397,9 @@ func (d *Directory) Principal(id string) (access.Principal, bool) {
 func (d *Directory) Person(identity string) (string, bool) {
 	return d.Users().Person(identity)
 }
+
+// Identities is Users().Identities.
+func (d *Directory) Identities() map[string]string { return d.Users().Identities() }
 
 // Subscribe calls fn after each change of the users, with the users before
 // and after; Changed says whose grants or memberships changed. Calls
