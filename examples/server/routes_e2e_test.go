@@ -277,21 +277,7 @@ func TestEndToEndAPersonTalksToTheirBotFromSlackThroughTheServersHook(t *testing
 	srv := newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
 		map[string]string{"token": slacktest.Token, "signingSecret": slacktest.Secret})
 	body := slacktest.Event("Ev1", "D1", "im", "U1", "hello from Slack", "1700000000.000001", "")
-	hook := "http://" + srv.addr + "/hooks/team"
-	post := func(key string) int {
-		r, err := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header.Set("Content-Type", "application/json")
-		slacktest.Sign(r, body, time.Now(), key)
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(key string) int { return postSlack(t, srv, "application/json", body, key) }
 	if code := post("another-secret-0123456789"); code != http.StatusUnauthorized && code != http.StatusServiceUnavailable {
 		t.Errorf("a forged event was answered %d", code)
 	}
@@ -677,21 +663,7 @@ func TestEndToEndAnApprovalOnSlackIsAButtonPressed(t *testing.T) {
 	f := slacktest.Start(t)
 	srv := newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
 		map[string]string{"token": slacktest.Token, "signingSecret": slacktest.Secret})
-	hook := "http://" + srv.addr + "/hooks/team"
-	post := func(contentType, body string) int {
-		r, err := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header.Set("Content-Type", contentType)
-		slacktest.Sign(r, body, time.Now(), slacktest.Secret)
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(contentType, body string) int { return postSlack(t, srv, contentType, body, slacktest.Secret) }
 	waitUntil(t, "the hook taking Slack's event", func() bool {
 		return post("application/json", slacktest.Event("Ev1", "D1", "im", "U1", "approve", "1700000000.000001", "")) == http.StatusOK
 	})
@@ -721,4 +693,22 @@ func TestEndToEndAnApprovalOnSlackIsAButtonPressed(t *testing.T) {
 		defer f.Mu.Unlock()
 		return slices.ContainsFunc(f.Posted, func(p url.Values) bool { return p.Get("text") == "approved" })
 	})
+}
+
+// postSlack posts body to the server's hook of the connection "team" as
+// Slack does, signed with key, and answers the status.
+func postSlack(t *testing.T, srv *testServer, contentType, body, key string) int {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodPost, "http://"+srv.addr+"/hooks/team", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Content-Type", contentType)
+	slacktest.Sign(r, body, time.Now(), key)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

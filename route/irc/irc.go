@@ -56,16 +56,14 @@ type settings struct {
 
 func read(d route.Dial) (settings, error) {
 	s := settings{server: d.Settings["server"], nick: d.Settings["nick"], user: d.Settings["user"], realname: d.Settings["realname"], tls: d.Settings["tls"] != "false"}
-	host, _, err := net.SplitHostPort(s.server)
 	switch {
 	case s.server == "":
 		return s, errors.New("the IRC connection names no server (host:port)")
-	case err != nil:
-		return s, fmt.Errorf("the IRC server %q is no host:port", s.server)
 	case s.nick == "" || !validTarget(s.nick) || strings.HasPrefix(s.nick, "#"):
 		return s, fmt.Errorf("the IRC nick %q is no nick", s.nick)
-	case !s.tls && !loopback(host):
-		return s, fmt.Errorf("the IRC server %s is not on this machine: plain text (tls false) is only for a loopback address", s.server)
+	}
+	if err := route.CheckServer("IRC", s.server, s.tls); err != nil {
+		return s, err
 	}
 	if s.user == "" {
 		s.user = s.nick
@@ -73,24 +71,13 @@ func read(d route.Dial) (settings, error) {
 	if s.realname == "" {
 		s.realname = s.nick
 	}
-	for _, c := range strings.Split(d.Settings["channels"], ",") {
-		if c = strings.TrimSpace(c); c == "" {
-			continue
-		}
+	for _, c := range route.List(d.Settings["channels"]) {
 		if !validTarget(c) || !strings.ContainsAny(c[:1], "#&+!") {
 			return s, fmt.Errorf("the IRC channel %q is no channel", c)
 		}
 		s.channels = append(s.channels, c)
 	}
 	return s, nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Dial logs in and joins the channels. It fails with one sentence when
@@ -354,14 +341,7 @@ func (c *conn) Edit(context.Context, route.Scope, string, string) error {
 
 // Ask says the question and its options as numbered lines.
 func (c *conn) Ask(ctx context.Context, to route.Scope, q route.Question) (string, error) {
-	text := q.Markdown
-	for i, o := range q.Options {
-		text += fmt.Sprintf("\n%d. %s", i+1, o.Label)
-	}
-	if len(q.Options) > 0 {
-		text += "\nReply with a number."
-	}
-	_, err := c.Send(ctx, to, text)
+	_, err := c.Send(ctx, to, route.Numbered(q))
 	return "", err
 }
 

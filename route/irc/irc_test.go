@@ -9,6 +9,7 @@ import (
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/irc"
 	"github.com/agenthost/bots/route/irc/irctest"
+	"github.com/agenthost/bots/route/routetest"
 )
 
 func dial(t *testing.T, addr string, settings map[string]string) route.Conn {
@@ -27,17 +28,6 @@ func dial(t *testing.T, addr string, settings map[string]string) route.Conn {
 	return c
 }
 
-func receive(t *testing.T, c route.Conn) route.Message {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	m, err := c.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestIRCDeliversADirectMessageAndAnswersIt(t *testing.T) {
 	t.Parallel()
 	srv := irctest.Start(t)
@@ -45,7 +35,7 @@ func TestIRCDeliversADirectMessageAndAnswersIt(t *testing.T) {
 	bot := dial(t, addr, nil)
 	alice := srv.Person(t, "alice")
 	alice.Send("PRIVMSG motion :hello bot")
-	m := receive(t, bot)
+	m := routetest.Receive(t, bot)
 	if m.From != "irc:alice" || m.Scope != (route.Scope{Kind: route.Direct, ID: "alice"}) || m.Text != "hello bot" {
 		t.Fatalf("received %+v", m)
 	}
@@ -78,7 +68,7 @@ func TestIRCSplitsALongReplyIntoLinesAndNeverLetsALineBreakThrough(t *testing.T)
 	}
 	// the bot is still there: the injected QUIT was a message, not a command.
 	alice.Send("PRIVMSG motion :still there?")
-	if m := receive(t, bot); m.Text != "still there?" {
+	if m := routetest.Receive(t, bot); m.Text != "still there?" {
 		t.Errorf("after the reply the bot received %+v", m)
 	}
 }
@@ -101,7 +91,7 @@ func TestIRCDeliversAChannelsLinesButNotItsOwn(t *testing.T) {
 	}
 	alice.Wait("PRIVMSG #motion :good morning")
 	alice.Send("PRIVMSG #motion :hello room")
-	m := receive(t, bot)
+	m := routetest.Receive(t, bot)
 	if m.From != "irc:alice" || m.Scope != (route.Scope{Kind: route.Group, ID: "#motion"}) || m.Text != "hello room" {
 		t.Fatalf("received %+v, want alice's line and not the bot's own", m)
 	}

@@ -239,3 +239,16 @@ func concurrentWrites(t testing.TB, open func() route.Store) {
 		t.Errorf("%d of 8 writes of one Version won, want exactly 1", wins)
 	}
 }
+
+// Receive is c's next message, failing t after ten seconds without one:
+// for the tests of adapters.
+func Receive(t testing.TB, c route.Conn) route.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := c.Receive(ctx)
+	if err != nil {
+		t.Fatalf("no message came: %v", err)
+	}
+	return m
+}

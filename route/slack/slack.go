@@ -82,7 +82,7 @@ func (n Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &conn{api: slack.New(token, opts...), secret: secret, log: log, in: make(chan route.Message, 256),
-		closed: make(chan struct{}), seen: map[string]bool{}, next: map[string]time.Time{}, asks: map[string]route.Answer{}}
+		closed: make(chan struct{}), seen: map[string]bool{}, asks: map[string]route.Answer{}, pacer: route.Pacer{Every: limits.Every}}
 	auth, err := c.api.AuthTestContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("Slack refused the connection's token, or cannot be reached: %s", strings.ReplaceAll(err.Error(), token, "[token]"))
@@ -107,6 +107,7 @@ type conn struct {
 	order []string
 	next  map[string]time.Time    // channel → when the next message may go
 	asks  map[string]route.Answer // button value → the option it stands for
+	pacer route.Pacer             // one message a second to a channel
 	nask  int
 }
 
@@ -260,28 +261,6 @@ func (c *conn) Receive(ctx context.Context) (route.Message, error) {
 	}
 }
 
-// pace waits until a message may go to the channel.
-func (c *conn) pace(ctx context.Context, channel string) error {
-	c.mu.Lock()
-	now := time.Now()
-	at := c.next[channel]
-	if at.Before(now) {
-		at = now
-	}
-	c.next[channel] = at.Add(limits.Every)
-	c.mu.Unlock()
-	if wait := time.Until(at); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
-}
-
 // retrying calls f, waiting a rate limit's Retry-After, up to three times.
 func retrying(ctx context.Context, f func() error) error {
 	for i := 0; ; i++ {
@@ -308,7 +287,7 @@ func (c *conn) post(ctx context.Context, to route.Scope, opts ...slack.MsgOption
 	if to.Kind == route.Thread {
 		opts = append(opts, slack.MsgOptionTS(to.Thread))
 	}
-	if err := c.pace(ctx, to.ID); err != nil {
+	if err := c.pacer.Wait(ctx, to.ID); err != nil {
 		return "", err
 	}
 	var ts string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/routetest"
 	"github.com/agenthost/bots/route/slack"
 	"github.com/agenthost/bots/route/slack/slacktest"
 )
@@ -24,17 +25,6 @@ func dial(t *testing.T, f *slacktest.Fake) route.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-func receive(t *testing.T, c route.Conn) route.Message {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	m, err := c.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func nothing(t *testing.T, c route.Conn) {
@@ -54,7 +44,7 @@ func TestSlackDeliversADirectMessageOnceAndAnswersInMrkdwn(t *testing.T) {
 	if code := slacktest.Request(c.(http.Handler), "application/json", ev, time.Now(), slacktest.Secret); code != http.StatusOK {
 		t.Fatalf("the event was answered %d", code)
 	}
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.From != "slack:U1" || m.Scope != (route.Scope{Kind: route.Direct, ID: "D1"}) || m.Text != "hello bot" || m.ID != "D1:1700000000.000001" {
 		t.Fatalf("received %+v", m)
 	}
@@ -118,7 +108,7 @@ func TestSlackLeavesOutTheBotsOwnAndScopesChannelsAndThreads(t *testing.T) {
 	c := dial(t, f)
 	slacktest.Request(c.(http.Handler), "application/json", slacktest.Event("Ev1", "C1", "channel", "UBOT", "mine", "1.1", ""), time.Now(), slacktest.Secret)
 	slacktest.Request(c.(http.Handler), "application/json", slacktest.Event("Ev2", "C1", "channel", "U1", "in a thread", "1.3", "1.2"), time.Now(), slacktest.Secret)
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.Text != "in a thread" || m.Scope != (route.Scope{Kind: route.Thread, ID: "C1", Thread: "1.2"}) {
 		t.Fatalf("received %+v, want the thread's message and not the bot's own", m)
 	}
@@ -156,7 +146,7 @@ func TestSlackAsksWithButtonsAndAPressComesBackAsAnAnswer(t *testing.T) {
 	if code := slacktest.Request(c.(http.Handler), "application/x-www-form-urlencoded", body, time.Now(), slacktest.Secret); code != http.StatusOK {
 		t.Fatalf("the press was answered %d", code)
 	}
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.Answer == nil || m.Answer.Question != "q1" || m.Answer.Option != "blue" || m.From != "slack:U1" || m.Scope != to {
 		t.Fatalf("the press came back as %+v", m)
 	}

@@ -74,7 +74,7 @@ func (n Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	// in is unbuffered: an update is confirmed (the next getUpdates) only
 	// once Receive took every one before it.
 	c := &conn{api: api, token: token, hc: hc, log: log, in: make(chan route.Message),
-		done: make(chan struct{}), next: map[string]time.Time{}, asks: map[string]route.Answer{}}
+		done: make(chan struct{}), asks: map[string]route.Answer{}, pacer: route.Pacer{Every: limits.Every}}
 	var me struct {
 		ID       int64  `json:"id"`
 		Username string `json:"username"`
@@ -105,6 +105,7 @@ type conn struct {
 	failure error
 	next    map[string]time.Time    // chat → when the next message may go
 	asks    map[string]route.Answer // callback data → the option it stands for
+	pacer   route.Pacer             // one message a second to a chat
 	nask    int
 }
 
@@ -358,31 +359,9 @@ func target(to route.Scope) (map[string]any, error) {
 	return p, nil
 }
 
-// pace waits until a message may go to the chat.
-func (c *conn) pace(ctx context.Context, chat string) error {
-	c.mu.Lock()
-	now := time.Now()
-	at := c.next[chat]
-	if at.Before(now) {
-		at = now
-	}
-	c.next[chat] = at.Add(limits.Every)
-	c.mu.Unlock()
-	if wait := time.Until(at); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
-}
-
 // send sends one message and answers its id.
 func (c *conn) send(ctx context.Context, to route.Scope, p map[string]any) (string, error) {
-	if err := c.pace(ctx, to.ID); err != nil {
+	if err := c.pacer.Wait(ctx, to.ID); err != nil {
 		return "", err
 	}
 	var sent struct {

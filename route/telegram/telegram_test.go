@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/routetest"
 	"github.com/agenthost/bots/route/telegram"
 	"github.com/agenthost/bots/route/telegram/telegramtest"
 )
@@ -23,23 +24,12 @@ func dial(t *testing.T, f *telegramtest.Fake) route.Conn {
 	return c
 }
 
-func receive(t *testing.T, c route.Conn) route.Message {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	m, err := c.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestTelegramDeliversAPrivateMessageAndAnswersItInHTML(t *testing.T) {
 	t.Parallel()
 	f := telegramtest.Start(t)
 	c := dial(t, f)
 	f.Push(telegramtest.PrivateText(1001, "hello bot"))
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.From != "telegram:1001" || m.Scope != (route.Scope{Kind: route.Direct, ID: "1001"}) || m.Text != "hello bot" || m.Name != "@alice" || m.ID != "1001:7" {
 		t.Fatalf("received %+v", m)
 	}
@@ -69,7 +59,7 @@ func TestTelegramConfirmsUpdatesSoNoneIsDeliveredTwice(t *testing.T) {
 	c := dial(t, f)
 	f.Push(telegramtest.PrivateText(1001, "one"))
 	f.Push(telegramtest.PrivateText(1001, "two"))
-	if a, b := receive(t, c), receive(t, c); a.Text != "one" || b.Text != "two" {
+	if a, b := routetest.Receive(t, c), routetest.Receive(t, c); a.Text != "one" || b.Text != "two" {
 		t.Fatalf("received %q then %q", a.Text, b.Text)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -111,7 +101,7 @@ func TestTelegramAsksWithButtonsAndAPressComesBackAsAnAnswer(t *testing.T) {
 	f.Push(map[string]any{"callback_query": map[string]any{"id": "cb-1", "data": blue["callback_data"],
 		"from":    map[string]any{"id": 1001, "first_name": "Alice"},
 		"message": map[string]any{"message_id": 101, "chat": map[string]any{"id": 1001, "type": "private"}}}})
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.Answer == nil || m.Answer.Question != "q1" || m.Answer.Option != long || m.From != "telegram:1001" {
 		t.Fatalf("the press came back as %+v", m)
 	}
@@ -151,7 +141,7 @@ func TestTelegramGroupsAndTopicsAreScopesAndTheBotsOwnIsNotDelivered(t *testing.
 		"chat": map[string]any{"id": -100, "type": "supergroup"}}})
 	f.Push(map[string]any{"message": map[string]any{"message_id": 2, "text": "in a topic", "message_thread_id": 9,
 		"from": map[string]any{"id": 1001, "first_name": "Alice"}, "chat": map[string]any{"id": -100, "type": "supergroup"}}})
-	m := receive(t, c)
+	m := routetest.Receive(t, c)
 	if m.Text != "in a topic" || m.Scope != (route.Scope{Kind: route.Thread, ID: "-100", Thread: "9"}) {
 		t.Fatalf("received %+v, want the topic's message and not the bot's own", m)
 	}

@@ -72,20 +72,13 @@ func read(d route.Dial) (settings, error) {
 		s.nick = j.Localpart()
 	}
 	if s.server != "" {
-		host, _, err := net.SplitHostPort(s.server)
-		if err != nil {
-			return s, fmt.Errorf("the XMPP server %q is no host:port", s.server)
-		}
-		if !s.tls && !loopback(host) {
-			return s, fmt.Errorf("the XMPP server %s is not on this machine: plain text (tls false) is only for a loopback address", s.server)
+		if err := route.CheckServer("XMPP", s.server, s.tls); err != nil {
+			return s, err
 		}
 	} else if !s.tls {
 		return s, errors.New("an XMPP connection without TLS names its loopback server (host:port)")
 	}
-	for _, r := range strings.Split(d.Settings["rooms"], ",") {
-		if r = strings.TrimSpace(r); r == "" {
-			continue
-		}
+	for _, r := range route.List(d.Settings["rooms"]) {
 		rj, err := jid.Parse(r)
 		if err != nil || rj.Localpart() == "" || rj.Resourcepart() != "" {
 			return s, fmt.Errorf("the XMPP room %q is no room@service JID", r)
@@ -93,14 +86,6 @@ func read(d route.Dial) (settings, error) {
 		s.rooms = append(s.rooms, rj)
 	}
 	return s, nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Dial logs in, says it is available and joins the rooms.
@@ -405,14 +390,7 @@ func (c *conn) Edit(ctx context.Context, to route.Scope, id, md string) error {
 
 // Ask says the question and its options as numbered lines.
 func (c *conn) Ask(ctx context.Context, to route.Scope, q route.Question) (string, error) {
-	text := q.Markdown
-	for i, o := range q.Options {
-		text += fmt.Sprintf("\n%d. %s", i+1, o.Label)
-	}
-	if len(q.Options) > 0 {
-		text += "\nReply with a number."
-	}
-	ids, err := c.Send(ctx, to, text)
+	ids, err := c.Send(ctx, to, route.Numbered(q))
 	if len(ids) == 0 {
 		return "", err
 	}

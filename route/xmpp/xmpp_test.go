@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/routetest"
 	"github.com/agenthost/bots/route/xmpp"
 	"github.com/agenthost/bots/route/xmpp/xmpptest"
 )
@@ -31,17 +32,6 @@ func login(t *testing.T, srv *xmpptest.Server, jid, password string, settings ma
 	return c
 }
 
-func receive(t *testing.T, c route.Conn) route.Message {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	m, err := c.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // pair is the server with two accounts, the bot and alice, logged in.
 func pair(t *testing.T, settings map[string]string) (srv *xmpptest.Server, bot, alice route.Conn, botJID, aliceJID string) {
 	t.Helper()
@@ -59,14 +49,14 @@ func TestXMPPDeliversADirectMessageAndAnswersIt(t *testing.T) {
 	if _, err := alice.Send(t.Context(), route.Scope{Kind: route.Direct, ID: botJID}, "hello bot"); err != nil {
 		t.Fatal(err)
 	}
-	m := receive(t, bot)
+	m := routetest.Receive(t, bot)
 	if m.From != "xmpp:"+aliceJID || m.Scope != (route.Scope{Kind: route.Direct, ID: aliceJID}) || m.Text != "hello bot" || m.ID == "" {
 		t.Fatalf("the bot received %+v", m)
 	}
 	if _, err := bot.Send(t.Context(), m.Scope, "**hi**, see [the docs](https://example.org)"); err != nil {
 		t.Fatal(err)
 	}
-	if got := receive(t, alice); got.Text != "*hi*, see the docs <https://example.org>" || got.From != "xmpp:"+botJID {
+	if got := routetest.Receive(t, alice); got.Text != "*hi*, see the docs <https://example.org>" || got.From != "xmpp:"+botJID {
 		t.Errorf("alice received %+v", got)
 	}
 }
@@ -79,7 +69,7 @@ func TestXMPPSplitsALongReplyAndCorrectsTheLastMessageAlone(t *testing.T) {
 	if err != nil || len(ids) != 2 {
 		t.Fatalf("a 5000-byte reply went as %d messages (%v), want 2", len(ids), err)
 	}
-	if a, b := receive(t, alice), receive(t, alice); len(a.Text)+len(b.Text) != 4999 {
+	if a, b := routetest.Receive(t, alice), routetest.Receive(t, alice); len(a.Text)+len(b.Text) != 4999 {
 		t.Errorf("alice received %d and %d bytes", len(a.Text), len(b.Text))
 	}
 	if err := bot.Edit(t.Context(), to, ids[0], "older"); !errors.Is(err, route.ErrUnsupported) {
@@ -88,7 +78,7 @@ func TestXMPPSplitsALongReplyAndCorrectsTheLastMessageAlone(t *testing.T) {
 	if err := bot.Edit(t.Context(), to, ids[1], "corrected"); err != nil {
 		t.Fatal(err)
 	}
-	if got := receive(t, alice); got.Text != "corrected" {
+	if got := routetest.Receive(t, alice); got.Text != "corrected" {
 		t.Errorf("after the correction alice received %+v", got)
 	}
 }
@@ -127,7 +117,7 @@ func TestXMPPDeliversARoomsMessagesButNotItsOwnNorItsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		got := receive(t, alice)
+		got := routetest.Receive(t, alice)
 		if got.Text == "hello alice" {
 			if got.From != "xmpp:"+botJID {
 				t.Errorf("alice heard the bot as %q", got.From)
