@@ -429,18 +429,7 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: once") {
 		t.Fatalf("alice got %q", got)
 	}
-	// Whatever comes before the answer to a PING sent now came before it:
-	// no second answer to "once".
-	alice.Send("PING :fence")
-	for {
-		l := alice.Wait("")
-		if strings.Contains(l, "fence") {
-			break
-		}
-		if strings.Contains(l, "PRIVMSG alice") {
-			t.Errorf("a second answer came: %q", l)
-		}
-	}
+	noMoreAnswers(t, alice)
 }
 
 func TestEndToEndARoomOnIRCApprovalsAndAStop(t *testing.T) {
@@ -560,16 +549,7 @@ func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
 	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: after the restart") {
 		t.Fatalf("alice got %q", got)
 	}
-	alice.Send("PING :fence")
-	for {
-		l := alice.Wait("")
-		if strings.Contains(l, "fence") {
-			break
-		}
-		if strings.Contains(l, "PRIVMSG alice") {
-			t.Errorf("another answer came: %q", l)
-		}
-	}
+	noMoreAnswers(t, alice)
 }
 
 // TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount: on a server
@@ -711,4 +691,20 @@ func postSlack(t *testing.T, srv *testServer, contentType, body, key string) int
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// noMoreAnswers fails t when an answer to p comes before the server's
+// answer to a PING sent now: whatever the bot said, it said before.
+func noMoreAnswers(t *testing.T, p *irctest.Person) {
+	t.Helper()
+	p.Send("PING :fence")
+	for {
+		l := p.Wait("")
+		if strings.Contains(l, "fence") {
+			return
+		}
+		if strings.Contains(l, "PRIVMSG") {
+			t.Errorf("another answer came: %q", l)
+		}
+	}
 }
