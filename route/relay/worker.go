@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,12 +29,11 @@ type worker struct {
 	done   chan struct{}
 	turns  sync.WaitGroup // the goroutines following turns
 
-	mu      sync.Mutex
-	live    route.Conn    // nil while (re)connecting
-	up      chan struct{} // closed, and replaced, when live changes
-	memo    *memo
-	chats   map[string]*chatState // by chat key
-	handled chan struct{}         // for tests: a value per message handled
+	mu    sync.Mutex
+	live  route.Conn    // nil while (re)connecting
+	up    chan struct{} // closed, and replaced, when live changes
+	memo  *memo
+	chats map[string]*chatState // by chat key
 }
 
 // chatState is a person's chat of one scope, as the worker drives it.
@@ -237,12 +237,6 @@ func (w *worker) receive(ctx context.Context, conn route.Conn) error {
 			return err
 		}
 		w.handle(m)
-		w.mu.Lock()
-		h := w.handled
-		w.mu.Unlock()
-		if h != nil {
-			h <- struct{}{}
-		}
 	}
 }
 
@@ -519,8 +513,8 @@ func answer(req *ahp.ChatInputRequest, text string, a *route.Answer) (map[string
 // follow sends a turn's replies, questions and approvals to the scope.
 func (w *worker) follow(cs *chatState, to route.Scope, t *client.Turn) {
 	defer w.turns.Done()
-	sent := map[string]string{} // markdown part id → what was sent
-	var ids = map[string][]string{}
+	sent := map[string]string{}  // markdown part id → what was sent
+	ids := map[string][]string{} // markdown part id → the network's ids of what was sent
 	post := func(id, text string) {
 		if text == "" || sent[id] == text {
 			return
@@ -554,7 +548,7 @@ func (w *worker) follow(cs *chatState, to route.Scope, t *client.Turn) {
 			w.ask(cs, to, &prompt{id: e.Question.ID, question: e.Question}, questionOf(e.Question))
 		case client.EventApproval:
 			turn, _ := t.ID(w.ctx)
-			name := cmpOr(e.ToolCall.DisplayName, e.ToolCall.ToolName)
+			name := cmp.Or(e.ToolCall.DisplayName, e.ToolCall.ToolName)
 			w.ask(cs, to, &prompt{id: e.ToolCall.ToolCallID, turn: turn, call: e.ToolCall.ToolCallID},
 				route.Question{ID: e.ToolCall.ToolCallID, Markdown: fmt.Sprintf("The bot asks to run %s: approve it?", name),
 					Options: []route.Option{{ID: "/approve", Label: "Approve"}, {ID: "/deny", Label: "Deny"}}})
@@ -576,13 +570,6 @@ func (w *worker) follow(cs *chatState, to route.Scope, t *client.Turn) {
 			return
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // questionOf is an input request as a network's question: its message,
