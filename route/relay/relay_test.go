@@ -583,3 +583,34 @@ func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
 		t.Fatalf("after a restart the relay sent %q", got)
 	}
 }
+
+func TestRelayJudgesEveryMessageAsItsPersonMayNow(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "first"})
+	if got := r.next().Text; got != "Motion heard: first" {
+		t.Fatalf("the relay sent %q", got)
+	}
+	// The bot goes (as a person losing read of it does, for them): the
+	// next message is answered so, and reaches no bot.
+	soft, err := r.srv.ClientAs(t.Context(), "soft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer soft.Close()
+	if err := soft.Delete(t.Context(), "motion"); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 2; !strings.Contains(got, "motion"); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the delete the relay sent %q", got)
+		}
+		r.say(route.Message{ID: fmt.Sprintf("m%d", i), Scope: aliceDM, From: "fake:alice", Text: "again"})
+		got = r.next().Text
+	}
+	if strings.Contains(got, "heard") {
+		t.Errorf("a deleted bot answered: %q", got)
+	}
+}
