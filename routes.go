@@ -95,6 +95,17 @@ func (s *Server) routePair(_ context.Context, person, code string) (string, erro
 	return rl.Pair(person, code)
 }
 
+// routeProbe tries a connection through the relay, for a preflight.
+func (s *Server) routeProbe(ctx context.Context, connection string) error {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return errors.New("no chat-network route runs on this server now")
+	}
+	return rl.Probe(ctx, connection)
+}
+
 // RouteStates returns how each chat-network connection stands, by id:
 // connected, or failing and why; nil when no route runs.
 func (s *Server) RouteStates() map[string]route.State {

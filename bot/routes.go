@@ -20,6 +20,7 @@ type routeDesk struct {
 	store  route.Store
 	states func() map[string]route.State
 	pair   func(ctx context.Context, person, code string) (string, error)
+	probe  func(ctx context.Context, connection string) error
 }
 
 // The AHP methods of the routes, the host's extensions of the protocol:
@@ -113,7 +114,11 @@ func (s *Service) RoutePreflight(ctx context.Context, p access.Principal, r rout
 	if err != nil {
 		return route.Preflight{}, errcode.Wrap(errcode.Internal, err, "cannot list the routes")
 	}
-	pre := route.PreflightRoute(r, route.Scene{Connections: conns, Routes: routes, States: d.statesNow(), Broad: broad})
+	scene := route.Scene{Connections: conns, Routes: routes, States: d.statesNow(), Broad: broad}
+	if d.probe != nil {
+		scene.Probe = func(id string) error { return d.probe(ctx, id) }
+	}
+	pre := route.PreflightRoute(r, scene)
 	if r.Bot != "" {
 		if problem := s.mayRouteTo(ctx, p, r.Bot); problem != "" {
 			pre.Problems = append(pre.Problems, problem)

@@ -133,6 +133,9 @@ type Config struct {
 	// RoutePair pairs the chat account a code was given to with the
 	// person (the relay's Pair), answering its identity; nil pairs none.
 	RoutePair func(ctx context.Context, person, code string) (string, error)
+	// RouteProbe tries a connection no route runs yet (the relay's
+	// Probe), for a preflight; nil only warns that it is not connected.
+	RouteProbe func(ctx context.Context, connection string) error
 	// Telemetry receives the service's series (turns by outcome and
 	// latency, chats open, disk-full refusals, lease takeovers), its
 	// catalogue's and its wake's, and a span per main turn; nil records
@@ -281,7 +284,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		stop:       func() {},
 	}
 	if cfg.Routes != nil {
-		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair}
+		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, probe: cfg.RouteProbe}
 	}
 	s.meters = newMeters(cfg.Telemetry)
 	started := false

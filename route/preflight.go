@@ -78,6 +78,9 @@ type Scene struct {
 	// Broad allows a scope broader than one person's direct messages: a
 	// group, a thread, or any person's direct messages.
 	Broad bool
+	// Probe, when set, tries a connection no route runs yet (the relay's
+	// Probe): nil when it works now, else why not.
+	Probe func(connection string) error
 }
 
 // PreflightRoute checks r against the scene: it is well formed (Check);
@@ -108,7 +111,12 @@ func PreflightRoute(r Route, s Scene) Preflight {
 		switch {
 		case ok && st.State == Failing:
 			p.Problems = append(p.Problems, fmt.Sprintf("The connection %q does not work now: %s", r.Connection, st.Reason))
-		case !ok || st.State != Connected:
+		case ok && (st.State == Connected || st.State == Connecting || st.State == Elsewhere):
+		case s.Probe != nil:
+			if err := s.Probe(r.Connection); err != nil {
+				p.Problems = append(p.Problems, fmt.Sprintf("The connection %q does not work now: %v", r.Connection, err))
+			}
+		default:
 			p.Warnings = append(p.Warnings, fmt.Sprintf("The connection %q is not connected yet: it dials once an enabled route uses it.", r.Connection))
 		}
 	}

@@ -1,6 +1,7 @@
 package route_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -83,5 +84,22 @@ func TestSafeOfShowsNoCredentialReference(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(s.Credentials, ""), "connectors://") {
 		t.Error("a listing shows a credential's reference")
+	}
+}
+
+func TestPreflightProbesAConnectionNoRouteRunsYet(t *testing.T) {
+	t.Parallel()
+	r := route.Route{ID: "r", Connection: "irc", Bot: "motion", Scope: route.Scope{Kind: route.Direct, ID: "alice"}}
+	scene := route.Scene{Connections: []route.Connection{{ID: "irc", Network: "irc", Enabled: true}},
+		Probe: func(string) error {
+			return errors.New("the IRC server refused the login of motion: the nick motion is taken")
+		}}
+	p := route.PreflightRoute(r, scene)
+	if p.OK() || !slices.ContainsFunc(p.Problems, func(s string) bool { return strings.Contains(s, "the nick motion is taken") }) {
+		t.Errorf("a connection whose probe fails gave %+v", p)
+	}
+	scene.Probe = func(string) error { return nil }
+	if p := route.PreflightRoute(r, scene); !p.OK() || len(p.Warnings) != 0 {
+		t.Errorf("a connection whose probe works gave %+v", p)
 	}
 }

@@ -583,6 +583,7 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.until("its state", textOf("#route-list", "connected"))
 	tab.click("#route-list button")
 	tab.until("the check's verdict", textOf("#route-list", "Ready: messages flow."))
+	tab.until("its warning", textOf("#route-list", "kim (irc:kim) may not read bot://motion"))
 	tab.shot("bot-routes")
 	tab.click("#route-list .route-toggle")
 	tab.until("the route off", textOf("#route-list", "disabled"))

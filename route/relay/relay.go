@@ -180,6 +180,42 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// Probe reports whether the connection id works now: nil when it is
+// connected, its failure when it is failing, and otherwise (no enabled
+// route uses it yet) the outcome of a dial made for the probe and closed
+// at once. A preflight asks it of a connection no route runs yet.
+func (r *Relay) Probe(ctx context.Context, id string) error {
+	r.mu.Lock()
+	st, known := r.states[id]
+	r.mu.Unlock()
+	switch {
+	case known && st.State == route.Connected:
+		return nil
+	case known && st.State == route.Failing:
+		return errors.New(st.Reason)
+	case known && (st.State == route.Connecting || st.State == route.Elsewhere):
+		return nil // a worker is on it, here or on another instance
+	}
+	conns, err := r.cfg.Store.Connections(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(conns, func(c route.Connection) bool { return c.ID == id })
+	switch {
+	case i < 0:
+		return fmt.Errorf("there is no connection %q", id)
+	case r.networks[conns[i].Network] == nil:
+		return fmt.Errorf("this host has no adapter for the network %q", conns[i].Network)
+	}
+	w := newWorker(r, conns[i])
+	defer w.cancel()
+	c, err := w.dial()
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
 // States returns how each connection of the store stands, by id.
 func (r *Relay) States() map[string]route.State {
 	r.mu.Lock()

@@ -614,3 +614,24 @@ func TestRelayJudgesEveryMessageAsItsPersonMayNow(t *testing.T) {
 		t.Errorf("a deleted bot answered: %q", got)
 	}
 }
+
+func TestRelayProbesAConnectionNoRouteRunsYet(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.store.SetConnections(append(slices.Clone(lounge),
+		route.Connection{ID: "spare", Network: "fake", Enabled: true, Secrets: map[string]string{"token": "connectors://fake/lounge"}},
+		route.Connection{ID: "badkey", Network: "fake", Enabled: true, Secrets: map[string]string{"token": "connectors://fake/none"}}))
+	if err := r.relay.Probe(t.Context(), "spare"); err != nil {
+		t.Errorf("probing a working connection: %v", err)
+	}
+	if err := r.relay.Probe(t.Context(), "badkey"); err == nil || !strings.Contains(err.Error(), "connectors://fake/none") {
+		t.Errorf("probing a connection whose credential is missing: %v", err)
+	}
+	if err := r.relay.Probe(t.Context(), "nowhere"); err == nil {
+		t.Error("probing no connection worked")
+	}
+	waitState(t, r.relay, "lounge", route.Connected)
+	if err := r.relay.Probe(t.Context(), "lounge"); err != nil {
+		t.Errorf("probing the connected one: %v", err)
+	}
+}

@@ -320,9 +320,10 @@ async function drawRoutes(slug, box, mayEdit) {
     const check = async () => {
       try {
         const p = await app.client.request("x-ahpd/routePreflight", { route: r, broad: true });
-        const lines = [...(p.problems || []), ...(p.conflicts || []).map((id) => "The enabled route " + id + " claims the same scope."), ...(p.warnings || [])];
-        replace(verdict, lines.length ? h("ul", { class: (p.problems || p.conflicts) ? "error" : "muted" }, lines.map((l) => h("li", {}, l)))
-          : h("p", { class: "ok" }, "Ready: messages flow."));
+        const bad = [...(p.problems || []), ...(p.conflicts || []).map((id) => "The enabled route " + id + " claims the same scope.")];
+        const warnings = p.warnings || [];
+        replace(verdict, bad.length ? h("ul", { class: "error" }, bad.map((l) => h("li", {}, l))) : h("p", { class: "ok" }, "Ready: messages flow."),
+          warnings.length ? h("ul", { class: "muted" }, warnings.map((l) => h("li", {}, l))) : null);
       } catch (e) { replace(verdict, h("p", { class: "error" }, plain(e))); }
     };
     // change saves the route changed, or removes it, and draws again.
