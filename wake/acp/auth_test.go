@@ -231,7 +231,9 @@ func TestCheckSaysReadyOrWhatIsMissing(t *testing.T) {
 	noCommand := authCfg(t, "", nil)
 	noCommand.Agent.Command = "no-such-agent-command"
 	hangs := authCfg(t, "", []string{acpfake.HangNewEnv}, acpfake.HangNewEnv+"=1")
-	hangs.StartTimeout = 300 * time.Millisecond
+	// long enough for initialize under CI's load (-race, two cores), so
+	// that the step that hangs is the one it names
+	hangs.StartTimeout = 2 * time.Second
 	crashes := authCfg(t, "", nil)
 	crashes.Agent.Command, crashes.Agent.Args = "false", nil
 	for _, c := range []struct {
@@ -242,7 +244,7 @@ func TestCheckSaysReadyOrWhatIsMissing(t *testing.T) {
 		{"ready", ready, "fake: ready"},
 		{"no key", noKey, "fake: not ready: signing in needs FAKE_API_KEY; add it to the agents file's env and set it"},
 		{"no command", noCommand, "fake: not ready: command no-such-agent-command not found on PATH"},
-		{"hangs", hangs, "fake: not ready: the agent did not answer session/new within 300ms"},
+		{"hangs", hangs, "fake: not ready: the agent did not answer session/new within 2s"},
 		{"exits", crashes, "fake: not ready: the agent ended during initialize: it exited with status 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
