@@ -585,10 +585,6 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.until("the check's verdict", textOf("#route-list", "Ready: messages flow."))
 	tab.until("its warning", textOf("#route-list", "kim (irc:kim) may not read bot://motion"))
 	tab.shot("bot-routes")
-	tab.click("#route-list .route-toggle")
-	tab.until("the route off", textOf("#route-list", "disabled"))
-	tab.click("#route-list .route-toggle")
-	tab.until("the route on again", `!document.querySelector("#route-list").textContent.includes("disabled") && document.querySelector("#route-list .route-toggle").textContent == "Turn off"`)
 	tab.visit("#/")
 	tab.until("the pairing form", `!document.querySelector("#pair").hidden`)
 	tab.click("#pair summary")
@@ -600,6 +596,10 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 		t.Errorf("the paired account got %q", got)
 	}
 	tab.visit("#/bots/motion")
+	tab.click("#route-list .route-toggle")
+	tab.until("the route off", textOf("#route-list", "disabled"))
+	tab.click("#route-list .route-toggle")
+	tab.until("the route on again", `!document.querySelector("#route-list").textContent.includes("disabled") && document.querySelector("#route-list .route-toggle").textContent == "Turn off"`)
 	tab.click("#route-list .route-remove")
 	tab.until("the route gone", textOf("#route-list", "No chat network sends messages to this bot"))
 	if _, err := os.Stat(filepath.Join(r.dirs.config, "routes", "dm.json")); !os.IsNotExist(err) {

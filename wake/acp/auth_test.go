@@ -352,3 +352,31 @@ func TestNotSignedInSaysSetAVariableTheAgentsFileAlreadyPasses(t *testing.T) {
 		t.Errorf("with neither passed notSignedIn says %q", got)
 	}
 }
+
+func TestCheckSaysNotSignedInWhenAKeyIsNamedButUnsetAndNoLoginIsKept(t *testing.T) {
+	cfg := authCfg(t, "", []string{"FAKE_API_KEY"})
+	cfg.Home = t.TempDir()
+	cfg.LoginHint = "go run ./examples/server -login fake"
+	r := Check(testCtx(t), cfg)
+	want := "fake: not ready: the agent is not signed in: FAKE_API_KEY is named in the agents file's env but not set in the server's environment, and its login HOME (" + cfg.Home + ") holds no login; set it, or log it in with go run ./examples/server -login fake"
+	if r.Ready || r.String() != want {
+		t.Errorf("check says %q, want %q", r, want)
+	}
+}
+
+func TestACheckThatPassesSaysWhatSignedTheAgentIn(t *testing.T) {
+	withLogin := authCfg(t, "", []string{"FAKE_API_KEY"})
+	withLogin.Home = t.TempDir()
+	writeAt(t, filepath.Join(withLogin.Home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"left-over"}`, time.Now())
+	withKey := authCfg(t, "", []string{"FAKE_API_KEY"}, "FAKE_API_KEY="+fakeKey)
+	withMethod := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
+	for cfg, want := range map[*Config]string{
+		&withLogin:  "fake: ready, signed in with the login kept in " + withLogin.Home + " (.codex/auth.json)",
+		&withKey:    "fake: ready, signed in with the key in FAKE_API_KEY",
+		&withMethod: "fake: ready, signed in with the key in " + acpfake.KeyEnv,
+	} {
+		if r := Check(testCtx(t), *cfg); r.String() != want {
+			t.Errorf("check says %q, want %q", r, want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +31,10 @@ type Result struct {
 	// Problem says in one sentence what is missing and what fixes it; ""
 	// when Ready.
 	Problem string
+	// Via says what the agent was signed in with, when Ready and the
+	// server can tell: "the key in OPENAI_API_KEY", "the login kept in
+	// <HOME> (.codex/auth.json)"; "" when it used neither.
+	Via string
 	// Took is how long the check ran.
 	Took time.Duration
 }
@@ -36,6 +42,9 @@ type Result struct {
 // String is the check's line: "<provider>: ready" or "<provider>: not
 // ready: <problem>".
 func (r Result) String() string {
+	if r.Ready && r.Via != "" {
+		return r.Provider + ": ready, signed in with " + r.Via
+	}
 	if r.Ready {
 		return r.Provider + ": ready"
 	}
@@ -52,13 +61,16 @@ func (r Result) String() string {
 func Check(ctx context.Context, cfg Config) Result {
 	began := time.Now()
 	r := Result{Provider: cfg.Provider}
-	done := func(problem string) Result {
+	done := func(problem, via string) Result {
 		r.Ready, r.Problem, r.Took = problem == "", problem, time.Since(began)
+		if r.Ready {
+			r.Via = via
+		}
 		return r
 	}
 	a, closeAgent, err := scratch(cfg, "check")
 	if err != nil {
-		return done(strings.TrimPrefix(err.Error(), "acp: "))
+		return done(strings.TrimPrefix(err.Error(), "acp: "), "")
 	}
 	defer closeAgent()
 	return done(a.check(ctx))
@@ -100,18 +112,18 @@ func (a *agent) adopt() (*child, error) {
 }
 
 // check runs the check's steps on a new child of a and returns the
-// problem, or "".
-func (a *agent) check(parent context.Context) string {
+// problem, or "" and what the agent was signed in with.
+func (a *agent) check(parent context.Context) (problem, via string) {
 	cfg := a.h.cfg
 	c, err := a.adopt()
 	if err != nil {
-		return err.Error()
+		return err.Error(), ""
 	}
 	ctx, cancel := context.WithTimeout(parent, cfg.StartTimeout)
 	defer cancel()
 	began := time.Now()
 	step := "initialize"
-	problem := func(err error) string {
+	failed := func(err error) string {
 		switch {
 		case errors.Is(err, ErrNotSignedIn):
 			return err.Error()
@@ -126,20 +138,88 @@ func (a *agent) check(parent context.Context) string {
 	}
 	init, err := c.conn.Initialize(ctx, initializeRequest())
 	if err != nil {
-		return problem(err)
+		return failed(err), ""
 	}
 	a.log.Debug("acp: check: initialized", "after", time.Since(began), "offered", offered(init.AuthMethods))
 	step = "authenticate"
 	if err := a.signIn(ctx, c, init.AuthMethods); err != nil {
-		return problem(err)
+		return failed(err), ""
 	}
 	step = "session/new"
 	resp, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.dir.dir, McpServers: a.toolServers(init.AgentCapabilities)})
 	if err != nil {
-		return problem(a.explainAuth(step, err, init.AuthMethods))
+		return failed(a.explainAuth(step, err, init.AuthMethods)), ""
 	}
 	a.log.Debug("acp: check: opened a session", "id", resp.SessionId, "after", time.Since(began))
-	return ""
+	return signedInWith(cfg, init.AuthMethods)
+}
+
+// signedInWith says what an agent that opened a session was signed in
+// with: the key of the method chooseAuth picked, a key variable the
+// server passes it, or the login kept in its HOME. An agent that used
+// none while the agents file passes it a key variable the server does not
+// set is not signed in: it opens sessions without its API (no network
+// here, say) and would fail at the first prompt.
+func signedInWith(cfg Config, methods []sdk.AuthMethod) (problem, via string) {
+	k := keysOf(cfg)
+	if id, err := chooseAuth(cfg, methods); err == nil && id != "" {
+		for _, m := range methods {
+			if m.EnvVar != nil && m.EnvVar.Id == id {
+				return "", "the key in " + and(names(m.EnvVar.Vars))
+			}
+		}
+		return "", "the sign-in method " + id
+	}
+	var set, unset []string
+	for n := range k.set {
+		if keyName(n) {
+			set = append(set, n)
+		}
+	}
+	for _, n := range k.unset() {
+		if keyName(n) {
+			unset = append(unset, n)
+		}
+	}
+	slices.Sort(set)
+	if len(set) > 0 {
+		return "", "the key in " + and(set)
+	}
+	if files := loginFiles(cfg.Home); len(files) > 0 {
+		if len(files) > 3 {
+			files = append(files[:3], "…")
+		}
+		return "", fmt.Sprintf("the login kept in %s (%s)", cfg.Home, strings.Join(files, ", "))
+	}
+	if len(unset) > 0 {
+		how := "log it in with its own login (-login)"
+		if cfg.LoginHint != "" {
+			how = "log it in with " + cfg.LoginHint
+		}
+		return fmt.Sprintf("the agent is not signed in: %s %s named in the agents file's env but not set in the server's environment, and its login HOME (%s) holds no login; set %s, or %s",
+			and(unset), isAre(unset), cfg.Home, them(unset), how), ""
+	}
+	return "", ""
+}
+
+// keyName reports whether a variable's name says it holds a credential.
+func keyName(n string) bool {
+	n = strings.ToUpper(n)
+	return strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") || strings.HasSuffix(n, "_SECRET")
+}
+
+// loginFiles are the files of a login HOME, by slash path, sorted,
+// outside what sessions keep: what a login left there.
+func loginFiles(home string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	for p := range homeState(home) {
+		out = append(out, filepath.ToSlash(p))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // waitExit reports whether the child has exited, waiting a moment for it
