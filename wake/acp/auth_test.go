@@ -380,3 +380,23 @@ func TestACheckThatPassesSaysWhatSignedTheAgentIn(t *testing.T) {
 		}
 	}
 }
+
+func TestACheckNeverTriesAnAgentsOwnSignInWithNoLoginKeptAndNoKey(t *testing.T) {
+	cfg := authCfg(t, "login", nil)
+	cfg.Agent.Auth = acpfake.LoginMethod
+	cfg.Home = t.TempDir()
+	cfg.LoginHint = "go run ./examples/server -login fake"
+	r := Check(testCtx(t), cfg)
+	want := "fake: not ready: the agent is not signed in: the agents file's auth names fake-login, which signs in through the agent itself (in a browser, for an account) that nobody watches during a check, and its login HOME (" + cfg.Home + ") holds no login; log it in once with go run ./examples/server -login fake, or pass it a key"
+	if r.String() != want {
+		t.Errorf("check says %q, want %q", r, want)
+	}
+	if r.Took > 5*time.Second {
+		t.Errorf("the check took %v: it waited on the sign-in", r.Took)
+	}
+	// Once logged in, the check signs in with the login kept.
+	writeAt(t, filepath.Join(cfg.Home, acpfake.LoginFile), "ada\n", time.Now())
+	if r := Check(testCtx(t), cfg); !r.Ready {
+		t.Errorf("after the login the check says %q", r)
+	}
+}

@@ -142,6 +142,9 @@ func (a *agent) check(parent context.Context) (problem, via string) {
 	}
 	a.log.Debug("acp: check: initialized", "after", time.Since(began), "offered", offered(init.AuthMethods))
 	step = "authenticate"
+	if problem := unattended(cfg, init.AuthMethods); problem != "" {
+		return problem, ""
+	}
 	if err := a.signIn(ctx, c, init.AuthMethods); err != nil {
 		return failed(err), ""
 	}
@@ -200,6 +203,29 @@ func signedInWith(cfg Config, methods []sdk.AuthMethod) (problem, via string) {
 			and(unset), isAre(unset), cfg.Home, them(unset), how), ""
 	}
 	return "", ""
+}
+
+// unattended is why a check does not call the sign-in method the agents
+// file's auth names, "" when it may: a method the agent carries out
+// itself (Codex's "chatgpt", Gemini CLI's "oauth-personal") signs in in a
+// browser nobody watches during a check, and waits for it until the
+// start times out, unless a login is kept in its HOME or a key is passed.
+func unattended(cfg Config, methods []sdk.AuthMethod) string {
+	id := cfg.Agent.Auth
+	i := slices.IndexFunc(methods, func(m sdk.AuthMethod) bool { return methodID(m) == id })
+	if id == "" || i < 0 || methods[i].Agent == nil || len(loginFiles(cfg.Home)) > 0 {
+		return ""
+	}
+	for n := range keysOf(cfg).set {
+		if keyName(n) {
+			return ""
+		}
+	}
+	how := "its own login (-login)"
+	if cfg.LoginHint != "" {
+		how = cfg.LoginHint
+	}
+	return fmt.Sprintf("the agent is not signed in: the agents file's auth names %s, which signs in through the agent itself (in a browser, for an account) that nobody watches during a check, and its login HOME (%s) holds no login; log it in once with %s, or pass it a key", id, cfg.Home, how)
 }
 
 // keyName reports whether a variable's name says it holds a credential.
