@@ -117,6 +117,9 @@ func TestEndToEndRealAgentsSayWhyTheyFailWithWhatToDoAndShowARestart(t *testing.
 			cmd, _ := ag.entry["command"].(string)
 			path, err := exec.LookPath(cmd)
 			if err != nil {
+				if os.Getenv("BOTS_REQUIRE_AGENTS") == "1" && ag.name != "fake" {
+					t.Fatalf("%s is not on PATH and BOTS_REQUIRE_AGENTS=1: scripts/install-agents.sh DIR installs it", cmd)
+				}
 				t.Skipf("%s is not on PATH: scripts/install-agents.sh DIR installs it", cmd)
 			}
 			t.Parallel()
