@@ -137,7 +137,22 @@ func TestEndToEndRealAgentsSayWhyTheyFailWithWhatToDoAndShowARestart(t *testing.
 			if err := os.WriteFile(setup.agents, agents, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			setup.environ = []string{ag.keyVar + "=fake-key-for-the-e2e-test", "PATH=" + filepath.Dir(path) + string(os.PathListSeparator) + os.Getenv("PATH")}
+			onPath := "PATH=" + filepath.Dir(path) + string(os.PathListSeparator) + os.Getenv("PATH")
+			// -check-agents tells the truth: with no key and no login the
+			// agent is not signed in (though it would open sessions), and
+			// with one it is ready, saying with what.
+			setup.environ = []string{onPath}
+			out, _, _ := setup.runServer(t, "", "-check-agents")
+			if !strings.HasPrefix(out, ag.name+": not ready: ") || !strings.Contains(out, ag.keyVar) {
+				t.Errorf("-check-agents with no key printed %q", out)
+			}
+			t.Logf("-check-agents with no key: %s", strings.TrimSpace(out))
+			setup.environ = []string{ag.keyVar + "=fake-key-for-the-e2e-test", onPath}
+			out, _, _ = setup.runServer(t, "", "-check-agents")
+			if !strings.HasPrefix(out, ag.name+": ready, signed in with ") {
+				t.Errorf("-check-agents with a key printed %q", out)
+			}
+			t.Logf("-check-agents with a key: %s", strings.TrimSpace(out))
 			srv := setup.start(t)
 			c := dialChat(t, srv.addr, "real-"+ag.name)
 			c.makeBot("motion", `{"name": "Motion", "provider": "`+ag.name+`"}`)

@@ -173,17 +173,11 @@ func signedInWith(cfg Config, methods []sdk.AuthMethod) (problem, via string) {
 		}
 		return "", "the sign-in method " + id
 	}
-	var set, unset []string
+	var set []string
 	for n := range k.set {
-		if keyName(n) {
-			set = append(set, n)
-		}
+		set = append(set, n)
 	}
-	for _, n := range k.unset() {
-		if keyName(n) {
-			unset = append(unset, n)
-		}
-	}
+	set = keyNames(set)
 	slices.Sort(set)
 	if len(set) > 0 {
 		return "", "the key in " + and(set)
@@ -194,13 +188,8 @@ func signedInWith(cfg Config, methods []sdk.AuthMethod) (problem, via string) {
 		}
 		return "", fmt.Sprintf("the login kept in %s (%s)", cfg.Home, strings.Join(files, ", "))
 	}
-	if len(unset) > 0 {
-		how := "log it in with its own login (-login)"
-		if cfg.LoginHint != "" {
-			how = "log it in with " + cfg.LoginHint
-		}
-		return fmt.Sprintf("the agent is not signed in: %s %s named in the agents file's env but not set in the server's environment, and its login HOME (%s) holds no login; set %s, or %s",
-			and(unset), isAre(unset), cfg.Home, them(unset), how), ""
+	if unset := keyNames(k.unset()); len(unset) > 0 {
+		return keyUnset(cfg, unset), ""
 	}
 	return "", ""
 }
@@ -216,16 +205,45 @@ func unattended(cfg Config, methods []sdk.AuthMethod) string {
 	if id == "" || i < 0 || methods[i].Agent == nil || len(loginFiles(cfg.Home)) > 0 {
 		return ""
 	}
-	for n := range keysOf(cfg).set {
+	k := keysOf(cfg)
+	for n := range k.set {
 		if keyName(n) {
 			return ""
 		}
+	}
+	if unset := keyNames(k.unset()); len(unset) > 0 {
+		// a method that reads a key the server does not set (Gemini's
+		// gemini-api-key): say which
+		return keyUnset(cfg, unset)
 	}
 	how := "its own login (-login)"
 	if cfg.LoginHint != "" {
 		how = cfg.LoginHint
 	}
 	return fmt.Sprintf("the agent is not signed in: the agents file's auth names %s, which signs in through the agent itself (in a browser, for an account) that nobody watches during a check, and its login HOME (%s) holds no login; log it in once with %s, or pass it a key", id, cfg.Home, how)
+}
+
+// keyNames are the names of names that say they hold a credential.
+func keyNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if keyName(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// keyUnset says that an agent is not signed in: the agents file passes it
+// the key variables unset, which the server does not set, and its login
+// HOME holds no login.
+func keyUnset(cfg Config, unset []string) string {
+	how := "log it in with its own login (-login)"
+	if cfg.LoginHint != "" {
+		how = "log it in with " + cfg.LoginHint
+	}
+	return fmt.Sprintf("the agent is not signed in: %s %s named in the agents file's env but not set in the server's environment, and its login HOME (%s) holds no login; set %s, or %s",
+		and(unset), isAre(unset), cfg.Home, them(unset), how)
 }
 
 // keyName reports whether a variable's name says it holds a credential.
