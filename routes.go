@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/connector"
@@ -14,7 +13,8 @@ import (
 
 // RouteStateDir is the folder under ConfigDir where the routes' relay
 // keeps, per connection, which chat each scope talks in and which
-// messages it has passed on.
+// messages it has passed on, and the pairings (with Database: in the
+// database instead).
 const RouteStateDir = "routes-state"
 
 // startRelay runs the routes when the server has them, networks to run
@@ -47,7 +47,7 @@ func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
 			return c.Value(), nil
 		},
 		Scrub:  s.scrub.String,
-		State:  filepath.Join(s.ConfigDir, RouteStateDir),
+		Memory: s.routeMemory,
 		Logger: s.log.With("part", "routes"),
 		// With a database, one instance holds each connection.
 		Leases: s.leases, Holder: s.holder, LeaseTTL: s.LeaseTTL,

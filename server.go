@@ -223,28 +223,29 @@ type Server struct {
 	portsMu sync.Mutex
 	ports   map[uint16]bool // the TCP ports the server was seen listening on
 
-	mu       sync.Mutex
-	started  bool // wire has run
-	loading  bool // a load was claimed: its runner opens the gate
-	closed   bool
-	stopping bool // Shutdown has begun
-	startErr error
-	gate     *gate  // answers from the wire before the load ends
-	local    string // the local token; "" with a users directory
-	svc      *bot.Service
-	wire     *transport.Server
-	handler  http.Handler
-	closers  []func() error // what Start made, closed last first (the wire first of all)
-	loads    sync.WaitGroup // the loads the first request started
-	stopLoad context.CancelFunc
-	agents   []acp.Config // as their harnesses run them, checked once loaded
-	checks   sync.WaitGroup
-	stopWork context.CancelFunc
-	relay    *relay.Relay    // runs the routes once loaded; nil when none run
-	routes   route.Store     // Routes, or the files open keeps them in; nil for none
-	vault    connector.Vault // the vault open made, for the routes' credentials
-	leases   lease.Leases    // with Database: the leases the routes' connections are held by
-	holder   string          // with Database: this instance among the holders
+	mu          sync.Mutex
+	started     bool // wire has run
+	loading     bool // a load was claimed: its runner opens the gate
+	closed      bool
+	stopping    bool // Shutdown has begun
+	startErr    error
+	gate        *gate  // answers from the wire before the load ends
+	local       string // the local token; "" with a users directory
+	svc         *bot.Service
+	wire        *transport.Server
+	handler     http.Handler
+	closers     []func() error // what Start made, closed last first (the wire first of all)
+	loads       sync.WaitGroup // the loads the first request started
+	stopLoad    context.CancelFunc
+	agents      []acp.Config // as their harnesses run them, checked once loaded
+	checks      sync.WaitGroup
+	stopWork    context.CancelFunc
+	relay       *relay.Relay    // runs the routes once loaded; nil when none run
+	routes      route.Store     // Routes, or the files open keeps them in; nil for none
+	routeMemory relay.Memory    // what the relay remembers: files under ConfigDir, or the database
+	vault       connector.Vault // the vault open made, for the routes' credentials
+	leases      lease.Leases    // with Database: the leases the routes' connections are held by
+	holder      string          // with Database: this instance among the holders
 }
 
 // init fills what every method needs: the scrubbed logger.
@@ -529,8 +530,16 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 			}
 		}
 	}
+	var memory relay.Memory = relay.NewFiles(filepath.Join(s.ConfigDir, RouteStateDir))
+	if db != nil && routes != nil {
+		// What the relay remembers is shared too: a connection taken over,
+		// or a code paired on another instance's page.
+		if memory, err = pgroute.OpenMemory(ctx, db.pool); err != nil {
+			return nil, closers, fmt.Errorf("bots: database: %w", err)
+		}
+	}
 	s.mu.Lock()
-	s.vault, s.routes = vault, routes
+	s.vault, s.routes, s.routeMemory = vault, routes, memory
 	if db != nil {
 		s.leases, s.holder = db.leases, db.holder
 	}

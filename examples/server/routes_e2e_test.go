@@ -355,8 +355,9 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 // TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother:
 // two instances on one database, each with the IRC connection in its
 // connections.json, and a route deployed once to the database: one holds
-// the connection; kill -9 of it, and the other takes it over within the
-// lease: the conversation goes on, each message answered once.
+// the connection, and a code it gives is paired on the other's page; kill
+// -9 of it, and the other takes it over within the lease: the
+// conversation goes on, each message answered once.
 func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *testing.T) {
 	irc := irctest.Start(t)
 	bin := buildServer(t)
@@ -383,7 +384,7 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
 	// With a database the routes live there: one deploy reaches both.
 	soft.result(t, "x-ahpd/routeDeploy", map[string]any{"broad": true, "route": map[string]any{
-		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}}}, nil)
+		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}, "unmapped": "pair"}}, nil)
 	alice := irc.Person(t, "alice")
 	waitForBot(t, alice)
 	alice.Send("PRIVMSG motion :first")
@@ -409,6 +410,21 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 		}
 		return false
 	})
+	// A code the holder gives is paired on the other instance's page.
+	guest := irc.Person(t, "guest")
+	guest.Send("PRIVMSG motion :hello?")
+	got := guest.Wait("PRIVMSG guest")
+	i := strings.Index(got, "the code ")
+	if i < 0 {
+		t.Fatalf("the guest got %q, want a pairing code", got)
+	}
+	other := dial(ctx, t, servers[1-holder], softToken, byBearer)
+	other.initialize(t, "soft-elsewhere")
+	other.result(t, "x-ahpd/routePair", map[string]any{"code": got[i+len("the code ") : i+len("the code ")+9]}, nil)
+	guest.Send("PRIVMSG motion :paired?")
+	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: paired?") {
+		t.Fatalf("after pairing on the other instance the guest got %q", got)
+	}
 	if err := cmds[holder].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

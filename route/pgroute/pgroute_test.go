@@ -2,6 +2,8 @@ package pgroute_test
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,5 +50,40 @@ func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
 	got, err := b.Routes(ctx)
 	if err != nil || len(got) != 1 || got[0].Version != r.Version || got[0].Scope.ID != "alice" {
 		t.Errorf("the other instance reads %+v, %v", got, err)
+	}
+}
+
+func TestMemoryUpdatesOfOneKeyFromTwoInstancesTakeTurns(t *testing.T) {
+	url := pgtest.URL(t)
+	a, err := pgroute.OpenMemory(t.Context(), pgtest.Pool(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pgroute.OpenMemory(t.Context(), pgtest.Pool(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Get(t.Context(), "conn/x"); err != nil || v != nil {
+		t.Fatalf("a new key reads %q, %v", v, err)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		m := a
+		if i%2 == 1 {
+			m = b
+		}
+		wg.Go(func() {
+			err := m.Update(t.Context(), "count", func(old []byte) ([]byte, error) {
+				n, _ := strconv.Atoi(string(old))
+				return []byte(strconv.Itoa(n + 1)), nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if v, err := b.Get(t.Context(), "count"); err != nil || string(v) != "20" {
+		t.Errorf("after 20 updates from two instances the key reads %q, %v", v, err)
 	}
 }

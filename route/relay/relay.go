@@ -52,10 +52,12 @@ type Config struct {
 	// Scrub removes credentials from every text the relay sends to a
 	// network; nil sends text as it is.
 	Scrub func(string) string
-	// State is the folder where the relay keeps, per connection, which
-	// chat each scope talks in and which messages it has passed on, so a
-	// restart answers nothing twice. Empty keeps them in memory only.
-	State string
+	// Memory keeps, per connection, which chat each scope talks in and
+	// which messages it has passed on, so that a restart or a takeover
+	// answers nothing twice, and the pairings: NewFiles of a folder, or a
+	// memory in the database the instances share (pgroute.Memory). Nil
+	// keeps them in memory only (Mem).
+	Memory Memory
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
 	// MinBackoff and MaxBackoff bound the wait between two dials of a
@@ -87,7 +89,7 @@ type Relay struct {
 	workers map[string]*worker        // by connection id
 	clients map[string]*client.Client // by person
 	states  map[string]route.State    // by connection id
-	pairs   *pairs                    // the pairings of unmapped users
+	mem     Memory
 }
 
 // Start checks cfg and starts relaying in the background: it lists the
@@ -126,11 +128,10 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 	for _, n := range cfg.Networks {
 		r.networks[n.Name()] = n
 	}
-	p, err := loadPairs(cfg.State)
-	if err != nil {
-		log.Warn("relay: starting with no pairings", "err", err)
+	r.mem = cfg.Memory
+	if r.mem == nil {
+		r.mem = &Mem{}
 	}
-	r.pairs = p
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	changes, err := cfg.Store.Watch(r.ctx)
 	if err != nil {

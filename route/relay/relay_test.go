@@ -195,7 +195,7 @@ func (r *rig) startWith(edit func(*relay.Config)) *relay.Relay {
 			return "", fmt.Errorf("no credential %s", ref)
 		},
 		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
-		State:      r.state,
+		Memory:     relay.NewFiles(r.state),
 		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 	}
 	edit(&cfg)
@@ -251,7 +251,7 @@ func TestRelayPassesADirectMessageToTheBotAndItsReplyBack(t *testing.T) {
 	if err := soft.Call(t.Context(), "listSessions", map[string]any{}, &list); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(r.state, "lounge.json"))
+	data, err := os.ReadFile(filepath.Join(r.state, "conn-lounge.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestRelayKeepsOneChatPerPersonAndScope(t *testing.T) {
 	r.next()
 	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "two"})
 	r.next()
-	data, err := os.ReadFile(filepath.Join(r.state, "lounge.json"))
+	data, err := os.ReadFile(filepath.Join(r.state, "conn-lounge.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

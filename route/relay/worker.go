@@ -30,9 +30,8 @@ type worker struct {
 	turns  sync.WaitGroup // the goroutines following turns
 
 	mu    sync.Mutex
-	live  route.Conn    // nil while (re)connecting
-	up    chan struct{} // closed, and replaced, when live changes
-	memo  *memo
+	live  route.Conn            // nil while (re)connecting
+	up    chan struct{}         // closed, and replaced, when live changes
 	chats map[string]*chatState // by chat key
 }
 
@@ -76,13 +75,6 @@ func (w *worker) loop() {
 	defer close(w.done)
 	defer w.turns.Wait()
 	id := w.conn.ID
-	m, err := loadMemo(w.r.cfg.State, id)
-	if err != nil {
-		w.r.log.Warn("starting the connection with no memory of its chats", "connection", id, "err", err)
-	}
-	w.mu.Lock()
-	w.memo = m
-	w.mu.Unlock()
 	backoff := w.r.cfg.MinBackoff
 	for w.ctx.Err() == nil {
 		held, release := w.hold()
@@ -281,11 +273,17 @@ func (w *worker) handle(m route.Message) {
 	}
 	person, ok := w.r.cfg.People.Person(m.From)
 	if !ok {
-		person, ok = w.r.paired(m.From)
+		person, ok = w.r.paired(w.ctx, m.From)
 	}
 	if !ok {
 		if rt.Unmapped == route.Pair {
-			w.say(m.Scope, fmt.Sprintf("To talk to the bot %s here, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes). Until then I pass on nothing you write.", rt.Bot, w.r.code(m.From), int(PairTTL.Minutes())))
+			code, err := w.r.code(w.ctx, m.From)
+			if err != nil {
+				w.r.log.Warn("relay: a pairing code cannot be kept", "err", err)
+				w.say(m.Scope, "I cannot give you a pairing code now; try again later.")
+				return
+			}
+			w.say(m.Scope, fmt.Sprintf("To talk to the bot %s here, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes). Until then I pass on nothing you write.", rt.Bot, code, int(PairTTL.Minutes())))
 			return
 		}
 		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", m.From))
@@ -334,19 +332,13 @@ func (w *worker) first(id string) bool {
 	if id == "" {
 		return true
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.memo.see(id) {
-		return false
+	first, err := see(w.ctx, w.r.mem, w.conn.ID, id)
+	if err != nil {
+		// better answer a message again than lose it
+		w.r.log.Warn("cannot note a message passed on", "connection", w.conn.ID, "err", err)
+		return true
 	}
-	w.saveLocked()
-	return true
-}
-
-func (w *worker) saveLocked() {
-	if err := w.memo.save(w.r.cfg.State, w.conn.ID); err != nil {
-		w.r.log.Warn("cannot save which messages were passed on", "connection", w.conn.ID, "err", err)
-	}
+	return first
 }
 
 // chatKey names the chat of a person on a route's scope: one chat per
@@ -361,10 +353,13 @@ func chatKey(rt route.Route, s route.Scope, person string) string {
 func (w *worker) chat(key, person, bot string) (*chatState, error) {
 	w.mu.Lock()
 	cs := w.chats[key]
-	session := w.memo.Chats[key]
 	w.mu.Unlock()
 	if cs != nil && cs.bot == bot {
 		return cs, nil
+	}
+	session, err := chatOf(w.ctx, w.r.mem, w.conn.ID, key)
+	if err != nil {
+		w.r.log.Warn("the chat of a scope cannot be read back: a new one opens", "connection", w.conn.ID, "err", err)
 	}
 	c, err := w.r.client(person)
 	if err != nil {
@@ -385,11 +380,12 @@ func (w *worker) chat(key, person, bot string) (*chatState, error) {
 	}
 	cs = &chatState{key: key, person: person, bot: bot, c: c, chat: ch}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.chats[key] = cs
-	if w.memo.Chats[key] != ch.Session() {
-		w.memo.Chats[key] = ch.Session()
-		w.saveLocked()
+	w.mu.Unlock()
+	if session != ch.Session() {
+		if err := rememberChat(w.ctx, w.r.mem, w.conn.ID, key, ch.Session()); err != nil {
+			w.r.log.Warn("cannot remember the chat of a scope", "connection", w.conn.ID, "err", err)
+		}
 	}
 	return cs, nil
 }
