@@ -78,11 +78,10 @@ func (g *gate) wait(ctx context.Context) (*bot.Service, error) {
 
 // Authenticate is what the service answers, and before it is loaded the
 // same from the users directory. Without one no connection is anonymous:
-// the local token alone makes a connection, and makes it root (the
-// service, which has no users directory then, would take any token).
+// the local token alone makes a connection, and makes it root.
 func (g *gate) Authenticate(token string) (access.Principal, bool) {
 	if g.users == nil {
-		return access.RootPrincipal(), holdsToken(token, g.local)
+		return access.NewLocal(g.local).Authenticate(token)
 	}
 	if svc := g.loaded(); svc != nil {
 		return svc.Authenticate(token)

@@ -2,7 +2,6 @@ package bots
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -91,9 +90,4 @@ func validLocalToken(tok string) bool {
 		}
 	}
 	return true
-}
-
-// holdsToken reports, in constant time, whether token is want.
-func holdsToken(token, want string) bool {
-	return want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
 }

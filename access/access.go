@@ -14,8 +14,8 @@ import (
 // Principal is the identity a request is made with.
 //
 // The zero value is a signed-in nobody: no grants, no memberships. A root
-// connection, and every connection of a host with no users directory, is
-// Root.
+// connection, and a connection with the local token of a host with no
+// users file (Local), is Root.
 type Principal struct {
 	// User is the person's id, as in user:<id>. Empty for Root.
 	User string

@@ -509,7 +509,9 @@ func (ch *chat) listingMetaLocked() map[string]any {
 // notify sends a root notification about a chat whose owner is owner to
 // the root subscribers that may see the chat: its owner, and a principal
 // that may do anything (root, *:*), as that principal is now. With no
-// users directory every connection is root and hears of every chat.
+// users directory every connection that gets in (the host authenticates
+// it, as bots.Server does with its local token) is root and hears of
+// every chat.
 func (c *chats) notify(owner, method string, params any) {
 	var to func(*engine.Subscriber) bool
 	if c.s.users != nil {

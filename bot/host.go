@@ -26,10 +26,12 @@ type Users interface {
 var _ engine.Host = (*Service)(nil)
 
 // Authenticate returns the principal of a connection's token. With no users
-// directory every connection is root, whatever token it shows.
+// directory no connection is anyone: a host of one person passes
+// access.NewLocal(token), so that a web page or a local process without
+// the token never acts as root.
 func (s *Service) Authenticate(token string) (access.Principal, bool) {
 	if s.users == nil {
-		return access.RootPrincipal(), true
+		return access.Principal{}, false
 	}
 	return s.users.Authenticate(token)
 }

@@ -66,8 +66,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the time; nil means time.Now. Tests set it.
 	Now func() time.Time
-	// Users is the users directory connections authenticate against; nil
-	// means the host has none, and every connection may do anything.
+	// Users is the users directory connections authenticate against:
+	// usersfile.Directory, access.NewLocal(token) for a host of one
+	// person, or the host's own. Nil authenticates no connection (a host
+	// that checks tokens itself, as bots.Server's gate does, passes nil);
+	// in-process calls as access.RootPrincipal() are still root.
 	Users Users
 	// Bus carries the actions of the service's channels (the catalogue,
 	// resource watches); nil makes one. A transport.Server must be given
