@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record/memrecord"
 )
 
@@ -443,4 +444,91 @@ func TestAnEmbeddersOwnDirectoryThatTellsOfChangesEndsWhatAPersonLostAtOnce(t *t
 		defer tess.mu.Unlock()
 		return slices.ContainsFunc(tess.ended, func(s string) bool { return strings.HasPrefix(s, chat+": You may no longer read bot://team-bot") })
 	})
+}
+
+// TestLosingReadOfABotEndsWhatThePersonHasOpenWithItOnEveryInstance: two
+// instances share the store, the logs and the leases, and each reads the
+// one users file (as two processes do). Tess's turn runs on the first
+// while she also follows the chat on the second; taken out of the team
+// that owns the bot, within a second of each instance reading the file
+// she is followed nowhere, the turn is cancelled and her back session is
+// gone from both (the second lists it while it follows it).
+func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItOnEveryInstance(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "users.json")
+	if err := os.WriteFile(path, []byte(revokeUsers(`"session:create"`, `"backend"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *usersfile.Directory {
+		dir, err := usersfile.OpenDirectory(usersfile.DirectoryConfig{Path: path, Interval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dir.Close() })
+		return dir
+	}
+	firstUsers, secondUsers := open(), open()
+	first := newSharedChatEnv(t, &lease.Mem{})
+	first.stop()
+	first.users = firstUsers
+	first.start()
+	second := first.sibling("second")
+	second.stop()
+	second.users = secondUsers
+	second.start()
+
+	soft := access.Principal{User: "soft", Grants: []string{"bot:put"}, Memberships: []string{"backend"}}
+	if _, err := first.svc.Make(context.Background(), soft, "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tess := first.connect(t, tessTkn)
+	session, chat := tess.open("ahp-session:/tess", "team-bot")
+	there := second.connect(t, tessTkn)
+	waitFor(t, func() bool { return there.call("subscribe", map[string]any{"channel": chat}, nil) == nil })
+	there.subscribe(session)
+	there.subscribe(chat)
+	tess.say(chat, "t1", "sleep 30")
+	there.waitChat(chat, "the turn running, seen on the second instance", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	waitFor(t, func() bool { return len(backSessions(first, "user:tess")) == 1 })
+
+	if err := os.WriteFile(path, []byte(revokeUsers(`"session:create"`, ``)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, dir := range []*usersfile.Directory{firstUsers, secondUsers} {
+		if changed, err := dir.Reload(context.Background()); err != nil || !changed {
+			t.Fatalf("reload the users file: changed %v, %v", changed, err)
+		}
+	}
+	reason := "You may no longer read bot://team-bot"
+	endedOn := func(c *chatClient) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := 0
+		for _, s := range c.ended {
+			if strings.HasPrefix(s, chat+": "+reason) || strings.HasPrefix(s, session+": "+reason) {
+				n++
+			}
+		}
+		return n == 2
+	}
+	root := first.connect(t, rootTkn)
+	root.subscribe(chat)
+	cancelled := func() bool {
+		root.mu.Lock()
+		defer root.mu.Unlock()
+		s := root.chats[chat]
+		return s.ActiveTurn == nil && len(s.Turns) == 1 && s.Turns[0].State == ahp.TurnStateCancelled
+	}
+	backs := func() int { return len(backSessions(first, "user:tess")) + len(backSessions(second, "user:tess")) }
+	for !(endedOn(tess) && endedOn(there) && cancelled() && backs() == 0) {
+		if time.Since(start) > time.Second {
+			t.Fatalf("a second after: ended on the first %v, on the second %v, turn cancelled %v, back sessions %d",
+				endedOn(tess), endedOn(there), cancelled(), backs())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := there.call("subscribe", map[string]any{"channel": chat}, nil); err == nil || err.Code != -32009 {
+		t.Errorf("subscribing again on the second instance: %v, want permission denied", err)
+	}
 }

@@ -609,8 +609,14 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 	}
 	// The person's chat with their bot is not merged into the bundled
 	// bot's: a message there is refused, saying why, and wakes nothing.
+	if _, listed := listedSession(soft, "ahp-session:/mine"); !listed {
+		t.Error("while their bot is hidden the person's chat is not in their list")
+	}
 	soft.subscribe("ahp-session:/mine")
 	soft.subscribe(mine)
+	if got := soft.turn(mine, "t1"); len(texts(got)) != 1 || texts(got)[0] != "Squatter heard: hello" {
+		t.Errorf("while their bot is hidden the person's chat holds %v, want its history kept and readable", texts(got))
+	}
 	if got := sayFails(t, soft, mine, "t2", "hello"); !strings.Contains(got, "bundled with this host") || !strings.Contains(got, "kept") {
 		t.Errorf("a message in the person's chat while their bot is hidden fails with %q, want why", got)
 	}
