@@ -3,10 +3,12 @@
 package bot
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -132,6 +134,55 @@ func TestTheWatchsIdentityOfAgentsMDFollowsWritesAndRenamesOverIt(t *testing.T) 
 	}
 	if _, ok := s.walk.identify(path); ok {
 		t.Fatal("an identity for an AGENTS.md that is a link")
+	}
+}
+
+// The identity of a held AGENTS.md is kept, with no fstat, while the
+// file's own watch says nothing changed it; every change to it - a write,
+// a truncation, its mode, its times, a write through another of its names
+// outside root - lets it go, and the next look takes it again.
+func TestTheWatchKeepsAnUnchangedAgentsMDsIdentityAndLetsItGoAtAnyChangeThroughAnyName(t *testing.T) {
+	s, path := watchedBot(t)
+	sameAsLstat(t, s, path)
+	sameAsLstat(t, s, path)
+	kept := func() bool {
+		s.walk.mu.Lock()
+		defer s.walk.mu.Unlock()
+		return s.walk.held["motion"].idOK
+	}
+	if !kept() {
+		t.Fatal("the identity of an unchanged, held AGENTS.md is not kept")
+	}
+	other := filepath.Join(t.TempDir(), "also-agents.md") // a name outside root: no folder watch sees it
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	sameAsLstat(t, s, path) // the link changed its ctime
+	past := time.Now().Add(-time.Hour)
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"WriteThroughAnotherName", func() error {
+			f, err := os.OpenFile(other, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString("Planted.\n")
+			return errors.Join(err, f.Close())
+		}},
+		{"Truncate", func() error { return os.Truncate(other, 3) }},
+		{"Mode", func() error { return os.Chmod(path, 0o600) }},
+		{"Times", func() error { return os.Chtimes(other, past, past) }},
+	} {
+		sameAsLstat(t, s, path)
+		if !kept() {
+			t.Fatalf("before %s: the identity is not kept", c.name)
+		}
+		if err := c.change(); err != nil {
+			t.Fatal(err)
+		}
+		sameAsLstat(t, s, path)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,11 +32,14 @@ import (
 // without it.
 //
 // It also holds open the AGENTS.md of bots it answers for (identify),
-// while a watch of their folder says the name is unchanged.
+// while a watch of their folder says the name is unchanged, and keeps the
+// file's identity while a watch of the file itself says nothing changed
+// it, through any of its names: a read of an unchanged persona then makes
+// no system call but the epoll_wait.
 //
 // It is started on first use and holds three descriptors (epoll, inotify,
 // /proc/self/mountinfo), one inotify watch per folder on the way to root,
-// and a descriptor and a watch per AGENTS.md held (at most maxHeld);
+// and a descriptor and two watches per AGENTS.md held (at most maxHeld);
 // close gives them back.
 type folderWatch struct {
 	root string
@@ -55,20 +59,31 @@ type folderWatch struct {
 
 // watchedDir is a watched folder's names that matter: all of them in
 // root, the next one on the way to root elsewhere, and AGENTS.md in the
-// folder of bot (a name under root).
+// folder of bot (a name under root); or, with file, bot's AGENTS.md
+// itself.
 type watchedDir struct {
 	all   bool
 	names map[string]struct{}
 	bot   string
+	file  bool
 }
 
 // heldFile is a bot's AGENTS.md held open (O_PATH) while its folder is
 // watched: while no event says the name AGENTS.md changed in the folder,
-// it is the file the path names, and its identity is an fstat away.
+// it is the file the path names, and its identity is an fstat away. While
+// the file's own watch (fileWd, -1 when it has none) says nothing changed
+// it, its identity is id, taken once (idOK).
 type heldFile struct {
-	fd int
-	wd int32
+	fd     int
+	wd     int32
+	fileWd int32
+	id     persona.Identity
+	idOK   bool
 }
+
+// fileEvents are the changes to a file, through any of its names, that
+// change its content or identity.
+const fileEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
 
 // maxHeld bounds the AGENTS.md files held open, a descriptor and a watch
 // each; when full, an arbitrary one is let go.
@@ -301,6 +316,10 @@ func (w *folderWatch) drop(name string) {
 	delete(w.dirs, h.wd)
 	unix.Close(h.fd)
 	unix.InotifyRmWatch(w.in, uint32(h.wd)) // its IN_IGNORED is then ignored
+	if h.fileWd >= 0 {
+		delete(w.dirs, h.fileWd)
+		unix.InotifyRmWatch(w.in, uint32(h.fileWd))
+	}
 }
 
 // identify is persona's Config.Identify: the identity of <root>/<name>/
@@ -363,17 +382,27 @@ func (w *folderWatch) identityLocked(name, path string) (persona.Identity, bool)
 			return persona.Identity{}, false
 		}
 	}
+	if h.idOK {
+		return h.id, true
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(h.fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return persona.Identity{}, false
 	}
-	return persona.Identity{
+	id := persona.Identity{
 		Dev:   uint64(st.Dev),
 		Ino:   uint64(st.Ino),
 		Size:  int64(st.Size),
 		Mtime: st.Mtim.Nano(),
 		Ctime: st.Ctim.Nano(),
-	}, true
+	}
+	if h.fileWd >= 0 {
+		// taken after the file's watch was set: a change from here on
+		// is an event, which lets the file go (apply).
+		h.id, h.idOK = id, true
+		w.held[name] = h
+	}
+	return id, true
 }
 
 // hold watches the folder <root>/<name>, then opens its AGENTS.md: a
@@ -402,7 +431,15 @@ func (w *folderWatch) hold(name, path string) (heldFile, bool) {
 	if w.held == nil {
 		w.held = make(map[string]heldFile)
 	}
-	h := heldFile{fd: fd, wd: int32(wd)}
+	h := heldFile{fd: fd, wd: int32(wd), fileWd: -1}
+	// The file the descriptor holds, whatever its names: not the path,
+	// which may name another file by now.
+	if fwd, err := unix.InotifyAddWatch(w.in, "/proc/self/fd/"+strconv.Itoa(fd), fileEvents); err == nil {
+		if _, taken := w.dirs[int32(fwd)]; !taken { // else a file another bot holds too: fstat each time
+			h.fileWd = int32(fwd)
+			w.dirs[h.fileWd] = watchedDir{bot: name, file: true}
+		}
+	}
 	w.held[name] = h
 	return h, true
 }
@@ -541,6 +578,8 @@ func (w *folderWatch) apply(b []byte) (reset bool) {
 		switch {
 		case !ok:
 			// a watch of an earlier descriptor, or one dropped
+		case d.file:
+			w.drop(d.bot) // the file changed: held again, fstat again, at the next look
 		case d.bot != "":
 			if ev.Mask&selfEvents != 0 || string(name) == persona.AgentsFile {
 				w.drop(d.bot)

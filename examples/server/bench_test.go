@@ -199,8 +199,20 @@ func readyToRead(ctx context.Context, b *testing.B) *benchClient {
 	ws.roundTrip(ctx, b, initializeFrame("1", "bench"), "1")
 	ws.roundTrip(ctx, b, []byte(`{"jsonrpc":"2.0","id":2,"method":"resourceWrite","params":{"channel":"ahp-root://","uri":"bot://motion","encoding":"utf-8","createOnly":true,`+
 		`"data":"{\"name\":\"Motion\",\"description\":\"Reads pull requests.\",\"instructions\":\"You review pull requests. Say what would break, in one paragraph.\",\"labels\":[\"review\",\"ci\"]}"}}`), "2")
+	// Within 100 ms of its last change AGENTS.md is read from its file at
+	// every read (the racy-clean rule of package persona); the benchmark
+	// measures reads of a bot unchanged for longer, as most are, after
+	// reading through that window.
+	for i, made := 0, time.Now(); time.Since(made) < racyWindow; i++ {
+		id := strconv.Itoa(1_000_000_000 + i)
+		ws.roundTrip(ctx, b, readFrame(id), id)
+	}
 	return ws
 }
+
+// racyWindow outlasts persona's racy margin (100 ms): a read after it
+// trusts an unchanged AGENTS.md's identity.
+const racyWindow = 150 * time.Millisecond
 
 // readFrame is the resourceRead of bot://motion with id.
 func readFrame(id string) []byte {
