@@ -815,7 +815,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down")
+	s.mu.Lock()
+	failed := s.startErr != nil
+	s.mu.Unlock()
+	if !failed { // a server that never served has only its error to say
+		s.log.Info("shutting down")
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
 	err := s.Shutdown(ctx) // closes the WebSockets, which hs.Shutdown does not

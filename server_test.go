@@ -1,9 +1,12 @@
 package bots_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -506,4 +509,32 @@ func TestAServerShuttingDownAnswersNothingNewWhileItsSocketsClose(t *testing.T) 
 		time.Sleep(5 * time.Millisecond)
 	}
 	<-done
+}
+
+// TestAServerWhoseStartFailedSaysNothingOfShuttingDown: examples/server
+// serves while the bots load; a start that fails (here a users file that
+// is not there) ends the serving, and the log then holds the error the
+// caller prints, not an INFO "shutting down" of a server that never
+// served.
+func TestAServerWhoseStartFailedSaysNothingOfShuttingDown(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var logs bytes.Buffer
+	srv.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	srv.UsersFile = filepath.Join(t.TempDir(), "missing.json")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serving, ln) }()
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Fatalf("Start answered %v, want the users file's error", err)
+	}
+	stop()
+	<-served
+	if strings.Contains(logs.String(), "shutting down") {
+		t.Errorf("a server that never served logged:\n%s", logs.String())
+	}
 }

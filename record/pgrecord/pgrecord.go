@@ -16,12 +16,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/bots/internal/feed"
@@ -130,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("pgrecord: %w", err)
 	}
 	if err := s.pool.Ping(ctx); err != nil {
-		return fail(fmt.Errorf("connect to the database: %w", err))
+		return fail(unreachable(s.pool.Config().ConnConfig, err))
 	}
 	if err := migrate(ctx, s.pool); err != nil {
 		return fail(err)
@@ -403,3 +406,41 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// unreachable says in one sentence that the database cc names could not
+// be reached: where, as whom, the cause in a few words (not pgx's
+// report of every address it tried), and what to check. It never holds
+// the password.
+func unreachable(cc *pgx.ConnConfig, err error) error {
+	where := cc.Host
+	if !strings.HasPrefix(where, "/") { // a Unix socket's folder has no port
+		where = net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
+	}
+	cause := err.Error()
+	var pgErr *pgconn.PgError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &pgErr):
+		cause = pgErr.Message
+	case errors.As(err, &opErr):
+		cause = opErr.Err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = "no answer in time"
+	default:
+		if i := strings.IndexByte(cause, '\n'); i >= 0 {
+			cause = cause[:i]
+		}
+	}
+	return &unreachableError{err: err, msg: fmt.Sprintf("cannot reach the database %q at %s as user %q: %s; check that PostgreSQL runs there and takes connections, and that the URL names it",
+		cc.Database, where, cc.User, cause)}
+}
+
+// unreachableError is unreachable's sentence, keeping the cause for
+// errors.Is and errors.As: pgx's own report is a line per address tried.
+type unreachableError struct {
+	msg string
+	err error
+}
+
+func (e *unreachableError) Error() string { return e.msg }
+func (e *unreachableError) Unwrap() error { return e.err }
