@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -288,19 +289,34 @@ func TestAChangeTooLargeForANotificationIsReadFromTheChangeTable(t *testing.T) {
 	}
 }
 
+// TestOpenOnADatabaseThatDoesNotAnswerSaysSoWithoutItsPassword: pgx
+// reports each address it tried on a line of its own; Open says, in one
+// line, which database at which address as whom, the cause in a few
+// words and what to check - never the password - and keeps the cause for
+// errors.Is.
 func TestOpenOnADatabaseThatDoesNotAnswerSaysSoWithoutItsPassword(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close() // nothing listens there now
-	_, err = pgrecord.Open(ctx(t), pgrecord.Config{URL: "postgres://bots:s3cret-word@" + addr + "/bots?sslmode=disable"})
-	if err == nil || !strings.Contains(err.Error(), "connect to the database") {
-		t.Fatalf("Open on a closed port: %v", err)
+	l.Close() // nothing listens there now: connections are refused
+	_, err = pgrecord.Open(ctx(t), pgrecord.Config{URL: "postgres://alice:s3cret-word@" + addr + "/team?sslmode=disable"})
+	if err == nil {
+		t.Fatal("Open of a database nobody serves succeeded")
 	}
-	if strings.Contains(err.Error(), "s3cret-word") {
-		t.Fatalf("the error names the database password: %v", err)
+	msg := err.Error()
+	for _, want := range []string{`"team"`, addr, `"alice"`, "connection refused", "check that PostgreSQL runs there"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "\n") || strings.Contains(msg, "s3cret-word") {
+		t.Errorf("the error is more than one line or names the password: %q", msg)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("the cause is lost: %v", err)
 	}
 }
 
