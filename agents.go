@@ -55,12 +55,12 @@ func (s *Server) LoginAgent(ctx context.Context, name string, term acp.Terminal)
 		if _, ok := s.Harnesses[name]; ok || name == echo.Provider {
 			return fmt.Errorf("%s needs no login: it is no ACP agent", name)
 		}
-		names := []string{"none"}
-		if len(cfgs) > 0 {
-			names = names[:0]
-			for _, c := range cfgs {
-				names = append(names, c.Provider)
-			}
+		if len(cfgs) == 0 {
+			return fmt.Errorf("no ACP agent is named %q: this server has none (Server.Agents, read from an agents file by acp.ReadAgents, is empty)", name)
+		}
+		names := make([]string, 0, len(cfgs))
+		for _, c := range cfgs {
+			names = append(names, c.Provider)
 		}
 		return fmt.Errorf("no ACP agent is named %q (the agents are %s)", name, strings.Join(names, ", "))
 	}

@@ -37,7 +37,7 @@ func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
 	if err := s.LoginAgent(t.Context(), "echo", term); err == nil || !strings.Contains(err.Error(), "echo needs no login") {
 		t.Errorf("error %v", err)
 	}
-	if err := (&Server{ConfigDir: t.TempDir()}).LoginAgent(t.Context(), "gemini", term); err == nil || !strings.Contains(err.Error(), "(the agents are none)") {
+	if err := (&Server{ConfigDir: t.TempDir()}).LoginAgent(t.Context(), "gemini", term); err == nil || !strings.Contains(err.Error(), "this server has none") {
 		t.Errorf("with no agents: %v", err)
 	}
 }

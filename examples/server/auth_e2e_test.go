@@ -242,22 +242,24 @@ func TestEndToEndCheckAgentsPrintsALinePerAgentAndFailsWhenOneIsNotReady(t *test
 	hangs := fakeAgent(acpfake.HangNewEnv)
 	hangs["startTimeout"] = "1s"
 	setup.writeAgents(t, map[string]any{
-		"ready": fakeAgent(),
-		"nokey": fakeAgent(acpfake.AuthEnv),
-		"nocmd": map[string]any{"command": "no-such-agent-command"},
-		"hangs": hangs,
+		"ready":  fakeAgent(),
+		"nokey":  fakeAgent(acpfake.AuthEnv),
+		"nocmd":  map[string]any{"command": "no-such-agent-command"},
+		"nopath": map[string]any{"command": "/opt/no-such-agent/bin/agent"},
+		"hangs":  hangs,
 	})
 	out, errOut, err := setup.runServer(t, "", "-check-agents")
 	want := "hangs: not ready: the agent did not answer session/new within 1s\n" +
 		"nocmd: not ready: command no-such-agent-command not found on PATH; install it, or give its full path in the agents file's command\n" +
 		"nokey: not ready: signing in needs FAKE_API_KEY; add it to the agents file's env and set it\n" +
+		"nopath: not ready: command /opt/no-such-agent/bin/agent not found; install it there, or give where it is in the agents file's command\n" +
 		"ready: ready\n"
 	if out != want {
 		t.Errorf("-check-agents printed:\n%s\nwant:\n%s", out, want)
 	}
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(errOut, "3 of 4 agents are not ready") {
-		t.Errorf("-check-agents ended %v, stderr %q; want status 1 saying 3 of 4 are not ready", err, errOut)
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(errOut, "4 of 5 agents are not ready") {
+		t.Errorf("-check-agents ended %v, stderr %q; want status 1 saying 4 of 5 are not ready", err, errOut)
 	}
 	if strings.Contains(errOut, "level=INFO") || strings.Contains(errOut, "level=WARN") {
 		t.Errorf("-check-agents logged more than errors without -log-level:\n%s", errOut)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,20 @@ func TestBundledFlagWithABadFolderOrBotStopsTheServerNamingIt(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("-bundled %s: %v, want it to say %s", c.dir, err, c.want)
+		}
+	}
+}
+
+func TestLoginWithNoAgentsFileSaysWhereItGoesAndWhichSectionShowsOne(t *testing.T) {
+	t.Parallel()
+	d := newDirs(t)
+	err := run(t.Context(), d.args("-login", "claude"), io.Discard)
+	if err == nil {
+		t.Fatal("-login with no agents file succeeded")
+	}
+	for _, want := range []string{filepath.Join(d.config, "agents.json"), "-agents FILE", `"Real agents"`, "naming claude"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("-login with no agents file said %q, want it to say %s", err, want)
 		}
 	}
 }

@@ -105,6 +105,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		s.LoginCommand = "go run ./examples/server -config " + s.ConfigDir + " -login "
 	}
 	if login != "" {
+		if len(s.Agents) == 0 {
+			return fmt.Errorf("-login %s logs in an agent of the agents file, and this server has none: write %s (or give -agents FILE) naming %s - the README's \"Real agents\" shows one for Claude Code, Codex and Gemini CLI", login, filepath.Join(s.ConfigDir, "agents.json"), login)
+		}
 		if !isTerminal(os.Stdin) {
 			return fmt.Errorf("-login %s runs the agent's own login, which asks you things on a terminal: run it in a terminal (its input here is not one)", login)
 		}

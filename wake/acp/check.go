@@ -286,7 +286,7 @@ func spawnProblem(command string, err error) string {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Sprintf("command %s not found on PATH; install it, or give its full path in the agents file's command", command)
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("command %s not found", command)
+		return fmt.Sprintf("command %s not found; install it there, or give where it is in the agents file's command", command)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("command %s may not be run (permission denied)", command)
 	}
