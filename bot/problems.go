@@ -2,12 +2,15 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/wake"
 )
 
 // ProblemsURI is the problems channel: the problems of the bots a
@@ -70,7 +73,12 @@ func (a standing) same(b standing) bool {
 // standingProblems are the problems now, each with its bot's record.
 func (s *Service) standingProblems(ctx context.Context) []standing {
 	var out []standing
-	for _, pr := range s.Problems() {
+	problems := s.Problems()
+	if more := s.providerProblems(ctx); len(more) > 0 {
+		problems = append(problems, more...)
+		record.SortProblems(problems)
+	}
+	for _, pr := range problems {
 		st := standing{item: Problem{Bot: pr.ID, Reason: pr.Reason, Since: record.FormatTime(pr.Since)}, path: pr.Path}
 		if pr.ID != "" {
 			if e, err := s.problemRecord(ctx, pr); err == nil {
@@ -238,4 +246,37 @@ func (ch problemsChannel) Subscribe(ctx context.Context, sub *engine.Subscriber)
 // Dispatch rejects the action: the channel takes none.
 func (problemsChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	return errcode.New(errcode.Invalid, "a client cannot dispatch an action to the channel")
+}
+
+// offeredProviders are the providers a session host runs sessions on,
+// sorted, when it says (wake.LocalHost does); nil otherwise.
+func offeredProviders(h wake.SessionHost) []string {
+	if p, ok := h.(interface{ Providers() []string }); ok {
+		return slices.Sorted(slices.Values(p.Providers()))
+	}
+	return nil
+}
+
+// providerProblems are the problems of this host's bots that name a
+// provider the session host runs no agent for. Such a make is accepted -
+// the host may add the agent later, as an agents file edited and a
+// restart do - but said at once, not at the first message, until the
+// agent exists. A bot with a preset (which names its own provider) or on
+// another computer is not this host's to judge.
+func (s *Service) providerProblems(ctx context.Context) []record.Problem {
+	if len(s.offered) == 0 {
+		return nil
+	}
+	list, err := record.ListShared(ctx, s.store, func(r *record.Record) bool {
+		return r.Provider != "" && r.Preset == "" && r.Computer == "" && !slices.Contains(s.offered, r.Provider)
+	})
+	if err != nil {
+		return nil // the store's own problem, reported where it is read
+	}
+	out := make([]record.Problem, 0, len(list))
+	for _, e := range list {
+		out = append(out, record.Problem{ID: e.Record.ID, Since: e.Record.UpdatedAt,
+			Reason: fmt.Sprintf("the bot runs on provider %q, and this host runs no agent of that name (it offers %s): its messages fail until the host adds one; edit the bot's provider to one of these, or add the agent to the host's agents file", e.Record.Provider, strings.Join(s.offered, ", "))})
+	}
+	return out
 }

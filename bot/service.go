@@ -155,6 +155,7 @@ type Service struct {
 	hiding    *bundledStore // store, when there are bundled bots
 	bundleMu  sync.Mutex    // serialises writes of bundled bots' folders
 	tools     wake.ToolPolicy
+	offered   []string // the providers the session host runs; nil when it does not say
 	personas  *persona.Files
 	mode      persona.Mode
 	inFiles   bool
@@ -262,6 +263,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
 	s := &Service{
+		offered:    offeredProviders(cfg.Sessions),
 		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
 		raw:        cfg.Store,

@@ -666,3 +666,17 @@ func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWhole
 
 // asString is v when it is a string, else "".
 func asString(v any) string { s, _ := v.(string); return s }
+
+// TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce: on a server
+// with no agents file, a bot made on claude is accepted and its problem,
+// which the page shows on its card, names claude and the agents offered.
+func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
+	base := t.TempDir()
+	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"))
+	c := dialChat(t, s.addr, "far")
+	c.makeBot("far", `{"name": "Far", "provider": "claude"}`)
+	ps := problemsSeen(t, c)
+	if len(ps) != 1 || ps[0]["bot"] != "far" || !strings.Contains(asString(ps[0]["reason"]), `provider "claude"`) || !strings.Contains(asString(ps[0]["reason"]), "it offers echo") {
+		t.Errorf("the problems are %v, want one of far naming claude and the offered echo", ps)
+	}
+}
