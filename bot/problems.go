@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/echo"
 )
 
 // ProblemsURI is the problems channel: the problems of the bots a
@@ -257,26 +259,59 @@ func offeredProviders(h wake.SessionHost) []string {
 	return nil
 }
 
-// providerProblems are the problems of this host's bots that name a
-// provider the session host runs no agent for. Such a make is accepted -
-// the host may add the agent later, as an agents file edited and a
-// restart do - but said at once, not at the first message, until the
-// agent exists. A bot with a preset (which names its own provider) or on
-// another computer is not this host's to judge.
+// providerProblems are the problems of this host's bots with their
+// agents: a provider the session host runs no agent for (such a make is
+// accepted - the host may add the agent later, as an agents file edited
+// and a restart do - but said at once, not at the first message), and a
+// bot on echo whose tools need an agent that calls them (the builder on
+// the reference server's default agent), until either is put right. A
+// bot with a preset (which names its own provider) or on another
+// computer is not this host's to judge.
 func (s *Service) providerProblems(ctx context.Context) []record.Problem {
 	if len(s.offered) == 0 {
 		return nil
 	}
 	list, err := record.ListShared(ctx, s.store, func(r *record.Record) bool {
-		return r.Provider != "" && r.Preset == "" && r.Computer == "" && !slices.Contains(s.offered, r.Provider)
+		return r.Preset == "" && r.Computer == "" && s.agentProblem(r) != ""
 	})
 	if err != nil {
 		return nil // the store's own problem, reported where it is read
 	}
 	out := make([]record.Problem, 0, len(list))
 	for _, e := range list {
-		out = append(out, record.Problem{ID: e.Record.ID, Since: e.Record.UpdatedAt,
-			Reason: fmt.Sprintf("the bot runs on provider %q, and this host runs no agent of that name (it offers %s): its messages fail until the host adds one; edit the bot's provider to one of these, or add the agent to the host's agents file", e.Record.Provider, strings.Join(s.offered, ", "))})
+		since := e.Record.UpdatedAt
+		if since.IsZero() { // a bundled bot's record: as old as this start
+			since = s.began
+		}
+		out = append(out, record.Problem{ID: e.Record.ID, Since: since, Reason: s.agentProblem(&e.Record)})
 	}
 	return out
+}
+
+// echoTools are the tools the echo agent calls: a bot on echo whose tools
+// go beyond them cannot do what it is for.
+var echoTools = []string{"post_message", "ask_question"}
+
+// agentProblem says what is wrong with r's agent, or "".
+func (s *Service) agentProblem(r *record.Record) string {
+	provider := cmp.Or(r.Provider, s.defAgent)
+	if provider == "" {
+		return ""
+	}
+	if !slices.Contains(s.offered, provider) {
+		return fmt.Sprintf("the bot runs on provider %q, and this host runs no agent of that name (it offers %s): its messages fail until the host adds one; edit the bot's provider to one of these, or add the agent to the host's agents file", provider, strings.Join(s.offered, ", "))
+	}
+	if provider != echo.Provider {
+		return ""
+	}
+	var beyond []string
+	for _, t := range r.Tools {
+		if !slices.Contains(echoTools, t) {
+			beyond = append(beyond, t)
+		}
+	}
+	if len(beyond) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the bot runs on echo, which only says back what it is told and calls no tool but post_message and ask_question, so it cannot do what its tools (%s) are for: give it a real agent as its provider (the README's \"Real agents\" says how)", strings.Join(beyond, ", "))
 }

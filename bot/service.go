@@ -155,7 +155,9 @@ type Service struct {
 	hiding    *bundledStore // store, when there are bundled bots
 	bundleMu  sync.Mutex    // serialises writes of bundled bots' folders
 	tools     wake.ToolPolicy
-	offered   []string // the providers the session host runs; nil when it does not say
+	offered   []string  // the providers the session host runs; nil when it does not say
+	defAgent  string    // Config.DefaultAgent: the provider of a bot that names none
+	began     time.Time // when New began: the time of a problem whose record has none
 	personas  *persona.Files
 	mode      persona.Mode
 	inFiles   bool
@@ -264,6 +266,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		offered:    offeredProviders(cfg.Sessions),
+		defAgent:   cfg.DefaultAgent,
 		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
 		raw:        cfg.Store,
@@ -280,6 +283,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		options:    opts,
 		log:        log,
 		now:        now,
+		began:      now(),
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
 		badFolders: make(map[string]badFolder),

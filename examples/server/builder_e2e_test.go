@@ -556,7 +556,7 @@ func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
 		} `json:"snapshot"`
 	}
 	c.must("subscribe", map[string]any{"channel": "x-ahpd-problems://"}, &out)
-	return out.Snapshot.State.Problems
+	return withoutBuilderOnEcho(out.Snapshot.State.Problems)
 }
 
 func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
@@ -669,14 +669,32 @@ func asString(v any) string { s, _ := v.(string); return s }
 
 // TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce: on a server
 // with no agents file, a bot made on claude is accepted and its problem,
-// which the page shows on its card, names claude and the agents offered.
+// which the page shows on its card and in its chats, names claude and the
+// agents offered; and the builder, whose tools echo cannot call, says it
+// needs a real agent and where the README says how.
 func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
 	base := t.TempDir()
 	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"))
 	c := dialChat(t, s.addr, "far")
 	c.makeBot("far", `{"name": "Far", "provider": "claude"}`)
-	ps := problemsSeen(t, c)
-	if len(ps) != 1 || ps[0]["bot"] != "far" || !strings.Contains(asString(ps[0]["reason"]), `provider "claude"`) || !strings.Contains(asString(ps[0]["reason"]), "it offers echo") {
-		t.Errorf("the problems are %v, want one of far naming claude and the offered echo", ps)
+	c.makeBot("near", `{"name": "Near", "tools": ["post_message", "ask_question"]}`)
+	var out struct {
+		Snapshot struct {
+			State struct {
+				Problems []map[string]any `json:"problems"`
+			} `json:"state"`
+		} `json:"snapshot"`
+	}
+	c.must("subscribe", map[string]any{"channel": "x-ahpd-problems://"}, &out)
+	ps := out.Snapshot.State.Problems
+	if len(ps) != 2 {
+		t.Fatalf("the problems are %v, want the builder's and far's", ps)
+	}
+	if builder := asString(ps[0]["reason"]); ps[0]["bot"] != "bot-builder" || !strings.Contains(builder, "runs on echo") || !strings.Contains(builder, "(bots, channels)") ||
+		!strings.Contains(builder, `"Real agents"`) || ps[0]["since"] == "" {
+		t.Errorf("the builder's problem is %v, want it to say echo cannot call bots and channels, and where to read", ps[0])
+	}
+	if far := asString(ps[1]["reason"]); ps[1]["bot"] != "far" || !strings.Contains(far, `provider "claude"`) || !strings.Contains(far, "it offers echo") {
+		t.Errorf("far's problem is %v, want it to name claude and the offered echo", ps[1])
 	}
 }

@@ -31,8 +31,35 @@ func problemsOf(t *testing.T, c *client) []map[string]any {
 		if err := json.Unmarshal(env.Action, &a); err != nil || a.Type != "x-ahpd-problems/changed" || a.Problems == nil {
 			t.Fatalf("problems action %s: %v", env.Action, err)
 		}
-		return a.Problems
+		return withoutBuilderOnEcho(a.Problems)
 	}
+}
+
+// withoutBuilderOnEcho is ps without the problem every test server has:
+// its builder bot runs on echo, which cannot call the builder's tools
+// (TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce).
+func withoutBuilderOnEcho(ps []map[string]any) []map[string]any {
+	out := []map[string]any{}
+	for _, p := range ps {
+		if r, _ := p["reason"].(string); p["bot"] == "bot-builder" && strings.HasPrefix(r, "the bot runs on echo") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// noProblemsBut says whether a problems snapshot state holds none but the
+// builder's on echo.
+func noProblemsBut(t *testing.T, state json.RawMessage) bool {
+	t.Helper()
+	var st struct {
+		Problems []map[string]any `json:"problems"`
+	}
+	if err := json.Unmarshal(state, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Problems != nil && len(withoutBuilderOnEcho(st.Problems)) == 0
 }
 
 func TestEndToEndAProblemIsPushedWhenItAppearsAndWhenItClears(t *testing.T) {
@@ -41,7 +68,7 @@ func TestEndToEndAProblemIsPushedWhenItAppearsAndWhenItClears(t *testing.T) {
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
 	for _, c := range cs {
 		snap := c.subscribe(t, "x-ahpd-problems://", "problems")
-		if string(snap.State) != `{"problems":[]}` {
+		if !noProblemsBut(t, snap.State) {
 			t.Fatalf("problems snapshot %s, want none", snap.State)
 		}
 	}
@@ -94,7 +121,7 @@ func TestEndToEndAMembershipMovedMovesTheProblemsItsUsersSee(t *testing.T) {
 		t.Fatal(err)
 	}
 	soft.subscribe(t, "x-ahpd-problems://", "problems")
-	if snap := nemo.subscribe(t, "x-ahpd-problems://", "problems"); string(snap.State) != `{"problems":[]}` {
+	if snap := nemo.subscribe(t, "x-ahpd-problems://", "problems"); !noProblemsBut(t, snap.State) {
 		t.Fatalf("nemo's snapshot %s", snap.State)
 	}
 	writeAtomic(t, file, strings.Replace(string(good), "owner: team:backend", "owner: user:nemo", 1))

@@ -399,6 +399,9 @@ func TestWebPage(t *testing.T) {
 		if !eval[bool](one, `!document.querySelector("#edit") && !document.querySelector("#delete") && !!document.querySelector("#copy")`) {
 			t.Errorf("the builder's page offers %q, want Chat and Make a copy alone", eval[string](one, `[...document.querySelectorAll(".bot-card .row button, .bot-card .row a")].map(e => e.textContent).join(", ")`))
 		}
+		// On echo, the reference server's default agent, the builder
+		// cannot call its tools: its card says so, and where to read.
+		one.until("the builder's agent problem on its card", textOf("#problems", "runs on echo")+` && document.querySelector("#problems").textContent.includes("Real agents")`)
 		name := eval[string](one, `document.querySelector("#bot-name").textContent`)
 		one.click("#copy")
 		one.until("a make form filled from the builder", `document.querySelector("#make-form") && document.querySelector("#f-name").value === `+strconv.Quote(name)+` && document.querySelector("#f-slug").value === ""`)
@@ -413,6 +416,11 @@ func TestWebPage(t *testing.T) {
 		if err != nil || got != "You may not do that: bot://builder: you may read this bot but not edit it" {
 			t.Errorf("a refusal reads %q (%v)", got, err)
 		}
+		// And its chat says so too, above the messages.
+		one.visit("#/bots/bot-builder")
+		one.until("the builder's page again", `document.querySelector("#new-chat")`)
+		one.click("#new-chat")
+		one.until("the builder's agent problem in its chat", textOf("#chat-problems", "runs on echo"))
 	})
 	t.Run("AHandEditRefusedIsShownLiveAndClears", func(t *testing.T) {
 		one.t, two.t = t, t

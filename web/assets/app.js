@@ -120,6 +120,11 @@ function watchProblems(f) {
   return app.client.watch("x-ahpd-problems://", (state, sub) => { if (!sub.error && state) f(state.problems || []); });
 }
 
+// watchBotProblems draws the problems of bot slug into el as they come and
+// go, for a view that is not the bot's own (its chats); it returns what
+// stops watching.
+app.watchBotProblems = (slug, el) => watchProblems((ps) => replace(el, problemList(ps.filter((p) => p.bot === slug), "chat-problems-list", "Problems")));
+
 // problemList is a card listing problems, or null for none.
 function problemList(problems, id, title) {
   if (!problems.length) return null;

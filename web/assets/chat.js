@@ -23,7 +23,10 @@ export function chatView(app, main, session, chat) {
   const send = h("button", { type: "submit", id: "send", disabled: true }, "Send"); // until the chat is in
   const stop = h("button", { type: "button", class: "danger", id: "stop", hidden: true }, "Stop");
   const form = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); submit(); } }, text, send, stop);
-  replace(main, h("section", { class: "chat" }, h("div", { class: "chat-head" }, back, face, name, state), transcript, form));
+  // The bot's problems (an agent that cannot do what it is for…), live.
+  const trouble = h("div", { id: "chat-problems" });
+  let watching = "";
+  replace(main, h("section", { class: "chat" }, h("div", { class: "chat-head" }, back, face, name, state), trouble, transcript, form));
   text.focus();
 
   let cur = null; // the chat's state
@@ -248,6 +251,10 @@ export function chatView(app, main, session, chat) {
     const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
     const bot = st._meta && st._meta["ahpd.bot"];
     if (bot) { name.textContent = bot.name || bot.id; replace(face, swatch(bot)); back.href = "#/bots/" + encodeURIComponent(bot.id); }
+    if (bot && bot.id && watching !== bot.id && app.watchBotProblems) {
+      watching = bot.id;
+      stops.push(app.watchBotProblems(bot.id, trouble));
+    }
     replace(older, st.turnsNextCursor ? olderButton : null);
     const turns = st.turns || [];
     // The last ended turn is redrawn when it stops being the last, so a
