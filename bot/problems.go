@@ -280,8 +280,8 @@ func (s *Service) providerProblems(ctx context.Context) []record.Problem {
 	out := make([]record.Problem, 0, len(list))
 	for _, e := range list {
 		since := e.Record.UpdatedAt
-		if since.IsZero() { // a bundled bot's record: as old as this start
-			since = s.began
+		if since.IsZero() { // a bundled bot's record
+			since = s.firstSeen()
 		}
 		out = append(out, record.Problem{ID: e.Record.ID, Since: since, Reason: s.agentProblem(&e.Record)})
 	}

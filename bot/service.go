@@ -148,16 +148,18 @@ type Config struct {
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
-	meters    meters
-	store     record.Store // raw with the bundled bots laid over it
-	raw       record.Store // Config.Store
-	bundled   map[string]*bundled
-	hiding    *bundledStore // store, when there are bundled bots
-	bundleMu  sync.Mutex    // serialises writes of bundled bots' folders
-	tools     wake.ToolPolicy
-	offered   []string  // the providers the session host runs; nil when it does not say
-	defAgent  string    // Config.DefaultAgent: the provider of a bot that names none
-	began     time.Time // when New began: the time of a problem whose record has none
+	meters   meters
+	store    record.Store // raw with the bundled bots laid over it
+	raw      record.Store // Config.Store
+	bundled  map[string]*bundled
+	hiding   *bundledStore // store, when there are bundled bots
+	bundleMu sync.Mutex    // serialises writes of bundled bots' folders
+	tools    wake.ToolPolicy
+	offered  []string // the providers the session host runs; nil when it does not say
+	defAgent string   // Config.DefaultAgent: the provider of a bot that names none
+	// firstSeen is when a problem of a record with no times (a bundled
+	// bot's) was first seen, taken once, when first needed.
+	firstSeen func() time.Time
 	personas  *persona.Files
 	mode      persona.Mode
 	inFiles   bool
@@ -283,7 +285,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		options:    opts,
 		log:        log,
 		now:        now,
-		began:      now(),
+		firstSeen:  sync.OnceValue(now),
 		seed:       maphash.MakeSeed(),
 		partsCache: make(map[string]persona.Parts),
 		badFolders: make(map[string]badFolder),
