@@ -35,6 +35,7 @@ export class Client {
     this.subs = new Map(); // uri -> {state, reduce, listeners:Set}
     this.ready = false; this.everReady = false; this.closedByUs = false;
     this.retry = 0;
+    this.upRefusals = 0; // sockets refused in a row while the server answered
     this.init = null; // the initialize result
     this.readyWaiters = [];
   }
@@ -68,7 +69,7 @@ export class Client {
     let opened = false;
     const ws = new WebSocket(this.socketURL());
     this.ws = ws;
-    ws.onopen = () => { opened = true; this.handshake(); };
+    ws.onopen = () => { opened = true; this.upRefusals = 0; this.handshake(); };
     ws.onmessage = (ev) => this.receive(ev.data);
     ws.onclose = () => {
       if (this.ws !== ws) return;
@@ -83,10 +84,18 @@ export class Client {
 
   // refusedOrDown tells a refused token from a server that is not there:
   // a browser does not show a WebSocket's HTTP status, so it asks the page's
-  // own address whether the server answers.
+  // own address whether the server answers. A server that was down when
+  // the socket tried and is up by the time it is asked (a restart) looks
+  // the same once, so the socket is tried again before the token is
+  // called refused.
   async refusedOrDown() {
     let up = false;
     try { up = (await fetch(location.pathname, { method: "HEAD", cache: "no-store" })).ok; } catch { up = false; }
+    this.upRefusals = up ? this.upRefusals + 1 : 0;
+    if (up && this.upRefusals < 2) {
+      this.again();
+      return;
+    }
     if (up && !this.everReady) {
       this.onStatus("refused", this.token
         ? "The server refused this token (HTTP 401). Check it and sign in again."
