@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -76,6 +77,39 @@ func (b *tab) readable(where string) {
 	}
 	if w := eval[int](b, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); w > 0 {
 		b.t.Errorf("%s: the page scrolls sideways by %dpx", where, w)
+	}
+	b.accessible(where)
+}
+
+// axeJS is axe-core (testdata/axe/VENDOR), the accessibility engine the
+// browser tests run over every screen they look at.
+//
+//go:embed testdata/axe/axe.min.js
+var axeJS string
+
+// axeRunJS runs axe over the page, WCAG 2 A and AA and best practices, and
+// lists its serious and critical violations, one line each: the rule,
+// what it says and the elements it names.
+const axeRunJS = `axe.run(document, {resultTypes: ["violations"], runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}})
+  .then(r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+    .map(v => v.impact + " " + v.id + ": " + v.help + " - " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", ")))`
+
+// accessible fails the test for each serious or critical violation axe
+// finds on the tab's page now.
+func (b *tab) accessible(where string) {
+	b.t.Helper()
+	if !eval[bool](b, `typeof axe !== "undefined"`) {
+		eval[bool](b, axeJS+"; true")
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axeRunJS, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if err != nil {
+		b.t.Errorf("%s: axe did not run: %v", where, err)
+		return
+	}
+	for _, v := range found {
+		b.t.Errorf("%s: %s", where, v)
 	}
 }
 

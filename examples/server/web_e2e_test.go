@@ -303,6 +303,22 @@ func TestWebPage(t *testing.T) {
 			t.Errorf("the token is in the page's URL %s", u)
 		}
 	})
+	t.Run("TheAccessibilityCheckFindsAnImageWithNoText", func(t *testing.T) {
+		// The check every screen passes (accessible, run by readable) can
+		// fail: an image with no alternative text is a critical violation.
+		one.t = t
+		eval[bool](one, `document.body.insertAdjacentHTML("beforeend", '<img id="no-alt" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'); true`)
+		if !eval[bool](one, `typeof axe !== "undefined"`) {
+			eval[bool](one, axeJS+"; true")
+		}
+		ctx, cancel := context.WithTimeout(one.ctx, step)
+		defer cancel()
+		found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axeRunJS, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+		eval[bool](one, `document.querySelector("#no-alt").remove(); true`)
+		if err != nil || len(found) == 0 || !strings.Contains(strings.Join(found, "\n"), "image-alt") {
+			t.Errorf("axe found %q (%v) on a page with an image with no text, want image-alt", found, err)
+		}
+	})
 	t.Run("SignInShowsTheBots", func(t *testing.T) {
 		one.t, two.t = t, t
 		one.signIn(softToken)
