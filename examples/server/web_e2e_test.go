@@ -1116,7 +1116,8 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 // own, where a back session's question and approval wait on the main
 // chat's session (inputNeeded) rather than in its chat: the page shows
 // them in the chat and answers each in the back chat it names. The person
-// uses the keyboard alone, from the bot list to the answers.
+// uses the keyboard alone: a make, the bot list, a chat, the answers and
+// a stop.
 func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	b := browser(t)
 	d := newDirs(t)
@@ -1129,6 +1130,14 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	one := newTab(t, b, base)
 	one.do("open the page", chromedp.Navigate(s.page()))
 	one.until("the list", `document.querySelector('#bots li[data-id="motion"] a')`)
+	// A make by keyboard: Make a bot, the slug, Tab, the name, Enter.
+	one.tabTo("#make")
+	one.do("open the make form with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the focus in the slug", `document.activeElement && document.activeElement.id === "f-slug"`)
+	one.do("type a slug, Tab, a name, Enter", chromedp.KeyEvent("keys"+kb.Tab+"Keys"+kb.Enter))
+	one.until("the made bot's page", textOf("#bot-name", "Keys"))
+	one.visit("#/")
+	one.until("the list again", `document.querySelector('#bots li[data-id="motion"] a')`)
 	one.tabTo(`#bots li[data-id="motion"] a`)
 	one.do("open the bot with Enter", chromedp.KeyEvent(kb.Enter))
 	one.until("the bot's page", textOf("#bot-name", "Motion"))
@@ -1151,6 +1160,14 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 	one.do("approve with Enter", chromedp.KeyEvent(kb.Enter))
 	one.until("the approved reply", textOf(".msg.bot", "approved"))
 	one.until("the approval gone", `!document.querySelector("[data-waiting]")`)
+
+	// A running turn stopped by keyboard.
+	one.tabTo("#message")
+	one.do("start a long turn", chromedp.KeyEvent("sleep 60"+kb.Enter))
+	one.until("the stop button", `!document.querySelector("#stop").hidden`)
+	one.tabTo("#stop")
+	one.do("stop with Enter", chromedp.KeyEvent(kb.Enter))
+	one.until("the turn stopped", `document.querySelector("#stop").hidden && !document.querySelector("#send").disabled`)
 
 	// A work folder swapped for a link out of root: the bot's page says
 	// the read was refused, and the problem beside it; the folder put
