@@ -705,6 +705,35 @@ func TestWebPage(t *testing.T) {
 		one.until("the slug's refusal", textOf(`[data-field="slug"] .error`, "lowercase letters, digits and dashes, starting with a letter"))
 		one.readable("the make form with a refusal, dark")
 	})
+	t.Run("ARefusalAfterALongFormIsBroughtIntoViewBelowTheHeader", func(t *testing.T) {
+		// A make whose slug is taken, saved from the foot of the form
+		// with its More fields open: the refusal is beside the slug, at
+		// the top, which the person no longer sees.
+		one.t = t
+		for _, size := range []struct {
+			name string
+			w, h int64
+		}{{"desktop", 1280, 720}, {"phone", 390, 844}} {
+			one.do("a "+size.name+" window", chromedp.EmulateViewport(size.w, size.h))
+			one.visit("#/make")
+			one.until("the make form", `document.querySelector("#f-slug")`)
+			eval[bool](one, `document.querySelectorAll("#make-form details").forEach(d => d.open = true); true`)
+			one.fill("#f-slug", "motion")
+			one.fill("#f-name", "Another")
+			eval[bool](one, `document.querySelector("#save").scrollIntoView({block: "end"}); true`)
+			if eval[bool](one, `document.querySelector("#f-slug").getBoundingClientRect().bottom > 0`) {
+				t.Fatalf("%s: the slug is still in view at the foot of the form; the form is too short to test this", size.name)
+			}
+			one.click("#save")
+			one.until(size.name+": the slug's refusal", textOf(`[data-field="slug"] .error`, "taken"))
+			one.until(size.name+": the refused field in view below the header, with the focus", `(() => {
+				const f = document.querySelector("#f-slug"), r = f.getBoundingClientRect(), head = document.querySelector(".top").getBoundingClientRect();
+				return document.activeElement === f && r.top >= head.bottom && r.bottom <= innerHeight;
+			})()`)
+			one.readable(size.name + ": a refusal brought into view")
+		}
+		one.do("a desktop window again", chromedp.EmulateViewport(1280, 720))
+	})
 	t.Run("PhoneWidth", func(t *testing.T) {
 		one.t = t
 		one.do("a phone-sized window", chromedp.EmulateViewport(390, 844))

@@ -75,7 +75,7 @@ export function botForm(schema, { make, values, onsubmit }) {
   keys.sort((a, b) => (FIRST.indexOf(a) + 1 || 99) - (FIRST.indexOf(b) + 1 || 99));
   let base = values || {};
   const inputs = {}; const errors = {}; const wraps = {};
-  const top = h("p", { class: "error", id: "form-error", role: "alert", hidden: true });
+  const top = h("p", { class: "error", id: "form-error", role: "alert", tabindex: "-1", hidden: true });
   const conflictBox = h("div", { class: "card problems", id: "conflict", role: "alert", hidden: true });
 
   function row(k, p, req) {
@@ -145,13 +145,18 @@ export function botForm(schema, { make, values, onsubmit }) {
     for (const k of Object.keys(errors)) { errors[k].textContent = ""; wraps[k].classList.remove("invalid"); inputs[k].removeAttribute("aria-invalid"); }
   }
 
+  // refuse shows a refusal beside its field, or at the form's top, and
+  // brings it into view with the focus: a Save at the foot of a long form
+  // would otherwise leave it out of sight (the page's scroll padding keeps
+  // it from under the sticky header).
   function refuse(k, msg) {
-    if (!k || !errors[k]) { top.textContent = msg; top.hidden = false; top.focus && top.scrollIntoView({ block: "nearest" }); return; }
+    if (!k || !errors[k]) { top.textContent = msg; top.hidden = false; top.focus(); return; }
     // One spelling on the page: the server says "color", the page "Colour".
     errors[k].textContent = k === "color" ? msg.replace(/^color\b/, "Colour") : msg;
     wraps[k].classList.add("invalid");
     inputs[k].setAttribute("aria-invalid", "true");
     if (wraps[k].parentElement.tagName === "DETAILS") wraps[k].parentElement.open = true;
+    inputs[k].focus();
   }
 
   async function submit() {
