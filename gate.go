@@ -26,6 +26,7 @@ type gate struct {
 	local    string    // the local token, with no users directory
 	hostName string
 	tools    wake.ToolPolicy
+	choices  func(context.Context) bot.Choices // what a make may name, before the load
 
 	done chan struct{} // closed once the load has ended
 	once sync.Once
@@ -38,8 +39,8 @@ var (
 	_ engine.AuthWatcher = (*gate)(nil)
 )
 
-func newGate(users bot.Users, local, hostName string, tools wake.ToolPolicy) *gate {
-	return &gate{users: users, local: local, hostName: hostName, tools: tools, done: make(chan struct{})}
+func newGate(users bot.Users, local, hostName string, tools wake.ToolPolicy, choices func(context.Context) bot.Choices) *gate {
+	return &gate{users: users, local: local, hostName: hostName, tools: tools, choices: choices, done: make(chan struct{})}
 }
 
 // open lets every request through to svc, or, with svc nil, answers
@@ -106,7 +107,7 @@ func (g *gate) Meta(ctx context.Context, c engine.Caller) (map[string]any, error
 	if svc := g.loaded(); svc != nil {
 		return svc.Meta(ctx, c)
 	}
-	return bot.StartingMeta(g.hostName, g.tools, c.Principal), nil
+	return bot.StartingMeta(g.hostName, g.tools, g.choices(ctx), c.Principal), nil
 }
 
 // Resources is the service's provider of scheme, which waits for the load

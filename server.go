@@ -362,7 +362,7 @@ func (s *Server) wireUp() error {
 		s.closers = append(s.closers, dir.Close)
 		users = dir
 	}
-	s.gate = newGate(users, s.local, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools)
+	s.gate = newGate(users, s.local, cmp.Or(s.HostName, bot.DefaultHostName()), s.Tools, s.startingChoices)
 	bus := engine.NewBus(s.log)
 	wire, err := transport.New(transport.Config{Host: s.gate, Bus: bus, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
@@ -657,6 +657,20 @@ func (s *Server) refuseConnect(own func() []uint16) func() []uint16 {
 		}
 		return ports
 	}
+}
+
+// startingChoices are the agents and templates the make form offers while
+// the bots load: the providers harnesses will give the session host (echo,
+// Harnesses, Agents) and the templates under ConfigDir.
+func (s *Server) startingChoices(ctx context.Context) bot.Choices {
+	agents := []string{echo.Provider}
+	for name := range s.Harnesses {
+		agents = append(agents, name)
+	}
+	for _, a := range s.Agents {
+		agents = append(agents, a.Provider)
+	}
+	return bot.HostChoices(ctx, s.ConfigDir, agents, s.log)
 }
 
 // harnesses returns every harness back sessions may run on, by provider,

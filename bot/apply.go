@@ -71,7 +71,7 @@ func Apply(ctx context.Context, h Host, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := register(h, svc); err != nil {
+	if err := register(ctx, h, svc); err != nil {
 		svc.Close()
 		return nil, fmt.Errorf("bot: apply: %w", err)
 	}
@@ -79,7 +79,7 @@ func Apply(ctx context.Context, h Host, opts Options) (*Service, error) {
 }
 
 // register registers svc's scheme, sessions, channels and _meta with h.
-func register(h Host, svc *Service) error {
+func register(ctx context.Context, h Host, svc *Service) error {
 	if err := h.RegisterResourceProvider(Scheme, svc.Provider()); err != nil {
 		return fmt.Errorf("register %s: %w", Scheme, err)
 	}
@@ -93,7 +93,7 @@ func register(h Host, svc *Service) error {
 			return fmt.Errorf("register %s: %w", prefix, err)
 		}
 	}
-	meta := svc.meta(access.RootPrincipal())
+	meta := svc.meta(ctx, access.RootPrincipal())
 	for _, key := range []string{"ahpd.resourceProviders", "ahpd.channels"} {
 		if err := h.SetMeta(key, meta[key]); err != nil {
 			return fmt.Errorf("meta %s: %w", key, err)

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/agenthost/bots/access"
@@ -9,6 +11,7 @@ import (
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 )
@@ -77,23 +80,54 @@ func (s *Service) Resources(scheme string) engine.ResourceProvider {
 // Meta is the _meta of the initialize result and the root state: the bot:
 // scheme and the catalogue channel, and who the caller is.
 func (s *Service) Meta(ctx context.Context, c engine.Caller) (map[string]any, error) {
-	m := s.meta(c.Principal)
+	m := s.meta(ctx, c.Principal)
 	s.addProblems(ctx, m, s.current(c.Principal))
 	return m, nil
 }
 
-func (s *Service) meta(p access.Principal) map[string]any {
-	return advertised(s.hostName, s.tools, p)
+func (s *Service) meta(ctx context.Context, p access.Principal) map[string]any {
+	return advertised(s.hostName, s.tools, s.choices(ctx), p)
 }
 
 // providerInfo advertises the service's bot: scheme.
-func (s *Service) providerInfo() map[string]any { return schemeInfo(s.hostName, s.tools) }
+func (s *Service) providerInfo(ctx context.Context) map[string]any {
+	return schemeInfo(s.hostName, s.tools, s.choices(ctx))
+}
+
+// choices are the agents and templates a make may name now.
+func (s *Service) choices(ctx context.Context) Choices {
+	return choicesOf(ctx, s.offered, s.personas, s.log)
+}
+
+// HostChoices are the Choices of a host whose session host runs agents
+// and whose templates are under configDir, as a loaded Service answers
+// them: for StartingMeta.
+func HostChoices(ctx context.Context, configDir string, agents []string, log *slog.Logger) Choices {
+	agents = slices.Compact(slices.Sorted(slices.Values(agents)))
+	files, err := persona.New(persona.Config{ConfigDir: configDir, Logger: log})
+	if err != nil {
+		return Choices{Agents: agents}
+	}
+	return choicesOf(ctx, agents, files, log)
+}
+
+func choicesOf(ctx context.Context, agents []string, files *persona.Files, log *slog.Logger) Choices {
+	c := Choices{Agents: agents}
+	ts, err := files.Templates(ctx)
+	if err != nil && log != nil {
+		log.Warn("bot: the templates could not be listed for the make form", "err", err)
+	}
+	for _, t := range ts {
+		c.Templates = append(c.Templates, t.Name)
+	}
+	return c
+}
 
 // advertised is the _meta every initialize result and root state holds
 // for p: the bot: scheme, the channels, and who p is on hostName.
-func advertised(hostName string, tools wake.ToolPolicy, p access.Principal) map[string]any {
+func advertised(hostName string, tools wake.ToolPolicy, choices Choices, p access.Principal) map[string]any {
 	return map[string]any{
-		"ahpd.resourceProviders": map[string]any{Scheme: schemeInfo(hostName, tools)},
+		"ahpd.resourceProviders": map[string]any{Scheme: schemeInfo(hostName, tools, choices)},
 		"ahpd.channels":          []any{catalog.Info(), ProblemsInfo()},
 		"ahpd.principal":         p.Owner(hostName),
 	}
@@ -111,8 +145,8 @@ const LoadingMeta = "ahpd.loading"
 // tools, the channels, p's owner string) but for the problems, with
 // LoadingMeta set instead. Pass the HostName and Tools New is given
 // (with DefaultHostName for an empty HostName).
-func StartingMeta(hostName string, tools wake.ToolPolicy, p access.Principal) map[string]any {
-	m := advertised(hostName, tools, p)
+func StartingMeta(hostName string, tools wake.ToolPolicy, choices Choices, p access.Principal) map[string]any {
+	m := advertised(hostName, tools, choices, p)
 	m[LoadingMeta] = true
 	return m
 }
@@ -159,13 +193,13 @@ func (s *Service) Problems() []record.Problem {
 
 // schemeInfo advertises the bot: scheme: its title, root, operations and
 // the JSON Schema of the body a make takes.
-func schemeInfo(hostName string, tools wake.ToolPolicy) map[string]any {
+func schemeInfo(hostName string, tools wake.ToolPolicy, choices Choices) map[string]any {
 	return map[string]any{
 		"title":       "Bots",
 		"description": "Bots: records with a work folder and a persona, talked to in a chat of their own.",
 		"root":        SchemeRoot,
 		"operations":  []string{"get", "list", "resolve", "watch", "put", "delete"},
-		"manifest":    Manifest(hostName, tools),
+		"manifest":    Manifest(hostName, tools, choices),
 	}
 }
 
@@ -249,7 +283,7 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (eng
 		agents = append(agents, ChatAgent())
 	}
 	agents = append(agents, r.s.agents...)
-	meta := r.s.meta(sub.Principal)
+	meta := r.s.meta(ctx, sub.Principal)
 	r.s.addProblems(ctx, meta, r.s.current(sub.Principal))
 	return engine.Snapshot{State: ahp.RootState{
 		Agents: agents,

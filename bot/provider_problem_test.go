@@ -3,6 +3,9 @@ package bot_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +49,49 @@ func TestABotNamingAProviderTheHostRunsNoAgentForIsAProblemUntilItDoes(t *testin
 			t.Fatalf("the problem stands after the edit: %+v", problemsOf(t, soft))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTheManifestListsTheAgentsAndTemplatesThisHostHas: the make form's
+// schema names, as examples, the providers the session host runs and the
+// templates under the configuration folder, each with a sentence of help.
+func TestTheManifestListsTheAgentsAndTemplatesThisHostHas(t *testing.T) {
+	t.Parallel()
+	e := newChatEnv(t, bot.Options{})
+	if err := os.MkdirAll(filepath.Join(e.configDir, "templates"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.configDir, "templates", "reviewer.md"), []byte("---\ntitle: Reviewer\n---\n# {{name}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := e.connect(t, "soft")
+	var root struct {
+		Meta struct {
+			Providers struct {
+				Bot struct {
+					Manifest struct {
+						Properties map[string]struct {
+							Description string   `json:"description"`
+							Examples    []string `json:"examples"`
+						} `json:"properties"`
+					} `json:"manifest"`
+				} `json:"bot"`
+			} `json:"ahpd.resourceProviders"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(c.subscribe("ahp-root://"), &root); err != nil {
+		t.Fatal(err)
+	}
+	props := root.Meta.Providers.Bot.Manifest.Properties
+	if got := props["provider"].Examples; !slices.Equal(got, []string{"echo"}) {
+		t.Errorf("the manifest's agents are %q, want echo, the one this host runs", got)
+	}
+	if got := props["template"].Examples; !slices.Equal(got, []string{"reviewer"}) {
+		t.Errorf("the manifest's templates are %q, want reviewer", got)
+	}
+	for _, k := range []string{"provider", "template", "owner", "preset", "model", "workspace", "session", "tools", "connectors"} {
+		if d := props[k].Description; len(d) < 30 || !strings.HasSuffix(d, ".") {
+			t.Errorf("%s's help is %q, want a sentence", k, d)
+		}
 	}
 }

@@ -169,7 +169,7 @@ func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	props := s.providerInfo()["manifest"].(map[string]any)["properties"].(map[string]any)
+	props := s.providerInfo(context.Background())["manifest"].(map[string]any)["properties"].(map[string]any)
 	enum := props["tools"].(map[string]any)["items"].(map[string]any)["enum"]
 	if got, _ := json.Marshal(enum); string(got) != `["post_message","ask_question"]` {
 		t.Errorf("the manifest offers tools %s, want post_message and ask_question, what the host offers", got)

@@ -335,6 +335,10 @@ func TestWebPage(t *testing.T) {
 	t.Run("MakeThroughTheFormShowsRefusalsBesideTheirFields", func(t *testing.T) {
 		one.t, two.t = t, t
 		one.click("#make")
+		// Under More, each field has a sentence of help, and the agents
+		// this host runs are named.
+		one.until("the agents named under Agent", textOf("#f-provider-hint", "Which agent answers for it")+" && "+textOf("#f-provider-hint", "This host has: echo."))
+		one.until("help under Owner", textOf("#f-owner-hint", "leave it out for yours"))
 		one.fill("#f-slug", "Bad Slug")
 		one.fill("#f-name", "Motion")
 		one.click("#save")

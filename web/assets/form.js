@@ -96,7 +96,9 @@ export function botForm(schema, { make, values, onsubmit }) {
       h("label", { for: id }, title(k), req ? " (required)" : ""), input,
       list.length ? h("datalist", { id: id + "-list" }, list.map((o) => h("option", { value: o }))) : null,
       (k === "body" || k === "color") && list.length ? picker(k, list, input) : null,
-      hint ? h("p", { class: "hint", id: id + "-hint" }, hint + (p.type === "array" ? " Separate them with commas." : "")) : null,
+      hint ? h("p", { class: "hint", id: id + "-hint" }, hint + (p.type === "array" ? " Separate them with commas." : "") +
+        // The choices that exist, in words (the field also suggests them).
+        (list.length && k !== "body" && k !== "color" ? " This host has: " + list.join(", ") + "." : "")) : null,
       errors[k]);
     return wraps[k];
   }
