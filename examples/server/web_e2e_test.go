@@ -738,6 +738,25 @@ func TestWebPage(t *testing.T) {
 		}
 		one.do("a desktop window again", chromedp.EmulateViewport(1280, 720))
 	})
+	t.Run("TheListIsAGridAcrossAWideScreenAndACardStaysReadable", func(t *testing.T) {
+		one.t = t
+		one.do("a wide window", chromedp.EmulateViewport(1920, 1080))
+		one.visit("#/")
+		one.until("the list", `document.querySelector('#bots li[data-id="motion"]')`)
+		if !eval[bool](one, `document.querySelector("#bots").getBoundingClientRect().width >= innerWidth * 0.75 &&
+			getComputedStyle(document.querySelector("#bots")).gridTemplateColumns.split(" ").length >= 5`) {
+			t.Errorf("the list is %s px wide in %s columns in a 1920 px window, want a grid across most of it",
+				eval[string](one, `String(document.querySelector("#bots").getBoundingClientRect().width)`),
+				eval[string](one, `String(getComputedStyle(document.querySelector("#bots")).gridTemplateColumns.split(" ").length)`))
+		}
+		one.readable("the list on a wide screen")
+		one.visit("#/bots/motion")
+		one.until("the bot's page", textOf("#bot-name", "Motion"))
+		if w := eval[float64](one, `document.querySelector("main").getBoundingClientRect().width`); w > 1000 {
+			t.Errorf("a bot's card is %.0f px wide on a wide screen, want a readable measure", w)
+		}
+		one.do("a desktop window again", chromedp.EmulateViewport(1280, 720))
+	})
 	t.Run("PhoneWidth", func(t *testing.T) {
 		one.t = t
 		one.do("a phone-sized window", chromedp.EmulateViewport(390, 844))

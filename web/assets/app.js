@@ -100,6 +100,9 @@ function route() {
   else if (parts[0] === "bots" && parts[1]) cleanup = botView(parts[1]);
   else if (parts[0] === "chats" && parts[1]) cleanup = chatView(app, main, parts[1], defaultChatURI(parts[1]));
   else cleanup = botsView();
+  // The list of bots is a grid that takes a wide screen's width; forms,
+  // cards and chats keep a line a person can read.
+  main.classList.toggle("wide", !parts[0] || (parts[0] !== "make" && parts[0] !== "bots" && parts[0] !== "chats"));
   app.cleanup = cleanup || null;
   // Keyboard users start in the new view, where the view put the focus.
   if (!main.contains(document.activeElement)) main.focus({ preventScroll: true });
