@@ -545,8 +545,14 @@ func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWrote
 }
 
 // problemsSeen subscribes c to the problems channel and returns the
-// problems its snapshot holds.
+// problems its snapshot holds, but the builder's on echo.
 func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
+	t.Helper()
+	return withoutBuilderOnEcho(everyProblemSeen(t, c))
+}
+
+// everyProblemSeen is problemsSeen with the builder's problem.
+func everyProblemSeen(t *testing.T, c *ahpClient) []map[string]any {
 	t.Helper()
 	var out struct {
 		Snapshot struct {
@@ -556,7 +562,7 @@ func problemsSeen(t *testing.T, c *ahpClient) []map[string]any {
 		} `json:"snapshot"`
 	}
 	c.must("subscribe", map[string]any{"channel": "x-ahpd-problems://"}, &out)
-	return withoutBuilderOnEcho(out.Snapshot.State.Problems)
+	return out.Snapshot.State.Problems
 }
 
 func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
@@ -678,15 +684,7 @@ func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
 	c := dialChat(t, s.addr, "far")
 	c.makeBot("far", `{"name": "Far", "provider": "claude"}`)
 	c.makeBot("near", `{"name": "Near", "tools": ["post_message", "ask_question"]}`)
-	var out struct {
-		Snapshot struct {
-			State struct {
-				Problems []map[string]any `json:"problems"`
-			} `json:"state"`
-		} `json:"snapshot"`
-	}
-	c.must("subscribe", map[string]any{"channel": "x-ahpd-problems://"}, &out)
-	ps := out.Snapshot.State.Problems
+	ps := everyProblemSeen(t, c)
 	if len(ps) != 2 {
 		t.Fatalf("the problems are %v, want the builder's and far's", ps)
 	}
