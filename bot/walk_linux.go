@@ -85,8 +85,8 @@ type heldFile struct {
 // change its content or identity.
 const fileEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
 
-// maxHeld bounds the AGENTS.md files held open, a descriptor and a watch
-// each; when full, an arbitrary one is let go.
+// maxHeld bounds the AGENTS.md files held open, a descriptor and two
+// watches each; when full, an arbitrary one is let go.
 const maxHeld = 256
 
 const (
@@ -382,7 +382,7 @@ func (w *folderWatch) identityLocked(name, path string) (persona.Identity, bool)
 			return persona.Identity{}, false
 		}
 	}
-	if h.idOK {
+	if h.idOK && w.frozen == 0 { // events were just taken: none let it go
 		return h.id, true
 	}
 	var st unix.Stat_t
