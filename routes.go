@@ -3,6 +3,7 @@ package bots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/agenthost/bots/bot"
@@ -28,7 +29,11 @@ func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
 	if !ok {
 		// A server of one person (its local token) has nobody to map a
 		// sender to: that is only worth saying when routes were made.
-		if rs, err := s.routes.Routes(ctx); err != nil || len(rs) == 0 {
+		rs, err := s.routes.Routes(ctx)
+		if err != nil {
+			return fmt.Errorf("list the routes: %w", err)
+		}
+		if len(rs) == 0 {
 			return nil
 		}
 		return errors.New("routes need a users directory that maps network identities to people (a users file's identities); this server has none")
