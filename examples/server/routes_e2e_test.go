@@ -91,6 +91,23 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
+// pairingCode is the code the bot motion answers an unmapped IRC user
+// with, asked until it answers one.
+func pairingCode(t *testing.T, guest *irctest.Person) string {
+	t.Helper()
+	var code string
+	waitUntil(t, "a pairing code", func() bool {
+		guest.Send("PRIVMSG motion :hello?")
+		got := guest.Wait("PRIVMSG guest")
+		if i := strings.Index(got, "the code "); i >= 0 && len(got) >= i+len("the code ")+9 {
+			code = got[i+len("the code ") : i+len("the code ")+9]
+			return true
+		}
+		return false
+	})
+	return code
+}
+
 // waitForBot waits until the bot's nick (motion when none) is on the IRC
 // server.
 func waitForBot(t *testing.T, p *irctest.Person, nick ...string) {
@@ -331,16 +348,7 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"}, "unmapped": "pair"})
 	guest := r.irc.Person(t, "guest")
 	waitForBot(t, guest)
-	var code string
-	waitUntil(t, "a pairing code", func() bool {
-		guest.Send("PRIVMSG motion :hello?")
-		got := guest.Wait("PRIVMSG guest")
-		if i := strings.Index(got, "the code "); i >= 0 {
-			code = got[i+len("the code ") : i+len("the code ")+9]
-			return true
-		}
-		return false
-	})
+	code := pairingCode(t, guest)
 	var paired struct{ Identity string }
 	r.soft.result(t, "x-ahpd/routePair", map[string]any{"code": code}, &paired)
 	if paired.Identity != "irc:guest" {
@@ -412,15 +420,10 @@ func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *te
 	})
 	// A code the holder gives is paired on the other instance's page.
 	guest := irc.Person(t, "guest")
-	guest.Send("PRIVMSG motion :hello?")
-	got := guest.Wait("PRIVMSG guest")
-	i := strings.Index(got, "the code ")
-	if i < 0 {
-		t.Fatalf("the guest got %q, want a pairing code", got)
-	}
+	code := pairingCode(t, guest)
 	other := dial(ctx, t, servers[1-holder], softToken, byBearer)
 	other.initialize(t, "soft-elsewhere")
-	other.result(t, "x-ahpd/routePair", map[string]any{"code": got[i+len("the code ") : i+len("the code ")+9]}, nil)
+	other.result(t, "x-ahpd/routePair", map[string]any{"code": code}, nil)
 	guest.Send("PRIVMSG motion :paired?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: paired?") {
 		t.Fatalf("after pairing on the other instance the guest got %q", got)
@@ -581,16 +584,7 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 		"scope": map[string]string{"kind": "direct"}, "unmapped": "pair"})
 	guest := r.irc.Person(t, "guest")
 	waitForBot(t, guest)
-	var code string
-	waitUntil(t, "a pairing code", func() bool {
-		guest.Send("PRIVMSG motion :hello?")
-		got := guest.Wait("PRIVMSG guest")
-		if i := strings.Index(got, "the code "); i >= 0 {
-			code = got[i+len("the code ") : i+len("the code ")+9]
-			return true
-		}
-		return false
-	})
+	code := pairingCode(t, guest)
 	base := "http://" + r.srv.addr
 	tab := newTab(t, b, base)
 	tab.signIn(softToken)
