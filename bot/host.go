@@ -111,16 +111,14 @@ func HostChoices(ctx context.Context, configDir string, agents []string, log *sl
 	return choicesOf(ctx, agents, files, log)
 }
 
+// choicesOf lists the templates by their files' names alone: it runs at
+// every initialize, so it reads no template.
 func choicesOf(ctx context.Context, agents []string, files *persona.Files, log *slog.Logger) Choices {
-	c := Choices{Agents: agents}
-	ts, err := files.Templates(ctx)
+	names, err := files.TemplateNames(ctx)
 	if err != nil && log != nil {
 		log.Warn("bot: the templates could not be listed for the make form", "err", err)
 	}
-	for _, t := range ts {
-		c.Templates = append(c.Templates, t.Name)
-	}
-	return c
+	return Choices{Agents: agents, Templates: names}
 }
 
 // advertised is the _meta every initialize result and root state holds

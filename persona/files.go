@@ -207,6 +207,30 @@ func (f *Files) named(name string) (namedTemplate, error) {
 // at Warn, one whose title is not text is listed without one and reported;
 // a missing templates folder lists none.
 func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
+	names, err := f.TemplateNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []TemplateInfo
+	for _, name := range names {
+		t, err := f.named(name)
+		if err != nil {
+			f.log.Warn("template left out", "path", filepath.Join(f.templates, name+".md"), "reason", err.Error())
+			continue
+		}
+		if t.titleErr != nil {
+			f.log.Warn("template listed without a title", "path", filepath.Join(f.templates, name+".md"), "reason", t.titleErr.Error())
+		}
+		out = append(out, TemplateInfo{Name: name, Title: t.title})
+	}
+	return out, nil
+}
+
+// TemplateNames lists the names of the templates' files,
+// <configDir>/templates/<name>.md, sorted, without reading them: what a
+// form offers (a template that does not read is refused at the make,
+// saying why). A missing templates folder lists none.
+func (f *Files) TemplateNames(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -217,23 +241,14 @@ func (f *Files) Templates(ctx context.Context) ([]TemplateInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list templates: %w", err)
 	}
-	var out []TemplateInfo
+	var out []string
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".md")
-		if !ok || e.IsDir() || atomicfile.IsTemp(e.Name()) || CheckTemplateName(name) != nil {
-			continue
+		if ok && !e.IsDir() && !atomicfile.IsTemp(e.Name()) && CheckTemplateName(name) == nil {
+			out = append(out, name)
 		}
-		t, err := f.named(name)
-		if err != nil {
-			f.log.Warn("template left out", "path", filepath.Join(f.templates, e.Name()), "reason", err.Error())
-			continue
-		}
-		if t.titleErr != nil {
-			f.log.Warn("template listed without a title", "path", filepath.Join(f.templates, e.Name()), "reason", t.titleErr.Error())
-		}
-		out = append(out, TemplateInfo{Name: name, Title: t.title})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(out)
 	return out, nil
 }
 

@@ -116,6 +116,15 @@ func TestANamedTemplateGivesItsBodyAndItsTitle(t *testing.T) {
 	if fmt.Sprint(list) != fmt.Sprint(want) {
 		t.Fatalf("Templates = %v, want %v", list, want)
 	}
+	// Names alone, without reading: a file whose frontmatter does not
+	// parse is named, and left out of Templates.
+	writeText(t, filepath.Join(cfg, "templates", "broken.md"), "---\ntitle: [\n---\n")
+	if names, err := f.TemplateNames(t.Context()); err != nil || fmt.Sprint(names) != "[broken plain short]" {
+		t.Fatalf("TemplateNames = %v, %v; want broken, plain and short", names, err)
+	}
+	if list, _ := f.Templates(t.Context()); fmt.Sprint(list) != fmt.Sprint(want) {
+		t.Fatalf("Templates with a broken one = %v, want %v", list, want)
+	}
 	dir := t.TempDir()
 	if err := f.Write(t.Context(), dir, motion, "short"); err != nil {
 		t.Fatal(err)
