@@ -48,7 +48,7 @@ const (
 	// cacheName is the cache's file in the configuration folder.
 	cacheName = "bots.cache"
 	// cacheMagic opens the cache; another version is not read.
-	cacheMagic = "agenthost-bots load cache 1\n"
+	cacheMagic = "agenthost-bots load cache 2\n"
 	// racyMargin is how much older than the load's start a file's times
 	// must be for the cache to keep it: more than a clock tick, and than
 	// the one-second times of the coarsest file systems (ext3, HFS+).
@@ -84,8 +84,12 @@ type cacheItem struct {
 }
 
 // cacheWriter makes a cache file: cacheMagic, then for each file its
-// slug, key and bytes, then the CRC-32 of all that.
-type cacheWriter struct{ b []byte }
+// slug, key and bytes, then the count of files (four bytes, so that a
+// read sizes its slice at once), then the CRC-32 of all that.
+type cacheWriter struct {
+	b []byte
+	n uint32
+}
 
 func newCacheWriter() *cacheWriter {
 	return &cacheWriter{b: append(make([]byte, 0, 64<<10), cacheMagic...)}
@@ -102,10 +106,12 @@ func (w *cacheWriter) add(id string, k cacheKey, data []byte) {
 	w.b = binary.AppendVarint(w.b, k.ctime)
 	w.b = binary.AppendUvarint(w.b, uint64(len(data)))
 	w.b = append(w.b, data...)
+	w.n++
 }
 
 // finish is the cache file.
 func (w *cacheWriter) finish() []byte {
+	w.b = binary.BigEndian.AppendUint32(w.b, w.n)
 	return binary.BigEndian.AppendUint32(w.b, crc32.ChecksumIEEE(w.b))
 }
 
@@ -121,17 +127,23 @@ func encodeCache(items []cacheItem) []byte {
 // errBadCache is why a cache file is left aside.
 var errBadCache = errors.New("not a load cache this version writes, or not whole")
 
-// parseCache reads a cache file. The bytes it answers are b's own.
-func parseCache(b []byte) (map[string]cachedFile, error) {
-	if len(b) < len(cacheMagic)+4 || string(b[:len(cacheMagic)]) != cacheMagic {
+// parseCache reads a cache file: its items in the file's order, which is
+// the slugs' (a load writes them so, and a cache out of that order is
+// refused), so that a load walks them beside its own sorted slugs with
+// no map of 100,000 keys to build. The bytes it answers are b's own.
+func parseCache(b []byte) ([]cacheItem, error) {
+	if len(b) < len(cacheMagic)+8 || string(b[:len(cacheMagic)]) != cacheMagic {
 		return nil, errBadCache
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
 		return nil, errBadCache
 	}
-	rest := body[len(cacheMagic):]
-	out := make(map[string]cachedFile)
+	rest, count := body[len(cacheMagic):len(body)-4], binary.BigEndian.Uint32(body[len(body)-4:])
+	if uint64(count) > uint64(len(rest)) { // an item takes more than a byte
+		return nil, errBadCache
+	}
+	out := make([]cacheItem, 0, count)
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(rest)
 		if n <= 0 {
@@ -184,25 +196,51 @@ func parseCache(b []byte) (map[string]cachedFile, error) {
 		if !ok {
 			return nil, errBadCache
 		}
-		if _, dup := out[string(id)]; dup || size != int64(len(f.data)) {
-			return nil, errBadCache
+		if len(out) > 0 && out[len(out)-1].id >= string(id) || size != int64(len(f.data)) {
+			return nil, errBadCache // out of slug order, a slug twice, or bytes not of the size
 		}
 		f.key = cacheKey{dev: dev, ino: ino, size: size, mtime: mtime, ctime: ctime}
-		out[string(id)] = f
+		out = append(out, cacheItem{id: string(id), file: f})
+	}
+	if len(out) != int(count) {
+		return nil, errBadCache
 	}
 	return out, nil
 }
 
+// alignCache is, for each of the sorted slugs ids, the file items holds
+// of it (items in slug order, as parseCache answers them): a zero
+// cachedFile for a slug it does not hold.
+func alignCache(ids []string, items []cacheItem) []cachedFile {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]cachedFile, len(ids))
+	j := 0
+	for i, id := range ids {
+		for j < len(items) && items[j].id < id {
+			j++
+		}
+		if j == len(items) {
+			break
+		}
+		if items[j].id == id {
+			out[i] = items[j].file
+		}
+	}
+	return out
+}
+
 // readCache reads the store's cache: nil when there is none, or it is
 // left aside (logged).
-func (s *Store) readCache() map[string]cachedFile {
+func (s *Store) readCache() []cacheItem {
 	path := filepath.Join(s.configDir, cacheName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
-		var c map[string]cachedFile
+		var c []cacheItem
 		if c, err = parseCache(b); err == nil {
 			return c
 		}

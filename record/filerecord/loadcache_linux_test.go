@@ -59,9 +59,13 @@ func cacheFile(t *testing.T, configDir string) map[string]cachedFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := parseCache(b)
+	items, err := parseCache(b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	c := make(map[string]cachedFile, len(items))
+	for _, it := range items {
+		c[it.id] = it.file
 	}
 	return c
 }

@@ -2,37 +2,28 @@ package filerecord
 
 import (
 	"bytes"
-	"maps"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// cacheOf is items as parseCache answers them.
-func cacheOf(items []cacheItem) map[string]cachedFile {
-	out := make(map[string]cachedFile, len(items))
-	for _, it := range items {
-		out[it.id] = it.file
-	}
-	return out
-}
-
 // sameCache compares two parsed caches: their slugs, keys and bytes.
-func sameCache(a, b map[string]cachedFile) string {
-	return cmp.Diff(a, b, cmp.AllowUnexported(cachedFile{}, cacheKey{}))
+func sameCache(a, b []cacheItem) string {
+	return cmp.Diff(a, b, cmp.AllowUnexported(cacheItem{}, cachedFile{}, cacheKey{}), cmpopts.EquateEmpty())
 }
 
 func TestTheLoadCacheReadsBackWhatItWasWrittenWith(t *testing.T) {
 	items := []cacheItem{
-		{id: "motion", file: cachedFile{key: cacheKey{dev: 2049, ino: 7, size: 5, mtime: 1e18, ctime: 1e18 + 1}, data: []byte("---\n\n")}},
 		{id: "a", file: cachedFile{key: cacheKey{ino: 1 << 62, size: 0, mtime: -1, ctime: 0}, data: []byte{}}},
+		{id: "motion", file: cachedFile{key: cacheKey{dev: 2049, ino: 7, size: 5, mtime: 1e18, ctime: 1e18 + 1}, data: []byte("---\n\n")}},
 	}
 	got, err := parseCache(encodeCache(items))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := sameCache(cacheOf(items), got); diff != "" {
+	if diff := sameCache(items, got); diff != "" {
 		t.Errorf("read back (-written +read):\n%s", diff)
 	}
 	if got, err := parseCache(encodeCache(nil)); err != nil || len(got) != 0 {
@@ -43,14 +34,24 @@ func TestTheLoadCacheReadsBackWhatItWasWrittenWith(t *testing.T) {
 func TestTheLoadCacheRefusesWhatIsNotWholeOrNotItsOwn(t *testing.T) {
 	good := encodeCache([]cacheItem{{id: "motion", file: cachedFile{key: cacheKey{ino: 7, size: 3}, data: []byte("abc")}}})
 	for name, b := range map[string][]byte{
-		"empty":                         nil,
-		"cut short":                     good[:len(good)-1],
-		"a byte changed":                append(slices.Clone(good[:len(good)-5]), append([]byte{good[len(good)-5] ^ 1}, good[len(good)-4:]...)...),
-		"another magic":                 append([]byte("agenthost-bots load cache 2\n"), good[len(cacheMagic):]...),
+		"empty":              nil,
+		"cut short":          good[:len(good)-1],
+		"a byte changed":     append(slices.Clone(good[:len(good)-5]), append([]byte{good[len(good)-5] ^ 1}, good[len(good)-4:]...)...),
+		"the version before": append([]byte("agenthost-bots load cache 1\n"), good[len(cacheMagic):]...),
+		"a count that is not its items'": func() []byte {
+			w := newCacheWriter()
+			w.add("motion", cacheKey{ino: 7, size: 3}, []byte("abc"))
+			w.n = 2
+			return w.finish()
+		}(),
 		"a size that is not its bytes'": encodeCache([]cacheItem{{id: "motion", file: cachedFile{key: cacheKey{ino: 7, size: 4}, data: []byte("abc")}}}),
 		"a slug twice": encodeCache([]cacheItem{
 			{id: "motion", file: cachedFile{key: cacheKey{ino: 7, size: 1}, data: []byte("a")}},
 			{id: "motion", file: cachedFile{key: cacheKey{ino: 8, size: 1}, data: []byte("b")}},
+		}),
+		"out of slug order": encodeCache([]cacheItem{
+			{id: "motion", file: cachedFile{key: cacheKey{ino: 7, size: 1}, data: []byte("a")}},
+			{id: "alpha", file: cachedFile{key: cacheKey{ino: 8, size: 1}, data: []byte("b")}},
 		}),
 		"no slug": encodeCache([]cacheItem{{file: cachedFile{key: cacheKey{ino: 7, size: 1}, data: []byte("a")}}}),
 	} {
@@ -65,8 +66,8 @@ func TestTheLoadCacheRefusesWhatIsNotWholeOrNotItsOwn(t *testing.T) {
 func FuzzParseCache(f *testing.F) {
 	f.Add(encodeCache(nil))
 	f.Add(encodeCache([]cacheItem{
-		{id: "motion", file: cachedFile{key: cacheKey{dev: 1, ino: 2, size: 3, mtime: 4, ctime: 5}, data: []byte("abc")}},
 		{id: "b", file: cachedFile{key: cacheKey{ino: 9}, data: []byte{}}},
+		{id: "motion", file: cachedFile{key: cacheKey{dev: 1, ino: 2, size: 3, mtime: 4, ctime: 5}, data: []byte("abc")}},
 	}))
 	f.Add([]byte(cacheMagic + "\x06motion"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -74,14 +75,12 @@ func FuzzParseCache(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var items []cacheItem
-		for _, id := range slices.Sorted(maps.Keys(c)) {
-			items = append(items, cacheItem{id: id, file: c[id]})
-			if !bytes.Contains(b, c[id].data) {
-				t.Fatalf("%s's bytes are not the file's", id)
+		for _, it := range c {
+			if !bytes.Contains(b, it.file.data) {
+				t.Fatalf("%s's bytes are not the file's", it.id)
 			}
 		}
-		again, err := parseCache(encodeCache(items))
+		again, err := parseCache(encodeCache(c))
 		if err != nil {
 			t.Fatalf("a cache that parsed, written back, does not: %v", err)
 		}
@@ -89,4 +88,17 @@ func FuzzParseCache(f *testing.F) {
 			t.Fatalf("written back (-parsed +again):\n%s", diff)
 		}
 	})
+}
+
+func TestALoadFindsEachSlugsCachedFileBesideItsOwnSortedSlugs(t *testing.T) {
+	file := func(ino uint64) cachedFile { return cachedFile{key: cacheKey{ino: ino, size: 1}, data: []byte("x")} }
+	items := []cacheItem{{id: "b", file: file(2)}, {id: "d", file: file(4)}, {id: "e", file: file(5)}, {id: "z", file: file(26)}}
+	got := alignCache([]string{"a", "b", "c", "d", "y"}, items)
+	want := []cachedFile{{}, file(2), {}, file(4), {}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(cachedFile{}, cacheKey{})); diff != "" {
+		t.Errorf("aligned (-want +got):\n%s", diff)
+	}
+	if got := alignCache([]string{"a"}, nil); got != nil {
+		t.Errorf("with no cache: %v, want nil", got)
+	}
 }
