@@ -3,6 +3,7 @@ package bots_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -536,5 +537,69 @@ func TestAServerWhoseStartFailedSaysNothingOfShuttingDown(t *testing.T) {
 	<-served
 	if strings.Contains(logs.String(), "shutting down") {
 		t.Errorf("a server that never served logged:\n%s", logs.String())
+	}
+}
+
+// TestAStartOverTheOlderLayoutListsTheChatsItMoves: a start lists the
+// chat logs beside the record store's load, except when the configuration
+// folder holds logs of the older layout (bot-chats/), which that load
+// moves into the bot folders: then the chats it moved are listed too.
+func TestAStartOverTheOlderLayoutListsTheChatsItMoves(t *testing.T) {
+	t.Parallel()
+	first := newServer(t)
+	web := httptest.NewServer(first.Handler())
+	if got := chat(t, tokenURL(t, first, web), "hello"); got != "Motion heard: hello" {
+		t.Fatalf("the bot answered %q", got)
+	}
+	web.Close()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs := filepath.Join(first.ConfigDir, "bots", "motion", "logs")
+	if _, err := os.Stat(logs); err != nil {
+		t.Fatalf("the chat's log is not where this test moves it from: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(first.ConfigDir, "bot-chats"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(logs, filepath.Join(first.ConfigDir, "bot-chats", "motion")); err != nil {
+		t.Fatal(err)
+	}
+
+	again := &bots.Server{ConfigDir: first.ConfigDir, HostName: "test", Options: first.Options}
+	defer again.Close()
+	web = httptest.NewServer(again.Handler())
+	defer web.Close()
+	url := tokenURL(t, again, web)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	for id, method := range []string{"initialize", "listSessions"} {
+		params := map[string]any{}
+		if method == "initialize" {
+			params = map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"}
+		}
+		if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": id + 1, "method": method, "params": params}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		var reply struct {
+			ID     int
+			Result json.RawMessage
+		}
+		if err := wsjson.Read(ctx, ws, &reply); err != nil {
+			t.Fatal(err)
+		}
+		if reply.ID == 2 {
+			if !strings.Contains(string(reply.Result), `"ahp-session:/t"`) {
+				t.Errorf("after the move the chats are %s, want the one moved, ahp-session:/t", reply.Result)
+			}
+			return
+		}
 	}
 }
