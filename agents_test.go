@@ -15,7 +15,6 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
-	"github.com/agenthost/bots/wake/acp/pgacp"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
 )
@@ -111,11 +110,12 @@ func TestWithADatabaseAnAgentsFileStoreGivesWayToTheDatabasesAndAStoreOfItsOwnSt
 	mine := &acp.MemStore{}
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, AgentsUnsandboxed: true,
 		Agents: []acp.Config{{Provider: "claude", Store: acp.FileStore{Dir: "/cfg/agents/claude/sessions"}}, {Provider: "codex", Store: mine}, {Provider: "none"}}}
-	cfgs, err := s.agentConfigs(nil, &shared{acp: &pgacp.Records{}})
+	theirs := &acp.MemStore{}
+	cfgs, err := s.agentConfigs(nil, &Shared{Sessions: func(string) acp.Store { return theirs }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, files := cfgs[0].Store.(acp.FileStore); files || cfgs[0].Store == nil {
+	if cfgs[0].Store != theirs {
 		t.Errorf("with a database the agents file's store is %T, want the database's", cfgs[0].Store)
 	}
 	if cfgs[1].Store != mine {

@@ -4,80 +4,110 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agenthost/bots/chatlog"
-	"github.com/agenthost/bots/chatlog/pgchatlog"
 	"github.com/agenthost/bots/lease"
-	"github.com/agenthost/bots/lease/pglease"
-	"github.com/agenthost/bots/record/pgrecord"
+	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/acp/pgacp"
-	"github.com/agenthost/bots/wake/pgrows"
+	"github.com/agenthost/bots/wake/acp"
 )
 
-// openDatabase opens the PostgreSQL store of s.Database, after checking
-// that the root is the folder every instance on the database shares
-// (pgrecord.ClaimRoot): a node whose shared folder is not there refuses to
-// start rather than make bot folders the others cannot see.
-func (s *Server) openDatabase(ctx context.Context) (*pgrecord.Store, error) {
+// A Database keeps what the instances of a team share, so that several
+// Servers on one are one set of bots, and one restarted, or another,
+// replays their chats: the records, the chat logs, the back sessions'
+// rows, the agents' ACP session records, the leases, the routes and
+// what the relay remembers. Package postgres opens one in PostgreSQL;
+// an embedder that sets none links no database driver.
+type Database interface {
+	// Open connects, refusing to start when c.Root is not the folder
+	// every instance on the database shares (a node whose shared folder
+	// is not mounted would make bot folders the others cannot see), and
+	// answers what the database keeps. Start calls it once.
+	Open(ctx context.Context, c DatabaseConfig) (*Shared, error)
+}
+
+// DatabaseConfig is what Start opens a Database with.
+type DatabaseConfig struct {
+	// Root is the folder bots work under, absolute: every instance on
+	// the database must share it.
+	Root string
+	// Logger is the server's; never nil.
+	Logger *slog.Logger
+	// Telemetry is where the stores time their operations; nil counts
+	// nothing.
+	Telemetry *telemetry.Hub
+}
+
+// Shared is what an open Database keeps. Records, Logs, Rows, Leases,
+// Sessions and Close are required; Routes and RouteMemory are opened
+// only when routes run.
+type Shared struct {
+	// Records keeps the bot records; Close closes it.
+	Records record.Store
+	// Logs keeps the chat logs of main chats and back sessions.
+	Logs chatlog.Logs
+	// Rows keeps the back sessions' rows.
+	Rows wake.Rows
+	// Leases are the leases of back sessions, main turns and route
+	// connections, with fencing tokens.
+	Leases lease.Leases
+	// Sessions is the store of a provider's ACP session records: it
+	// replaces an agent's FileStore or nil Store.
+	Sessions func(provider string) acp.Store
+	// Routes opens the routes kept in the database, each instance
+	// reading the connections from conns (its own files).
+	Routes func(ctx context.Context, conns route.Store) (route.Store, error)
+	// RouteMemory opens what the relay remembers: a connection taken
+	// over, or a code paired on another instance's page.
+	RouteMemory func(ctx context.Context) (relay.Memory, error)
+	// Close closes what Open opened, Records among it.
+	Close func() error
+}
+
+// check says what a Database answered that Shared requires and lacks.
+func (d *Shared) check() error {
+	switch {
+	case d == nil:
+		return errors.New("bots: database: Open answered nothing")
+	case d.Records == nil || d.Logs == nil || d.Rows == nil || d.Leases == nil || d.Sessions == nil || d.Close == nil:
+		return errors.New("bots: database: Open answered no records, logs, rows, leases, sessions or Close: each is required")
+	}
+	return nil
+}
+
+// openDatabase opens s.Database, after refusing a root that is the
+// configuration folder or under it (the service would refuse such a root
+// and use the default instead, which is not the folder the database's
+// check is about).
+func (s *Server) openDatabase(ctx context.Context) (*Shared, error) {
 	root, err1 := filepath.Abs(s.root())
 	config, err2 := filepath.Abs(s.ConfigDir)
-	// The service would refuse such a root and use the default instead,
-	// which is not the folder the check is about.
 	if rel, err := filepath.Rel(config, root); err1 == nil && err2 == nil && err == nil && filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("bots: database: refusing to start: the root %s is the configuration folder or under it", root)
 	}
-	store, err := pgrecord.Open(ctx, pgrecord.Config{URL: s.Database, Logger: s.log, Telemetry: s.hub})
+	if err1 != nil {
+		return nil, fmt.Errorf("bots: database: root: %w", err1)
+	}
+	db, err := s.Database.Open(ctx, DatabaseConfig{Root: root, Logger: s.log, Telemetry: s.hub})
 	if err != nil {
-		return nil, fmt.Errorf("bots: database: %w", err)
+		return nil, err
 	}
-	if err := store.ClaimRoot(ctx, root); err != nil {
-		store.Close()
-		return nil, fmt.Errorf("bots: database: refusing to start: %w", err)
+	if err := db.check(); err != nil {
+		if db != nil && db.Close != nil {
+			db.Close()
+		}
+		return nil, err
 	}
-	return store, nil
-}
-
-// shared is what instances on one database keep there besides the
-// records: chat logs, back-session rows and ACP session records.
-type shared struct {
-	pool   *pgxpool.Pool // the records', which the rest shares
-	logs   chatlog.Logs
-	rows   wake.Rows
-	acp    *pgacp.Records
-	leases lease.Leases
-	holder string // this instance among the leases' holders
-}
-
-// openShared creates or migrates the tables of what the instances share,
-// on the records' pool; the chat logs' operations are timed into hub.
-func openShared(ctx context.Context, pool *pgxpool.Pool, hub *telemetry.Hub) (*shared, error) {
-	logs, err := pgchatlog.Open(ctx, pool)
-	if err != nil {
-		return nil, fmt.Errorf("bots: database: %w", err)
-	}
-	logs.Measure(hub)
-	rows, err := pgrows.Open(ctx, pool)
-	if err != nil {
-		return nil, fmt.Errorf("bots: database: %w", err)
-	}
-	recs, err := pgacp.Open(ctx, pool)
-	if err != nil {
-		return nil, fmt.Errorf("bots: database: %w", err)
-	}
-	leases, err := pglease.Open(ctx, pool)
-	if err != nil {
-		return nil, fmt.Errorf("bots: database: %w", err)
-	}
-	return &shared{pool: pool, logs: logs, rows: rows, acp: recs, leases: leases, holder: holderName()}, nil
+	return db, nil
 }
 
 // pruneLeases deletes, every `every`, the leases that ended (released,

@@ -1,30 +1,76 @@
 package bots
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/lease"
-	"github.com/agenthost/bots/lease/pglease"
+	"github.com/agenthost/bots/record/memrecord"
+	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/acp"
 )
 
+// memDatabase is a Database in memory: what one Open answers, counting
+// its closes and the leases pruned through it.
+type memDatabase struct {
+	shared *Shared
+	closed int
+	pruned atomic.Int64
+}
+
+// prunedLeases are leases counting what Prune removes.
+type prunedLeases struct {
+	lease.Leases
+	pruned *atomic.Int64
+}
+
+func (l prunedLeases) Prune(ctx context.Context, grace time.Duration) (int, error) {
+	n, err := l.Leases.Prune(ctx, grace)
+	l.pruned.Add(int64(n))
+	return n, err
+}
+
+func (d *memDatabase) Open(ctx context.Context, c DatabaseConfig) (*Shared, error) {
+	return d.shared, nil
+}
+
+// newMemDatabase is a memDatabase keeping everything a Shared requires.
+func newMemDatabase() *memDatabase {
+	d := &memDatabase{}
+	sessions := map[string]*acp.MemStore{}
+	records := memrecord.New()
+	d.shared = &Shared{
+		Records: records, Logs: &chatlog.Mem{}, Rows: &wake.MemRows{}, Leases: prunedLeases{&lease.Mem{}, &d.pruned},
+		Sessions: func(provider string) acp.Store {
+			if sessions[provider] == nil {
+				sessions[provider] = &acp.MemStore{}
+			}
+			return sessions[provider]
+		},
+		Close: func() error { d.closed++; return records.Close() },
+	}
+	return d
+}
+
 func TestAServerOnADatabasePrunesTheLeasesThatEnded(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
-	db, base := pgtest.URL(t), t.TempDir()
+	base := t.TempDir()
+	db := newMemDatabase()
 	s := &Server{ConfigDir: filepath.Join(base, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(base, "bots")},
 		Database: db, pruneEvery: 20 * time.Millisecond}
 	t.Cleanup(func() { s.Close() })
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := pgtest.Pool(t, db)
-	ls, err := pglease.Open(ctx, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := db.shared.Leases
 	live, _, err := ls.Acquire(ctx, "live", "other", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -36,19 +82,61 @@ func TestAServerOnADatabasePrunesTheLeasesThatEnded(t *testing.T) {
 	if err := ls.Release(ctx, "turn s t1", "other", ended.Token); err != nil {
 		t.Fatal(err)
 	}
-	rows := func() int {
-		var n int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM bots_leases`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	for deadline := time.Now().Add(10 * time.Second); rows() != 1; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); db.pruned.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the released lease's row is still there after 10 s: %d rows", rows())
+			t.Fatal("the released lease is not pruned after 10 s")
 		}
 	}
-	if ok, err := ls.Holds(ctx, lease.Fence{Key: "live", Token: live.Token}); err != nil || !ok {
-		t.Fatalf("the live lease was pruned: %v, %v", ok, err)
+	if got := db.pruned.Load(); got != 1 {
+		t.Errorf("the server pruned %d leases, want the one released", got)
+	}
+	if err := ls.Renew(ctx, "live", "other", live.Token, time.Hour); err != nil {
+		t.Fatalf("the live lease was pruned: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db.closed != 1 {
+		t.Errorf("the database was closed %d times, want once", db.closed)
 	}
 }
+
+func TestAServerRefusesADatabaseThatAnswersTooLittleInOneSentenceAndClosesIt(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	db := newMemDatabase()
+	db.shared.Logs = nil
+	s := &Server{ConfigDir: filepath.Join(base, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(base, "bots")}, Database: db}
+	defer s.Close()
+	err := s.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "each is required") {
+		t.Fatalf("a database with no logs: %v, want a refusal naming what is required", err)
+	}
+	if db.closed != 1 {
+		t.Errorf("the database was closed %d times after the refusal, want once", db.closed)
+	}
+}
+
+func TestAServerOnADatabaseRefusesARootUnderItsConfigurationFolderBeforeOpeningIt(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "config")
+	opened := false
+	s := &Server{ConfigDir: config, HostName: "test", Options: bot.Options{Root: filepath.Join(config, "bots")},
+		Database: databaseFunc(func(context.Context, DatabaseConfig) (*Shared, error) {
+			opened = true
+			return nil, errors.New("opened")
+		})}
+	defer s.Close()
+	err := s.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "is the configuration folder or under it") {
+		t.Fatalf("a root under the configuration folder: %v, want it refused", err)
+	}
+	if opened {
+		t.Error("the database was opened for a root refused")
+	}
+}
+
+// databaseFunc is a Database that is a function.
+type databaseFunc func(context.Context, DatabaseConfig) (*Shared, error)
+
+func (f databaseFunc) Open(ctx context.Context, c DatabaseConfig) (*Shared, error) { return f(ctx, c) }

@@ -58,7 +58,6 @@ import (
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/fileroute"
-	"github.com/agenthost/bots/route/pgroute"
 	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/telemetry/prom"
@@ -94,19 +93,19 @@ type Server struct {
 	// under; "" is ~/.bots (bot.DefaultRoot).
 	Options bot.Options
 
-	// Store keeps the bot records. Nil opens the PostgreSQL of Database
-	// when it is set, else the bot.md files under ConfigDir (filerecord),
-	// watched for hand edits; Close closes the store it opened. A store
-	// given here is the caller's to close.
+	// Store keeps the bot records. Nil takes Database's when it is set,
+	// else the bot.md files under ConfigDir (filerecord), watched for
+	// hand edits; Close closes the store it opened. A store given here is
+	// the caller's to close.
 	Store record.Store
-	// Database is a PostgreSQL URL (pgrecord) where the records live when
-	// Store is nil, and with them the chat logs (pgchatlog), back-session
-	// rows (pgrows) and ACP session records (pgacp; it replaces an agent's
-	// FileStore or nil Store): several Servers on one database are one set
-	// of bots, and one restarted, or another, replays their chats. The
-	// root must be the folder they all share - Start refuses a root that
-	// lacks the database's marker (pgrecord.ClaimRoot).
-	Database string
+	// Database keeps, when Store is nil, what several Servers share to
+	// be one set of bots (postgres.Database{URL: …}): the records, and
+	// with them the chat logs, back-session rows, ACP session records (in
+	// place of an agent's FileStore or nil Store), leases and routes. The
+	// root must be the folder they all share: Start refuses one the
+	// database does not know as theirs. Nil keeps all of it under
+	// ConfigDir, and links no database driver.
+	Database Database
 	// LeaseTTL is the time to live of the leases with Database: a back
 	// session's and a running main turn's. Zero is lease.DefaultTTL (10
 	// s); Start refuses one under lease.MinTTL. Holders renew every TTL/3
@@ -488,18 +487,15 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		lap = now
 	}
 	store := s.Store
-	var db *shared // nil: what is kept stays under ConfigDir
-	if store == nil && s.Database != "" {
-		records, err := s.openDatabase(ctx)
-		if err != nil {
+	var db *Shared // nil: what is kept stays under ConfigDir
+	holder := ""   // this instance among the leases' holders, with db
+	if store == nil && s.Database != nil {
+		if db, err = s.openDatabase(ctx); err != nil {
 			return nil, closers, err
 		}
-		closers = append(closers, records.Close)
-		store = records
-		if db, err = openShared(ctx, records.Pool(), s.hub); err != nil {
-			return nil, closers, err
-		}
-		closers = append(closers, pruneLeases(db.leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
+		closers = append(closers, db.Close)
+		store, holder = db.Records, holderName()
+		closers = append(closers, pruneLeases(db.Leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
 	// Chat logs and back-session rows live in the database when the
 	// records do, else beside them under ConfigDir, whatever the store: a
@@ -535,26 +531,26 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	if routes == nil && len(s.Networks) > 0 {
 		files := fileroute.New(s.ConfigDir, fileroute.Options{Logger: s.log})
 		routes = files
-		if db != nil {
+		if db != nil && db.Routes != nil {
 			// With a database the routes are shared there; each instance
 			// reads the connections from its own folder.
-			if routes, err = pgroute.Open(ctx, db.pool, files); err != nil {
+			if routes, err = db.Routes(ctx, files); err != nil {
 				return nil, closers, fmt.Errorf("bots: database: %w", err)
 			}
 		}
 	}
 	var memory relay.Memory = relay.NewFiles(filepath.Join(s.ConfigDir, RouteStateDir))
-	if db != nil && routes != nil {
+	if db != nil && db.RouteMemory != nil && routes != nil {
 		// What the relay remembers is shared too: a connection taken over,
 		// or a code paired on another instance's page.
-		if memory, err = pgroute.OpenMemory(ctx, db.pool); err != nil {
+		if memory, err = db.RouteMemory(ctx); err != nil {
 			return nil, closers, fmt.Errorf("bots: database: %w", err)
 		}
 	}
 	s.mu.Lock()
 	s.vault, s.routes, s.routeMemory = vault, routes, memory
 	if db != nil {
-		s.leases, s.holder = db.leases, db.holder
+		s.leases, s.holder = db.Leases, holder
 	}
 	s.mu.Unlock()
 	adapters := s.Adapters
@@ -585,9 +581,8 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	var logs chatlog.Logs
 	var rows wake.Rows
 	var leases lease.Leases
-	holder := ""
 	if db != nil {
-		logs, rows, leases, holder = db.logs, db.rows, db.leases, db.holder
+		logs, rows, leases = db.Logs, db.Rows, db.Leases
 	} else {
 		logs, rows = startFiles, wake.NewFileRows(s.ConfigDir)
 	}
@@ -635,7 +630,7 @@ func (s *Server) root() string { return cmp.Or(s.Options.Root, bot.DefaultRoot()
 
 // agentConfigs returns Agents as their harnesses run them: with conns
 // (nil for none), the logger and the sandbox's bounds.
-func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, error) {
+func (s *Server) agentConfigs(conns acp.Connectors, db *Shared) ([]acp.Config, error) {
 	protect := slices.DeleteFunc([]string{s.ConfigDir, s.root(), s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" })
 	out := make([]acp.Config, len(s.Agents))
 	for i, cfg := range s.Agents {
@@ -652,7 +647,7 @@ func (s *Server) agentConfigs(conns acp.Connectors, db *shared) ([]acp.Config, e
 		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
 		cfg.RefuseConnect = s.refuseConnect(cfg.RefuseConnect)
 		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
-			cfg.Store = db.acp.Store(cfg.Provider)
+			cfg.Store = db.Sessions(cfg.Provider)
 		}
 		out[i] = cfg
 	}

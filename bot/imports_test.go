@@ -46,17 +46,23 @@ var layers = map[string]int{
 	"client":    4, // a Go AHP client of the wire: ahp, record and errcode only; see wireUsers
 
 	"":         7, // the embedding value
-	"examples": 8, // the reference server: wiring only
-	"scripts":  8, // tools run by hand
+	"postgres": 8, // the embedding value's Database in PostgreSQL: the stores' pg adapters wired
+	"examples": 9, // the reference server: wiring only
+	"scripts":  9, // tools run by hand
 }
+
+// pgx is the PostgreSQL driver, which the embedding value does not link:
+// an embedder that keeps its bots in files links no database driver
+// (package postgres brings it).
+const pgx = "github.com/jackc/pgx/v5"
 
 // wireUsers are the only folders that may depend on the WebSocket
 // library, and (but client and route) import transport: the embedding
-// value and what runs it; the client, which speaks the wire from the other
+// value, its database (postgres, which imports it) and what runs it; the client, which speaks the wire from the other
 // end and so never imports the server's transport; and route, whose relay
 // is such a client in-process and whose adapters speak the chat networks'
 // own wires.
-var wireUsers = map[string]bool{"": true, "transport": true, "client": true, "route": true, "examples": true, "scripts": true}
+var wireUsers = map[string]bool{"": true, "postgres": true, "transport": true, "client": true, "route": true, "examples": true, "scripts": true}
 
 // wireClients are the wireUsers that speak the wire as clients: they never
 // import the server's transport.
@@ -66,7 +72,7 @@ var wireClients = map[string]bool{"client": true, "route": true}
 // Prometheus client, besides telemetry/prom which exports to it: an
 // embedder that links the service, the wake or the stores links no
 // metrics library.
-var promUsers = map[string]bool{"": true, "examples": true, "scripts": true}
+var promUsers = map[string]bool{"": true, "postgres": true, "examples": true, "scripts": true}
 
 // folder returns the top folder of a package of the module ("" for the
 // module's own package) and whether pkg is in the module.
@@ -87,7 +93,8 @@ func folder(pkg string) (string, bool) {
 // and scripts import transport, and nothing but they and the client
 // depends on the WebSocket library, even through another package; the
 // client never imports transport; nothing imports the reference server;
-// production packages never import testing.
+// production packages never import testing; the embedding value links no
+// PostgreSQL driver.
 func TestImportGraph(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...").Output()
 	if err != nil {
@@ -142,6 +149,14 @@ func checkImports(lines []string) []string {
 				}
 			}
 		}
+		if pkg == module {
+			for _, dep := range strings.Fields(parts[2]) {
+				if dep == pgx || strings.HasPrefix(dep, pgx+"/") {
+					bad = append(bad, fmt.Sprintf("the embedding value depends on %s: an embedder on files would link the PostgreSQL driver; take it through Server.Database (package postgres)", dep))
+					break
+				}
+			}
+		}
 		if wireUsers[from] {
 			continue
 		}
@@ -174,6 +189,8 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		m + "client|" + m + "wake|github.com/coder/websocket",                        // the client upward
 		m + "wake|" + m + "telemetry|github.com/prometheus/client_golang/prometheus", // a metrics library below the embedding value
 		m + "telemetry/prom|github.com/prometheus/client_golang/prometheus|github.com/prometheus/client_golang/prometheus", // fine: the exporter
+		module + "|" + m + "bot|" + pgx + "/pgxpool",                               // the driver in every embedder
+		m + "postgres|" + module + " " + m + "record/pgrecord|" + pgx + "/pgxpool", // fine: the database's own package
 	}
 	bad := checkImports(lines)
 	wants := []string{
@@ -188,6 +205,7 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		"a client speaks the wire",
 		"client (layer 4) imports " + m + "wake",
 		m + "wake depends on the Prometheus client",
+		"the embedding value depends on " + pgx + "/pgxpool",
 	}
 	if len(bad) != len(wants) {
 		t.Errorf("got %d faults, want %d:\n%s", len(bad), len(wants), strings.Join(bad, "\n"))

@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/bot/builder"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/postgres"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/irc"
 	"github.com/agenthost/bots/route/slack"
@@ -57,7 +58,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&s.ConfigDir, "config", bots.DefaultConfigDir(), "configuration folder")
 	fs.StringVar(&s.Options.Root, "root", "", "the folder bots work under (default ~/.bots)")
 	fs.StringVar(&addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
-	fs.StringVar(&s.Database, "db", os.Getenv("BOTS_DATABASE_URL"), "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share")
+	s.Database = database(os.Getenv("BOTS_DATABASE_URL"))
+	fs.Func("db", "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share", func(url string) error {
+		s.Database = database(url)
+		return nil
+	})
 	fs.DurationVar(&s.LeaseTTL, "lease-ttl", lease.DefaultTTL, "with -db, the time to live of the leases of back sessions and main turns (at least 500ms); an instance that dies is noticed by the others within it and a fifth of it")
 	fs.StringVar(&s.UsersFile, "users", "", "users file (default <config>/users.json when it exists); with none every connection must present the local token (<config>/local-token, printed in the listening line) and may then do anything, so only a loopback -addr is served")
 	fs.Func("public-host", "a Host name (with or without a port) the server answers to besides loopback names and addresses and its own address; repeatable; any other Host is refused (421)", func(name string) error {
@@ -164,4 +169,12 @@ func orExisting(path, def string) string {
 		return def
 	}
 	return path
+}
+
+// database is the PostgreSQL database at url, or none for "".
+func database(url string) bots.Database {
+	if url == "" {
+		return nil
+	}
+	return postgres.Database{URL: url}
 }

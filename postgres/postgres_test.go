@@ -1,4 +1,4 @@
-package bots_test
+package postgres_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/postgres"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/pgrecord"
 )
@@ -21,7 +22,7 @@ func TestServersOnOneDatabaseShareTheirBotsAndRefuseARootOfTheirOwn(t *testing.T
 	db, base := pgtest.URL(t), t.TempDir()
 	root := filepath.Join(base, "bots")
 	on := func(name, root string) *bots.Server {
-		s := &bots.Server{ConfigDir: filepath.Join(base, name), HostName: "test", Options: bot.Options{Root: root}, Database: db}
+		s := &bots.Server{ConfigDir: filepath.Join(base, name), HostName: "test", Options: bot.Options{Root: root}, Database: postgres.Database{URL: db}}
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
