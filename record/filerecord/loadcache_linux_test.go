@@ -7,8 +7,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,9 +102,9 @@ func TestALoadTakesAnUnchangedBotMdFromTheCacheAndAChangedOneFromItsFile(t *test
 	forged := c["kept"]
 	forged.data = bytes.Replace(forged.data, []byte("Disk1"), []byte("Cach1"), 1)
 	c["kept"] = forged
-	var items []cacheItem
-	for id, f := range c {
-		items = append(items, cacheItem{id: id, file: f})
+	var items []cacheItem // in slug order, as a load writes them
+	for _, id := range slices.Sorted(maps.Keys(c)) {
+		items = append(items, cacheItem{id: id, file: c[id]})
 	}
 	if err := os.WriteFile(filepath.Join(dir, cacheName), encodeCache(items), filePerm); err != nil {
 		t.Fatal(err)
