@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 )
@@ -20,13 +21,13 @@ type fileEnv struct {
 	svc             *bot.Service
 	store           *filerecord.Store
 	configDir, root string
-	log             *syncBuffer
+	log             *waittest.Log
 }
 
 func newFileEnv(t *testing.T, watch bool) *fileEnv {
 	t.Helper()
 	base := t.TempDir()
-	e := &fileEnv{watch: watch, configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &syncBuffer{}}
+	e := &fileEnv{watch: watch, configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &waittest.Log{}}
 	e.start(t)
 	return e
 }
@@ -270,14 +271,14 @@ func TestAHandMadeBotClaimsItsFolderAndItsRemovalFreesIt(t *testing.T) {
 	}
 	file := readFile(t, e.botFile("flip"))
 	writeFile(t, e.botFile("flip"), strings.Replace(file, "computer: box1\n", "", 1))
-	waitFor(t, func() bool {
+	waittest.For(t, "the hand edit taken in", func() bool {
 		en, err := e.store.Get(ctx(t), "flip")
 		return err == nil && en.Record.Computer == ""
 	})
 	// The index hears of it a moment after the store took it in: a make
 	// into the folder is refused from then on.
 	n := 0
-	waitFor(t, func() bool {
+	waittest.For(t, "a make into the claimed folder refused", func() bool {
 		n++
 		slug := fmt.Sprintf("late-%d", n)
 		_, err := e.svc.Make(ctx(t), soft, slug, []byte(`{"name":"L","workspace":"`+dir+`"}`))
@@ -291,21 +292,9 @@ func TestAHandMadeBotClaimsItsFolderAndItsRemovalFreesIt(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(e.botFile("flip"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	waittest.For(t, "the folder freed", func() bool {
 		n++
 		_, err := e.svc.Make(ctx(t), soft, fmt.Sprintf("late-%d", n), []byte(`{"name":"L","workspace":"`+filepath.Join(dir, "inner")+`"}`))
 		return err == nil
 	})
-}
-
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition did not hold within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -1,15 +1,14 @@
 package bot_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 )
@@ -18,30 +17,13 @@ import (
 // bot.md was written before AGENTS.md was the one copy of its persona.
 type legacyEnv struct {
 	base, configDir, root, workspace, agents string
-	log                                      *syncBuffer
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	log                                      *waittest.Log
 }
 
 func newLegacy(t *testing.T) *legacyEnv {
 	t.Helper()
 	base := t.TempDir()
-	e := &legacyEnv{base: base, configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &syncBuffer{}}
+	e := &legacyEnv{base: base, configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &waittest.Log{}}
 	e.workspace = filepath.Join(e.root, "motion")
 	e.agents = filepath.Join(e.workspace, "AGENTS.md")
 	writeFile(t, filepath.Join(e.configDir, "bots", "motion", "bot.md"), "---\nid: motion\nname: Motion\ndescription: Reads pull requests.\n"+

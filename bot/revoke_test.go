@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -118,9 +119,9 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 			root := e.connect(t, rootTkn)
 			root.subscribe(chat)
 			tess.say(chat, "t1", "sleep 30")
-			waitFor(t, func() bool { return len(backSessions(e, "user:tess")) == 1 })
+			waittest.For(t, "tess's back session", func() bool { return len(backSessions(e, "user:tess")) == 1 })
 			back := backSessions(e, "user:tess")[0]
-			waitFor(t, func() bool {
+			waittest.For(t, "the back session to be followed", func() bool {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				s, _, err := e.host.Follow(ctx, back)
@@ -189,7 +190,7 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.
 				}
 			}
 			tess.say(chat, "t2", "hello?")
-			waitFor(t, func() bool {
+			waittest.For(t, "tess's message to be refused", func() bool {
 				tess.mu.Lock()
 				defer tess.mu.Unlock()
 				return len(tess.rejected) == 1
@@ -266,9 +267,9 @@ func TestAChatClosedToItsOwnerOpensAgainWhenTheyMayReadTheBotAgain(t *testing.T)
 			return slices.Contains(tess.notes, note)
 		}
 	}
-	waitFor(t, heard("root/sessionRemoved "+session))
+	waittest.For(t, "the back session's removal heard", heard("root/sessionRemoved "+session))
 	reload(revokeUsers(`"session:create"`, `"backend"`))
-	waitFor(t, heard("root/sessionAdded "+session))
+	waittest.For(t, "the back session's addition heard", heard("root/sessionAdded "+session))
 	var list ahp.ListSessionsResult
 	tess.mustCall("listSessions", map[string]any{}, &list)
 	if !slices.ContainsFunc(list.Items, func(s ahp.SessionSummary) bool { return s.Resource == session }) {
@@ -292,14 +293,14 @@ func TestDeletingABotCancelsItsRunningTurnsAndEndsItsBackSessions(t *testing.T) 
 	c := e.connect(t, "soft")
 	_, chat := c.open("ahp-session:/gone", "motion")
 	c.say(chat, "t1", "sleep 30")
-	waitFor(t, func() bool { return len(backSessions(e, "user:soft")) == 1 })
+	waittest.For(t, "soft's back session", func() bool { return len(backSessions(e, "user:soft")) == 1 })
 	if err := e.svc.Delete(context.Background(), access.RootPrincipal(), "motion", ""); err != nil {
 		t.Fatal(err)
 	}
 	if turn := c.turn(chat, "t1"); turn.State != ahp.TurnStateCancelled {
 		t.Errorf("the running turn ended %s, want cancelled", turn.State)
 	}
-	waitFor(t, func() bool { return len(backSessions(e, "user:soft")) == 0 })
+	waittest.For(t, "soft's back session gone", func() bool { return len(backSessions(e, "user:soft")) == 0 })
 	c.mu.Lock()
 	ended := len(c.ended)
 	c.mu.Unlock()
@@ -377,7 +378,7 @@ func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow
 		t.Errorf("fetchTurns: %v, want permission denied", err)
 	}
 	tess.say(chat, "t2", "still there?")
-	waitFor(t, func() bool {
+	waittest.For(t, "tess's message to be refused", func() bool {
 		tess.mu.Lock()
 		defer tess.mu.Unlock()
 		return len(tess.rejected) == 1
@@ -439,7 +440,7 @@ func TestAnEmbeddersOwnDirectoryThatTellsOfChangesEndsWhatAPersonLostAtOnce(t *t
 	tess := e.connect(t, "tess")
 	_, chat := tess.open("ahp-session:/tess", "team-bot")
 	users.change("tess", access.Principal{User: "tess", Grants: []string{"session:create"}})
-	waitFor(t, func() bool {
+	waittest.For(t, "tess's chat to end saying why", func() bool {
 		tess.mu.Lock()
 		defer tess.mu.Unlock()
 		return slices.ContainsFunc(tess.ended, func(s string) bool { return strings.HasPrefix(s, chat+": You may no longer read bot://team-bot") })
@@ -484,12 +485,12 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItOnEveryInstance(t *testin
 	tess := first.connect(t, tessTkn)
 	session, chat := tess.open("ahp-session:/tess", "team-bot")
 	there := second.connect(t, tessTkn)
-	waitFor(t, func() bool { return there.call("subscribe", map[string]any{"channel": chat}, nil) == nil })
+	waittest.For(t, "the chat to be subscribed to on the other instance", func() bool { return there.call("subscribe", map[string]any{"channel": chat}, nil) == nil })
 	there.subscribe(session)
 	there.subscribe(chat)
 	tess.say(chat, "t1", "sleep 30")
 	there.waitChat(chat, "the turn running, seen on the second instance", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
-	waitFor(t, func() bool { return len(backSessions(first, "user:tess")) == 1 })
+	waittest.For(t, "tess's back session on the first instance", func() bool { return len(backSessions(first, "user:tess")) == 1 })
 
 	if err := os.WriteFile(path, []byte(revokeUsers(`"session:create"`, ``)), 0o600); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // readable makes bot://motion and reads it twice, so that a check of its
@@ -92,7 +93,7 @@ func TestARootReachedThroughALinkThatIsRepointedIsFollowedAtTheNextRead(t *testi
 			t.Fatal(err)
 		}
 	}
-	e := &fileEnv{configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &syncBuffer{}}
+	e := &fileEnv{configDir: filepath.Join(base, "config"), root: filepath.Join(base, "bots"), log: &waittest.Log{}}
 	symlink(t, real1, e.root)
 	e.start(t)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 )
 
@@ -434,7 +435,7 @@ func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
 	defer cat.Close()
 	<-cat.ready // the listing is made in the background; later comes after it
 	src.put(bot("later", "user:alice"))
-	waitFor(t, "the feed to be taken", func() bool {
+	waittest.For(t, "the feed to be taken", func() bool {
 		cat.mu.Lock()
 		defer cat.mu.Unlock()
 		return cat.applied >= src.sentCount()
@@ -458,7 +459,7 @@ func TestCloseStopsFollowingAndRefusesNewSubscribers(t *testing.T) {
 	if err := e.cat.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the feed to be released", func() bool {
+	waittest.For(t, "the feed to be released", func() bool {
 		e.src.mu.Lock()
 		defer e.src.mu.Unlock()
 		return len(e.src.feeds) == 0

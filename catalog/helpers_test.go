@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
 )
@@ -239,26 +240,11 @@ func newEnv(t testing.TB, cfg Config, bots ...record.Record) *env {
 func (e *env) sync() {
 	e.t.Helper()
 	want := e.src.sentCount()
-	waitFor(e.t, "the catalogue to take every change", func() bool {
+	waittest.For(e.t, "the catalogue to take every change", func() bool {
 		e.cat.mu.Lock()
 		defer e.cat.mu.Unlock()
 		return e.cat.applied >= want
 	})
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // client is one connection through a Pipe.

@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/transport"
 )
@@ -206,7 +207,7 @@ func TestWatchWithNoSubscribersIsForgottenAfterAWhile(t *testing.T) {
 	c.subscribe(left)
 	c.call("unsubscribe", map[string]any{"channel": left})
 	never := c.createWatch("bot://beta")
-	waitFor(t, "idle watches to be forgotten", func() bool {
+	waittest.For(t, "idle watches to be forgotten", func() bool {
 		_, ok1 := e.cat.WatchChannel(left)
 		_, ok2 := e.cat.WatchChannel(never)
 		return !ok1 && !ok2

@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"github.com/agenthost/bots/client"
@@ -18,6 +17,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/transport"
 )
 
@@ -103,27 +103,9 @@ func (r *redialer) current() *breakable {
 	return r.conns[len(r.conns)-1]
 }
 
-// syncBuffer is a log the client writes from its reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // resumable returns a client whose connections the test may cut, and
 // its redialer, whose let channel lets each redial through.
-func resumable(t *testing.T, url string, log *syncBuffer) (*client.Client, *redialer) {
+func resumable(t *testing.T, url string, log *waittest.Log) (*client.Client, *redialer) {
 	t.Helper()
 	r := &redialer{url: url, let: make(chan struct{})}
 	conn, err := r.dial(testCtx(t))
@@ -139,7 +121,7 @@ func TestAWatchHearsTheChangesMadeWhileItsConnectionWasDownReplayed(t *testing.T
 	t.Parallel()
 	url := startServer(t)
 	ctx := testCtx(t)
-	var log syncBuffer
+	var log waittest.Log
 	c, r := resumable(t, url, &log)
 	w, err := c.Watch(ctx)
 	if err != nil {
@@ -176,7 +158,7 @@ func TestATurnEndsForItsSenderWhenItEndedWhileTheConnectionWasDown(t *testing.T)
 	t.Parallel()
 	url := startServer(t)
 	ctx := testCtx(t)
-	var log syncBuffer
+	var log waittest.Log
 	c, r := resumable(t, url, &log)
 	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Body: "robot", Color: "teal"}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // decodeFrameByMap is decodeFrame by encoding/json: every frame decoded
@@ -246,7 +248,7 @@ func TestWebSocketStalledDirectWriteHandsReadingOver(t *testing.T) {
 			}
 			sent <- nil
 		}()
-		waitFor(t, "reading to move off the stalled writer", stalled)
+		waittest.For(t, "reading to move off the stalled writer", stalled)
 		for i := range n {
 			m := wsRecv(t, c)
 			if m.Error != nil || string(m.ID) != itoa(i) {

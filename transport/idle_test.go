@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"regexp"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // TestAnIdleConnectionHoldsOnlyItsReader: a connection that was
@@ -38,7 +41,7 @@ func TestAnIdleConnectionHoldsOnlyItsReader(t *testing.T) {
 			t.Fatalf("got %s, want the action", m.raw)
 		}
 	}
-	waitFor(t, fmt.Sprintf("%d goroutines for %d idle connections", n, n), func() bool {
+	waittest.For(t, fmt.Sprintf("%d goroutines for %d idle connections", n, n), func() bool {
 		return runtime.NumGoroutine()-base <= n
 	})
 }
@@ -47,13 +50,13 @@ func TestAnIdleConnectionHoldsOnlyItsReader(t *testing.T) {
 // connection's attributes, built only when a line is logged, come first
 // on each of its lines, as With would put them.
 func TestAConnectionsLogLinesNameItsConnectionPrincipalAndRemote(t *testing.T) {
-	var logs logBuffer
-	srv, _ := newTestServer(t, Config{Logger: logs.logger()})
+	var logs waittest.Log
+	srv, _ := newTestServer(t, Config{Logger: logs.Logger(slog.LevelDebug)})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	c := dialWS(t, hs, "soft-token")
 	wsCall(t, c, wsInit, 0)
-	waitFor(t, "the connection's first line", func() bool {
+	waittest.For(t, "the connection's first line", func() bool {
 		return strings.Contains(logs.String(), "connection open")
 	})
 	line := logs.String()

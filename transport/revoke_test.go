@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubscriptions(t *testing.T) {
@@ -32,7 +33,7 @@ func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubsc
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "token") {
 		t.Fatalf("soft's connection ended with %v, want a 1008 close naming the token", err)
 	}
-	waitFor(t, "soft's subscription to end", func() bool {
+	waittest.For(t, "soft's subscription to end", func() bool {
 		for _, u := range host.unsubscribed() {
 			if strings.HasPrefix(u, "test:/notes#") {
 				return true

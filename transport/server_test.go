@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 func TestNewRefusesConfigWithoutHost(t *testing.T) {
@@ -198,8 +200,8 @@ func TestSnapshotThenActionsNeverOverlap(t *testing.T) {
 }
 
 func TestSlowReaderIsClosedAndLogged(t *testing.T) {
-	var logs logBuffer
-	srv, host := newTestServer(t, Config{SendQueue: 8, Logger: logs.logger()})
+	var logs waittest.Log
+	srv, host := newTestServer(t, Config{SendQueue: 8, Logger: logs.Logger(slog.LevelDebug)})
 	slow := dialPipe(t, srv, "root-token")
 	slow.initialize("slow", "test:/notes")
 	fast := dialPipe(t, srv, "root-token")
@@ -227,8 +229,8 @@ func TestSlowReaderIsClosedAndLogged(t *testing.T) {
 }
 
 func TestInternalErrorIsLoggedOnceAndAnsweredGenerically(t *testing.T) {
-	var logs logBuffer
-	srv, _ := newTestServer(t, Config{Logger: logs.logger()})
+	var logs waittest.Log
+	srv, _ := newTestServer(t, Config{Logger: logs.Logger(slog.LevelDebug)})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("boom")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"resourceRead","params":{"uri":"mem://boom"}}`)
@@ -265,7 +267,7 @@ func TestGoneClientIsUnsubscribedAfterRetention(t *testing.T) {
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("gone", "test:/notes", "ahp-root://")
 	c.conn.Close()
-	waitFor(t, "both channels to hear the client leave", func() bool { return len(host.unsubscribed()) == 2 })
+	waittest.For(t, "both channels to hear the client leave", func() bool { return len(host.unsubscribed()) == 2 })
 }
 
 func TestGoneClientIsUnsubscribedAtOnceWithoutRetention(t *testing.T) {
@@ -273,7 +275,7 @@ func TestGoneClientIsUnsubscribedAtOnceWithoutRetention(t *testing.T) {
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("gone-now", "test:/notes")
 	c.conn.Close()
-	waitFor(t, "the channel to hear the client leave", func() bool { return len(host.unsubscribed()) == 1 })
+	waittest.For(t, "the channel to hear the client leave", func() bool { return len(host.unsubscribed()) == 1 })
 }
 
 func TestReconnectTakesOverALiveConnection(t *testing.T) {

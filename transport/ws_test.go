@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // wsServer serves a fakeHost over a real WebSocket.
@@ -203,8 +206,8 @@ func TestWebSocketSlowReaderDoesNotHoldUpOthers(t *testing.T) {
 		{"large answers", `"resourceRead","params":{"uri":"mem://big"}`, 16, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs logBuffer
-			_, hs := wsServer(t, Config{SendQueue: tc.sendQueue, Logger: logs.logger()})
+			var logs waittest.Log
+			_, hs := wsServer(t, Config{SendQueue: tc.sendQueue, Logger: logs.Logger(slog.LevelDebug)})
 			slow := dialWS(t, hs, "root-token")
 			wsCall(t, slow, wsInit, 0)
 			const n = 10000
@@ -225,7 +228,7 @@ func TestWebSocketSlowReaderDoesNotHoldUpOthers(t *testing.T) {
 				wsCall(t, other, wsPing, 0)
 			}
 			if tc.mustClose {
-				waitFor(t, "the slow reader to be closed", func() bool { return strings.Contains(logs.String(), "too far behind") })
+				waittest.For(t, "the slow reader to be closed", func() bool { return strings.Contains(logs.String(), "too far behind") })
 				wsCall(t, other, wsPing, 0)
 			}
 			<-sent

@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
@@ -72,18 +73,6 @@ func (nd *node) say(t *testing.T, text string) (ahp.Turn, string) {
 	turn := nd.w.Wake(wake.Message{Bot: nd.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: id, Text: text, StartedAt: time.Now()}, m)
 	return m.ended(t), turn.Session()
-}
-
-// poll waits until cond holds, or fails naming what.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond) // polling with a deadline
-	}
 }
 
 // chatNow is the host's state of the session's chat, as a snapshot.
@@ -153,13 +142,13 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 		t.Fatalf("the first turn says %q", texts(first))
 	}
 	for i, nd := range ns[1:] {
-		poll(t, fmt.Sprintf("host %d to list the back session as host 0 does", i+1), func() bool {
+		waittest.For(t, fmt.Sprintf("host %d to list the back session as host 0 does", i+1), func() bool {
 			return listed(nd.host, "user:soft", session) != "" && listed(nd.host, "user:soft", session) == listed(a.host, "user:soft", session)
 		})
 		if got := listed(nd.host, "user:other", session); got != "" {
 			t.Errorf("host %d lists the back session to another person: %s", i+1, got)
 		}
-		poll(t, fmt.Sprintf("host %d to hold the chat as host 0 does", i+1), func() bool {
+		waittest.For(t, fmt.Sprintf("host %d to hold the chat as host 0 does", i+1), func() bool {
 			return chatNow(t, nd.host, session) == chatNow(t, a.host, session)
 		})
 	}
@@ -171,7 +160,7 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 	if again != session || !slices.Equal(texts(second), []string{"one two three"}) {
 		t.Fatalf("the second message went to %s and says %q", again, texts(second))
 	}
-	poll(t, "host 0's back turn to end", func() bool {
+	waittest.For(t, "host 0's back turn to end", func() bool {
 		st, _, _ := recs[0].now()
 		return len(st.Turns) == 2 && st.ActiveTurn == nil
 	})
@@ -180,7 +169,7 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 		t.Fatalf("host 0's chat is %s after %d actions", mustJSON(want), len(wantActions))
 	}
 	for i, r := range recs[1:] {
-		poll(t, fmt.Sprintf("host %d to be sent the turn", i+1), func() bool {
+		waittest.For(t, fmt.Sprintf("host %d to be sent the turn", i+1), func() bool {
 			_, got, _ := r.now()
 			return len(got) >= len(wantActions)
 		})
@@ -216,7 +205,7 @@ func TestAClientsActionOnABackSessionAnotherHostRunsIsRefusedThereAndTakenWhereI
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
 	chat := ahp.DefaultChatURI(session)
-	poll(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
+	waittest.For(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
 
 	err := dispatch(t, b.host, chat, ahp.NewAction(&ahp.ChatIsReadChangedAction{IsRead: true}))
 	if errcode.Of(err) != errcode.Invalid || !strings.Contains(err.Error(), "runs on another instance") {
@@ -232,7 +221,7 @@ func TestAClientsActionOnABackSessionAnotherHostRunsIsRefusedThereAndTakenWhereI
 	if err := dispatch(t, a.host, session, ahp.NewAction(&ahp.SessionTitleChangedAction{Title: "renamed"})); err != nil {
 		t.Fatalf("the host that runs the session refused: %v", err)
 	}
-	poll(t, "host 1 to read the actions taken on host 0", func() bool {
+	waittest.For(t, "host 1 to read the actions taken on host 0", func() bool {
 		return chatNow(t, b.host, session) == chatNow(t, a.host, session) && listed(b.host, "", session) == listed(a.host, "", session)
 	})
 	var st ahp.ChatState
@@ -248,7 +237,7 @@ func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithI
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "one")
-	poll(t, "host 1 to hold the back session", func() bool {
+	waittest.For(t, "host 1 to hold the back session", func() bool {
 		return chatNow(t, b.host, session) == chatNow(t, a.host, session)
 	})
 	ra, rb := recordOn(t, a.host, session), recordOn(t, b.host, session)
@@ -265,7 +254,7 @@ func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithI
 	if s3 != session || !slices.Equal(texts(turn), []string{"Motion heard: three"}) {
 		t.Fatalf("back on host 0 the message went to %s saying %q", s3, texts(turn))
 	}
-	poll(t, "both hosts to be sent both turns", func() bool {
+	waittest.For(t, "both hosts to be sent both turns", func() bool {
 		sa, _, _ := ra.now()
 		sb, _, _ := rb.now()
 		return len(sa.Turns) == 3 && sa.ActiveTurn == nil && len(sb.Turns) == 3 && sb.ActiveTurn == nil
@@ -287,11 +276,11 @@ func TestABackSessionDisposedOfOnOneHostIsLetGoOnTheOthers(t *testing.T) {
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
-	poll(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
+	waittest.For(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
 	if err := a.host.Dispose(context.Background(), session); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "host 1 to let it go", func() bool {
+	waittest.For(t, "host 1 to let it go", func() bool {
 		held, _ := b.host.Has(context.Background(), session)
 		return !held && listed(b.host, "", session) == ""
 	})
@@ -321,14 +310,14 @@ func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *t
 	ns := nodesOn(t, logs, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
-	poll(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
+	waittest.For(t, "host 1 to hold the back session", func() bool { return listed(b.host, "", session) != "" })
 	r := recordOn(t, a.host, session)
 	logs.n.Store(3) // a line of the turn below
 	turn, _ := a.say(t, "stream one two three four")
 	if turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), []string{"one two three four"}) {
 		t.Fatalf("the main turn ended %s saying %q", turn.State, texts(turn))
 	}
-	poll(t, "both hosts to hold the ended back turn alike", func() bool {
+	waittest.For(t, "both hosts to hold the ended back turn alike", func() bool {
 		st, _, _ := r.now()
 		return len(st.Turns) == 2 && st.ActiveTurn == nil && chatNow(t, b.host, session) == mustJSON(st) && chatNow(t, a.host, session) == mustJSON(st)
 	})
@@ -360,7 +349,7 @@ func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRu
 	m := newMain("asking", "ask your name?")
 	a.w.Wake(wake.Message{Bot: a.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: "asking", Text: "ask your name?", StartedAt: time.Now()}, m)
-	poll(t, "host 1 to show the question asked on host 0", func() bool { return openRequest(t, b.host, session) != "" })
+	waittest.For(t, "host 1 to show the question asked on host 0", func() bool { return openRequest(t, b.host, session) != "" })
 	rb := recordOn(t, b.host, session)
 	ra := recordOn(t, a.host, session)
 	answer := ahp.InputCompleted(openRequest(t, b.host, session), ahp.InputAccept, map[string]ahp.ChatInputAnswer{
@@ -376,7 +365,7 @@ func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRu
 	if err := dispatch(t, b.host, chat, answer); errcode.Of(err) != errcode.Invalid {
 		t.Errorf("a second answer answered %v, want a refusal", err)
 	}
-	poll(t, "both hosts to hold the ended turn alike", func() bool {
+	waittest.For(t, "both hosts to hold the ended turn alike", func() bool {
 		sa, _, _ := ra.now()
 		sb, _, _ := rb.now()
 		return sa.ActiveTurn == nil && mustJSON(sa) == mustJSON(sb)

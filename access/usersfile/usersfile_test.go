@@ -1,16 +1,16 @@
 package usersfile
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 const goodUsers = `{
@@ -161,25 +161,7 @@ func TestChangedUsers(t *testing.T) {
 	}
 }
 
-// syncLog collects log output.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func openTestDirectory(t *testing.T, interval time.Duration, log *syncLog) (*Directory, string) {
+func openTestDirectory(t *testing.T, interval time.Duration, log *waittest.Log) (*Directory, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, goodUsers)
@@ -192,7 +174,7 @@ func openTestDirectory(t *testing.T, interval time.Duration, log *syncLog) (*Dir
 }
 
 func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
-	d, path := openTestDirectory(t, 5*time.Millisecond, &syncLog{})
+	d, path := openTestDirectory(t, 5*time.Millisecond, &waittest.Log{})
 	changes := make(chan []string, 4)
 	d.Subscribe(func(prev, next *Users) { changes <- Changed(prev, next) })
 	writeUsers(t, path, strings.Replace(goodUsers, `"backend", `, ``, 1))
@@ -211,7 +193,7 @@ func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
 }
 
 func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
-	var log syncLog
+	var log waittest.Log
 	d, path := openTestDirectory(t, -1, &log)
 	heard := 0
 	d.Subscribe(func(prev, next *Users) { heard++ })
@@ -251,7 +233,7 @@ func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
 }
 
 func TestDirectorySubscribeCancelStopsCalls(t *testing.T) {
-	d, path := openTestDirectory(t, -1, &syncLog{})
+	d, path := openTestDirectory(t, -1, &waittest.Log{})
 	heard := 0
 	cancel := d.Subscribe(func(prev, next *Users) { heard++ })
 	cancel()
@@ -279,7 +261,7 @@ func TestOpenDirectoryRefusesBadFile(t *testing.T) {
 }
 
 func TestDirectoryCloseIsIdempotent(t *testing.T) {
-	d, _ := openTestDirectory(t, time.Millisecond, &syncLog{})
+	d, _ := openTestDirectory(t, time.Millisecond, &waittest.Log{})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +294,7 @@ func TestAUsersFileWithATokenShorterThan16CharactersIsRefusedNamingTheEntry(t *t
 	}
 
 	// A directory keeps the last good file.
-	var log syncLog
+	var log waittest.Log
 	d, path := openTestDirectory(t, -1, &log)
 	writeUsers(t, path, `{"users":[{"id":"soft","token":"s"}]}`)
 	if changed, err := d.Reload(context.Background()); changed || err == nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -47,24 +48,6 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m)) // stops the throwaway PostgreSQL of the -db tests
 }
 
-// lockedBuffer is a buffer written by several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
 // acpServer is the built server running the fake agent as provider
 // "fake", its logs (at debug) captured, and a recording proxy in front of
 // it through which every WebSocket byte passes.
@@ -81,7 +64,7 @@ type acpSetup struct {
 	bin, config, root, agents string
 	extra                     []string
 	environ                   []string // more of the server's environment, NAME=value
-	logs, wire                *lockedBuffer
+	logs, wire                *waittest.Log
 }
 
 func newACPSetup(t *testing.T, extra ...string) *acpSetup {
@@ -89,7 +72,7 @@ func newACPSetup(t *testing.T, extra ...string) *acpSetup {
 	bin := buildServer(t)
 	base := t.TempDir()
 	s := &acpSetup{bin: bin, config: filepath.Join(base, "config"), root: filepath.Join(base, "bots"),
-		agents: filepath.Join(base, "agents.json"), extra: extra, logs: &lockedBuffer{}, wire: &lockedBuffer{}}
+		agents: filepath.Join(base, "agents.json"), extra: extra, logs: &waittest.Log{}, wire: &waittest.Log{}}
 	agents, err := json.Marshal(map[string]any{"agents": map[string]any{"fake": map[string]any{
 		"command": os.Args[0], "args": []string{"-test.run=^$"}, "env": []string{acpfake.Env},
 	}}})

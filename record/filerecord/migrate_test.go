@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record/filerecord"
 )
 
@@ -96,8 +97,8 @@ func sameTree(t *testing.T, dir string) {
 
 func TestLoadMovesTheOlderLayoutIntoEachBotsFolder(t *testing.T) {
 	dir := copyTree(t, beforeTree)
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	sameTree(t, dir)
 	if got := ids(t, s); !slices.Equal(got, []string{"alpha", "beta"}) {
 		t.Fatalf("loaded %v", got)
@@ -120,7 +121,7 @@ func TestMigrationIsIdempotent(t *testing.T) {
 	dir := copyTree(t, beforeTree)
 	open(t, dir, nil).Close()
 	first := tree(t, dir)
-	var log logBuffer
+	var log waittest.Log
 	s := open(t, dir, slog.New(slog.NewTextHandler(&log, nil)))
 	if again := tree(t, dir); !maps.Equal(first, again) {
 		t.Fatalf("a second load changed the tree:\n%v\n%v", first, again)
@@ -167,8 +168,8 @@ func TestLeftoversOfADeletedBotAreRemovedAndAFolderWithItsBotFileKept(t *testing
 	writeFile(t, filepath.Join(dir, "bots", "old", "logs", "x.jsonl"), "{}\n")
 	writeFile(t, filepath.Join(dir, "bots-gone", "back"), "")
 	writeFile(t, botFile(dir, "back"), strings.Replace(specExample, "id: motion", "id: back", 1))
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if _, err := os.Stat(filepath.Join(dir, "bots", "old")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the deleted bot's folder is still there: %v", err)
 	}

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agenthost/bots/internal/frontmatter"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 	"github.com/agenthost/bots/record/recordtest"
@@ -32,28 +32,6 @@ func TestConformance(t *testing.T) {
 		Open:   func(t *testing.T) (record.Store, error) { return openIn(t.TempDir()) },
 		Reopen: func(_ *testing.T, old record.Store) (record.Store, error) { return openIn(dirs[old]) },
 	})
-}
-
-// logBuffer collects a store's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 func open(t *testing.T, dir string, log *slog.Logger) *filerecord.Store {
@@ -93,7 +71,7 @@ func ids(t *testing.T, s record.Store) []string {
 
 // reported checks that exactly the given files are reported, each naming
 // its reason, in the problems and in a Warn log line with the path.
-func reported(t *testing.T, s *filerecord.Store, log *logBuffer, want map[string]string) {
+func reported(t *testing.T, s *filerecord.Store, log *waittest.Log, want map[string]string) {
 	t.Helper()
 	problems := s.Problems()
 	if len(problems) != len(want) {
@@ -198,8 +176,8 @@ func TestInvalidBotFileIsReportedAndOtherBotsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, botFile(dir, "Upper"), "---\n---\n")
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if got := ids(t, s); len(got) != 1 || got[0] != "good" {
 		t.Fatalf("loaded %v, want only good", got)
 	}
@@ -221,8 +199,8 @@ func TestInvalidBotFileIsReportedAndOtherBotsLoad(t *testing.T) {
 func TestFileNamingAnotherIDIsLeftOutAndReported(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "motion"), strings.Replace(specExample, "id: motion", "id: other", 1))
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if got := ids(t, s); len(got) != 0 {
 		t.Fatalf("loaded %v", got)
 	}
@@ -236,8 +214,8 @@ func TestAliasBombAndOversizedFileAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "bomb"), "---\na: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c]\n---\n")
 	writeFile(t, botFile(dir, "huge"), "---\nid: huge\n---\n"+strings.Repeat("x", frontmatter.MaxSize))
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if got := ids(t, s); len(got) != 0 {
 		t.Fatalf("loaded %v", got)
 	}
@@ -252,8 +230,8 @@ func TestTombstonedSlugWithBotFileIsReportedAndKeptOnDisk(t *testing.T) {
 	writeFile(t, botFile(dir, "motion"), specExample)
 	writeFile(t, filepath.Join(dir, "bots", "motion", "sessions", "row"), "x")
 	writeFile(t, filepath.Join(dir, "bots-gone", "motion"), "")
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if got := ids(t, s); len(got) != 0 {
 		t.Fatalf("loaded %v", got)
 	}
@@ -279,8 +257,8 @@ func TestTempFilesLeftByCrashAreIgnored(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "bots-gone", ".tmp-other-3"), "")
 	aside := filepath.Join(dir, "bots", ".tmp-deleted-old-1")
 	writeFile(t, filepath.Join(aside, "bot.md"), specExample)
-	var log logBuffer
-	s := open(t, dir, log.logger())
+	var log waittest.Log
+	s := open(t, dir, log.Logger(slog.LevelWarn))
 	if got := ids(t, s); len(got) != 1 || got[0] != "motion" {
 		t.Fatalf("loaded %v, want motion", got)
 	}

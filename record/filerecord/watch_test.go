@@ -3,6 +3,7 @@ package filerecord_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 )
@@ -25,14 +27,14 @@ type watched struct {
 	dir     string
 	s       *filerecord.Store
 	changes <-chan record.Change
-	log     *logBuffer
+	log     *waittest.Log
 	marks   int
 }
 
 func openWatched(t *testing.T, dir string) *watched {
 	t.Helper()
-	w := &watched{t: t, dir: dir, log: &logBuffer{}}
-	s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir, Logger: w.log.logger(), Watch: true})
+	w := &watched{t: t, dir: dir, log: &waittest.Log{}}
+	s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir, Logger: w.log.Logger(slog.LevelWarn), Watch: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -50,26 +50,8 @@ func openErr(t *testing.T, cfg Config) error {
 	return err
 }
 
-// lockedLog is a log written by several goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
-	logs := &lockedLog{}
+	logs := &waittest.Log{}
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	h, err := New(cfg)

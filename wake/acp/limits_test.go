@@ -1,16 +1,15 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -120,24 +119,6 @@ func TestParseLimit(t *testing.T) {
 	}
 }
 
-// logBuffer is a log written by several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // withFakeEnv passes the fake's switch name=value to the child.
 func withFakeEnv(name, value string) func(*Config) {
 	return func(c *Config) {
@@ -187,7 +168,7 @@ func stepError(t *testing.T, err error, step Step, want ...string) {
 }
 
 func TestStartTimeoutStopsAHungStartAndSaysSo(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &waittest.Log{}
 	h := newHarness(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
 		c.StartTimeout = 300 * time.Millisecond

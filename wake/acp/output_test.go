@@ -12,12 +12,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
 func TestStdoutTextThatIsNotACPIsLoggedOnceAtWarnPerStartNamingTheAgentAndItsFirstLine(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &waittest.Log{}
 	h := newHarness(t, all(withFakeEnv(acpfake.StdoutStartEnv, `Welcome to Fake 1.0\nloading plugins…\nready`), func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}))
@@ -55,7 +56,7 @@ func TestStdoutTextThatIsNotACPIsLoggedOnceAtWarnPerStartNamingTheAgentAndItsFir
 
 func TestAgentLinesOnStderrAreScrubbedInTheSentenceAndTheLog(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &waittest.Log{}
 	scrub := &connector.Scrubber{}
 	scrub.Add("vault-secret-42")
 	h := newHarness(t, all(withFakeEnv("MODEL_API_KEY", "sk-agent-key-0123"), func(c *Config) {

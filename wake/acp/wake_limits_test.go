@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
@@ -42,7 +43,7 @@ func turnError(turn ahp.Turn) string {
 }
 
 func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &waittest.Log{}
 	e := newWakeEnvWith(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
 		c.StartTimeout = time.Second
@@ -87,7 +88,7 @@ func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
 }
 
 func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &waittest.Log{}
 	var hang atomic.Bool
 	h := newHarness(t, func(c *Config) {
 		c.Agent.Env = append(c.Agent.Env, acpfake.HangInitEnv)
