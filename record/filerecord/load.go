@@ -169,9 +169,10 @@ func (s *Store) load(ctx context.Context) error {
 			s.toArm[i] = armItem{name: id, stat: found[i].stat}
 		}
 	}
-	items, changed := cacheItems(ids, entries, found, len(cache))
-	if !changed {
-		items = nil // nothing to write: the cache's bytes go now, not once the watches are set
+	var items []cacheItem // nil when unchanged: nothing to write, and the cache's bytes go now
+	changed := cacheChanged(entries, found, len(cache))
+	if changed {
+		items = cacheItems(ids, entries, found)
 	}
 	after := func() {
 		select {
@@ -197,26 +198,34 @@ func (s *Store) load(ctx context.Context) error {
 }
 
 // cacheItems are what the next load cache holds of a load of ids, which
-// kept entries and found found (an item without bytes is a file the load
-// read, which writeCache reads again), and whether that differs from the
-// cache the load read, which held held files: a file it read that the
-// cache may hold, or one the cache held that is gone.
-func cacheItems(ids []string, entries []*record.Entry, found []loaded, held int) (items []cacheItem, changed bool) {
-	used := 0
-	items = make([]cacheItem, 0, len(ids))
+// kept entries and found found: an item without bytes is a file the load
+// read, which writeCache reads again.
+func cacheItems(ids []string, entries []*record.Entry, found []loaded) []cacheItem {
+	items := make([]cacheItem, 0, len(ids))
 	for i, id := range ids {
-		f := found[i]
+		if f := found[i]; entries[i] != nil && f.keep.key.ino != 0 {
+			items = append(items, cacheItem{id: id, file: f.keep})
+		}
+	}
+	return items
+}
+
+// cacheChanged reports whether the next load cache differs from the one
+// the load read, which held held files: the load read a file the cache
+// may hold, or the cache held one that is gone. A restart over unchanged
+// bots makes no list of 100,000 items to find that out.
+func cacheChanged(entries []*record.Entry, found []loaded, held int) bool {
+	used := 0
+	for i, f := range found {
 		if entries[i] == nil || f.keep.key.ino == 0 {
 			continue
 		}
-		items = append(items, cacheItem{id: id, file: f.keep})
-		if f.cached {
-			used++
-		} else {
-			changed = true
+		if !f.cached {
+			return true
 		}
+		used++
 	}
-	return items, changed || used != held
+	return used != held
 }
 
 // sweep removes, in the background once the store is open (and once a
