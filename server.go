@@ -497,19 +497,6 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		store, holder = db.Records, holderName()
 		closers = append(closers, pruneLeases(db.Leases, cmp.Or(s.pruneEvery, lease.PruneEvery), s.log))
 	}
-	// Chat logs and back-session rows live in the database when the
-	// records do, else beside them under ConfigDir, whatever the store: a
-	// restart continues its chats and back sessions.
-	var startFiles *startLogs
-	if db == nil {
-		startFiles = newStartLogs(s.ConfigDir, s.hub)
-		if !filerecord.HoldsOlderLogs(s.ConfigDir) {
-			// Listed beside the store's load; what the load moves of an
-			// older layout includes logs, so that waits for the load.
-			startFiles.prefetch(ctx)
-			closers = append(closers, func() error { startFiles.wait(); return nil })
-		}
-	}
 	if store == nil {
 		fs, err := filerecord.Open(ctx, filerecord.Config{ConfigDir: s.ConfigDir, Logger: s.log, Watch: true, WatchAfter: loaded, Telemetry: s.hub})
 		if err != nil {
@@ -576,15 +563,16 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		return nil, closers, fmt.Errorf("bots: default agent %q: no such agent (this server runs %s)", defaultAgent, strings.Join(slices.Sorted(maps.Keys(harnesses)), ", "))
 	}
 	step("agents")
+	// Chat logs and back-session rows live in the database when the
+	// records do, else beside them under ConfigDir, whatever the store: a
+	// restart continues its chats and back sessions.
 	// With the database, a back session runs on the instance holding its
 	// lease (wake.Config.Leases).
-	var logs chatlog.Logs
-	var rows wake.Rows
+	var logs chatlog.Logs = newStartLogs(s.ConfigDir, s.hub)
+	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
 	var leases lease.Leases
 	if db != nil {
 		logs, rows, leases = db.Logs, db.Rows, db.Leases
-	} else {
-		logs, rows = startFiles, wake.NewFileRows(s.ConfigDir)
 	}
 	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil, Telemetry: s.hub})
 	if err != nil {

@@ -540,10 +540,10 @@ func TestAServerWhoseStartFailedSaysNothingOfShuttingDown(t *testing.T) {
 	}
 }
 
-// TestAStartOverTheOlderLayoutListsTheChatsItMoves: a start lists the
-// chat logs beside the record store's load, except when the configuration
-// folder holds logs of the older layout (bot-chats/), which that load
-// moves into the bot folders: then the chats it moved are listed too.
+// TestAStartOverTheOlderLayoutListsTheChatsItMoves: the chat logs of the
+// older layout (bot-chats/), which the record store's load moves into the
+// bot folders, are listed by the start that moved them: a listing made
+// before or beside the load would miss them.
 func TestAStartOverTheOlderLayoutListsTheChatsItMoves(t *testing.T) {
 	t.Parallel()
 	first := newServer(t)

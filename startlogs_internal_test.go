@@ -11,21 +11,8 @@ import (
 // TestStartLogsAnswerEachKindsFirstListingFromOnePassAndLookAgainAfter:
 // the first listing of either kind passes over the bot folders once for
 // both; the other kind's first listing is that pass's answer, and every
-// later listing of a kind looks at the files again. Begun early
-// (prefetch), the pass is the same: made once, before the first listing,
-// which waits for it.
+// later listing of a kind looks at the files again.
 func TestStartLogsAnswerEachKindsFirstListingFromOnePassAndLookAgainAfter(t *testing.T) {
-	for _, early := range []bool{false, true} {
-		t.Run(map[bool]string{false: "at the first listing", true: "begun early"}[early], func(t *testing.T) {
-			t.Parallel()
-			startLogsAnswerFromOnePass(t, early)
-		})
-	}
-}
-
-// startLogsAnswerFromOnePass is the test above, its pass begun early or
-// at the first listing.
-func startLogsAnswerFromOnePass(t *testing.T, early bool) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	l := newStartLogs(dir, nil)
@@ -33,14 +20,6 @@ func startLogsAnswerFromOnePass(t *testing.T, early bool) {
 	chat := chatlog.Key{Kind: chatlog.Chat, Bot: "notes", Session: "ahp-session:/b"}
 	for _, k := range []chatlog.Key{back, chat} {
 		if err := l.Create(ctx, k, []byte(`{"kind":"open"}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if early {
-		l.prefetch(ctx)
-		l.wait()
-		// Removed after the pass, before any listing: the first is the pass's.
-		if err := os.Remove(l.Path(back)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,11 +33,6 @@ func startLogsAnswerFromOnePass(t *testing.T, early bool) {
 	}
 	if got := list(chatlog.Back); !slices.Equal(got, []chatlog.Key{back}) {
 		t.Fatalf("first back listing %v, want %v", got, back)
-	}
-	if early {
-		if err := l.Create(ctx, back, []byte(`{"kind":"open"}`)); err != nil {
-			t.Fatal(err)
-		}
 	}
 	// Removed after the pass: the chats' first listing is the pass's.
 	if err := os.Remove(l.Path(chat)); err != nil {

@@ -51,14 +51,6 @@ const (
 	sessionsDirName = "sessions"
 )
 
-// HoldsOlderLogs reports whether configDir holds chat logs or
-// back-session files of the older layout (bot-chats/, bot-sessions/),
-// which the next Open moves into the bot folders: a listing of the logs
-// made while it opens could miss them.
-func HoldsOlderLogs(configDir string) bool {
-	return exists(filepath.Join(configDir, oldChatsDir)) || exists(filepath.Join(configDir, oldSessionsDir))
-}
-
 // readTombstones returns the slugs that have a tombstone.
 func (s *Store) readTombstones() (map[string]struct{}, error) {
 	stones, err := os.ReadDir(s.goneDir)
