@@ -34,10 +34,10 @@ func isSlug(s string) bool {
 	return true
 }
 
-// CheckSessionName reports why s is not a back session name: up to forty
+// checkSessionName reports why s is not a back session name: up to forty
 // lowercase letters, digits and dashes starting with a letter, where {turn}
 // may stand anywhere (it counts as one letter).
-func CheckSessionName(s string) error {
+func checkSessionName(s string) error {
 	if !isSlug(strings.ReplaceAll(s, turnWord, "t")) {
 		return fmt.Errorf("session %q is not a session name: use up to %d lowercase letters, digits and dashes, starting with a letter, with {turn} anywhere", s, MaxSlug)
 	}
@@ -57,9 +57,9 @@ func FillSessionName(name, turnID string) (string, error) {
 	return out, nil
 }
 
-// CheckOwner reports why s is not an owner: user:<id>, team:<team>,
+// checkOwner reports why s is not an owner: user:<id>, team:<team>,
 // project:<team>:<project> or root:<host>.
-func CheckOwner(s string) error {
+func checkOwner(s string) error {
 	kind, rest, _ := strings.Cut(s, ":")
 	ok := false
 	switch kind {
@@ -93,9 +93,9 @@ func isName(s string) bool {
 // is this host, whatever name follows it.
 func IsRootOwner(s string) bool { return strings.HasPrefix(s, "root:") }
 
-// CheckWord reports why s is not a word, as a body must be: 1 to 40 letters,
+// checkWord reports why s is not a word, as a body must be: 1 to 40 letters,
 // digits, dashes or underscores, starting with a letter.
-func CheckWord(field, s string) error {
+func checkWord(field, s string) error {
 	ok := len(s) > 0 && len(s) <= MaxSlug && isLetter(s[0])
 	for i := 0; ok && i < len(s); i++ {
 		c := s[i]
@@ -112,9 +112,9 @@ func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 // connectorScheme starts every connector reference.
 const connectorScheme = "connectors://"
 
-// CheckConnector reports why alias → ref is not a connector binding: the
+// checkConnector reports why alias → ref is not a connector binding: the
 // alias is a lowercase slug and ref is connectors://<adapter>/<id>.
-func CheckConnector(alias, ref string) error {
+func checkConnector(alias, ref string) error {
 	if !isSlug(alias) {
 		return fmt.Errorf("connector alias %q is not a lowercase slug", alias)
 	}
@@ -128,7 +128,7 @@ func CheckConnector(alias, ref string) error {
 
 // ParseConnector splits connectors://<adapter>/<id>.
 func ParseConnector(ref string) (adapter, id string, err error) {
-	if err := CheckConnector("x", ref); err != nil {
+	if err := checkConnector("x", ref); err != nil {
 		return "", "", fmt.Errorf("%q is not connectors://<adapter>/<id>", ref)
 	}
 	rest := strings.TrimPrefix(ref, connectorScheme)
@@ -136,10 +136,10 @@ func ParseConnector(ref string) (adapter, id string, err error) {
 	return adapter, id, nil
 }
 
-// CheckToolName reports why s is not a tool name a record's tools list may
+// checkToolName reports why s is not a tool name a record's tools list may
 // hold: 1 to 40 lowercase letters, digits, underscores and dashes, starting
 // with a letter. Which names a host offers is the host's to check.
-func CheckToolName(s string) error {
+func checkToolName(s string) error {
 	ok := len(s) > 0 && len(s) <= MaxSlug && 'a' <= s[0] && s[0] <= 'z'
 	for i := 0; ok && i < len(s); i++ {
 		c := s[i]

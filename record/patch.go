@@ -172,7 +172,7 @@ func (p *Patch) set(k string, v any) error {
 	case "description":
 		return str(&p.Description, k, v, nil)
 	case "body":
-		return str(&p.Body, k, v, func(s string) error { return CheckWord("body", s) })
+		return str(&p.Body, k, v, func(s string) error { return checkWord("body", s) })
 	case "color":
 		if err := str(&p.Color, k, v, nil); err != nil || !p.Color.Has() {
 			return err
@@ -193,7 +193,7 @@ func (p *Patch) set(k string, v any) error {
 			return nil
 		})
 	case "provider":
-		return str(&p.Provider, k, v, func(s string) error { return CheckWord("provider", s) })
+		return str(&p.Provider, k, v, func(s string) error { return checkWord("provider", s) })
 	case "model":
 		return str(&p.Model, k, v, nonEmpty(k))
 	case "preset":
@@ -201,7 +201,7 @@ func (p *Patch) set(k string, v any) error {
 	case "workspace":
 		return str(&p.Workspace, k, v, nonEmpty(k))
 	case "session":
-		return str(&p.Session, k, v, CheckSessionName)
+		return str(&p.Session, k, v, checkSessionName)
 	case "computer":
 		return str(&p.Computer, k, v, nonEmpty(k))
 	case "connectors":
@@ -209,7 +209,7 @@ func (p *Patch) set(k string, v any) error {
 	case "tools":
 		return tools(&p.Tools, v)
 	case "owner":
-		return str(&p.Owner, k, v, CheckOwner)
+		return str(&p.Owner, k, v, checkOwner)
 	case "createdAt":
 		return stamp(&p.CreatedAt, k, v)
 	case "updatedAt":
@@ -289,7 +289,7 @@ func tools(o *Opt[[]string], v any) error {
 		if !ok {
 			return fmt.Errorf("tools[%d] must be a string, not %s", i, typeName(e))
 		}
-		if err := CheckToolName(s); err != nil {
+		if err := checkToolName(s); err != nil {
 			return err
 		}
 		if slices.Contains(out, s) {
@@ -322,7 +322,7 @@ func connectors(o *Opt[map[string]string], v any) error {
 		if !ok {
 			return fmt.Errorf("connector %q must be a string connectors://<adapter>/<id>, not %s", a, typeName(m[a]))
 		}
-		if err := CheckConnector(a, s); err != nil {
+		if err := checkConnector(a, s); err != nil {
 			return err
 		}
 		out[a] = s
