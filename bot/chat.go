@@ -820,14 +820,5 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 	return ch
 }
 
-// decodeAction decodes a dispatched action.
-func decodeAction(raw json.RawMessage) (ahp.Action, error) {
-	var a ahp.Action
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return ahp.Action{}, errcode.New(errcode.Invalid, "the action does not decode: %v", err)
-	}
-	return a, nil
-}
-
 // newTurnID is the id of a turn the host starts from the queue.
 func newTurnID() string { return strings.ToLower(ulid.Make().String()) }

@@ -43,7 +43,7 @@ func (s chatSession) Subscribe(ctx context.Context, sub *engine.Subscriber) (eng
 // Dispatch takes the session actions a client may send: a title, read and
 // archived.
 func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
-	a, err := decodeAction(d.Action)
+	a, err := d.Decode()
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func rejectf(format string, args ...any) error { return errcode.New(errcode.Inva
 // answers to the back session's questions and approvals, the queue and
 // the draft.
 func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
-	a, err := decodeAction(d.Action)
+	a, err := d.Decode()
 	if err != nil {
 		return err
 	}

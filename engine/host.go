@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/errcode"
 )
 
 // Host is what the engine and the wire need from the service behind them:
@@ -185,6 +187,16 @@ type Dispatch struct {
 	Origin Origin
 	// Action is the action as sent: a JSON object with a string "type".
 	Action json.RawMessage
+}
+
+// Decode decodes the action: an errcode.Invalid error when it is not
+// one.
+func (d Dispatch) Decode() (ahp.Action, error) {
+	var a ahp.Action
+	if err := json.Unmarshal(d.Action, &a); err != nil {
+		return ahp.Action{}, errcode.New(errcode.Invalid, "the action does not decode: %v", err)
+	}
+	return a, nil
 }
 
 // Origin says which client dispatch an action echoes.

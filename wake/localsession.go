@@ -1,0 +1,436 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/telemetry"
+)
+
+// One back session LocalHost runs: its state, the actions it applies and
+// publishes, its queue of messages and the turn it runs.
+
+// localSession is one session LocalHost runs.
+type localSession struct {
+	h    *LocalHost
+	uri  string
+	chat string
+	spec Spec
+	hr   Harness
+	info SessionInfo // what the agent is opened with
+	feed *feed.Feed[ahp.Action]
+	// createdAt is when the session started (ISO 8601).
+	createdAt string
+	// key is the session's log's when logged; an unlogged session keeps
+	// none.
+	key    chatlog.Key
+	logged bool
+	// fence is the lease token its log's writes carry, when a Waker
+	// holding a lease handed it work (lease.WithFence); set under mu.
+	fence  lease.Fence
+	fenced bool
+	// lines is how many lines its log holds as far as this host knows:
+	// read back, or written; set under mu.
+	lines int
+	// here says this host writes the session's log (it started it, read
+	// it back to continue it, or a Waker holding its lease handed it
+	// work); with shared logs a session not here is a copy that follows
+	// the log another host writes, and takes clients' answers alone
+	// (follow.go). diverged says a
+	// write to the log failed: the copy holds a line the log does not.
+	// Both set under mu.
+	here     bool
+	diverged bool
+
+	mu         sync.Mutex
+	state      ahp.SessionState
+	chatState  ahp.ChatState
+	sessionSeq int64
+	chatSeq    int64
+	turn       *localTurn
+	waits      map[string]chan ahp.Action // tool call or request id → its answer
+	gone       bool
+	// agent is the session's agent, nil until a restored session's first
+	// turn opens it.
+	agent    Agent
+	logError bool // an append failed and was reported
+	// parent is the span of the wake that sent the last message, the
+	// parent of the next turn's, with traces on.
+	parent trace.SpanContext
+}
+
+// localTurn is the turn a session's agent runs.
+type localTurn struct {
+	id      string
+	started time.Time
+	cancel  context.CancelFunc
+	stopped bool                     // the turn was cancelled; nothing more is emitted for it
+	reply   string                   // the reply's markdown part, once opened
+	reason  string                   // the reasoning part, once opened
+	tools   map[string]*reportedTool // the agent's own tool calls by the agent's id
+}
+
+// reportedTool is one of the agent's own tool calls shown in the turn.
+type reportedTool struct {
+	id    string // the call's tool call id in the chat
+	title string
+	done  bool
+}
+
+// dispose stops the running turn, ends the channels and closes the agent.
+// fenceFrom takes the fence ctx carries, if any, for the session's later
+// log writes.
+func (s *localSession) fenceFrom(ctx context.Context) {
+	if f, ok := lease.FenceFrom(ctx); ok {
+		s.mu.Lock()
+		s.fence, s.fenced, s.here = f, true, true
+		s.mu.Unlock()
+	}
+}
+
+// logCtx is a context for one log write, with the session's fence. Called
+// with s.mu held.
+func (s *localSession) logCtxLocked() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	if s.fenced {
+		ctx = lease.WithFence(ctx, s.fence)
+	}
+	return ctx, cancel
+}
+
+func (s *localSession) dispose() {
+	s.mu.Lock()
+	if s.gone {
+		s.mu.Unlock()
+		return
+	}
+	s.gone = true
+	if t := s.turn; t != nil {
+		t.stopped = true
+		t.cancel()
+	}
+	agent := s.agent
+	s.mu.Unlock()
+	s.feed.Close()
+	s.h.bus.End(s.uri)
+	s.h.bus.End(s.chat)
+	if agent == nil {
+		return
+	}
+	if err := agent.Close(); err != nil {
+		s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+	}
+}
+
+// emitChatLocked applies a to the chat, publishes it and tells followers;
+// the session's catalogue follows the chat's status. The chat holds its
+// latest ended turns only: a snapshot has those, with no turnsNextCursor,
+// as the older ones are gone. It reports false when a is an answer that
+// another host's answer, logged first, made moot: a is then neither
+// logged nor applied. Called with s.mu held.
+func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
+	a = scrubAction(s.h.scrub, a)
+	if !s.logLocked(backChat, a) {
+		return false
+	}
+	s.showChatLocked(a, origin)
+	return true
+}
+
+// showChatLocked applies a to the chat, publishes it and tells
+// followers, and updates the session's catalogue when the chat's status
+// changed: what emitChatLocked does once a is logged, and what a copy
+// does with a line another host wrote. Called with s.mu held.
+func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
+	prev := s.chatState
+	s.applyChatLocked(a)
+	seq, err := s.h.bus.Publish(s.chat, engine.Event{Action: a, Origin: origin})
+	if err != nil {
+		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
+	} else {
+		s.chatSeq = seq
+	}
+	s.feed.Publish(a)
+	if prev.Status != s.chatState.Status || prev.ModifiedAt != s.chatState.ModifiedAt {
+		st, mod := s.chatState.Status, s.chatState.ModifiedAt
+		s.emitSessionLocked(ahp.ChatUpdated(s.chat, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
+	}
+}
+
+// applyChatLocked applies a to the chat's state, keeping its latest ended
+// turns. Called with s.mu held.
+func (s *localSession) applyChatLocked(a ahp.Action) {
+	s.chatState = ahp.ApplyChat(s.chatState, a)
+	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
+		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
+	}
+}
+
+// emitSessionLocked applies a to the session and publishes it; a client's
+// action (origin set) is logged. Called with s.mu held.
+func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
+	a = scrubAction(s.h.scrub, a)
+	if origin != nil {
+		s.logLocked(backSession, a)
+	}
+	s.showSessionLocked(a, origin)
+}
+
+// showSessionLocked applies a to the session and publishes it. Called
+// with s.mu held.
+func (s *localSession) showSessionLocked(a ahp.Action, origin *engine.Origin) {
+	s.state = ahp.ApplySession(s.state, a)
+	seq, err := s.h.bus.Publish(s.uri, engine.Event{Action: a, Origin: origin})
+	if err != nil {
+		s.h.log.Error("wake: action did not publish", "session", s.uri, "err", err)
+		return
+	}
+	s.sessionSeq = seq
+}
+
+// refused is a refusal of the host, for reason (a format and its args).
+func refused(format string, args ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// dispatch validates and applies a client's action to the chat; origin is
+// nil for an in-process caller.
+func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return ErrNoSession
+	}
+	if s.elsewhereLocked() != nil && answerFor(a) != "" && origin != nil {
+		// A client's answer; an in-process caller (the Waker of this
+		// instance, following a turn another runs) acts only where the
+		// session runs.
+		return s.answerElsewhereLocked(a, origin)
+	}
+	if err := s.elsewhereLocked(); err != nil {
+		return err
+	}
+	cs := s.chatState
+	active := cs.ActiveTurn
+	switch b := a.Body.(type) {
+	case *ahp.ChatTurnStartedAction:
+		if b.TurnID == "" || b.Message.Origin.Kind != ahp.MessageUser {
+			return refused("a turn a client starts needs a turnId and a user's message")
+		}
+		if active != nil || s.turn != nil {
+			return refused("a turn is in progress")
+		}
+		if b.QueuedMessageID != "" {
+			return refused("the host consumes queued messages itself")
+		}
+		s.emitChatLocked(a, origin)
+		s.runLocked(b.TurnID, b.Message)
+		return nil
+	case *ahp.ChatTurnCancelledAction:
+		if active == nil || active.ID != b.TurnID {
+			return refused("turn %q is not in progress", b.TurnID)
+		}
+		if origin == nil && b.Duration == 0 {
+			a = ahp.TurnCancelled(b.TurnID, s.durationLocked())
+		}
+		if t := s.turn; t != nil && t.id == b.TurnID {
+			t.stopped = true
+			t.cancel()
+		}
+		s.emitChatLocked(a, origin)
+		s.turn = nil
+		s.nextLocked()
+		return nil
+	case *ahp.ChatPendingMessageSetAction:
+		if b.ID == "" || (b.Kind != ahp.PendingQueued && b.Kind != ahp.PendingSteering) {
+			return refused("a pending message needs an id and the kind queued or steering")
+		}
+		s.emitChatLocked(a, origin)
+		s.nextLocked()
+		return nil
+	case *ahp.ChatPendingMessageRemovedAction:
+		switch {
+		case b.Kind == ahp.PendingSteering && cs.SteeringMessage != nil && cs.SteeringMessage.ID == b.ID:
+		case b.Kind == ahp.PendingQueued && slices.ContainsFunc(cs.QueuedMessages, func(m ahp.PendingMessage) bool { return m.ID == b.ID }):
+		default:
+			return refused("no %s message %q is waiting", b.Kind, b.ID)
+		}
+		s.emitChatLocked(a, origin)
+		return nil
+	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction,
+		*ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
+		s.emitChatLocked(a, origin)
+		return nil
+	case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
+		if err := s.answerErrLocked(a, origin); err != nil {
+			return err
+		}
+		if s.emitChatLocked(a, origin) {
+			s.deliverAnswerLocked(a)
+		}
+		return nil
+	}
+	return refused("this chat does not take %s", a.Type)
+}
+
+// dispatchSession applies a client's action to the session channel.
+func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return ErrNoSession
+	}
+	if err := s.elsewhereLocked(); err != nil {
+		return err
+	}
+	switch a.Body.(type) {
+	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
+		s.emitSessionLocked(a, origin)
+		return nil
+	}
+	return refused("this session does not take %s", a.Type)
+}
+
+func (s *localSession) deliverLocked(id string, a ahp.Action) {
+	if ch, ok := s.waits[id]; ok {
+		delete(s.waits, id)
+		ch <- a
+	}
+}
+
+func (s *localSession) durationLocked() time.Duration {
+	if s.turn != nil {
+		return s.h.now().Sub(s.turn.started)
+	}
+	if at := s.chatState.ActiveTurn; at != nil {
+		if t, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
+			return s.h.now().Sub(t)
+		}
+	}
+	return 0
+}
+
+// nextLocked starts the next waiting message when the chat is idle: the
+// steering message first, then the queue.
+func (s *localSession) nextLocked() {
+	if s.turn != nil || s.gone || s.chatState.ActiveTurn != nil {
+		return
+	}
+	if id, msg, ok := s.startWaitingLocked(); ok {
+		s.runLocked(id, msg)
+	}
+}
+
+// startWaitingLocked starts the turn of the next waiting message, the
+// steering message first, then the queue, and returns its id and message;
+// ok is false when none waits.
+func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool) {
+	var next *ahp.PendingMessage
+	switch {
+	case s.chatState.SteeringMessage != nil:
+		next = s.chatState.SteeringMessage
+	case len(s.chatState.QueuedMessages) > 0:
+		next = &s.chatState.QueuedMessages[0]
+	default:
+		return "", ahp.Message{}, false
+	}
+	id = newID()
+	s.emitChatLocked(ahp.TurnStartedFromQueue(id, s.h.now(), next.ID, next.Message), nil)
+	return id, next.Message, true
+}
+
+// runLocked runs the agent's turn id in a goroutine of its own, which the
+// host's Close waits for. A session not gone is held by the host, so no
+// turn starts once Close has disposed every session.
+func (s *localSession) runLocked(id string, msg ahp.Message) {
+	ctx, cancel := context.WithCancel(traced(context.Background(), s.parent))
+	t := &localTurn{id: id, started: s.h.now(), cancel: cancel}
+	s.turn = t
+	s.h.turns.Add(1)
+	go func() {
+		defer s.h.turns.Done()
+		s.run(ctx, t, msg)
+	}()
+}
+
+func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
+	w := &work{s: s, t: t, msg: msg}
+	ctx = WithProgress(ctx, w.progress)
+	ctx, op := s.h.hub.Begin(ctx, telemetry.Cell{}, instr, "back turn", attribute.String("bots.agent", s.info.Provider))
+	agent, err := s.open(ctx)
+	if err == nil {
+		err = runScrubbed(ctx, agent, w, s.h.scrub)
+	}
+	op.End(err)
+	t.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == t || s.turn == nil {
+		s.showActivityLocked("")
+	}
+	if t.stopped || s.turn != t {
+		return
+	}
+	d := s.h.now().Sub(t.started)
+	if err != nil {
+		s.h.log.Info("wake: a back turn failed", "session", s.uri, "turn", t.id, "err", err)
+		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+		if errors.Is(err, ErrNotStarted) {
+			s.failWaitingLocked(err)
+		}
+	} else {
+		s.emitChatLocked(ahp.TurnComplete(t.id, d), nil)
+	}
+	s.turn = nil
+	s.nextLocked()
+}
+
+// open returns the session's agent, opening it on the first turn of a
+// restored session. A session disposed meanwhile closes the agent it
+// opened.
+func (s *localSession) open(ctx context.Context) (Agent, error) {
+	s.mu.Lock()
+	agent := s.agent
+	s.mu.Unlock()
+	if agent != nil {
+		return agent, nil
+	}
+	agent, err := s.hr.Open(ctx, s.info)
+	if err != nil {
+		return nil, fmt.Errorf("the agent did not start: %w", err)
+	}
+	s.mu.Lock()
+	gone := s.gone
+	if !gone {
+		s.agent = agent
+	}
+	s.mu.Unlock()
+	if gone {
+		agent.Close()
+		return nil, ErrNoSession
+	}
+	return agent, nil
+}
+
+// showActivityLocked shows text as the chat's activity ("" clears it):
+// what a start of the agent during a turn is doing. It is published and
+// not logged: it means nothing once the turn is over. Called with s.mu
+// held.
+func (s *localSession) showActivityLocked(text string) {
+	if s.gone || s.chatState.Activity == text {
+		return
+	}
+	s.showChatLocked(scrubAction(s.h.scrub, ahp.ChatActivityChanged(text)), nil)
+}
