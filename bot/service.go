@@ -298,12 +298,10 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, probe: cfg.RouteProbe}
 	}
 	s.meters = newMeters(cfg.Telemetry)
-	started := false
-	defer func() {
-		if !started {
-			s.walk.close() // a check may have started it
-		}
-	}()
+	// What New starts is stopped, last first, when a later step fails.
+	var undo undoStack
+	defer undo.run()
+	undo.push(s.walk.close) // a check may have started it
 	// The chats' logs are listed while the bots are checked and indexed
 	// below: each is a pass over every bot folder (100,000 at scale), and
 	// neither needs the other. The listing ends before New returns.
@@ -346,8 +344,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := <-indexed; err != nil {
 		return nil, fmt.Errorf("bot: folders: %w", err)
 	}
+	undo.push(s.folders.stop)
 	if migrated != nil {
-		s.folders.stop()
 		return nil, fmt.Errorf("bot: %w", migrated)
 	}
 	s.catalog, err = catalog.New(ctx, catalog.Config{
@@ -359,19 +357,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Telemetry: cfg.Telemetry,
 	})
 	if err != nil {
-		s.folders.stop()
 		return nil, fmt.Errorf("bot: catalogue: %w", err)
 	}
+	undo.push(func() { s.catalog.Close() })
 	if err := s.startProblems(ctx); err != nil {
-		s.catalog.Close()
-		s.folders.stop()
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
+	undo.push(s.stopProblems)
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, chatLogs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
-			s.stopProblems()
-			s.catalog.Close()
-			s.folders.stop()
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
 		s.meters.countChats(s.chats)
@@ -391,8 +385,27 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.sweepConfigTemps()
 	s.sweepMaking(ctx)
 	s.startPersonaSweep()
-	started = true
+	undo.release()
 	return s, nil
+}
+
+// undoStack holds what a constructor started, to be stopped last first
+// should a later step fail: each step that starts something pushes its
+// stop, and a constructor that succeeds releases them all.
+type undoStack []func()
+
+// push adds stop, to run before every stop pushed earlier.
+func (u *undoStack) push(stop func()) { *u = append(*u, stop) }
+
+// release forgets every stop: what they stop now runs until Close.
+func (u *undoStack) release() { *u = nil }
+
+// run runs the stops not released, last first.
+func (u *undoStack) run() {
+	for i := len(*u) - 1; i >= 0; i-- {
+		(*u)[i]()
+	}
+	*u = nil
 }
 
 // DefaultHostName is the host name a service takes when Config.HostName
