@@ -13,6 +13,7 @@ import (
 )
 
 func TestEveryFixtureActionRoundTrips(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "reducers", "*.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestEveryFixtureActionRoundTrips(t *testing.T) {
 }
 
 func TestUnknownActionKeepsItsJSON(t *testing.T) {
+	t.Parallel()
 	in := `{"type":"future/thing","n":[1,2.5,{"x":null}],"s":"é"}`
 	var a Action
 	if err := json.Unmarshal([]byte(in), &a); err != nil {
@@ -61,6 +63,7 @@ func TestUnknownActionKeepsItsJSON(t *testing.T) {
 }
 
 func TestUnknownActionLeavesEveryStateUnchanged(t *testing.T) {
+	t.Parallel()
 	a := Action{Type: "chat/somethingNew", Raw: json.RawMessage(`{"type":"chat/somethingNew"}`)}
 	chat := ChatState{ChatSummary: ChatSummary{Resource: "ahp-chat:/c", Status: StatusIdle}}
 	if diff := cmp.Diff(encodeNormalized(t, chat), encodeNormalized(t, ApplyChat(chat, a))); diff != "" {
@@ -77,6 +80,7 @@ func TestUnknownActionLeavesEveryStateUnchanged(t *testing.T) {
 }
 
 func TestActionWithoutTypeIsAnError(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`{}`, `{"type":3}`, `{"turnId":"t"}`, `[]`, `"x"`} {
 		var a Action
 		if err := json.Unmarshal([]byte(in), &a); err == nil {
@@ -86,6 +90,7 @@ func TestActionWithoutTypeIsAnError(t *testing.T) {
 }
 
 func TestKnownActionWithABadPayloadIsAnError(t *testing.T) {
+	t.Parallel()
 	var a Action
 	err := json.Unmarshal([]byte(`{"type":"chat/delta","turnId":5}`), &a)
 	if err == nil {
@@ -98,6 +103,7 @@ func TestKnownActionWithABadPayloadIsAnError(t *testing.T) {
 }
 
 func TestActionEnvelopeRoundTrips(t *testing.T) {
+	t.Parallel()
 	in := `{"channel":"ahp-chat://default/YQ","action":{"type":"chat/turnStarted","turnId":"t1",` +
 		`"startedAt":"2026-01-02T03:04:05.000Z","message":{"text":"hi","origin":{"kind":"user"}}},` +
 		`"serverSeq":7,"origin":{"clientId":"c1","clientSeq":3},"rejectionReason":"busy"}`
@@ -115,6 +121,7 @@ func TestActionEnvelopeRoundTrips(t *testing.T) {
 }
 
 func TestServerActionEnvelopeOmitsOriginAndRejection(t *testing.T) {
+	t.Parallel()
 	env := ActionEnvelope{Channel: "ahp-root://", Action: ActiveSessionsChanged(2), ServerSeq: 1}
 	got, err := json.Marshal(env)
 	if err != nil {
@@ -127,6 +134,7 @@ func TestServerActionEnvelopeOmitsOriginAndRejection(t *testing.T) {
 }
 
 func TestDispatchActionParamsDecodeTheAction(t *testing.T) {
+	t.Parallel()
 	in := `{"channel":"ahp-chat:/c","clientSeq":1,"action":{"type":"chat/pendingMessageSet","kind":"queued","id":"q1","message":{"text":"later","origin":{"kind":"user"}}}}`
 	var p DispatchActionParams
 	if err := json.Unmarshal([]byte(in), &p); err != nil {
@@ -139,6 +147,7 @@ func TestDispatchActionParamsDecodeTheAction(t *testing.T) {
 }
 
 func TestConstructorsEncodeProtocolJSON(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("x", 3600))
 	tests := []struct {
 		name string

@@ -89,6 +89,7 @@ func deviationFor(name, reducer string) deviation {
 }
 
 func TestReducerFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "reducers", "*.json"))
 	if err != nil {
 		t.Fatal(err)

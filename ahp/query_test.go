@@ -3,6 +3,7 @@ package ahp
 import "testing"
 
 func TestActiveTurnQueries(t *testing.T) {
+	t.Parallel()
 	var none *ActiveTurn
 	if none.OpenInputRequest("q") || none.ToolCall("t", "c") != nil {
 		t.Fatal("a nil turn answered")

@@ -25,6 +25,7 @@ func apply(s ChatState, actions ...Action) ChatState {
 }
 
 func TestChatModifiedAtFollowsTurnActions(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")))
 	if s.ModifiedAt != "2026-05-06T07:08:09.000Z" {
 		t.Errorf("after turnStarted modifiedAt = %s, want the turn's startedAt", s.ModifiedAt)
@@ -44,6 +45,7 @@ func TestChatModifiedAtFollowsTurnActions(t *testing.T) {
 }
 
 func TestTurnStartedClearsIsReadAndMarksInProgress(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")))
 	if s.Status != StatusInProgress {
 		t.Errorf("status = %d, want InProgress without IsRead", s.Status)
@@ -54,6 +56,7 @@ func TestTurnStartedClearsIsReadAndMarksInProgress(t *testing.T) {
 }
 
 func TestChatErrorAppendsTheErrorPartAndSetsErrorStatus(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(),
 		TurnStarted("t1", t0(), UserMessage("hi")),
 		AppendPart("t1", MarkdownResponse("p", "partial")),
@@ -76,6 +79,7 @@ func TestChatErrorAppendsTheErrorPartAndSetsErrorStatus(t *testing.T) {
 }
 
 func TestTurnResumeReopensAResumableErroredTurn(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(),
 		TurnStarted("t1", t0(), UserMessage("hi")),
 		AppendPart("t1", MarkdownResponse("p", "partial")),
@@ -95,6 +99,7 @@ func TestTurnResumeReopensAResumableErroredTurn(t *testing.T) {
 }
 
 func TestTurnResumeIgnoresATurnThatIsNotResumable(t *testing.T) {
+	t.Parallel()
 	base := apply(newChat(),
 		TurnStarted("t1", t0(), UserMessage("hi")),
 		TurnFailed("t1", time.Second, ErrorInfo{ErrorType: "e", Message: "m"}, false),
@@ -111,6 +116,7 @@ func TestTurnResumeIgnoresATurnThatIsNotResumable(t *testing.T) {
 }
 
 func TestResponsePartActionIgnoresErrorParts(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")))
 	got := ApplyChat(s, AppendPart("t1", ResponsePart{Error: &ErrorPart{Error: ErrorInfo{Message: "x"}}}))
 	if len(got.ActiveTurn.ResponseParts) != 0 {
@@ -119,6 +125,7 @@ func TestResponsePartActionIgnoresErrorParts(t *testing.T) {
 }
 
 func TestToolCallLifecycleOfAServerTool(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(),
 		TurnStarted("t1", t0(), UserMessage("hi")),
 		ToolCallStart("t1", "c1", "post_message", "Post message"),
@@ -138,6 +145,7 @@ func TestToolCallLifecycleOfAServerTool(t *testing.T) {
 }
 
 func TestToolCallWaitingForConfirmationMakesTheChatNeedInput(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(),
 		TurnStarted("t1", t0(), UserMessage("hi")),
 		ToolCallStart("t1", "c1", "rm", "Remove"),
@@ -154,6 +162,7 @@ func TestToolCallWaitingForConfirmationMakesTheChatNeedInput(t *testing.T) {
 }
 
 func TestActionsForAnUnknownTurnOrToolCallLeaveTheChatUnchanged(t *testing.T) {
+	t.Parallel()
 	base := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")), ToolCallStart("t1", "c1", "x", "X"))
 	for name, a := range map[string]Action{
 		"delta other turn":       Delta("t2", "p", "x"),
@@ -174,6 +183,7 @@ func TestActionsForAnUnknownTurnOrToolCallLeaveTheChatUnchanged(t *testing.T) {
 }
 
 func TestReducersDoNotShareAppendedSlicesBetweenResults(t *testing.T) {
+	t.Parallel()
 	base := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")))
 	a := ApplyChat(base, AppendPart("t1", MarkdownResponse("a", "A")))
 	b := ApplyChat(base, AppendPart("t1", MarkdownResponse("b", "B")))
@@ -187,6 +197,7 @@ func TestReducersDoNotShareAppendedSlicesBetweenResults(t *testing.T) {
 }
 
 func TestChatReadAndArchivedFlagsFollowTheirActions(t *testing.T) {
+	t.Parallel()
 	s := apply(newChat(),
 		NewAction(&ChatIsReadChangedAction{IsRead: false}),
 		NewAction(&ChatIsArchivedChangedAction{IsArchived: true}),
@@ -197,6 +208,7 @@ func TestChatReadAndArchivedFlagsFollowTheirActions(t *testing.T) {
 }
 
 func TestBackgroundWorkIsUpsertedAndRemovedByID(t *testing.T) {
+	t.Parallel()
 	shell := BackgroundWork{Kind: BackgroundShell, ID: "w1", Label: "build", StartedAt: FormatTime(t0()), Command: "make"}
 	s := apply(newChat(), BackgroundWorkSet(shell))
 	shell.Label = "build again"
@@ -211,6 +223,7 @@ func TestBackgroundWorkIsUpsertedAndRemovedByID(t *testing.T) {
 }
 
 func TestCreationFailedSetsTheFailedLifecycle(t *testing.T) {
+	t.Parallel()
 	s := ApplySession(SessionState{Lifecycle: LifecycleCreating}, CreationFailed(ErrorInfo{ErrorType: "x", Message: "no agent"}))
 	if s.Lifecycle != LifecycleFailed || s.CreationError == nil || s.CreationError.Message != "no agent" {
 		t.Errorf("session %+v", s)
@@ -218,6 +231,7 @@ func TestCreationFailedSetsTheFailedLifecycle(t *testing.T) {
 }
 
 func TestWorkingDirectoryReplacedKeepsThePosition(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		dirs      []string
 		dir, with string
@@ -238,6 +252,7 @@ func TestWorkingDirectoryReplacedKeepsThePosition(t *testing.T) {
 }
 
 func TestClientExecutionDoesNotRaiseInputNeeded(t *testing.T) {
+	t.Parallel()
 	s := SessionState{SessionMetadata: SessionMetadata{Status: StatusInProgress}}
 	s = ApplySession(s, InputNeededSet(SessionInputRequest{Kind: InputNeededToolClientExecution, ID: "x", Chat: "c"}))
 	if s.Status != StatusInProgress {
@@ -254,6 +269,7 @@ func TestClientExecutionDoesNotRaiseInputNeeded(t *testing.T) {
 }
 
 func TestResourceWatchChangesPassThrough(t *testing.T) {
+	t.Parallel()
 	s := ResourceWatchState{Root: "bot://", Recursive: true}
 	if got := ApplyResourceWatch(s, ResourceWatchChanged(ResourceChange{URI: "bot://a", Type: ChangeAdded})); got.Root != "bot://" || !got.Recursive {
 		t.Errorf("state changed: %+v", got)
@@ -261,6 +277,7 @@ func TestResourceWatchChangesPassThrough(t *testing.T) {
 }
 
 func TestRequiredListsEncodeAsEmptyArrays(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		v    any
 		want string
@@ -285,6 +302,7 @@ func TestRequiredListsEncodeAsEmptyArrays(t *testing.T) {
 }
 
 func TestOptionalListsKeepEmptyApartFromAbsent(t *testing.T) {
+	t.Parallel()
 	var s ChatState
 	s.WorkingDirectories = []string{}
 	got, err := json.Marshal(s)
@@ -301,6 +319,7 @@ func TestOptionalListsKeepEmptyApartFromAbsent(t *testing.T) {
 }
 
 func TestToolCallStateEncodesTheMembersOfItsStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		tc   ToolCallState
@@ -328,6 +347,7 @@ func TestToolCallStateEncodesTheMembersOfItsStatus(t *testing.T) {
 }
 
 func TestUnknownVariantsRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		`{"kind":"hologram","beam":{"x":1}}`,
 		`{"kind":"toolCall","toolCall":{"status":"teleporting","toolCallId":"c","toolName":"n","displayName":"d","extra":[1]}}`,
@@ -343,6 +363,7 @@ func TestUnknownVariantsRoundTrip(t *testing.T) {
 }
 
 func TestStringOrMarkdownAndToolInputDecodeBothShapes(t *testing.T) {
+	t.Parallel()
 	var s []StringOrMarkdown
 	if err := json.Unmarshal([]byte(`["plain",{"markdown":"*md*"}]`), &s); err != nil {
 		t.Fatal(err)
@@ -367,6 +388,7 @@ func TestStringOrMarkdownAndToolInputDecodeBothShapes(t *testing.T) {
 }
 
 func TestSnapshotDecodesItsStateAsRawJSON(t *testing.T) {
+	t.Parallel()
 	snap := Snapshot{Resource: RootURI, State: RootState{Agents: []AgentInfo{{Provider: "echo"}}}, FromSeq: 4}
 	data, err := json.Marshal(snap)
 	if err != nil {
@@ -387,12 +409,14 @@ func TestSnapshotDecodesItsStateAsRawJSON(t *testing.T) {
 }
 
 func TestDefaultChatURIIsUnpaddedBase64URLOfTheSession(t *testing.T) {
+	t.Parallel()
 	if got, want := DefaultChatURI("claude:/abc?"), "ahp-chat://default/Y2xhdWRlOi9hYmM_"; got != want {
 		t.Errorf("DefaultChatURI = %s, want %s", got, want)
 	}
 }
 
 func TestFormatTimeWritesUTCMilliseconds(t *testing.T) {
+	t.Parallel()
 	got := FormatTime(time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("x", -2*3600)))
 	if got != "2026-01-02T05:04:05.006Z" {
 		t.Errorf("FormatTime = %s", got)
@@ -400,6 +424,7 @@ func TestFormatTimeWritesUTCMilliseconds(t *testing.T) {
 }
 
 func TestParamsChannelReadsTheChannelMember(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		`{"channel":"ahp-root://","x":1}`: "ahp-root://",
 		`{"x":1}`:                         "",
@@ -415,6 +440,7 @@ func TestParamsChannelReadsTheChannelMember(t *testing.T) {
 }
 
 func TestAnActionWithANilBodyLeavesStatesUnchanged(t *testing.T) {
+	t.Parallel()
 	a := Action{Type: ActionChatDelta, Body: (*ChatDeltaAction)(nil)}
 	base := apply(newChat(), TurnStarted("t1", t0(), UserMessage("hi")))
 	if diff := cmp.Diff(encodeNormalized(t, base), encodeNormalized(t, ApplyChat(base, a))); diff != "" {

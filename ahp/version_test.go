@@ -7,6 +7,7 @@ import (
 )
 
 func TestNegotiateVersionAccepts1xAnd09x(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		offered string
 		ok      bool
@@ -42,6 +43,7 @@ func TestNegotiateVersionAccepts1xAnd09x(t *testing.T) {
 }
 
 func TestPickVersionPicksTheHighestAcceptableOffer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		offered []string
 		want    string
@@ -63,6 +65,7 @@ func TestPickVersionPicksTheHighestAcceptableOffer(t *testing.T) {
 }
 
 func TestSupportedVersionsAreTheAcceptedRanges(t *testing.T) {
+	t.Parallel()
 	got := SupportedVersions()
 	want := []string{">=1.0.0 <2.0.0", ">=0.9.0 <0.10.0"}
 	if !slices.Equal(got, want) {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAwaitReturnsOnceTheCatalogueHoldsTheChangeSoASubscribeSeesIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 

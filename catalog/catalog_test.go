@@ -19,6 +19,7 @@ import (
 )
 
 func TestSnapshotHoldsExactlyTheReadableBots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	want := map[string][]string{
 		"root":   {"alpha", "beta", "gamma"},
@@ -40,6 +41,7 @@ func TestSnapshotHoldsExactlyTheReadableBots(t *testing.T) {
 }
 
 func TestSnapshotRecordsAreAsAReadAnswersThem(t *testing.T) {
+	t.Parallel()
 	b := bot("alpha", "user:alice")
 	b.Labels = []string{"ci"}
 	b.Instructions = "Review."
@@ -58,6 +60,7 @@ func TestSnapshotRecordsAreAsAReadAnswersThem(t *testing.T) {
 }
 
 func TestSnapshotSeqIsTheLastCatalogueActionPublished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	first := e.dial("root")
 	if snap := first.subscribe(URI); snap.FromSeq != 0 {
@@ -174,6 +177,7 @@ func (v *view) check(who string, src *fakeSource, p access.Principal) {
 }
 
 func TestSubscribeWhileBotsChangeConvergesToTheReadableBots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	owners := []string{"user:alice", "user:carol", "team:backend"}
 	done := make(chan struct{})
@@ -213,6 +217,7 @@ func TestSubscribeWhileBotsChangeConvergesToTheReadableBots(t *testing.T) {
 }
 
 func TestActionsPerReader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	clients := map[string]*client{}
 	for token := range people() {
@@ -243,6 +248,7 @@ func TestActionsPerReader(t *testing.T) {
 }
 
 func TestEditThatMovesABotOutOfOrIntoSightGivesRemovedOrAddedNeverChanged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	clients := map[string]*client{}
 	for _, token := range []string{"alice", "bob", "getter"} {
@@ -266,6 +272,7 @@ func TestEditThatMovesABotOutOfOrIntoSightGivesRemovedOrAddedNeverChanged(t *tes
 }
 
 func TestMembershipChangeSendsTheFlipsToThatSubscriberOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, append(defaultBots(), bot("delta", "team:ops"), bot("eta", "project:shop:web"))...)
 	bob, alice, getter := e.dial("bob"), e.dial("alice"), e.dial("getter")
 	for _, c := range []*client{bob, alice, getter} {
@@ -294,6 +301,7 @@ func TestMembershipChangeSendsTheFlipsToThatSubscriberOnly(t *testing.T) {
 }
 
 func TestMembershipChangesRacingEditsNeverSendAWrongAction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, bot("beta", "team:backend"), bot("delta", "team:ops"))
 	bob := e.dial("bob")
 	v := newView(t, bob.subscribe(URI))
@@ -320,6 +328,7 @@ func TestMembershipChangesRacingEditsNeverSendAWrongAction(t *testing.T) {
 }
 
 func TestDispatchToTheCatalogueIsRejected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	c := e.dial("root")
 	c.subscribe(URI)
@@ -353,6 +362,7 @@ func TestDispatchToTheCatalogueIsRejected(t *testing.T) {
 }
 
 func TestReaderWithoutGrantsIsLetInEmptyAndHearsWhatBecomesReadable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	c := e.dial("nobody")
 	if got := botIDs(t, c.subscribe(URI).State); len(got) != 0 {
@@ -368,6 +378,7 @@ func TestReaderWithoutGrantsIsLetInEmptyAndHearsWhatBecomesReadable(t *testing.T
 }
 
 func TestUnsubscribeForgetsTheSubscriber(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	c := e.dial("alice")
 	c.subscribe(URI)
@@ -386,6 +397,7 @@ func TestUnsubscribeForgetsTheSubscriber(t *testing.T) {
 }
 
 func TestSubscriberThatLeftBeforeItsSnapshotIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	ch := e.cat.Channel()
 	sub := &engine.Subscriber{ID: 1, URI: URI, Caller: engine.Caller{Principal: access.RootPrincipal()}}
@@ -400,6 +412,7 @@ func TestSubscriberThatLeftBeforeItsSnapshotIsRefused(t *testing.T) {
 }
 
 func TestInfoAdvertisesTheChannel(t *testing.T) {
+	t.Parallel()
 	info := Info()
 	for k, v := range map[string]string{"scheme": "x-ahpd-bots", "title": "Bots", "grant": "bot:read"} {
 		if info[k] != v {
@@ -415,6 +428,7 @@ func TestInfoAdvertisesTheChannel(t *testing.T) {
 }
 
 func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
+	t.Parallel()
 	src := newFakeSource(defaultBots()...)
 	listed := false
 	src.onBots = func() {
@@ -452,6 +466,7 @@ func TestNewMissesNoChangeMadeWhileListing(t *testing.T) {
 }
 
 func TestCloseStopsFollowingAndRefusesNewSubscribers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	if err := e.cat.Close(); err != nil {
 		t.Fatal(err)
@@ -474,6 +489,7 @@ func TestCloseStopsFollowingAndRefusesNewSubscribers(t *testing.T) {
 }
 
 func TestSlowClientDoesNotHoldUpTheCatalogue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	slow := e.dial("root")
 	slow.subscribe(URI) // and never reads again
@@ -491,6 +507,7 @@ func TestSlowClientDoesNotHoldUpTheCatalogue(t *testing.T) {
 }
 
 func TestNewRequiresSourceBusAndCanRead(t *testing.T) {
+	t.Parallel()
 	ok := Config{Source: newFakeSource(), Bus: engine.NewBus(nil), CanRead: canRead}
 	for name, mod := range map[string]func(*Config){
 		"no source":     func(c *Config) { c.Source = nil },
@@ -508,6 +525,7 @@ func TestNewRequiresSourceBusAndCanRead(t *testing.T) {
 }
 
 func TestASubscribeWhileTheFirstListingIsMadeWaitsForEveryBot(t *testing.T) {
+	t.Parallel()
 	src := newFakeSource(defaultBots()...)
 	release := make(chan struct{})
 	src.onBots = func() { <-release }
@@ -532,6 +550,7 @@ func TestASubscribeWhileTheFirstListingIsMadeWaitsForEveryBot(t *testing.T) {
 }
 
 func TestASubscribeAfterTheFirstListingFailedIsUnavailableSayingWhy(t *testing.T) {
+	t.Parallel()
 	cat, err := New(context.Background(), Config{Source: failingSource{}, Bus: engine.NewBus(nil), CanRead: canRead})
 	if err != nil {
 		t.Fatal(err)

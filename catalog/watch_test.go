@@ -36,6 +36,7 @@ func (c *client) createWatchErr(uri string) int {
 }
 
 func TestWatchOnEveryBotIsOpenToAnybody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	for token := range people() {
 		c := e.dial(token)
@@ -52,6 +53,7 @@ func TestWatchOnEveryBotIsOpenToAnybody(t *testing.T) {
 }
 
 func TestWatchOnOneBotIsOpenToItsReadersOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	for token, want := range map[string]int{"alice": 0, "getter": 0, "lister": 0, "root": 0, "bob": transport.CodePermissionDenied, "nobody": transport.CodePermissionDenied} {
 		c := e.dial(token)
@@ -69,6 +71,7 @@ func TestWatchOnOneBotIsOpenToItsReadersOnly(t *testing.T) {
 }
 
 func TestWatchOnAMissingBotIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	for _, token := range []string{"root", "nobody"} {
 		if got := e.dial(token).createWatchErr("bot://missing"); got != transport.CodeNotFound {
@@ -78,6 +81,7 @@ func TestWatchOnAMissingBotIsNotFound(t *testing.T) {
 }
 
 func TestWatchOnAnythingElseIsInvalid(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	if got := e.dial("root").createWatchErr("bot://Not_A_Slug"); got != transport.CodeInvalidParams {
 		t.Errorf("error %d, want %d", got, transport.CodeInvalidParams)
@@ -90,6 +94,7 @@ func TestWatchOnAnythingElseIsInvalid(t *testing.T) {
 }
 
 func TestWatchHearsAddedUpdatedDeletedOnePerAction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	c := e.dial("root")
 	snap := c.subscribe(c.createWatch("bot://"))
@@ -116,6 +121,7 @@ func TestWatchHearsAddedUpdatedDeletedOnePerAction(t *testing.T) {
 }
 
 func TestWatchIsFilteredPerWatcher(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	ch := e.dial("root").createWatch("bot://")
 	clients := map[string]*client{}
@@ -146,6 +152,7 @@ func TestWatchIsFilteredPerWatcher(t *testing.T) {
 }
 
 func TestWatchOnOneBotHearsOnlyThatBot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	c := e.dial("getter")
 	c.subscribe(c.createWatch("bot://beta"))
@@ -161,6 +168,7 @@ func TestWatchOnOneBotHearsOnlyThatBot(t *testing.T) {
 }
 
 func TestWatcherIsJudgedByWhoItWasWhenItSubscribed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, append(defaultBots(), bot("delta", "team:ops"))...)
 	c := e.dial("bob")
 	ch := c.createWatch("bot://")
@@ -189,6 +197,7 @@ func TestWatcherIsJudgedByWhoItWasWhenItSubscribed(t *testing.T) {
 }
 
 func TestSubscribeToAnUnknownWatchIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	if got := e.dial("root").callErr("subscribe", map[string]any{"channel": "ahp-resource-watch:/nope"}); got != transport.CodeNotFound {
 		t.Fatalf("error %d, want %d", got, transport.CodeNotFound)
@@ -199,6 +208,7 @@ func TestSubscribeToAnUnknownWatchIsNotFound(t *testing.T) {
 }
 
 func TestWatchWithNoSubscribersIsForgottenAfterAWhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{WatchIdle: 20 * time.Millisecond}, defaultBots()...)
 	c := e.dial("root")
 	kept := c.createWatch("bot://")
@@ -226,6 +236,7 @@ func TestWatchWithNoSubscribersIsForgottenAfterAWhile(t *testing.T) {
 }
 
 func TestDeleteWithoutItsLastRevisionIsJudgedByTheOneTheCatalogueHad(t *testing.T) {
+	t.Parallel()
 	// A delete is judged by the last revision the change carries, or the
 	// one the catalogue had when the change carries none.
 	e := newEnv(t, Config{}, defaultBots()...)
@@ -242,6 +253,7 @@ func TestDeleteWithoutItsLastRevisionIsJudgedByTheOneTheCatalogueHad(t *testing.
 }
 
 func TestWatchOnABotTheCatalogueHasNotHeardOfYetIsMade(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, defaultBots()...)
 	e.src.mu.Lock()
 	e.src.bots["fresh"] = bot("fresh", "user:alice") // made, its change not yet sent

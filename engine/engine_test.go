@@ -158,6 +158,7 @@ func (r *rig) connect(t *testing.T, uris ...string) (*peer, *engine.Link) {
 var opts = engine.ClientOptions{Replay: 16, Hold: 16, Retention: time.Minute}
 
 func TestActionsDuringASnapshotFollowTheAnswerAndSkipWhatItHolds(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	before := r.notes.publish(t, "a") // in nobody's view yet
 	p := &peer{}
@@ -180,6 +181,7 @@ func TestActionsDuringASnapshotFollowTheAnswerAndSkipWhatItHolds(t *testing.T) {
 }
 
 func TestAFailedOpeningIsDroppedAtFinish(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	p := &peer{}
 	l := r.clients.Link(p)
@@ -198,6 +200,7 @@ func TestAFailedOpeningIsDroppedAtFinish(t *testing.T) {
 }
 
 func TestReconnectReplaysWhatTheClientMissedAndHoldsUntilTheAnswer(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	r.host.chans["test:/feed"] = &channel{bus: r.bus, uri: "test:/feed"}
 	p, l := r.connect(t, "test:/notes", "test:/feed")
@@ -234,6 +237,7 @@ func TestReconnectReplaysWhatTheClientMissedAndHoldsUntilTheAnswer(t *testing.T)
 }
 
 func TestReconnectReplacesTheClientsLiveConnection(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	p, _ := r.connect(t, "test:/notes")
 	l2 := r.clients.Link(&peer{})
@@ -247,6 +251,7 @@ func TestReconnectReplacesTheClientsLiveConnection(t *testing.T) {
 }
 
 func TestReconnectStartsAfreshWhenTheRingLostActions(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, engine.ClientOptions{Replay: 2, Hold: 16, Retention: time.Minute})
 	_, l := r.connect(t, "test:/notes")
 	l.Close()
@@ -264,6 +269,7 @@ func TestReconnectStartsAfreshWhenTheRingLostActions(t *testing.T) {
 }
 
 func TestReconnectOnOtherClientsStartsAfresh(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	_, l := r.connect(t, "test:/notes")
 	l.Close()
@@ -275,6 +281,7 @@ func TestReconnectOnOtherClientsStartsAfresh(t *testing.T) {
 }
 
 func TestRejectIsDeliveredInOrderAtTheCurrentSeq(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	p, l := r.connect(t, "test:/notes")
 	seq := r.notes.publish(t, "a")
@@ -292,6 +299,7 @@ func TestRejectIsDeliveredInOrderAtTheCurrentSeq(t *testing.T) {
 }
 
 func TestHoldingTooMuchOverflowsThePeer(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, engine.ClientOptions{Replay: 16, Hold: 2, Retention: time.Minute})
 	p, l := r.connect(t, "test:/notes")
 	b := l.Open(context.Background(), r.host, nil) // holds deliveries
@@ -305,6 +313,7 @@ func TestHoldingTooMuchOverflowsThePeer(t *testing.T) {
 }
 
 func TestRevokeKeepsNothingForAReconnect(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	_, l := r.connect(t, "test:/notes")
 	l.Revoke()
@@ -318,6 +327,7 @@ func TestRevokeKeepsNothingForAReconnect(t *testing.T) {
 }
 
 func TestCloseWithoutRetentionReleasesAtOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, engine.ClientOptions{Replay: 16, Hold: 16, Retention: -1})
 	_, l := r.connect(t, "test:/notes")
 	l.Close()
@@ -327,6 +337,7 @@ func TestCloseWithoutRetentionReleasesAtOnce(t *testing.T) {
 }
 
 func TestNotificationsCarryEachSubscribersSpellingAndSkipTheReplay(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	p, l := r.connect(t, "test:/notes")
 	if err := r.bus.Notify("test:/notes", "root/sessionAdded", map[string]any{"channel": "theirs", "x": 1}); err != nil {
@@ -347,6 +358,7 @@ func TestNotificationsCarryEachSubscribersSpellingAndSkipTheReplay(t *testing.T)
 }
 
 func TestMarshalKeepsHTMLAndCompactsRawJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   any
 		want string
@@ -371,6 +383,7 @@ func TestMarshalKeepsHTMLAndCompactsRawJSON(t *testing.T) {
 // checked and compacted, whether it shares it or not (the Bus compacts a
 // shared one once per event).
 func TestAProjectionsActionsReachEachSubscriberCompacted(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	// a and b have the same length and different bytes; the subscribers
 	// with an action of their own outnumber what an event keeps compacted.
@@ -416,6 +429,7 @@ func TestAProjectionsActionsReachEachSubscriberCompacted(t *testing.T) {
 }
 
 func TestEndForEndsOnlyTheChosenSubscriptionsAndTellsTheirClientsWhy(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, opts)
 	gone, _ := r.connect(t, "test:/notes")
 	kept := &peer{}

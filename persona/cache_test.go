@@ -17,6 +17,7 @@ func newTestFiles(t *testing.T) *Files {
 }
 
 func TestReadSeesAnInPlaceEditOfTheSameSizeRightAfterARead(t *testing.T) {
+	t.Parallel()
 	f := newTestFiles(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, AgentsFile)
@@ -38,6 +39,7 @@ func TestReadSeesAnInPlaceEditOfTheSameSizeRightAfterARead(t *testing.T) {
 }
 
 func TestReadSeesAFileReplacedByRename(t *testing.T) {
+	t.Parallel()
 	f := newTestFiles(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, AgentsFile)
@@ -58,6 +60,7 @@ func TestReadSeesAFileReplacedByRename(t *testing.T) {
 }
 
 func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
+	t.Parallel()
 	var c partsCache
 	now := time.Now()
 	old := Identity{Ino: 1, Size: 10, Ctime: now.Add(-time.Second).UnixNano()}
@@ -80,6 +83,7 @@ func TestCacheTrustsOnlyAnIdentityOlderThanTheMargin(t *testing.T) {
 // ReadIdentified takes no identity of its own: the one it is given decides
 // whether the parts cached for it answer.
 func TestReadIdentifiedAnswersByTheIdentityItIsGiven(t *testing.T) {
+	t.Parallel()
 	f := newTestFiles(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, AgentsFile)

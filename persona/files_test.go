@@ -49,6 +49,7 @@ func writeText(t *testing.T, path, text string) {
 var motion = Parts{"Motion", "Reads pull requests and says what would break.", "You review pull requests."}
 
 func TestNewRefusesAnEmptyConfigDirAndAnUnknownMode(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Config{}); err == nil {
 		t.Error("New took no configuration folder")
 	}
@@ -58,6 +59,7 @@ func TestNewRefusesAnEmptyConfigDirAndAnUnknownMode(t *testing.T) {
 }
 
 func TestLoadWritesTheDefaultTemplateWhenAbsent(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InSection)
 	if err := f.Load(t.Context()); err != nil {
 		t.Fatal(err)
@@ -72,6 +74,7 @@ func TestLoadWritesTheDefaultTemplateWhenAbsent(t *testing.T) {
 }
 
 func TestLoadNeverWritesOverAPersonsEditOfTheDefaultTemplate(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InSection)
 	path := filepath.Join(cfg, "templates", "bots", "AGENTS.md")
 	edited := "---\nname: {{name}}\n---\n## Instructions\n{{instructions}}\n## House rules\nBe terse.\n"
@@ -92,6 +95,7 @@ func TestLoadNeverWritesOverAPersonsEditOfTheDefaultTemplate(t *testing.T) {
 }
 
 func TestTemplateWithoutTheDefaultFileIsTheShippedText(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	if text, err := f.Template(t.Context(), ""); err != nil || text != DefaultTemplate {
 		t.Fatalf("Template(\"\") = %q, %v", text, err)
@@ -99,6 +103,7 @@ func TestTemplateWithoutTheDefaultFileIsTheShippedText(t *testing.T) {
 }
 
 func TestANamedTemplateGivesItsBodyAndItsTitle(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InSection)
 	writeText(t, filepath.Join(cfg, "templates", "short.md"), "---\ntitle: Short\n---\nYou are {{name}}. {{instructions}}\n")
 	writeText(t, filepath.Join(cfg, "templates", "plain.md"), "No frontmatter.\n")
@@ -139,6 +144,7 @@ func TestANamedTemplateGivesItsBodyAndItsTitle(t *testing.T) {
 }
 
 func TestAMissingNamedTemplateIsErrNoTemplateNamingIt(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	_, err := f.Template(t.Context(), "gone")
 	if !errors.Is(err, ErrNoTemplate) || !strings.Contains(err.Error(), `"gone"`) {
@@ -147,6 +153,7 @@ func TestAMissingNamedTemplateIsErrNoTemplateNamingIt(t *testing.T) {
 }
 
 func TestABotWhoseTemplateWasRemovedGetsTheDefault(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	f, err := New(Config{ConfigDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -176,6 +183,7 @@ func TestABotWhoseTemplateWasRemovedGetsTheDefault(t *testing.T) {
 }
 
 func TestWriteRefusesATemplateNameThatIsNotASlug(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	if err := f.Write(t.Context(), dir, motion, "../x"); err == nil || !strings.Contains(err.Error(), "not a template name") {
@@ -187,6 +195,7 @@ func TestWriteRefusesATemplateNameThatIsNotASlug(t *testing.T) {
 }
 
 func TestATemplateNameThatIsNotASlugIsRefused(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InSection)
 	writeText(t, filepath.Join(cfg, "secret.md"), "---\ntitle: x\n---\nsecret\n")
 	for _, name := range []string{"../secret", "a/b", "Short", "-x", "bots/AGENTS", "x.md", strings.Repeat("a", 41)} {
@@ -198,6 +207,7 @@ func TestATemplateNameThatIsNotASlugIsRefused(t *testing.T) {
 }
 
 func TestATemplateLargerThanMaxSizeIsRefused(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InSection)
 	writeText(t, filepath.Join(cfg, "templates", "huge.md"), strings.Repeat("x", frontmatter.MaxSize+1))
 	if _, err := f.Template(t.Context(), "huge"); !errors.Is(err, frontmatter.ErrTooLarge) {
@@ -206,6 +216,7 @@ func TestATemplateLargerThanMaxSizeIsRefused(t *testing.T) {
 }
 
 func TestTemplatesLeavesOutABrokenTemplateAndReportsIt(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	cfg := t.TempDir()
 	f, err := New(Config{ConfigDir: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -232,6 +243,7 @@ func TestTemplatesLeavesOutABrokenTemplateAndReportsIt(t *testing.T) {
 }
 
 func TestWriteMakesAGENTSFromTheTemplateAndCLAUDEBesideIt(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := filepath.Join(t.TempDir(), "motion") // made by the write
 	if err := f.Write(t.Context(), dir, motion, ""); err != nil {
@@ -254,6 +266,7 @@ func TestWriteMakesAGENTSFromTheTemplateAndCLAUDEBesideIt(t *testing.T) {
 }
 
 func TestWriteToAFolderWithAnAGENTSKeepsItsTextAndChangesOnlyOurParts(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	mine := "---\nname: Mine\nmodel: gpt-5 # the person's\n---\n# My own notes\n\nKeep all of this.\n"
@@ -274,6 +287,7 @@ func TestWriteToAFolderWithAnAGENTSKeepsItsTextAndChangesOnlyOurParts(t *testing
 }
 
 func TestWriteDoesNotTouchAFileThatAlreadySaysTheParts(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	if err := f.Write(t.Context(), dir, motion, ""); err != nil {
@@ -290,6 +304,7 @@ func TestWriteDoesNotTouchAFileThatAlreadySaysTheParts(t *testing.T) {
 }
 
 func TestCLAUDEIsWrittenOnceAndNeverOverwritten(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	if err := f.Write(t.Context(), dir, motion, ""); err != nil {
@@ -309,6 +324,7 @@ func TestCLAUDEIsWrittenOnceAndNeverOverwritten(t *testing.T) {
 }
 
 func TestASymlinkedAGENTSIsRefusedAndReplacedNeverWrittenThrough(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir, outside := t.TempDir(), t.TempDir()
 	target := filepath.Join(outside, "elsewhere.md")
@@ -350,6 +366,7 @@ func TestASymlinkedAGENTSIsRefusedAndReplacedNeverWrittenThrough(t *testing.T) {
 }
 
 func TestASymlinkedCLAUDEIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	// The common CLAUDE.md -> AGENTS.md link: never written through.
@@ -368,6 +385,7 @@ func TestASymlinkedCLAUDEIsLeftAlone(t *testing.T) {
 }
 
 func TestReadOfAFolderWithoutAGENTSIsEmptyParts(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "never-made")} {
 		if p, err := f.Read(t.Context(), dir); err != nil || p != (Parts{}) {
@@ -377,6 +395,7 @@ func TestReadOfAFolderWithoutAGENTSIsEmptyParts(t *testing.T) {
 }
 
 func TestAnAGENTSLargerThanMaxSizeIsRefusedAndReplacedByAWrite(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	writeText(t, filepath.Join(dir, "AGENTS.md"), strings.Repeat("x", frontmatter.MaxSize+1))
@@ -392,6 +411,7 @@ func TestAnAGENTSLargerThanMaxSizeIsRefusedAndReplacedByAWrite(t *testing.T) {
 }
 
 func TestAnAGENTSWithNoPersonaInItsTextIsRefusedAndKept(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	const broken = "---\nname: [unclosed\n---\nThe bot's own words.\n"
@@ -409,6 +429,7 @@ func TestAnAGENTSWithNoPersonaInItsTextIsRefusedAndKept(t *testing.T) {
 }
 
 func TestEnsureWritesOnlyWhenTheFolderHasNoAGENTS(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	wrote, err := f.Ensure(t.Context(), dir, motion, "")
@@ -435,6 +456,7 @@ func TestEnsureWritesOnlyWhenTheFolderHasNoAGENTS(t *testing.T) {
 }
 
 func TestWriteRefusesInstructionsWithAHeadingLine(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	err := f.Write(t.Context(), dir, Parts{Name: "a", Instructions: "x\n## y"}, "")
@@ -447,6 +469,7 @@ func TestWriteRefusesInstructionsWithAHeadingLine(t *testing.T) {
 }
 
 func TestWriteInBodyModeMakesTheBodyTheInstructions(t *testing.T) {
+	t.Parallel()
 	f, cfg := newFiles(t, InBody)
 	writeText(t, filepath.Join(cfg, "templates", "agent.md"), "---\ntitle: Agent\n---\n---\nname: {{name}}\ntools: [read]\n---\nThis body is not used.\n")
 	dir := t.TempDir()
@@ -466,6 +489,7 @@ func TestWriteInBodyModeMakesTheBodyTheInstructions(t *testing.T) {
 }
 
 func TestWriteKeepsACRLFFileCRLF(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	writeText(t, filepath.Join(dir, "AGENTS.md"), strings.ReplaceAll(specExample, "\n", "\r\n"))
@@ -479,6 +503,7 @@ func TestWriteKeepsACRLFFileCRLF(t *testing.T) {
 }
 
 func TestConcurrentWritesToOneFolderAreSerialised(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	writeText(t, filepath.Join(dir, "AGENTS.md"), "---\nkeep: me\n---\n## Notes\nmine\n")
@@ -504,6 +529,7 @@ func TestConcurrentWritesToOneFolderAreSerialised(t *testing.T) {
 }
 
 func TestWriteGivesUpWhenItsContextIsDone(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -513,6 +539,7 @@ func TestWriteGivesUpWhenItsContextIsDone(t *testing.T) {
 }
 
 func TestTempFilesAreOnesAtomicfileKnows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := writeNew(filepath.Join(dir, "x"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestAnAGENTSThatIsAFIFOIsRefusedWithoutBlockingAndReplacedByAWrite(t *testing.T) {
+	t.Parallel()
 	f, _ := newFiles(t, InSection)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "AGENTS.md")

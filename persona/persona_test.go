@@ -41,6 +41,7 @@ func mustEdit(t *testing.T, src string, p Parts, m Mode) string {
 }
 
 func TestReadAnswersTheSpecExample(t *testing.T) {
+	t.Parallel()
 	got := mustRead(t, specExample, InSection)
 	want := Parts{
 		Name:         "Motion",
@@ -53,6 +54,7 @@ func TestReadAnswersTheSpecExample(t *testing.T) {
 }
 
 func TestEditKeepsOtherKeysCommentsAndSectionsByteForByte(t *testing.T) {
+	t.Parallel()
 	src := "---\n" +
 		"# who this bot is\n" +
 		"name: Motion # shown in the list\n" +
@@ -103,6 +105,7 @@ func TestEditKeepsOtherKeysCommentsAndSectionsByteForByte(t *testing.T) {
 }
 
 func TestEditLeavesAPartThatAlreadyReadsTheSameByteForByte(t *testing.T) {
+	t.Parallel()
 	// 'Motion' and the block description read as the parts already: only the
 	// instructions change, and the frontmatter keeps its odd spellings.
 	src := "---\nname:   'Motion'   # c\ndescription: >-\n  folded\n  text\n---\n## Instructions\nold\n"
@@ -118,6 +121,7 @@ func TestEditLeavesAPartThatAlreadyReadsTheSameByteForByte(t *testing.T) {
 }
 
 func TestReadOfMissingPartsIsEmptyAndTheNextEditWritesThemBack(t *testing.T) {
+	t.Parallel()
 	src := "A bot that removed its frontmatter and its Instructions section.\n## Notes\nmine\n"
 	if got := mustRead(t, src, InSection); got != (Parts{}) {
 		t.Fatalf("Read = %#v, want empty parts", got)
@@ -130,6 +134,7 @@ func TestReadOfMissingPartsIsEmptyAndTheNextEditWritesThemBack(t *testing.T) {
 }
 
 func TestEditAddsAMissingKeyBesideTheOtherAndDescriptionOnlyWhenNotEmpty(t *testing.T) {
+	t.Parallel()
 	src := "---\ntools: [a]\ndescription: d\n---\nbody\n"
 	out := mustEdit(t, src, Parts{Name: "Motion", Description: "d"}, InSection)
 	if want := "---\ntools: [a]\nname: Motion\ndescription: d\n---\nbody\n"; out != want {
@@ -146,6 +151,7 @@ func TestEditAddsAMissingKeyBesideTheOtherAndDescriptionOnlyWhenNotEmpty(t *test
 }
 
 func TestEditReplacesAnEmptiedSectionAndAnEmptyOne(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"## Instructions\n## Next\n",
 		"## Instructions\n\n\n## Next\n",
@@ -164,6 +170,7 @@ func TestEditReplacesAnEmptiedSectionAndAnEmptyOne(t *testing.T) {
 }
 
 func TestCheckInstructionsRefusesALineStartingWithHashesNamingIt(t *testing.T) {
+	t.Parallel()
 	err := CheckInstructions("Review code.\nBe brief.\n## Secret section\nmore", InSection)
 	if err == nil {
 		t.Fatal("CheckInstructions took a ## line")
@@ -188,12 +195,14 @@ func TestCheckInstructionsRefusesALineStartingWithHashesNamingIt(t *testing.T) {
 }
 
 func TestCheckInstructionsTakesAnyLineInBodyMode(t *testing.T) {
+	t.Parallel()
 	if err := CheckInstructions("## Anything\n## Goes", InBody); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestInBodyModeRoundTrip(t *testing.T) {
+	t.Parallel()
 	src := "---\nname: Motion\ntools: [x]\n---\nOld body.\n## With sections\n"
 	if got := mustRead(t, src, InBody); got.Instructions != "Old body.\n## With sections" {
 		t.Fatalf("Read in body mode = %q", got.Instructions)
@@ -212,6 +221,7 @@ func TestInBodyModeRoundTrip(t *testing.T) {
 }
 
 func TestEditKeepsCRLFLineEndings(t *testing.T) {
+	t.Parallel()
 	src := strings.ReplaceAll(specExample, "\n", "\r\n")
 	p := mustRead(t, src, InSection)
 	if strings.Contains(p.Instructions, "\r") {
@@ -228,6 +238,7 @@ func TestEditKeepsCRLFLineEndings(t *testing.T) {
 }
 
 func TestYAMLHostileNamesRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{
 		"a: b", "key:", "#hash", "a #b", `"quoted"`, "'single'", "it's", "- dash", "? q", "[list]", "{map}",
 		"*alias", "&anchor", "!tag", "|", ">", "%", "@", "`", "line one\nline two", "trailing\n", "\ttab",
@@ -255,12 +266,14 @@ func TestYAMLHostileNamesRoundTrip(t *testing.T) {
 }
 
 func TestEditRefusesANameThatIsNotUTF8(t *testing.T) {
+	t.Parallel()
 	if _, err := Edit([]byte(specExample), Parts{Name: "a\xffb"}, InSection); err == nil {
 		t.Fatal("Edit took a name that is not UTF-8")
 	}
 }
 
 func TestEditRefusesAFlowMappingFrontmatterItCannotChangeInPlace(t *testing.T) {
+	t.Parallel()
 	src := "---\n{name: a, tools: [x]}\n---\n"
 	if got := mustRead(t, src, InSection); got.Name != "a" {
 		t.Fatalf("Read = %#v", got)
@@ -274,6 +287,7 @@ func TestEditRefusesAFlowMappingFrontmatterItCannotChangeInPlace(t *testing.T) {
 }
 
 func TestReadTakesScalarsAsTextAndRefusesAListName(t *testing.T) {
+	t.Parallel()
 	got := mustRead(t, "---\nname: 2024\ndescription: true\n---\n", InSection)
 	if got.Name != "2024" || got.Description != "true" {
 		t.Fatalf("Read = %#v", got)
@@ -284,6 +298,7 @@ func TestReadTakesScalarsAsTextAndRefusesAListName(t *testing.T) {
 }
 
 func TestReadRefusesAnUnclosedFrontmatterAndAnOversizedDocument(t *testing.T) {
+	t.Parallel()
 	if _, err := Read([]byte("---\nname: a\n"), InSection); !errors.Is(err, frontmatter.ErrUnclosed) {
 		t.Errorf("unclosed: %v", err)
 	}
@@ -294,12 +309,14 @@ func TestReadRefusesAnUnclosedFrontmatterAndAnOversizedDocument(t *testing.T) {
 }
 
 func TestReadRefusesYAMLAliases(t *testing.T) {
+	t.Parallel()
 	if _, err := Read([]byte("---\na: &x v\nname: *x\n---\n"), InSection); err == nil {
 		t.Fatal("Read took an alias")
 	}
 }
 
 func TestReadTakesTheFirstInstructionsHeadingOnly(t *testing.T) {
+	t.Parallel()
 	src := "# Title\n##Instructions is not a heading\n### Instructions is a subheading\n## Instructions\nreal\n## Instructions\nsecond\n"
 	if got := mustRead(t, src, InSection).Instructions; got != "real" {
 		t.Fatalf("Instructions = %q", got)
@@ -307,6 +324,7 @@ func TestReadTakesTheFirstInstructionsHeadingOnly(t *testing.T) {
 }
 
 func TestParseModeTakesSectionAndBodyOnly(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]Mode{"section": InSection, "body": InBody, "": InSection} {
 		if m, err := ParseMode(s); err != nil || m != want {
 			t.Errorf("ParseMode(%q) = %v, %v", s, m, err)
@@ -321,6 +339,7 @@ func TestParseModeTakesSectionAndBodyOnly(t *testing.T) {
 }
 
 func TestFillLeavesAnUnknownWordAlone(t *testing.T) {
+	t.Parallel()
 	got := Fill("{{name}} {{ name }} {{Name}} {{model}} {{description}}{{instructions}} {{", Parts{"N", "D", "I"})
 	if want := "N {{ name }} {{Name}} {{model}} DI {{"; got != want {
 		t.Fatalf("Fill = %q, want %q", got, want)
@@ -328,6 +347,7 @@ func TestFillLeavesAnUnknownWordAlone(t *testing.T) {
 }
 
 func TestFillNeverFillsAPartsOwnText(t *testing.T) {
+	t.Parallel()
 	got := Fill("{{name}}|{{instructions}}", Parts{Name: "{{instructions}}", Instructions: "{{name}}"})
 	if want := "{{instructions}}|{{name}}"; got != want {
 		t.Fatalf("Fill = %q, want %q", got, want)
@@ -335,6 +355,7 @@ func TestFillNeverFillsAPartsOwnText(t *testing.T) {
 }
 
 func TestMakeFromTheDefaultTemplateFollowsTheSpecExample(t *testing.T) {
+	t.Parallel()
 	p := Parts{"Motion", "Reads pull requests and says what would break.", "You review pull requests. Say what would break, in one paragraph."}
 	out, err := Make(DefaultTemplate, p, InSection)
 	if err != nil {
@@ -352,6 +373,7 @@ func TestMakeFromTheDefaultTemplateFollowsTheSpecExample(t *testing.T) {
 }
 
 func TestMakeWritesAHostileNameSafelyIntoTheTemplatesFrontmatter(t *testing.T) {
+	t.Parallel()
 	p := Parts{"a: b # c\nd", "", "x"}
 	out, err := Make(DefaultTemplate, p, InSection)
 	if err != nil {
@@ -366,6 +388,7 @@ func TestMakeWritesAHostileNameSafelyIntoTheTemplatesFrontmatter(t *testing.T) {
 }
 
 func TestMakeInBodyModeTakesOnlyTheTemplatesFrontmatter(t *testing.T) {
+	t.Parallel()
 	out, err := Make(DefaultTemplate, Parts{"Motion", "d", "## Role\nReview."}, InBody)
 	if err != nil {
 		t.Fatal(err)
@@ -376,6 +399,7 @@ func TestMakeInBodyModeTakesOnlyTheTemplatesFrontmatter(t *testing.T) {
 }
 
 func TestMakeAppendsTheSectionATemplateLacks(t *testing.T) {
+	t.Parallel()
 	out, err := Make("You are {{name}}. {{instructions}}\n", Parts{"Motion", "", "Review."}, InSection)
 	if err != nil {
 		t.Fatal(err)
@@ -386,6 +410,7 @@ func TestMakeAppendsTheSectionATemplateLacks(t *testing.T) {
 }
 
 func TestEditFindsKeysAfterACommentInACRLFFrontmatter(t *testing.T) {
+	t.Parallel()
 	src := "---\r\n# a comment\r\nname: Old\r\ntools: [a]\r\n---\r\n"
 	out := mustEdit(t, src, Parts{Name: "New", Description: "d"}, InSection)
 	if want := "---\r\n# a comment\r\nname: New\r\ndescription: d\r\ntools: [a]\r\n---\r\n"; out != want {
@@ -394,6 +419,7 @@ func TestEditFindsKeysAfterACommentInACRLFFrontmatter(t *testing.T) {
 }
 
 func TestEditOfALongValueIsQuick(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("---\ndescription: |\n")
 	for range 5000 {
@@ -407,6 +433,7 @@ func TestEditOfALongValueIsQuick(t *testing.T) {
 }
 
 func TestReadKeepsTheIndentationOfTheFirstLine(t *testing.T) {
+	t.Parallel()
 	src := "## Instructions\n\n    indented code\n    more\n\n## Next\n"
 	if got := mustRead(t, src, InSection).Instructions; got != "    indented code\n    more" {
 		t.Fatalf("Instructions = %q", got)

@@ -28,6 +28,7 @@ func wantTaken(t *testing.T, f record.Folders, id, dir, wantOther, wantDir strin
 }
 
 func TestAFolderIndexFindsTheFolderOneInsideItAndOneHoldingIt(t *testing.T) {
+	t.Parallel()
 	var x record.FolderIndex
 	x.Add("motion", "/r/team/motion")
 	wantTaken(t, &x, "other", "/r/team/motion", "motion", "/r/team/motion")
@@ -43,6 +44,7 @@ func TestAFolderIndexFindsTheFolderOneInsideItAndOneHoldingIt(t *testing.T) {
 }
 
 func TestAFolderIndexNamesTheFirstBotBySlug(t *testing.T) {
+	t.Parallel()
 	var x record.FolderIndex
 	for _, id := range []string{"d", "b", "c"} {
 		x.Add(id, "/r/x/"+id)
@@ -55,6 +57,7 @@ func TestAFolderIndexNamesTheFirstBotBySlug(t *testing.T) {
 }
 
 func TestAFolderIndexForgetsWhatIsRemovedAndKeepsEachClaim(t *testing.T) {
+	t.Parallel()
 	var x record.FolderIndex
 	x.Add("a", "/r/a")
 	x.Add("a", "/r/a") // claimed twice: from the feed and from a write
@@ -94,6 +97,7 @@ func listedTakenBy(id, dir string, others []record.Record) (record.Record, bool)
 }
 
 func TestAFolderIndexAndAFolderListAgreeWithTheListingTheyReplace(t *testing.T) {
+	t.Parallel()
 	bots := []record.Record{
 		localBot("a", "/r/a"), localBot("b", "/r/x/b"), localBot("c", "/r/x/c/d"),
 		localBot("d", "/r/x/c"), localBot("e", "/r/y/"), localBot("f", "relative/f"),

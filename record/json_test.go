@@ -8,6 +8,7 @@ import (
 )
 
 func TestMarshalJSONMatchesEncodingJSONByteForByte(t *testing.T) {
+	t.Parallel()
 	records := []Record{
 		{},
 		sample(),
@@ -62,6 +63,7 @@ func (r Record) marshalReflect() ([]byte, error) {
 // in one pass: what encoding/json writes for the JSON as a string, without
 // HTML escaping, less its quotes.
 func TestAppendJSONInStringIsTheJSONEscapedAgain(t *testing.T) {
+	t.Parallel()
 	for _, r := range []Record{
 		{},
 		sample(),

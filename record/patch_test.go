@@ -29,6 +29,7 @@ func refuse(t *testing.T, body string, wantInErr ...string) {
 }
 
 func TestMakeFromNameAloneGetsDefaultSession(t *testing.T) {
+	t.Parallel()
 	r, err := mustParse(t, `{"name":"Motion"}`).Make("motion")
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestMakeFromNameAloneGetsDefaultSession(t *testing.T) {
 }
 
 func TestMakeRefusesBodyWithoutName(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`{}`, `{"name":null}`, `{"description":"x"}`} {
 		if _, err := mustParse(t, body).Make("motion"); err == nil || !strings.Contains(err.Error(), "name") {
 			t.Errorf("Make(%s): %v, want an error naming name", body, err)
@@ -49,21 +51,25 @@ func TestMakeRefusesBodyWithoutName(t *testing.T) {
 }
 
 func TestParseRefusesUnknownKeyNamingIt(t *testing.T) {
+	t.Parallel()
 	refuse(t, `{"name":"M","harness":"x"}`, `"harness"`)
 	refuse(t, `{"name":"M","chat":"x"}`, `"chat"`)
 }
 
 func TestParseIgnoresMetaKey(t *testing.T) {
+	t.Parallel()
 	mustParse(t, `{"name":"M","_meta":{"x":1}}`)
 }
 
 func TestParseRefusesBodyThatIsNotAnObject(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`[]`, `"x"`, `null`, `1`, ``, `{`, `{"name":"a"} {}`} {
 		refuse(t, body)
 	}
 }
 
 func TestParseRefusesWrongTypesNamingTheField(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		`{"name":1}`:                   "name",
 		`{"labels":"ci"}`:              "labels",
@@ -86,12 +92,14 @@ func TestParseRefusesWrongTypesNamingTheField(t *testing.T) {
 }
 
 func TestParseRefusesColorThatIsNeitherNameNorHex(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"#fff", "2f6fdf", "Teal", "#2f6fdz", "#2f6fdf0", "", "navy"} {
 		refuse(t, `{"color":"`+c+`"}`, "color")
 	}
 }
 
 func TestParseKeepsHexColorInLowerCase(t *testing.T) {
+	t.Parallel()
 	if p := mustParse(t, `{"color":"#2F6FDF"}`); p.Color.V != "#2f6fdf" {
 		t.Fatalf("color %q", p.Color.V)
 	}
@@ -103,6 +111,7 @@ func TestParseKeepsHexColorInLowerCase(t *testing.T) {
 }
 
 func TestVocabulariesAreTheSpecs(t *testing.T) {
+	t.Parallel()
 	if n := len(Bodies()); n != 15 {
 		t.Fatalf("%d bodies", n)
 	}
@@ -122,6 +131,7 @@ func TestVocabulariesAreTheSpecs(t *testing.T) {
 }
 
 func TestParseKeepsAnyBodyWordButRefusesNonWords(t *testing.T) {
+	t.Parallel()
 	if p := mustParse(t, `{"body":"octopus"}`); p.Body.V != "octopus" {
 		t.Fatalf("body %q", p.Body.V)
 	}
@@ -131,6 +141,7 @@ func TestParseKeepsAnyBodyWordButRefusesNonWords(t *testing.T) {
 }
 
 func TestSlugRules(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"a", "motion", "m-1", strings.Repeat("a", 40)} {
 		if err := CheckSlug(ok); err != nil {
 			t.Errorf("CheckSlug(%q): %v", ok, err)
@@ -147,6 +158,7 @@ func TestSlugRules(t *testing.T) {
 }
 
 func TestSessionNameRules(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"work", "w-{turn}", "{turn}", "a{turn}b", "review-2"} {
 		mustParse(t, `{"session":"`+ok+`"}`)
 	}
@@ -156,6 +168,7 @@ func TestSessionNameRules(t *testing.T) {
 }
 
 func TestFillSessionNameTakesTurnID(t *testing.T) {
+	t.Parallel()
 	got, err := FillSessionName("w-{turn}", "01jz")
 	if err != nil || got != "w-01jz" {
 		t.Fatalf("got %q, %v", got, err)
@@ -169,6 +182,7 @@ func TestFillSessionNameTakesTurnID(t *testing.T) {
 }
 
 func TestConnectorRules(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"connectors":{"work":"connectors://ap-resend/account-123"}}`)
 	if p.Connectors.V["work"] != "connectors://ap-resend/account-123" {
 		t.Fatalf("connectors %v", p.Connectors.V)
@@ -185,6 +199,7 @@ func TestConnectorRules(t *testing.T) {
 }
 
 func TestOwnerForms(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"user:soft", "team:backend", "project:shop:website", "root:host-1"} {
 		mustParse(t, `{"owner":"`+ok+`"}`)
 	}
@@ -194,6 +209,7 @@ func TestOwnerForms(t *testing.T) {
 }
 
 func TestMakeRefusesBodyNamingAnotherID(t *testing.T) {
+	t.Parallel()
 	if _, err := mustParse(t, `{"id":"other","name":"M"}`).Make("motion"); err == nil || !strings.Contains(err.Error(), `"other"`) {
 		t.Fatalf("got %v", err)
 	}
@@ -203,6 +219,7 @@ func TestMakeRefusesBodyNamingAnotherID(t *testing.T) {
 }
 
 func TestMakeReadsButNeverObeysTimes(t *testing.T) {
+	t.Parallel()
 	r, err := mustParse(t, `{"name":"M","createdAt":"2020-01-01T00:00:00.000Z","updatedAt":"2020-01-01T00:00:00.000Z"}`).Make("motion")
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +239,7 @@ func sample() Record {
 }
 
 func TestEditLeavesWhatItDoesNotNameAndClearsNull(t *testing.T) {
+	t.Parallel()
 	r, err := mustParse(t, `{"provider":"gemini","model":null,"labels":null,"connectors":null}`).Apply(sample())
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +252,7 @@ func TestEditLeavesWhatItDoesNotNameAndClearsNull(t *testing.T) {
 }
 
 func TestEditNullSessionGoesBackToWork(t *testing.T) {
+	t.Parallel()
 	s := sample()
 	s.Session = "x-{turn}"
 	r, err := mustParse(t, `{"session":null}`).Apply(s)
@@ -243,12 +262,14 @@ func TestEditNullSessionGoesBackToWork(t *testing.T) {
 }
 
 func TestEditCannotClearName(t *testing.T) {
+	t.Parallel()
 	if _, err := mustParse(t, `{"name":null}`).Apply(sample()); err == nil {
 		t.Fatal("name cleared")
 	}
 }
 
 func TestEditNeverMovesOwnerOrWorkspace(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`{"owner":"user:other"}`, `{"owner":null}`, `{"workspace":"/w/other"}`, `{"workspace":null}`} {
 		if _, err := mustParse(t, body).Apply(sample()); err == nil {
 			t.Errorf("Apply(%s) moved it", body)
@@ -267,6 +288,7 @@ func TestEditNeverMovesOwnerOrWorkspace(t *testing.T) {
 }
 
 func TestApplyDoesNotShareSlicesWithInput(t *testing.T) {
+	t.Parallel()
 	in := sample()
 	out, err := mustParse(t, `{}`).Apply(in)
 	if err != nil {
@@ -280,10 +302,12 @@ func TestApplyDoesNotShareSlicesWithInput(t *testing.T) {
 }
 
 func TestParseRefusesOversizedBody(t *testing.T) {
+	t.Parallel()
 	refuse(t, `{"description":"`+strings.Repeat("x", MaxBody)+`"}`, "larger")
 }
 
 func TestRecordJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := sample()
 	r.CreatedAt = time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
 	data, err := r.MarshalJSON()

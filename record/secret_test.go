@@ -25,6 +25,7 @@ var (
 )
 
 func TestSecretLookingValuesAreFound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, kind string }{
 		{fakeOpenAI, "an OpenAI-style key"},
 		{"key is " + fakeOpenAI + " ok", "an OpenAI-style key"},
@@ -50,6 +51,7 @@ func TestSecretLookingValuesAreFound(t *testing.T) {
 }
 
 func TestOrdinaryWordsAreNoSecrets(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"task-list",
 		"Review every task-list-of-the-day-for-the-team before noon",
@@ -76,6 +78,7 @@ func TestOrdinaryWordsAreNoSecrets(t *testing.T) {
 }
 
 func TestPatchRefusesASecretNamingTheField(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body  map[string]any
 		field string
@@ -109,6 +112,7 @@ func TestPatchRefusesASecretNamingTheField(t *testing.T) {
 }
 
 func TestPatchAcceptsOrdinaryValues(t *testing.T) {
+	t.Parallel()
 	body := `{"name":"Motion","labels":["review","task-list"],"instructions":"Keep the task-list short; sk-learn is fine.",` +
 		`"connectors":{"work":"connectors://ap-resend/account-123"},"model":"claude-sonnet-5","session":"work"}`
 	if _, err := ParsePatch([]byte(body)); err != nil {
@@ -117,6 +121,7 @@ func TestPatchAcceptsOrdinaryValues(t *testing.T) {
 }
 
 func TestParsePatchRefusesASecretInJSON(t *testing.T) {
+	t.Parallel()
 	body, _ := json.Marshal(map[string]any{"name": "M", "instructions": "token: " + fakeGitHub})
 	_, err := ParsePatch(body)
 	if err == nil || !strings.HasPrefix(err.Error(), "instructions holds what looks like a secret (a GitHub token)") {
@@ -184,6 +189,7 @@ func FuzzSecretHintsHideNoMatch(f *testing.F) {
 }
 
 func TestHintsHeldHasABitForEverySecretShape(t *testing.T) {
+	t.Parallel()
 	if len(secretShapes) > 32 {
 		t.Fatalf("%d secret shapes, and hintsHeld has 32 bits", len(secretShapes))
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestToolsListIsKeptClearedByNullAndEmptyReadsAsAbsent(t *testing.T) {
+	t.Parallel()
 	r, err := mustParse(t, `{"name":"B","tools":["post_message","bots"]}`).Make("b")
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestToolsListIsKeptClearedByNullAndEmptyReadsAsAbsent(t *testing.T) {
 }
 
 func TestToolsListRefusesWhatNamesNoTool(t *testing.T) {
+	t.Parallel()
 	refuse(t, `{"tools":"bots"}`, "tools must be a list")
 	refuse(t, `{"tools":[1]}`, "tools[0] must be a string")
 	refuse(t, `{"tools":["Bad Name"]}`, `"Bad Name"`, "no tool name")

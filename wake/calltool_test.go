@@ -37,6 +37,7 @@ func (a *abandoning) Turn(ctx context.Context, w wake.Work) error {
 }
 
 func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
+	t.Parallel()
 	agent := &abandoning{abandon: make(chan struct{}), returned: make(chan error, 1)}
 	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"abandoning": agent}})
 	if err != nil {
@@ -100,6 +101,7 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 }
 
 func TestRefusalCarriesItsReasonAsATypedError(t *testing.T) {
+	t.Parallel()
 	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"abandoning": &abandoning{}}})
 	if err != nil {
 		t.Fatal(err)

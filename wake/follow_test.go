@@ -135,6 +135,7 @@ func (r *recorder) now() (ahp.ChatState, []string, bool) {
 }
 
 func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T) {
+	t.Parallel()
 	ns := nodes(t, 3)
 	a := ns[0]
 	first, session := a.say(t, "hello")
@@ -201,6 +202,7 @@ func dispatch(t *testing.T, h *wake.LocalHost, uri string, a ahp.Action) error {
 }
 
 func TestAClientsActionOnABackSessionAnotherHostRunsIsRefusedThereAndTakenWhereItRuns(t *testing.T) {
+	t.Parallel()
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
@@ -234,6 +236,7 @@ func TestAClientsActionOnABackSessionAnotherHostRunsIsRefusedThereAndTakenWhereI
 }
 
 func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithItsChannelsOpen(t *testing.T) {
+	t.Parallel()
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "one")
@@ -273,6 +276,7 @@ func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithI
 }
 
 func TestABackSessionDisposedOfOnOneHostIsLetGoOnTheOthers(t *testing.T) {
+	t.Parallel()
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
@@ -306,6 +310,7 @@ func (l *unsureLogs) Append(ctx context.Context, key chatlog.Key, line []byte, s
 }
 
 func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *testing.T) {
+	t.Parallel()
 	logs := &unsureLogs{Mem: &chatlog.Mem{}}
 	ns := nodesOn(t, logs, 2)
 	a, b := ns[0], ns[1]
@@ -342,6 +347,7 @@ func openRequest(t *testing.T, h *wake.LocalHost, session string) string {
 }
 
 func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRuns(t *testing.T) {
+	t.Parallel()
 	ns := nodes(t, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")

@@ -33,6 +33,7 @@ func instance(t *testing.T, name string, logs chatlog.Logs, rows wake.Rows, leas
 }
 
 func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *testing.T) {
+	t.Parallel()
 	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
 	ws := []*wake.Waker{instance(t, "a", logs, rows, leases), instance(t, "b", logs, rows, leases)}
 	e := newEnv(t, nil) // for its bot and folder
@@ -67,12 +68,14 @@ func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *t
 }
 
 func TestAWakerWithLeasesNeedsAHolder(t *testing.T) {
+	t.Parallel()
 	if _, err := wake.New(wake.Config{Host: newEnv(t, nil).host, Leases: &lease.Mem{}}); err == nil {
 		t.Fatal("a Waker with Leases and no Holder was made")
 	}
 }
 
 func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *testing.T) {
+	t.Parallel()
 	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
 	e := newEnv(t, nil)
 	wakeOn := func(h *wake.LocalHost, name string) *wake.Waker {

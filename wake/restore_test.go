@@ -82,6 +82,7 @@ func (e *restartEnv) logPath(session string) string {
 func backWords(t ahp.Turn) string { return echo.Words(t.Message.Text) }
 
 func TestLocalHostStartedAgainHoldsItsBackSessionsAndTheWakeContinuesThem(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	w1 := e.waker(t, h1)
@@ -114,6 +115,7 @@ func TestLocalHostStartedAgainHoldsItsBackSessionsAndTheWakeContinuesThem(t *tes
 }
 
 func TestRestoredBackSessionEndsItsInterruptedTurnAndTakesBackWaitingMessages(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	session, err := h1.Start(ctx(t), e.spec())
@@ -151,6 +153,7 @@ func TestRestoredBackSessionEndsItsInterruptedTurnAndTakesBackWaitingMessages(t 
 }
 
 func TestWakerRestoresTheSessionARowNamesWhenTheHostLostIt(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	lost := "ahp-session:/01lost"
 	if err := wake.NewFileRows(e.config).Put(ctx(t), wake.Row{Bot: "motion", Person: "user:soft", Name: "work", Session: lost, Provider: echo.Provider}); err != nil {
@@ -167,6 +170,7 @@ func TestWakerRestoresTheSessionARowNamesWhenTheHostLostIt(t *testing.T) {
 }
 
 func TestLocalHostRestoreRefusesAURIItWouldNotMake(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h := e.host(t)
 	for _, uri := range []string{"ahp-session:/../x", "other:/abc", "ahp-session:/", "ahp-session:/ABC"} {
@@ -177,6 +181,7 @@ func TestLocalHostRestoreRefusesAURIItWouldNotMake(t *testing.T) {
 }
 
 func TestBackLogIsPrivateAndADisposedSessionLeavesNoneAndIsNotRestored(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	session, err := h1.Start(ctx(t), e.spec())
@@ -201,6 +206,7 @@ func TestBackLogIsPrivateAndADisposedSessionLeavesNoneAndIsNotRestored(t *testin
 }
 
 func TestBackLogWithATornLastLineIsRestored(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	_, session := e.say(t, e.waker(t, h1), "t1", "hello")
@@ -226,6 +232,7 @@ func TestBackLogWithATornLastLineIsRestored(t *testing.T) {
 }
 
 func TestRestoredBackChatOpensOnlyToItsOwner(t *testing.T) {
+	t.Parallel()
 	e := newRestartEnv(t)
 	h1 := e.host(t)
 	_, session := e.say(t, e.waker(t, h1), "t1", "hello")

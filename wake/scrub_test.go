@@ -63,6 +63,7 @@ func (leakyAgent) Turn(ctx context.Context, w wake.Work) error {
 // nor the back chat (its state and every action followers and subscribers
 // see) holds it.
 func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
+	t.Parallel()
 	scrub := replaceScrubber{leaked}
 	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}, Scrub: scrub})
 	if err != nil {
@@ -158,6 +159,7 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 // (an embedder's own), Config.Scrub still keeps the value out of the main
 // chat: post_message's text, the relayed question, the turn's error.
 func TestWakerScrubsTheMainChatOfAnyHost(t *testing.T) {
+	t.Parallel()
 	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}})
 	if err != nil {
 		t.Fatal(err)

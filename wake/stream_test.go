@@ -28,6 +28,7 @@ func (v valuesScrubber) Longest() int {
 // their concatenation, holds a value or a piece of one longer than half,
 // and the concatenation is the whole text scrubbed.
 func TestStreamCatchesAValueSplitAnywhere(t *testing.T) {
+	t.Parallel()
 	s := valuesScrubber{"tok-abcdef0123456789", "ключ-секрет-42"}
 	text := "héllo tok-abcdef0123456789 and ключ-секрет-42, again tok-abcdef0123456789tok-abcdef0123456789 end ✓"
 	want := s.String(text)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestToolPolicyOnlyNarrowsAndKeepsPostMessage(t *testing.T) {
+	t.Parallel()
 	p := DefaultToolPolicy()
 	if got := p.For(nil).Names(); slices.Contains(got, BotMake) || !slices.Contains(got, AskQuestion) {
 		t.Fatalf("a bot listing no tools holds %v: want the default set, without the workspace tools", got)
@@ -26,6 +27,7 @@ func TestToolPolicyOnlyNarrowsAndKeepsPostMessage(t *testing.T) {
 }
 
 func TestToolPolicyRefusesAToolItDoesNotOfferNamingIt(t *testing.T) {
+	t.Parallel()
 	narrow := ToolPolicy{Offered: []string{PostMessage, AskQuestion}}
 	err := narrow.Check([]string{PostMessage, WorkspaceTools})
 	if err == nil || !strings.Contains(err.Error(), `"bots"`) {
@@ -43,6 +45,7 @@ func TestToolPolicyRefusesAToolItDoesNotOfferNamingIt(t *testing.T) {
 }
 
 func TestToolPolicyListsWhatAToolsListMayNameOnItsHost(t *testing.T) {
+	t.Parallel()
 	if got := DefaultToolPolicy().Listable(); !slices.Equal(got, ToolNames()) {
 		t.Errorf("the default policy lists %v, want every name %v", got, ToolNames())
 	}

@@ -21,6 +21,7 @@ import (
 )
 
 func TestWakePostsTheEchoReplyAndEndsTheMainTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("hello there")
 	got := m.ended(t)
@@ -41,6 +42,7 @@ func TestWakePostsTheEchoReplyAndEndsTheMainTurn(t *testing.T) {
 }
 
 func TestWakeTwicePostsTwoMessagesToTheMainTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, _, _ := e.say("twice")
 	if got := texts(m.ended(t)); !slices.Equal(got, []string{"first", "second"}) {
@@ -49,6 +51,7 @@ func TestWakeTwicePostsTwoMessagesToTheMainTurn(t *testing.T) {
 }
 
 func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		policy, words string
 		want          []string
@@ -74,6 +77,7 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 }
 
 func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
+	t.Parallel()
 	h, _ := wake.NewLocalHost(wake.LocalConfig{})
 	defer h.Close()
 	for _, c := range []struct {
@@ -98,6 +102,7 @@ func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
 }
 
 func TestEmptyOptionValuesAreTheDefaults(t *testing.T) {
+	t.Parallel()
 	h, _ := wake.NewLocalHost(wake.LocalConfig{})
 	defer h.Close()
 	w, err := wake.New(wake.Config{Host: h})
@@ -111,6 +116,7 @@ func TestEmptyOptionValuesAreTheDefaults(t *testing.T) {
 }
 
 func TestFailedBackTurnFailsTheMainTurnTypedSendFailed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, _, _ := e.say("fail")
 	got := m.ended(t)
@@ -124,6 +130,7 @@ func TestFailedBackTurnFailsTheMainTurnTypedSendFailed(t *testing.T) {
 }
 
 func TestQuestionIsShownInTheMainChatAndTheAnswerGoesBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, msg := e.say("ask what colour?")
 	c, _ := m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
@@ -170,6 +177,7 @@ func pendingCall(c ahp.ChatState) *ahp.ToolCallState {
 }
 
 func TestApprovalIsShownAsAToolCallWaitingForConfirmation(t *testing.T) {
+	t.Parallel()
 	for _, approve := range []bool{true, false} {
 		t.Run(fmt.Sprint(approve), func(t *testing.T) {
 			e := newEnv(t, nil)
@@ -191,6 +199,7 @@ func TestApprovalIsShownAsAToolCallWaitingForConfirmation(t *testing.T) {
 }
 
 func TestWithdrawnRequestLeavesTheMainChat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("ask anything?")
 	m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
@@ -215,6 +224,7 @@ func TestWithdrawnRequestLeavesTheMainChat(t *testing.T) {
 }
 
 func TestAskInOwnListsTheRequestOnTheMainSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.AskIn = wake.AskInOwn })
 	m, turn, _ := e.say("ask name?")
 	_, s := m.wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
@@ -239,6 +249,7 @@ func TestAskInOwnListsTheRequestOnTheMainSession(t *testing.T) {
 }
 
 func TestAskInOwnListsAnApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.AskIn = wake.AskInOwn })
 	m, turn, _ := e.say("approve")
 	_, s := m.wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
@@ -256,6 +267,7 @@ func TestAskInOwnListsAnApproval(t *testing.T) {
 }
 
 func TestStopTakesBackWaitingMessagesAndStopsTheBackTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m1, t1, _ := e.say("sleep 30")
 	m1.wait(t, "the back turn", func(c ahp.ChatState, _ ahp.SessionState) bool {
@@ -301,6 +313,7 @@ func waitBack(t *testing.T, h *wake.LocalHost, session, what string, cond func(a
 }
 
 func TestSteerMainTurnEndsWithTheTurnTheSteerBecomes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("sleep 0.2")
 	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
@@ -317,6 +330,7 @@ func TestSteerMainTurnEndsWithTheTurnTheSteerBecomes(t *testing.T) {
 }
 
 func TestSteerThatCannotBeHandedOnIsDroppedAndTheTurnKeepsWaiting(t *testing.T) {
+	t.Parallel()
 	var refuse atomic.Bool
 	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
 		return &fakeHost{LocalHost: h, send: func(ctx context.Context, s string, p wake.Pending) error {
@@ -342,6 +356,7 @@ func TestSteerThatCannotBeHandedOnIsDroppedAndTheTurnKeepsWaiting(t *testing.T) 
 }
 
 func TestContextBlockGoesInFrontOfTheWords(t *testing.T) {
+	t.Parallel()
 	loc := time.FixedZone("X", 2*3600)
 	at := time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
 	e := newEnv(t, nil, func(c *wake.Config) { c.Location = loc; c.Now = func() time.Time { return at } })
@@ -363,6 +378,7 @@ func TestContextBlockGoesInFrontOfTheWords(t *testing.T) {
 }
 
 func TestContextInMetaSendsTheWordsAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.ContextIn = wake.ContextInMeta })
 	m, _, _ := e.say("context")
 	if got := texts(m.ended(t)); !slices.Equal(got, []string{"context"}) {
@@ -371,6 +387,7 @@ func TestContextInMetaSendsTheWordsAlone(t *testing.T) {
 }
 
 func TestMessagesToOneNameContinueOneSessionAndTheRowNamesIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m1, t1, _ := e.say("one")
 	m1.ended(t)
@@ -386,6 +403,7 @@ func TestMessagesToOneNameContinueOneSessionAndTheRowNamesIt(t *testing.T) {
 }
 
 func TestTurnInTheSessionNameStartsASessionPerMessage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.bot.Session = "w-{turn}"
 	m1, t1, _ := e.say("one")
@@ -401,6 +419,7 @@ func TestTurnInTheSessionNameStartsASessionPerMessage(t *testing.T) {
 }
 
 func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
+	t.Parallel()
 	var starts atomic.Int32
 	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
 		return &fakeHost{LocalHost: h, start: func(ctx context.Context, s wake.Spec) (string, error) {
@@ -432,6 +451,7 @@ func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
 }
 
 func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t *testing.T) {
+	t.Parallel()
 	var forget atomic.Bool
 	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
 		return &fakeHost{LocalHost: h, has: func(ctx context.Context, s string) (bool, error) {
@@ -458,6 +478,7 @@ func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t 
 }
 
 func TestFailuresEndTheMainTurnWithTheReason(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		wrap func(*wake.LocalHost) wake.SessionHost
@@ -521,6 +542,7 @@ func TestSendNotConfirmedInTenSecondsIsNotSentAgain(t *testing.T) {
 }
 
 func TestLostSessionWhileWaitingFailsTheMainTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("sleep 30")
 	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
@@ -537,6 +559,7 @@ func TestLostSessionWhileWaitingFailsTheMainTurn(t *testing.T) {
 }
 
 func TestBackSessionStartsOnPresetElseProviderElseDefaultAgent(t *testing.T) {
+	t.Parallel()
 	var specs []wake.Spec
 	var mu sync.Mutex
 	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
@@ -580,6 +603,7 @@ func TestBackSessionStartsOnPresetElseProviderElseDefaultAgent(t *testing.T) {
 }
 
 func TestFirstWakeWritesAgentsMdWhereTheFolderHasNone(t *testing.T) {
+	t.Parallel()
 	files, err := persona.New(persona.Config{ConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -604,6 +628,7 @@ func TestFirstWakeWritesAgentsMdWhereTheFolderHasNone(t *testing.T) {
 }
 
 func TestPostMessageRefusedByADenyList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.Deny = []string{wake.PostMessage} })
 	m, _, _ := e.say("hello")
 	got := m.ended(t)
@@ -613,6 +638,7 @@ func TestPostMessageRefusedByADenyList(t *testing.T) {
 }
 
 func TestPostMessageInATurnBegunInTheBackChatPostsNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("hi")
 	m.ended(t)
@@ -630,6 +656,7 @@ func TestPostMessageInATurnBegunInTheBackChatPostsNothing(t *testing.T) {
 }
 
 func TestFileRowsKeepOneRowPerPersonAndName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := wake.NewFileRows(dir)
 	r := wake.Row{Bot: "motion", Person: "user:soft", Name: "work", Session: "ahp-session:/1", UpdatedAt: time.Now().UTC()}
@@ -697,6 +724,7 @@ func (f *fakeHost) Send(ctx context.Context, s string, p wake.Pending) error {
 var _ = errors.New
 
 func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	var session string
 	for i := range wake.BackTurns + 3 {

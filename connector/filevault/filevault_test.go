@@ -42,6 +42,7 @@ func newDirs(t *testing.T) dirs {
 }
 
 func TestResolveReadsTheEntry(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, body, 0o600)
 	v, err := filevault.New(filevault.Config{Path: d.vault, ConfigDir: d.config, Root: d.root})
@@ -62,6 +63,7 @@ func TestResolveReadsTheEntry(t *testing.T) {
 }
 
 func TestRefusesAFileOthersCanRead(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, body, 0o644)
 	_, err := filevault.New(filevault.Config{Path: d.vault})
@@ -71,6 +73,7 @@ func TestRefusesAFileOthersCanRead(t *testing.T) {
 }
 
 func TestRefusesAModeChangedAfterStart(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, body, 0o600)
 	v, err := filevault.New(filevault.Config{Path: d.vault})
@@ -86,6 +89,7 @@ func TestRefusesAModeChangedAfterStart(t *testing.T) {
 }
 
 func TestRefusesAFileInTheConfigFolder(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	path := filepath.Join(d.config, "vault.json")
 	write(t, path, body, 0o600)
@@ -96,6 +100,7 @@ func TestRefusesAFileInTheConfigFolder(t *testing.T) {
 }
 
 func TestRefusesAFileInTheRootFolder(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	path := filepath.Join(d.root, "motion", "vault.json")
 	write(t, path, body, 0o600)
@@ -106,6 +111,7 @@ func TestRefusesAFileInTheRootFolder(t *testing.T) {
 }
 
 func TestRefusesALinkIntoTheRootFolder(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	inside := filepath.Join(d.root, "vault.json")
 	write(t, inside, body, 0o600)
@@ -121,6 +127,7 @@ func TestRefusesALinkIntoTheRootFolder(t *testing.T) {
 }
 
 func TestEditReachesTheNextResolve(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, body, 0o600)
 	v, err := filevault.New(filevault.Config{Path: d.vault})
@@ -141,6 +148,7 @@ func TestEditReachesTheNextResolve(t *testing.T) {
 }
 
 func TestBrokenFileNeverQuotesAValue(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		`{"connectors": {"http/crm": {"value": "` + secret + `", "extra` + secret + `": 1}}}`,
 		`{"connectors": {"http/crm": {"value": ` + secret + `}}}`,
@@ -166,6 +174,7 @@ func TestBrokenFileNeverQuotesAValue(t *testing.T) {
 }
 
 func TestEntryOwnersReachTheCredential(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`", "owners": ["user:soft", "team:backend", "*"]}}}`, 0o600)
 	v, err := filevault.New(filevault.Config{Path: d.vault})
@@ -182,6 +191,7 @@ func TestEntryOwnersReachTheCredential(t *testing.T) {
 }
 
 func TestEntryWithNoOwnersIsSaidAtLoad(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, body, 0o600)
 	var log bytes.Buffer
@@ -202,6 +212,7 @@ func TestEntryWithNoOwnersIsSaidAtLoad(t *testing.T) {
 }
 
 func TestEntryWithABadOwnerIsRefused(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`", "owners": ["soft"]}}}`, 0o600)
 	v, err := filevault.New(filevault.Config{Path: d.vault})
@@ -215,6 +226,7 @@ func TestEntryWithABadOwnerIsRefused(t *testing.T) {
 }
 
 func TestScrubberLearnsEveryValueAtRead(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	write(t, d.vault, `{"connectors": {"http/crm": {"value": "`+secret+`"}, "http/mail": {"value": "mail-value-123456"}}}`, 0o600)
 	scrub := &connector.Scrubber{}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSplitFindsFrontAndBody(t *testing.T) {
+	t.Parallel()
 	src := []byte("---\nname: x\n---\nbody\n")
 	d, err := Split(src)
 	if err != nil {
@@ -25,6 +26,7 @@ func TestSplitFindsFrontAndBody(t *testing.T) {
 }
 
 func TestSplitWithoutFrontmatterIsAllBody(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "# title\n---\n", "----\nx\n---\n", "text"} {
 		d, err := Split([]byte(s))
 		if err != nil {
@@ -37,6 +39,7 @@ func TestSplitWithoutFrontmatterIsAllBody(t *testing.T) {
 }
 
 func TestSplitTakesCRLFAndTrailingBlanksOnDelimiters(t *testing.T) {
+	t.Parallel()
 	d, err := Split([]byte("--- \r\na: 1\r\n---\r\nb\r\n"))
 	if err != nil || !d.Has || string(d.Front) != "a: 1\r\n" || string(d.Body) != "b\r\n" {
 		t.Fatalf("got %+v, %v", d, err)
@@ -44,6 +47,7 @@ func TestSplitTakesCRLFAndTrailingBlanksOnDelimiters(t *testing.T) {
 }
 
 func TestSplitRefusesUnclosedFrontmatter(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"---\n", "---\na: 1\n", "---"} {
 		if _, err := Split([]byte(s)); !errors.Is(err, ErrUnclosed) {
 			t.Errorf("Split(%q): %v, want ErrUnclosed", s, err)
@@ -52,6 +56,7 @@ func TestSplitRefusesUnclosedFrontmatter(t *testing.T) {
 }
 
 func TestDecodeRefusesAnchorsAliasesAndMergeKeys(t *testing.T) {
+	t.Parallel()
 	bomb := "a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n"
 	for _, s := range []string{bomb, "a: &x 1\n", "base: {a: 1}\nm:\n  <<: {a: 2}\n"} {
 		if _, err := Decode([]byte(s)); err == nil {
@@ -61,6 +66,7 @@ func TestDecodeRefusesAnchorsAliasesAndMergeKeys(t *testing.T) {
 }
 
 func TestDecodeRefusesOversizedInput(t *testing.T) {
+	t.Parallel()
 	big := []byte("a: " + strings.Repeat("x", MaxSize) + "\n")
 	if _, err := Decode(big); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("got %v, want ErrTooLarge", err)
@@ -68,6 +74,7 @@ func TestDecodeRefusesOversizedInput(t *testing.T) {
 }
 
 func TestDecodeGivesTopLevelKeysAndEmptyMapForNothing(t *testing.T) {
+	t.Parallel()
 	m, err := Decode([]byte("name: x\nlabels: [a, b]\n"))
 	if err != nil || m["name"] != "x" || len(m["labels"].([]any)) != 2 {
 		t.Fatalf("got %v, %v", m, err)

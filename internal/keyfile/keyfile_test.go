@@ -30,6 +30,7 @@ func store(dir string, cache bool) *keyfile.Store[string, value] {
 }
 
 func TestPutThenGetGivesTheValueBackAcrossStores(t *testing.T) {
+	t.Parallel()
 	for _, cache := range []bool{false, true} {
 		dir := t.TempDir()
 		s := store(dir, cache)
@@ -49,6 +50,7 @@ func TestPutThenGetGivesTheValueBackAcrossStores(t *testing.T) {
 }
 
 func TestGetOfAKeyWithNoFileIsNotOK(t *testing.T) {
+	t.Parallel()
 	v, ok, err := store(t.TempDir(), true).Get("nobody")
 	if err != nil || ok || v != (value{}) {
 		t.Fatalf("Get: %+v, %v, %v", v, ok, err)
@@ -56,6 +58,7 @@ func TestGetOfAKeyWithNoFileIsNotOK(t *testing.T) {
 }
 
 func TestFilesAreOwnerOnlyAndLeaveNoTemp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := store(dir, false).Put("motion", value{"Motion", 1}); err != nil {
 		t.Fatal(err)
@@ -79,6 +82,7 @@ func TestFilesAreOwnerOnlyAndLeaveNoTemp(t *testing.T) {
 }
 
 func TestAFileThatIsNotJSONIsAnErrorNamingIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "motion.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -92,6 +96,7 @@ func TestAFileThatIsNotJSONIsAnErrorNamingIt(t *testing.T) {
 }
 
 func TestAKeyThePathRefusesIsRefusedOnBothSides(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := store(dir, true)
 	if err := s.Put("../escape", value{}); err == nil {
@@ -106,6 +111,7 @@ func TestAKeyThePathRefusesIsRefusedOnBothSides(t *testing.T) {
 }
 
 func TestDecodeReadsOtherFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := keyfile.New(keyfile.Config[string, value]{
 		Path: func(k string) (string, error) { return filepath.Join(dir, k), nil },
@@ -125,6 +131,7 @@ func TestDecodeReadsOtherFormats(t *testing.T) {
 }
 
 func TestConcurrentPutsOfOneKeyLeaveOneWholeValue(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := store(dir, false)
 	var wg sync.WaitGroup

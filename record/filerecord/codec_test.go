@@ -55,6 +55,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestFileFormatMatchesSpecExample(t *testing.T) {
+	t.Parallel()
 	r := smallBot("motion")
 	got := filerecord.Encode(r)
 	golden(t, "motion.md", got)
@@ -71,6 +72,7 @@ func TestFileFormatMatchesSpecExample(t *testing.T) {
 }
 
 func TestFileOfBotWithEveryFieldKeepsPersonaInFile(t *testing.T) {
+	t.Parallel()
 	r := recordtest.Sample("motion")
 	got := filerecord.Encode(r)
 	golden(t, "every-field.md", got)
@@ -84,6 +86,7 @@ func TestFileOfBotWithEveryFieldKeepsPersonaInFile(t *testing.T) {
 }
 
 func TestStringsYAMLWouldMisreadAreQuoted(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"no", "Yes", "on", "OFF", "y", "null", "~", "true", "1e3", "0x10", ".inf", "123",
 		"2026-10-11", "a: b", "a #b", "- x", "[x]", "{x}", "*x", "&x", "!x", "%x", "@x", "`x`",
@@ -105,6 +108,7 @@ func TestStringsYAMLWouldMisreadAreQuoted(t *testing.T) {
 }
 
 func TestInstructionsGoBelowTheFrontmatter(t *testing.T) {
+	t.Parallel()
 	r := record.Record{ID: "motion", Name: "Motion", Instructions: "You review.\n---\nStill you."}
 	data := filerecord.Encode(r)
 	want := "---\nid: motion\nname: Motion\nsession: work\n---\n\nYou review.\n---\nStill you.\n"
@@ -121,6 +125,7 @@ func TestInstructionsGoBelowTheFrontmatter(t *testing.T) {
 }
 
 func TestMissingSessionReadsAsDefault(t *testing.T) {
+	t.Parallel()
 	r, err := filerecord.Decode("motion", []byte("---\nid: motion\nowner: user:soft\n---\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +136,7 @@ func TestMissingSessionReadsAsDefault(t *testing.T) {
 }
 
 func TestFrontmatterWithoutIDReadsAsItsFolder(t *testing.T) {
+	t.Parallel()
 	r, err := filerecord.Decode("motion", []byte("---\nbody: robot\n---\n"))
 	if err != nil || r.ID != "motion" || r.Body != "robot" {
 		t.Fatalf("%+v, %v", r, err)
@@ -138,6 +144,7 @@ func TestFrontmatterWithoutIDReadsAsItsFolder(t *testing.T) {
 }
 
 func TestDecodeRefusesWhatIsNotABotRecord(t *testing.T) {
+	t.Parallel()
 	bomb := "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n---\n"
 	huge := "---\nid: motion\ndescription: " + strings.Repeat("x", frontmatter.MaxSize) + "\n---\n"
 	for _, tc := range []struct {
@@ -262,6 +269,7 @@ func roundTrip(t *testing.T, r record.Record) {
 }
 
 func TestBotFileWithCRLFLineEndingsReadsWithoutCarriageReturns(t *testing.T) {
+	t.Parallel()
 	lf := "---\nid: motion\nname: Motion\ndescription: Reads pull requests.\nlabels:\n- review\ncolor: teal\nowner: user:soft\n---\n\nYou review pull requests.\n\nSay what would break.\n"
 	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
 	want, err := filerecord.Decode("motion", []byte(lf))

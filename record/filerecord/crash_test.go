@@ -38,6 +38,7 @@ type ack struct {
 // bot.md must parse, and each bot must be at its last acknowledged write or
 // at the one write after it that was never acknowledged.
 func TestCrashMidWriteLeavesNoTornFiles(t *testing.T) {
+	t.Parallel()
 	if v := os.Getenv(crashChildEnv); v != "" {
 		dir, prefix, _ := strings.Cut(v, "|")
 		crashChild(dir, prefix)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestFastDecodeReadsWhatEncodeWrites(t *testing.T) {
+	t.Parallel()
 	data := Encode(recordtest.Sample("motion"))
 	doc, err := frontmatter.Split(data)
 	if err != nil {
@@ -66,6 +67,7 @@ func FuzzFastDecodeAgreesWithYAML(f *testing.F) {
 }
 
 func TestADecoderReadsEachFileAsANewOneWould(t *testing.T) {
+	t.Parallel()
 	var files [][]byte
 	for i := range 3 {
 		r := recordtest.Sample(fmt.Sprintf("bot-%d", i))
@@ -96,6 +98,7 @@ func TestADecoderReadsEachFileAsANewOneWould(t *testing.T) {
 }
 
 func TestBotsThatRepeatAValueShareOneString(t *testing.T) {
+	t.Parallel()
 	d := newDecoder()
 	a, err := d.decode("a", Encode(recordtest.Sample("a")))
 	if err != nil {
@@ -120,6 +123,7 @@ func TestBotsThatRepeatAValueShareOneString(t *testing.T) {
 }
 
 func TestFastPathKnowsEveryRecordKey(t *testing.T) {
+	t.Parallel()
 	for _, k := range record.Keys() {
 		if got, ok := recordKey([]byte(k)); !ok || got != k {
 			t.Errorf("recordKey(%q) = %q, %v", k, got, ok)

@@ -27,6 +27,7 @@ func oneFolderEach(r record.Record, others []record.Record) error {
 }
 
 func TestAGuardLeavesOutTheYoungerOfTwoBotsInOneFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil)
 	older, younger := handBot("older"), handBot("younger")
@@ -51,6 +52,7 @@ func TestAGuardLeavesOutTheYoungerOfTwoBotsInOneFolder(t *testing.T) {
 }
 
 func TestAGuardRefusingAHandEditKeepsTheLastGoodRecord(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.s.SetGuard(oneFolderEach)
 	before := w.create(handBot("motion"))
@@ -83,6 +85,7 @@ func TestAGuardRefusingAHandEditKeepsTheLastGoodRecord(t *testing.T) {
 }
 
 func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil)
 	if _, err := s.Create(context.Background(), handBot("motion")); err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFolderTrieFindsTheFoldersThatHoldOrLieInsideAndNoOther(t *testing.T) {
+	t.Parallel()
 	var tr folderTrie
 	for id, ws := range map[string]string{
 		"root": "/srv", "mine": "/srv/bots/motion", "inner": "/srv/bots/motion/sub/deep",
@@ -45,6 +46,7 @@ func TestFolderTrieFindsTheFoldersThatHoldOrLieInsideAndNoOther(t *testing.T) {
 // TestFolderTrieAgreesWithAScanOfEveryFolder holds near, and folderNear, to what a scan of
 // every record with filepath.Rel finds, over folders of several depths.
 func TestFolderTrieAgreesWithAScanOfEveryFolder(t *testing.T) {
+	t.Parallel()
 	dirs := []string{"/a", "/a/b", "/a/b/c", "/a/bc", "/a/b/c/d", "/b", "/b/a", "/ab", "/a/b/../x", "/"}
 	var tr folderTrie
 	var all []record.Record

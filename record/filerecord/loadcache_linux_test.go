@@ -87,6 +87,7 @@ func entryOf(t *testing.T, s *Store, id string) record.Entry {
 // each file whose stat is unchanged (its bytes, here forged to tell them
 // apart, and the same etag), and reads each other from the file.
 func TestALoadTakesAnUnchangedBotMdFromTheCacheAndAChangedOneFromItsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, "Disk1", "kept", "edited", "plain")
 	later := time.Now().Add(time.Hour) // every file is old enough to keep
@@ -129,6 +130,7 @@ func TestALoadTakesAnUnchangedBotMdFromTheCacheAndAChangedOneFromItsFile(t *test
 // within racyMargin of the load's start is read by every load, and kept
 // in no cache, until it is old enough.
 func TestALoadCachesNoFileChangedTooRecentlyToTrustItsStat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, "Disk1", "fresh")
 	loadAt(t, dir, time.Now(), io.Discard).Close()
@@ -145,6 +147,7 @@ func TestALoadCachesNoFileChangedTooRecentlyToTrustItsStat(t *testing.T) {
 // what the cache held leaves it as it is; one that found a bot gone
 // writes it again without.
 func TestALoadRewritesTheCacheOnlyWhenWhatItFoundDiffers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, "Disk1", "a", "b")
 	later := time.Now().Add(time.Hour)
@@ -175,6 +178,7 @@ func TestALoadRewritesTheCacheOnlyWhenWhatItFoundDiffers(t *testing.T) {
 // does not parse is said in the log and left aside; every bot is read
 // from its file, and the cache is written anew.
 func TestALoadLeavesAsideACacheItCannotReadAndReadsEveryFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, "Disk1", "a", "b")
 	if err := os.WriteFile(filepath.Join(dir, cacheName), []byte(cacheMagic+"not a cache"), filePerm); err != nil {
@@ -199,6 +203,7 @@ func TestALoadLeavesAsideACacheItCannotReadAndReadsEveryFile(t *testing.T) {
 // write reads again each file the load read, and leaves out one whose
 // stat is no longer the load's, so the next load reads it.
 func TestTheCacheKeepsNoFileChangedBetweenTheLoadAndItsWrite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, "Disk1", "kept", "edited")
 	hold := make(chan struct{}) // the write waits for the watches, which wait for this

@@ -15,6 +15,7 @@ func sameCache(a, b []cacheItem) string {
 }
 
 func TestTheLoadCacheReadsBackWhatItWasWrittenWith(t *testing.T) {
+	t.Parallel()
 	items := []cacheItem{
 		{id: "a", file: cachedFile{key: cacheKey{ino: 1 << 62, size: 0, mtime: -1, ctime: 0}, data: []byte{}}},
 		{id: "motion", file: cachedFile{key: cacheKey{dev: 2049, ino: 7, size: 5, mtime: 1e18, ctime: 1e18 + 1}, data: []byte("---\n\n")}},
@@ -32,6 +33,7 @@ func TestTheLoadCacheReadsBackWhatItWasWrittenWith(t *testing.T) {
 }
 
 func TestTheLoadCacheRefusesWhatIsNotWholeOrNotItsOwn(t *testing.T) {
+	t.Parallel()
 	good := encodeCache([]cacheItem{{id: "motion", file: cachedFile{key: cacheKey{ino: 7, size: 3}, data: []byte("abc")}}})
 	for name, b := range map[string][]byte{
 		"empty":              nil,
@@ -91,6 +93,7 @@ func FuzzParseCache(f *testing.F) {
 }
 
 func TestALoadFindsEachSlugsCachedFileBesideItsOwnSortedSlugs(t *testing.T) {
+	t.Parallel()
 	file := func(ino uint64) cachedFile { return cachedFile{key: cacheKey{ino: ino, size: 1}, data: []byte("x")} }
 	items := []cacheItem{{id: "b", file: file(2)}, {id: "d", file: file(4)}, {id: "e", file: file(5)}, {id: "z", file: file(26)}}
 	got := alignCache([]string{"a", "b", "c", "d", "y"}, items)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteToOneBotDoesNotWaitForAnother(t *testing.T) {
+	t.Parallel()
 	s, err := Open(context.Background(), Config{ConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -96,6 +96,7 @@ func sameTree(t *testing.T, dir string) {
 }
 
 func TestLoadMovesTheOlderLayoutIntoEachBotsFolder(t *testing.T) {
+	t.Parallel()
 	dir := copyTree(t, beforeTree)
 	var log waittest.Log
 	s := open(t, dir, log.Logger(slog.LevelWarn))
@@ -118,6 +119,7 @@ func TestLoadMovesTheOlderLayoutIntoEachBotsFolder(t *testing.T) {
 }
 
 func TestMigrationIsIdempotent(t *testing.T) {
+	t.Parallel()
 	dir := copyTree(t, beforeTree)
 	open(t, dir, nil).Close()
 	first := tree(t, dir)
@@ -136,6 +138,7 @@ func TestMigrationIsIdempotent(t *testing.T) {
 // loads: the tree is always the one a whole migration leaves, and no file
 // is lost.
 func TestMigrationStoppedAfterAnyStepIsFinishedByTheNextLoad(t *testing.T) {
+	t.Parallel()
 	total := -1
 	for n := 0; total < 0; n++ {
 		dir := copyTree(t, beforeTree)
@@ -163,6 +166,7 @@ func TestMigrationStoppedAfterAnyStepIsFinishedByTheNextLoad(t *testing.T) {
 }
 
 func TestLeftoversOfADeletedBotAreRemovedAndAFolderWithItsBotFileKept(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "bots-gone", "old"), "")
 	writeFile(t, filepath.Join(dir, "bots", "old", "logs", "x.jsonl"), "{}\n")

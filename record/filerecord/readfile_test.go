@@ -18,6 +18,7 @@ import (
 // one's tail would be a record no save made (the cause of the storm test's
 // "201 hand changes heard for 200 saves").
 func TestReadOfAFileRewrittenInPlaceIsNeverTorn(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bot.md")
 	short := []byte("---\nid: x\nmodel: a\n---\n")
 	long := []byte("---\nid: x\nmodel: a\n---\n" + strings.Repeat("tail ", 20) + "\n")

@@ -19,6 +19,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	dirs := map[record.Store]string{}
 	openIn := func(dir string) (record.Store, error) {
 		s, err := filerecord.Open(context.Background(), filerecord.Config{ConfigDir: dir})
@@ -92,6 +93,7 @@ func reported(t *testing.T, s *filerecord.Store, log *waittest.Log, want map[str
 }
 
 func TestRestartGivesBackEveryBotTombstoneAndETag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := open(t, dir, nil)
@@ -145,6 +147,7 @@ func TestRestartGivesBackEveryBotTombstoneAndETag(t *testing.T) {
 }
 
 func TestETagChangesWhenFileIsEditedByHand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil)
 	e, err := s.Create(context.Background(), recordtest.Sample("motion"))
@@ -167,6 +170,7 @@ func TestETagChangesWhenFileIsEditedByHand(t *testing.T) {
 }
 
 func TestInvalidBotFileIsReportedAndOtherBotsLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "good"), strings.Replace(specExample, "id: motion", "id: good", 1))
 	writeFile(t, botFile(dir, "broken"), "---\nid: [broken\n---\n")
@@ -197,6 +201,7 @@ func TestInvalidBotFileIsReportedAndOtherBotsLoad(t *testing.T) {
 }
 
 func TestFileNamingAnotherIDIsLeftOutAndReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "motion"), strings.Replace(specExample, "id: motion", "id: other", 1))
 	var log waittest.Log
@@ -211,6 +216,7 @@ func TestFileNamingAnotherIDIsLeftOutAndReported(t *testing.T) {
 }
 
 func TestAliasBombAndOversizedFileAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "bomb"), "---\na: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c]\n---\n")
 	writeFile(t, botFile(dir, "huge"), "---\nid: huge\n---\n"+strings.Repeat("x", frontmatter.MaxSize))
@@ -226,6 +232,7 @@ func TestAliasBombAndOversizedFileAreRefused(t *testing.T) {
 }
 
 func TestTombstonedSlugWithBotFileIsReportedAndKeptOnDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "motion"), specExample)
 	writeFile(t, filepath.Join(dir, "bots", "motion", "sessions", "row"), "x")
@@ -247,6 +254,7 @@ func TestTombstonedSlugWithBotFileIsReportedAndKeptOnDisk(t *testing.T) {
 }
 
 func TestTempFilesLeftByCrashAreIgnored(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, botFile(dir, "motion"), specExample)
 	writeFile(t, filepath.Join(dir, "bots", "motion", ".tmp-bot.md-123"), "---\nid: torn")
@@ -274,6 +282,7 @@ func TestTempFilesLeftByCrashAreIgnored(t *testing.T) {
 }
 
 func TestDeleteRemovesTheBotsWholeFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil)
 	if _, err := s.Create(context.Background(), recordtest.Sample("motion")); err != nil {
@@ -294,6 +303,7 @@ func TestDeleteRemovesTheBotsWholeFolder(t *testing.T) {
 }
 
 func TestCreateWritesTheFileTheStoreAnswers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil)
 	r := recordtest.Sample("motion")
@@ -315,6 +325,7 @@ func TestCreateWritesTheFileTheStoreAnswers(t *testing.T) {
 }
 
 func TestWriteOfRecordNoFileCanHoldIsRefused(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), nil)
 	r := recordtest.Sample("motion")
 	r.Color = "mauve"
@@ -327,6 +338,7 @@ func TestWriteOfRecordNoFileCanHoldIsRefused(t *testing.T) {
 }
 
 func TestWritesAfterContextEndsAreRefused(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -339,6 +351,7 @@ func TestWritesAfterContextEndsAreRefused(t *testing.T) {
 }
 
 func TestStoreIsFileBacked(t *testing.T) {
+	t.Parallel()
 	var s record.Store = open(t, t.TempDir(), nil)
 	if fb, ok := s.(record.FileBacked); !ok || !fb.FileBacked() {
 		t.Fatal("not file-backed")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMayHoldTempsFindsATempFileAmongManyNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buf := make([]byte, 512) // small, so that the names take several reads
 	if temps, _ := mayHoldTemps(filepath.Join(dir, "missing"), buf); temps {

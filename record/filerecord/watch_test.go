@@ -225,6 +225,7 @@ func readBytes(t *testing.T, path string) []byte {
 const pause = 150 * time.Millisecond
 
 func TestHandSaveWrittenInPlaceIsOneUpdate(t *testing.T) {
+	t.Parallel()
 	saveOnce(t, func(t *testing.T, path string, data []byte) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
@@ -233,6 +234,7 @@ func TestHandSaveWrittenInPlaceIsOneUpdate(t *testing.T) {
 }
 
 func TestHandSaveTruncatedThenWrittenAfterAPauseIsOneUpdate(t *testing.T) {
+	t.Parallel()
 	saveOnce(t, func(t *testing.T, path string, data []byte) {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
@@ -255,6 +257,7 @@ func TestHandSaveTruncatedThenWrittenAfterAPauseIsOneUpdate(t *testing.T) {
 }
 
 func TestHandSaveToATempFileRenamedOverIsOneUpdate(t *testing.T) {
+	t.Parallel()
 	saveOnce(t, func(t *testing.T, path string, data []byte) {
 		tmp := filepath.Join(filepath.Dir(path), ".bot.md.swp")
 		if err := os.WriteFile(tmp, data, 0o600); err != nil {
@@ -267,6 +270,7 @@ func TestHandSaveToATempFileRenamedOverIsOneUpdate(t *testing.T) {
 }
 
 func TestHandSaveDeletedThenMadeAgainIsOneUpdate(t *testing.T) {
+	t.Parallel()
 	saveOnce(t, func(t *testing.T, path string, data []byte) {
 		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
@@ -279,6 +283,7 @@ func TestHandSaveDeletedThenMadeAgainIsOneUpdate(t *testing.T) {
 }
 
 func TestHandSaveVimStyleBackupThenNewFileIsOneUpdate(t *testing.T) {
+	t.Parallel()
 	saveOnce(t, func(t *testing.T, path string, data []byte) {
 		dir := filepath.Dir(path)
 		// vim checks that it may write the folder with a file named 4913.
@@ -307,6 +312,7 @@ func (w *watched) editByHand(r record.Record) {
 }
 
 func TestHandEditOfOwnerIsRefusedAndReported(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	r := handBot("motion")
@@ -330,6 +336,7 @@ func TestHandEditOfOwnerIsRefusedAndReported(t *testing.T) {
 }
 
 func TestHandEditOfWorkspaceIsRefusedAndReported(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	r := handBot("motion")
@@ -369,22 +376,27 @@ func badEdit(t *testing.T, text, reason string) {
 }
 
 func TestHandEditWithAFieldOfTheWrongTypeIsReportedAndTheLastGoodRecordKept(t *testing.T) {
+	t.Parallel()
 	badEdit(t, strings.Replace(string(filerecord.Encode(handBot("motion"))), "body: robot", "body: [robot, cat]", 1), "not a bot record")
 }
 
 func TestHandEditWithAColourThatIsNoColourIsReportedAndTheLastGoodRecordKept(t *testing.T) {
+	t.Parallel()
 	badEdit(t, strings.Replace(string(filerecord.Encode(handBot("motion"))), "color: teal", "color: mauve", 1), `color "mauve" is neither`)
 }
 
 func TestHandEditWithBrokenYAMLIsReportedAndTheLastGoodRecordKept(t *testing.T) {
+	t.Parallel()
 	badEdit(t, "---\nid: motion\nlabels: [broken\n---\n", "invalid YAML")
 }
 
 func TestHandEditNamingAnotherIDIsReportedAndLeftOut(t *testing.T) {
+	t.Parallel()
 	badEdit(t, strings.Replace(string(filerecord.Encode(handBot("motion"))), "id: motion", "id: other", 1), `names id "other" but the file is in the folder of "motion"`)
 }
 
 func TestFolderDroppedInNamingAnotherIDIsReportedAndLeftOut(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	writeFile(t, botFile(w.dir, "copy"), string(filerecord.Encode(handBot("motion"))))
 	w.reportedAt(botFile(w.dir, "copy"), `names id "motion" but the file is in the folder of "copy"`)
@@ -397,6 +409,7 @@ func TestFolderDroppedInNamingAnotherIDIsReportedAndLeftOut(t *testing.T) {
 }
 
 func TestFolderDroppedInByHandIsCreated(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	r := handBot("fresh")
 	writeFile(t, botFile(w.dir, "fresh"), string(filerecord.Encode(r)))
@@ -413,6 +426,7 @@ func TestFolderDroppedInByHandIsCreated(t *testing.T) {
 }
 
 func TestFolderRemovedByHandIsDeletedAndLeavesATombstone(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	e := w.create(handBot("motion"))
 	if err := os.RemoveAll(filepath.Join(w.dir, "bots", "motion")); err != nil {
@@ -437,6 +451,7 @@ func TestFolderRemovedByHandIsDeletedAndLeavesATombstone(t *testing.T) {
 }
 
 func TestSpentSlugComingBackIsReportedLeftOutAndItsFolderKept(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	if err := w.s.Delete(context.Background(), "motion", ""); err != nil {
@@ -473,6 +488,7 @@ func TestSpentSlugComingBackIsReportedLeftOutAndItsFolderKept(t *testing.T) {
 }
 
 func TestFolderRenamedAwayAndBackIsStillWatched(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	folder := filepath.Join(w.dir, "bots", "motion")
@@ -499,6 +515,7 @@ func TestFolderRenamedAwayAndBackIsStillWatched(t *testing.T) {
 }
 
 func TestStoresOwnWritesDoNotEchoAsHandEdits(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	ctx := context.Background()
 	e := w.create(handBot("motion"))
@@ -528,6 +545,7 @@ func TestStoresOwnWritesDoNotEchoAsHandEdits(t *testing.T) {
 }
 
 func TestMissingBotFileIsReportedAndTheBotKept(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	e := w.create(handBot("motion"))
 	path := botFile(w.dir, "motion")
@@ -546,6 +564,7 @@ func TestMissingBotFileIsReportedAndTheBotKept(t *testing.T) {
 }
 
 func TestUpdateOverAHandEditNotYetSeenIsAConflict(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	e := w.create(handBot("motion"))
 	r := handBot("motion")
@@ -569,6 +588,7 @@ func TestUpdateOverAHandEditNotYetSeenIsAConflict(t *testing.T) {
 }
 
 func TestUpdateOverABrokenHandEditIsAConflictNamingTheFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, nil) // not watching: a write reads the file all the same
 	e, err := s.Create(context.Background(), handBot("motion"))
@@ -621,6 +641,7 @@ func waitGoroutines(t *testing.T, n int) {
 }
 
 func TestFolderRemovedAndMadeAgainAtOnceIsOneUpdateAndStaysWatched(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	folder := filepath.Join(w.dir, "bots", "motion")
@@ -645,6 +666,7 @@ func TestFolderRemovedAndMadeAgainAtOnceIsOneUpdateAndStaysWatched(t *testing.T)
 }
 
 func TestBotsLoadedBeforeTheWatchIsSetAreWatched(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, 300)
 	w := openWatched(t, dir)
@@ -658,6 +680,7 @@ func TestBotsLoadedBeforeTheWatchIsSetAreWatched(t *testing.T) {
 }
 
 func TestWatchProblemsTellsWhenAProblemIsReportedAndWhenItClears(t *testing.T) {
+	t.Parallel()
 	w := openWatched(t, t.TempDir())
 	w.create(handBot("motion"))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -695,6 +718,7 @@ func TestWatchProblemsTellsWhenAProblemIsReportedAndWhenItClears(t *testing.T) {
 }
 
 func TestAStoreWhoseFolderWatchesWaitReadsAnEditMadeMeanwhileOnceTheyAreSet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBots(t, dir, 30)
 	after := make(chan struct{})
