@@ -143,6 +143,7 @@ func (c *rpcClient) turn() string {
 }
 
 func TestApplyServesChatsOverTheWireOfAHostOfItsOwn(t *testing.T) {
+	t.Parallel()
 	host, url := applied(t, true)
 	if _, ok := host.sessions[bot.ChatProvider]; !ok {
 		t.Fatalf("Apply registered no %s provider: %v", bot.ChatProvider, host.sessions)
@@ -178,6 +179,7 @@ func TestApplyServesChatsOverTheWireOfAHostOfItsOwn(t *testing.T) {
 }
 
 func TestApplyWithoutASessionHostRegistersNoChats(t *testing.T) {
+	t.Parallel()
 	host, url := applied(t, false)
 	if len(host.sessions) != 0 {
 		t.Errorf("Apply registered session providers with no session host: %v", host.sessions)
@@ -189,6 +191,7 @@ func TestApplyWithoutASessionHostRegistersNoChats(t *testing.T) {
 }
 
 func TestApplyRefusesAHostWithNoStore(t *testing.T) {
+	t.Parallel()
 	host := newToyHost(bot.Config{ConfigDir: t.TempDir()})
 	if _, err := bot.Apply(t.Context(), host, bot.Options{Root: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no Store") {
 		t.Errorf("Apply without a store: %v", err)

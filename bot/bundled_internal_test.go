@@ -41,6 +41,7 @@ func newBundledService(t *testing.T, configDir, root string, b Bundle, logs *byt
 }
 
 func TestBundledFolderIsWrittenOnceAndAnUpgradeKeepsWhatWasChangedInIt(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	configDir, root := filepath.Join(base, "config"), filepath.Join(base, "bots")
 	var logs bytes.Buffer
@@ -100,6 +101,7 @@ func TestBundledFolderIsWrittenOnceAndAnUpgradeKeepsWhatWasChangedInIt(t *testin
 }
 
 func TestBundledBotRefusesABodyNamingOwnerOrWorkspace(t *testing.T) {
+	t.Parallel()
 	b := Bundle{Origin: "test", FS: fstest.MapFS{"evil/bot.md": {Data: []byte("---\nname: Evil\nowner: user:mallory\n---\n")}}}
 	_, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: t.TempDir(), Options: Options{Root: t.TempDir()}, Bundled: []Bundle{b}})
 	if err == nil || !strings.Contains(err.Error(), "names no owner") {
@@ -108,6 +110,7 @@ func TestBundledBotRefusesABodyNamingOwnerOrWorkspace(t *testing.T) {
 }
 
 func TestABundledBotHidesAStoreBotOfItsSlugAndReportsBothPlaces(t *testing.T) {
+	t.Parallel()
 	store := memrecord.New()
 	ctx := context.Background()
 	if _, err := store.Create(ctx, record.Record{ID: "house", Name: "Impostor", Owner: "user:mallory", Workspace: "/elsewhere", Session: record.DefaultSession}); err != nil {
@@ -142,6 +145,7 @@ func TestABundledBotHidesAStoreBotOfItsSlugAndReportsBothPlaces(t *testing.T) {
 }
 
 func TestNoMakeMayWorkInTheBundledBotsFolderOrAnyFolderInIt(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	var logs bytes.Buffer
@@ -162,6 +166,7 @@ func TestNoMakeMayWorkInTheBundledBotsFolderOrAnyFolderInIt(t *testing.T) {
 // a bot taken in by hand may not work in the bundled bots' folder, nor
 // in another kept bot's, whose least slug is named.
 func TestTheGuardRefusesTheBundledBotsFolderAndNamesTheLeastSlugWhoseFolderClashes(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	var logs bytes.Buffer
@@ -185,6 +190,7 @@ func TestTheGuardRefusesTheBundledBotsFolderAndNamesTheLeastSlugWhoseFolderClash
 }
 
 func TestABundledBotsPersonaIsWrittenBackFromTheBundleBeforeEveryWake(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	var logs bytes.Buffer
@@ -205,6 +211,7 @@ func TestABundledBotsPersonaIsWrittenBackFromTheBundleBeforeEveryWake(t *testing
 }
 
 func TestAStoreBotABundledBotHidesIsKeptAndAProblemOnlyItsOwnerSees(t *testing.T) {
+	t.Parallel()
 	store := memrecord.New()
 	ctx := context.Background()
 	if _, err := store.Create(ctx, record.Record{ID: "house", Name: "Mine", Owner: "user:mallory", Workspace: "/elsewhere", Session: record.DefaultSession}); err != nil {

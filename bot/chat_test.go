@@ -29,6 +29,7 @@ func wantMark(t *testing.T, where string, meta map[string]any) {
 }
 
 func TestChatAnswersAMessageWithTheEchoAgent(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -58,6 +59,7 @@ func TestChatAnswersAMessageWithTheEchoAgent(t *testing.T) {
 }
 
 func TestOpeningAChatNeedsSessionCreateAndARealBot(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	r := e.connect(t, "reader")
@@ -75,6 +77,7 @@ func TestOpeningAChatNeedsSessionCreateAndARealBot(t *testing.T) {
 }
 
 func TestAChatIsItsOwners(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -96,6 +99,7 @@ func TestAChatIsItsOwners(t *testing.T) {
 }
 
 func TestEveryLogLineCarriesTheMarkAndTheLogIsTheStateAfterARestart(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -144,6 +148,7 @@ func TestEveryLogLineCarriesTheMarkAndTheLogIsTheStateAfterARestart(t *testing.T
 }
 
 func TestATurnBegunAndNeverEndedReadsBackAsInterrupted(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -169,6 +174,7 @@ func TestATurnBegunAndNeverEndedReadsBackAsInterrupted(t *testing.T) {
 }
 
 func TestATornLastLogLineIsIgnored(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -200,6 +206,7 @@ func TestATornLastLogLineIsIgnored(t *testing.T) {
 }
 
 func TestAMessageToADeletedBotFailsTheTurn(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -218,6 +225,7 @@ func TestAMessageToADeletedBotFailsTheTurn(t *testing.T) {
 }
 
 func TestDisposeEndsTheChatAndRemovesItsLog(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -233,6 +241,7 @@ func TestDisposeEndsTheChatAndRemovesItsLog(t *testing.T) {
 }
 
 func TestAQueuedMessageStartsItsTurnAfterTheTurnInFront(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -248,6 +257,7 @@ func TestAQueuedMessageStartsItsTurnAfterTheTurnInFront(t *testing.T) {
 }
 
 func TestTheSubagentCallOpensTheBackChat(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -276,6 +286,7 @@ func TestTheSubagentCallOpensTheBackChat(t *testing.T) {
 }
 
 func TestAskInMainIsAnsweredInTheChat(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -300,6 +311,7 @@ func TestAskInMainIsAnsweredInTheChat(t *testing.T) {
 }
 
 func TestStopOfTheMainTurnStopsTheBackTurn(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -323,6 +335,7 @@ func TestStopOfTheMainTurnStopsTheBackTurn(t *testing.T) {
 }
 
 func TestASteerInTheChatIsHandedToTheBackSessionAndTheTurnEndsWithIt(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -349,6 +362,7 @@ func TestASteerInTheChatIsHandedToTheBackSessionAndTheTurnEndsWithIt(t *testing.
 }
 
 func TestRootListsTheBotChatAgentAndTheOtherChannelsStillServe(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	c := e.connect(t, "soft")
 	var res struct {
@@ -369,6 +383,7 @@ func TestRootListsTheBotChatAgentAndTheOtherChannelsStillServe(t *testing.T) {
 }
 
 func TestRootNotificationsGoToThoseWhoMaySeeTheChat(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	soft, mate, root := e.connect(t, "soft"), e.connect(t, "mate"), e.connect(t, "root")
@@ -410,6 +425,7 @@ func TestRootNotificationsGoToThoseWhoMaySeeTheChat(t *testing.T) {
 }
 
 func TestAChatHoldsItsLatestTurnsAndFetchTurnsReadsTheOlderFromItsLog(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	bot.SetChatWindow(e.svc, 2, 2)
 	e.makeBot(t, "motion", motionBody)
@@ -459,6 +475,7 @@ func TestAChatHoldsItsLatestTurnsAndFetchTurnsReadsTheOlderFromItsLog(t *testing
 }
 
 func TestAnInterruptedTurnResumesAndWakesTheBackSessionAgain(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAMessageQueuedBehindAnInterruptedTurnStartsAfterARestart(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")

@@ -21,6 +21,7 @@ func wantShort(t *testing.T, turn ahp.Turn) {
 }
 
 func TestATurnsDurationIsMeasuredByTheServersClockNotTheClients(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -34,6 +35,7 @@ func TestATurnsDurationIsMeasuredByTheServersClockNotTheClients(t *testing.T) {
 }
 
 func TestAnInterruptedTurnsDurationIsMeasuredByTheServersClock(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")

@@ -78,6 +78,7 @@ func crashChild(base string) {
 }
 
 func TestCrashMidWriteTearsNoBotMDOrAgentsMD(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -65,6 +65,7 @@ func (s *refusingStore) Delete(ctx context.Context, id, ifMatch string) error {
 }
 
 func TestAWriteTheDiskRefusesIsUnavailableAndSaysWhyAndWhatWasNotSaved(t *testing.T) {
+	t.Parallel()
 	store := &refusingStore{Store: memrecord.New()}
 	e := newEnv(t, withStore(store))
 	e.make(t, soft, "keep", `{"name":"Keep","description":"as it was"}`)
@@ -106,6 +107,7 @@ func TestAWriteTheDiskRefusesIsUnavailableAndSaysWhyAndWhatWasNotSaved(t *testin
 }
 
 func TestATurnWhoseLogLineCannotBeWrittenEndsInAnErrorNeverComplete(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")

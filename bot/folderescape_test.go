@@ -8,6 +8,7 @@ import (
 // TestAFolderIsUnderRootOnlyBelowIt: a work folder must be a part below
 // root, not root itself nor a sibling whose name starts with root's.
 func TestAFolderIsUnderRootOnlyBelowIt(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	for _, c := range []struct {
 		root, dir string

@@ -28,6 +28,7 @@ func wantTaken(t *testing.T, x *folderIndex, id, dir, wantOther, wantDir string)
 }
 
 func TestFolderIndexFollowsEditsDeletesAndMovesToAComputer(t *testing.T) {
+	t.Parallel()
 	store := memrecord.New()
 	defer store.Close()
 	ctx := t.Context()
@@ -75,6 +76,7 @@ func waitTaken(t *testing.T, x *folderIndex, dir string, taken bool) {
 }
 
 func TestFolderIndexHoldsAClaimUntilTheFeedDeliversItsWrite(t *testing.T) {
+	t.Parallel()
 	x := newFolderIndex()
 	x.claim("b", `"1"`, localBot("b", "/r/b"))
 	wantTaken(t, x, "c", "/r/b", "b", "/r/b")
@@ -95,6 +97,7 @@ func TestFolderIndexHoldsAClaimUntilTheFeedDeliversItsWrite(t *testing.T) {
 }
 
 func TestFolderIndexStopEndsTheFollower(t *testing.T) {
+	t.Parallel()
 	store := memrecord.New()
 	defer store.Close()
 	x, err := startFolderIndex(context.Background(), store)
@@ -111,6 +114,7 @@ func TestFolderIndexStopEndsTheFollower(t *testing.T) {
 }
 
 func TestFolderIndexAwaitReturnsOnceTheChangeIsApplied(t *testing.T) {
+	t.Parallel()
 	x := newFolderIndex()
 	done := make(chan struct{})
 	go func() {

@@ -55,6 +55,7 @@ func problemAt(ps []record.Problem, path string) string {
 }
 
 func TestAFolderSwappedForALinkIsRefusedAndReportedUntilPutBack(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func (e *fileEnv) waitProblem(t *testing.T, path string) string {
 }
 
 func TestAHandEditCannotBringABotIntoAnothersFolder(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, true)
 	alice := filepath.Join(e.root, "alice-bot")
 	if _, err := e.svc.Make(ctx(t), soft, "alice-bot", []byte(`{"name":"Alice","instructions":"Keep the ledger."}`)); err != nil {
@@ -164,6 +166,7 @@ func TestAHandEditCannotBringABotIntoAnothersFolder(t *testing.T) {
 }
 
 func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, false)
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "AGENTS.md"), "---\nname: Outside\n---\n")
@@ -186,6 +189,7 @@ func TestABotFileNamingAFolderOutsideRootIsLeftOutAtLoad(t *testing.T) {
 }
 
 func TestABotWhoseFolderUnderRootIsALinkIsLeftOutAtLoadAndTheOthersKept(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
 		t.Fatal(err)
@@ -208,6 +212,7 @@ func TestABotWhoseFolderUnderRootIsALinkIsLeftOutAtLoadAndTheOthersKept(t *testi
 }
 
 func TestAStartRemovesThePersonaTempFilesACrashLeftInTheBackgroundAndKeepsTheBots(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {
 		t.Fatal(err)
@@ -244,6 +249,7 @@ func TestAStartRemovesThePersonaTempFilesACrashLeftInTheBackgroundAndKeepsTheBot
 }
 
 func TestABotFileOfTheOlderLayoutNamingATakenFolderIsLeftOutWhenMoved(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, false)
 	if _, err := e.svc.Make(ctx(t), soft, "alice-bot", []byte(`{"name":"Alice"}`)); err != nil {
 		t.Fatal(err)
@@ -264,6 +270,7 @@ func TestABotFileOfTheOlderLayoutNamingATakenFolderIsLeftOutWhenMoved(t *testing
 }
 
 func TestAHandMadeBotClaimsItsFolderAndItsRemovalFreesIt(t *testing.T) {
+	t.Parallel()
 	e := newFileEnv(t, true)
 	dir := filepath.Join(e.root, "by-hand")
 	if _, err := e.svc.Make(ctx(t), soft, "flip", []byte(`{"name":"Flip","computer":"box1","workspace":"`+dir+`"}`)); err != nil {

@@ -96,6 +96,7 @@ func folder(pkg string) (string, bool) {
 // production packages never import testing; the embedding value links no
 // PostgreSQL driver.
 func TestImportGraph(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -172,6 +173,7 @@ func checkImports(lines []string) []string {
 // TestImportGraphCatchesWhatItForbids feeds the check an import graph with
 // one of each fault.
 func TestImportGraphCatchesWhatItForbids(t *testing.T) {
+	t.Parallel()
 	m := module + "/"
 	lines := []string{
 		m + "engine|" + m + "access " + m + "errcode|",                               // fine

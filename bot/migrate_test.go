@@ -59,6 +59,7 @@ func stored(t *testing.T, s record.Store) record.Record {
 }
 
 func TestLoadMovesAPersonaFromTheRecordIntoAgentsMD(t *testing.T) {
+	t.Parallel()
 	e := newLegacy(t)
 	svc, store := e.start(t, false)
 	if r := stored(t, store); r.Name != "" || r.Description != "" || r.Instructions != "" {
@@ -98,6 +99,7 @@ func (e *legacyEnv) readBot(t *testing.T, svc *bot.Service) record.Record {
 }
 
 func TestLoadKeepsTheInstructionsSectionAFileHasAndDropsTheRecordsCopy(t *testing.T) {
+	t.Parallel()
 	e := newLegacy(t)
 	writeFile(t, e.agents, "---\nname: Old name\n---\n## Instructions\nWritten in the file.\n## Notes\nThe bot's own.\n")
 	svc, store := e.start(t, false)
@@ -114,6 +116,7 @@ func TestLoadKeepsTheInstructionsSectionAFileHasAndDropsTheRecordsCopy(t *testin
 }
 
 func TestLoadLeavesAFileItCannotReadAndAnswersThePersonaFromTheRecord(t *testing.T) {
+	t.Parallel()
 	e := newLegacy(t)
 	broken := "---\nname: [never closed\n---\n## Instructions\nMine.\n"
 	writeFile(t, e.agents, broken)
@@ -151,6 +154,7 @@ func TestLoadLeavesAFileItCannotReadAndAnswersThePersonaFromTheRecord(t *testing
 }
 
 func TestAChangeToAgentsMDAloneIsAnsweredByTheNextRead(t *testing.T) {
+	t.Parallel()
 	e := newLegacy(t)
 	svc, _ := e.start(t, true)
 	e.readBot(t, svc)

@@ -74,6 +74,7 @@ func TestAMakeInAnotherBotsFolderNamesNeitherThatBotNorItsFolderToWhoCannotReadI
 // as is one of the host's back sessions; its owner, root and *:* hear
 // that the session already exists.
 func TestACreateSessionOnAnotherPersonsSessionSaysOnlyThatItIsNotAvailable(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", motionBody)
 	soft := e.connect(t, "soft")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestUnknownOptionValueStopsNewNamingItAndTheAllowedOnes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		options bot.Options
@@ -40,6 +41,7 @@ func TestUnknownOptionValueStopsNewNamingItAndTheAllowedOnes(t *testing.T) {
 }
 
 func TestKnownOptionValuesAreTaken(t *testing.T) {
+	t.Parallel()
 	for _, o := range []bot.Options{
 		{MainTurnPostMessageAbsent: "notice", ContextIn: "meta", AskIn: "own", InstructionsIn: "body"},
 		{MainTurnPostMessageAbsent: "postNotice", ContextIn: "text", AskIn: "main", InstructionsIn: "section"},

@@ -106,6 +106,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // folder problems are pushed as they appear and clear, to the bot's
 // readers only, with the path for root alone.
 func TestTheServicesOwnFolderProblemsArePushedToTheBotsReaders(t *testing.T) {
+	t.Parallel()
 	e := newChatEnv(t, bot.Options{})
 	e.makeBot(t, "motion", `{"name":"Motion"}`)
 	owner, none := subscribeProblems(t, e.srv, "soft")

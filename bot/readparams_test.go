@@ -21,6 +21,7 @@ var readParamsCases = []string{
 }
 
 func TestReadParamsAgrees(t *testing.T) {
+	t.Parallel()
 	for _, s := range readParamsCases {
 		checkReadParamsAgree(t, []byte(s))
 	}

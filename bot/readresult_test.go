@@ -14,6 +14,7 @@ import (
 // escaping off, as transport writes results) for the ResourceReadResult
 // whose data is the record's JSON.
 func TestReadResultIsTheRecordsJSONAsData(t *testing.T) {
+	t.Parallel()
 	for _, r := range []record.Record{
 		{ID: "motion", Name: "Motion"},
 		{ID: "x", Name: "<b>&\"quotes\"</b>\n\t\x00\u2028 é 日本", Labels: []string{"a", "<"},

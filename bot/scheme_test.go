@@ -18,6 +18,7 @@ import (
 )
 
 func TestMakeFromNameAloneFillsTheRest(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 8, 0, 0, 123456789, time.UTC)
 	e := newEnv(t, withNow(func() time.Time { return at }))
 	b := e.make(t, soft, "motion", `{"name":"Motion"}`)
@@ -47,6 +48,7 @@ func TestMakeFromNameAloneFillsTheRest(t *testing.T) {
 }
 
 func TestMakeWithAllFieldsAnswersThemOnRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{
 		"name": "Motion", "labels": ["review", "ci"],
@@ -66,6 +68,7 @@ func TestMakeWithAllFieldsAnswersThemOnRead(t *testing.T) {
 }
 
 func TestMakeRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name, id, body string
@@ -105,6 +108,7 @@ func TestMakeRefusals(t *testing.T) {
 }
 
 func TestMakeKeepsHexColourInLowerCase(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if c := e.make(t, soft, "motion", `{"name":"M","color":"#2F6FDF"}`).Record.Color; c != "#2f6fdf" {
 		t.Fatalf("colour %q", c)
@@ -112,6 +116,7 @@ func TestMakeKeepsHexColourInLowerCase(t *testing.T) {
 }
 
 func TestMakeKeepsABodyWordThatIsNoSuggestion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if b := e.make(t, soft, "motion", `{"name":"M","body":"octopus"}`).Record.Body; b != "octopus" {
 		t.Fatalf("body %q", b)
@@ -119,6 +124,7 @@ func TestMakeKeepsABodyWordThatIsNoSuggestion(t *testing.T) {
 }
 
 func TestMakeReadsButNeverObeysIDAndTimes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"id":"motion","name":"M","createdAt":"2001-01-01T00:00:00.000Z","updatedAt":"2001-01-01T00:00:00.000Z"}`)
 	if b.Record.CreatedAt.Year() == 2001 || b.Record.UpdatedAt.Year() == 2001 {
@@ -127,6 +133,7 @@ func TestMakeReadsButNeverObeysIDAndTimes(t *testing.T) {
 }
 
 func TestMakeOnTakenSlugIsAlreadyExists(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"M"}`)
 	_, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Again"}`))
@@ -137,6 +144,7 @@ func TestMakeOnTakenSlugIsAlreadyExists(t *testing.T) {
 }
 
 func TestMakeOnDeletedSlugIsAlreadyExistsForever(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"M"}`)
 	if err := e.svc.Delete(ctx(t), soft, "motion", ""); err != nil {
@@ -149,6 +157,7 @@ func TestMakeOnDeletedSlugIsAlreadyExistsForever(t *testing.T) {
 }
 
 func TestMakeNeedsBotPut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, p := range []access.Principal{nobody, viewer, lister, mate} {
 		_, err := e.svc.Make(ctx(t), p, "motion", []byte(`{"name":"M"}`))
@@ -160,6 +169,7 @@ func TestMakeNeedsBotPut(t *testing.T) {
 }
 
 func TestMakeOwnerMayBeTheMakerOrATeamOrProjectOfTheirs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for id, owner := range map[string]string{"a": "user:soft", "b": "team:backend", "c": "project:shop:website"} {
 		if got := e.make(t, soft, id, `{"name":"M","owner":"`+owner+`"}`).Record.Owner; got != owner {
@@ -169,6 +179,7 @@ func TestMakeOwnerMayBeTheMakerOrATeamOrProjectOfTheirs(t *testing.T) {
 }
 
 func TestMakeByStarStarMayNameAnyOwnerAndRootIsWrittenUnderHostName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if o := e.make(t, admin, "a", `{"name":"M","owner":"user:someone"}`).Record.Owner; o != "user:someone" {
 		t.Errorf("owner %q", o)
@@ -182,6 +193,7 @@ func TestMakeByStarStarMayNameAnyOwnerAndRootIsWrittenUnderHostName(t *testing.T
 }
 
 func TestWithoutUsersDirectoryEverythingIsAllowedAndBotsAreRoots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, root, "motion", `{"name":"M"}`)
 	if b.Record.Owner != "root:testhost" {
@@ -194,6 +206,7 @@ func TestWithoutUsersDirectoryEverythingIsAllowedAndBotsAreRoots(t *testing.T) {
 }
 
 func TestMakeRefusesAFolderOutsideRoot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	outside := filepath.Join(t.TempDir(), "elsewhere")
 	_, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"M","workspace":"`+outside+`"}`))
@@ -208,6 +221,7 @@ func TestMakeRefusesAFolderOutsideRoot(t *testing.T) {
 }
 
 func TestMakeTakesANamedFolderUnderRoot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.root, "team", "motion-work")
 	if ws := e.make(t, soft, "motion", `{"name":"M","workspace":"`+dir+`"}`).Record.Workspace; ws != dir {
@@ -219,6 +233,7 @@ func TestMakeTakesANamedFolderUnderRoot(t *testing.T) {
 }
 
 func TestMakeRefusesAFolderAnotherBotHas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"M"}`)
 	taken := filepath.Join(e.root, "motion")
@@ -233,6 +248,7 @@ func TestMakeRefusesAFolderAnotherBotHas(t *testing.T) {
 }
 
 func TestMakeRefusesASymlinkInsideRootThatLeadsOutside(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	outside := t.TempDir()
 	if err := os.MkdirAll(e.root, 0o755); err != nil {
@@ -252,6 +268,7 @@ func TestMakeRefusesASymlinkInsideRootThatLeadsOutside(t *testing.T) {
 }
 
 func TestMakeWritesThePersonaToAgentsMDAndNotTheRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"Motion","description":"Reads PRs.","instructions":"Review them."}`)
 	stored, err := e.store.Get(ctx(t), "motion")
@@ -273,6 +290,7 @@ func TestMakeWritesThePersonaToAgentsMDAndNotTheRecord(t *testing.T) {
 }
 
 func TestMakeIntoAFolderThatHasAnAgentsMDKeepsItsText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.root, "motion")
 	own := "---\nname: Old\ntools: [grep]\n---\n# Motion's notes\n\nKeep this.\n"
@@ -290,6 +308,7 @@ func TestMakeIntoAFolderThatHasAnAgentsMDKeepsItsText(t *testing.T) {
 }
 
 func TestMakeFillsANamedTemplate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.configDir, "templates", "short.md"), "---\ntitle: Short\n---\nYou are {{name}}. {{unknown}} stays.\n")
 	b := e.make(t, soft, "motion", `{"name":"Motion","template":"short"}`)
@@ -303,6 +322,7 @@ func TestMakeFillsANamedTemplate(t *testing.T) {
 }
 
 func TestMakeWritesTheDefaultTemplateWhichAPersonMayEdit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	path := filepath.Join(e.configDir, "templates", "bots", "AGENTS.md")
 	if !exists(path) {
@@ -321,6 +341,7 @@ func TestMakeWritesTheDefaultTemplateWhichAPersonMayEdit(t *testing.T) {
 }
 
 func TestReadTakesThePersonaFromAgentsMDEachTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"Motion","instructions":"Old."}`)
 	path := filepath.Join(b.Record.Workspace, "AGENTS.md")
@@ -331,6 +352,7 @@ func TestReadTakesThePersonaFromAgentsMDEachTime(t *testing.T) {
 }
 
 func TestAPartTheFileLacksReadsEmptyAndTheNextEditWritesItBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"Motion","instructions":"Review."}`)
 	path := filepath.Join(b.Record.Workspace, "AGENTS.md")
@@ -346,6 +368,7 @@ func TestAPartTheFileLacksReadsEmptyAndTheNextEditWritesItBack(t *testing.T) {
 }
 
 func TestBotOnAComputerKeepsItsPersonaInItsRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "remote", `{"name":"Remote","instructions":"Far away.","computer":"box-1"}`)
 	stored, _ := e.store.Get(ctx(t), "remote")
@@ -362,6 +385,7 @@ func TestBotOnAComputerKeepsItsPersonaInItsRecord(t *testing.T) {
 }
 
 func TestStoreWithoutFilesKeepsThePersonaInTheRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withPersonaIn(bot.PersonaAuto))
 	b := e.make(t, soft, "motion", `{"name":"Motion","instructions":"Inside."}`)
 	stored, _ := e.store.Get(ctx(t), "motion")
@@ -374,6 +398,7 @@ func TestStoreWithoutFilesKeepsThePersonaInTheRecord(t *testing.T) {
 }
 
 func TestInstructionsInBodyMayHoldHeadings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withOptions(bot.Options{InstructionsIn: "body"}))
 	b := e.make(t, soft, "motion", "{\"name\":\"Motion\",\"instructions\":\"# Role\\n\\n## Steps\\nDo it.\"}")
 	if got := e.read(t, soft, "motion").Record.Instructions; got != "# Role\n\n## Steps\nDo it." {
@@ -386,6 +411,7 @@ func TestInstructionsInBodyMayHoldHeadings(t *testing.T) {
 }
 
 func TestResolveAnswersTimesAndETag(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"M"}`)
 	m, err := e.svc.Resolve(ctx(t), soft, "motion")
@@ -400,6 +426,7 @@ func TestResolveAnswersTimesAndETag(t *testing.T) {
 }
 
 func TestEditLeavesWhatItDoesNotName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	before := e.make(t, soft, "motion", `{"name":"Motion","labels":["ci"],"description":"D","color":"teal","instructions":"I"}`)
 	after := e.edit(t, soft, "motion", `{"provider":"claude","model":"claude-sonnet-5"}`)
@@ -414,6 +441,7 @@ func TestEditLeavesWhatItDoesNotName(t *testing.T) {
 }
 
 func TestEditNullClearsAnOptionalField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"Motion","labels":["ci"],"description":"D","provider":"claude"}`)
 	r := e.edit(t, soft, "motion", `{"labels":null,"description":null,"provider":null}`).Record
@@ -426,6 +454,7 @@ func TestEditNullClearsAnOptionalField(t *testing.T) {
 }
 
 func TestEditRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"M"}`)
 	ws := filepath.Join(e.root, "motion")
@@ -456,6 +485,7 @@ func TestEditRefusals(t *testing.T) {
 }
 
 func TestEditWithStaleETagIsConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"M"}`)
 	if _, err := e.svc.Edit(ctx(t), soft, "motion", []byte(`{"color":"blue"}`), b.ETag); err != nil {
@@ -469,6 +499,7 @@ func TestEditWithStaleETagIsConflict(t *testing.T) {
 }
 
 func TestEditPassesWhenTheBotsTemplateWasDeleted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tpl := filepath.Join(e.configDir, "templates", "short.md")
 	writeFile(t, tpl, "---\ntitle: Short\n---\nYou are {{name}}.\n")
@@ -482,6 +513,7 @@ func TestEditPassesWhenTheBotsTemplateWasDeleted(t *testing.T) {
 }
 
 func TestDeleteLeavesTheWorkFolderAndItsAgentsMD(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"M"}`)
 	if err := e.svc.Delete(ctx(t), soft, "motion", ""); err != nil {
@@ -496,6 +528,7 @@ func TestDeleteLeavesTheWorkFolderAndItsAgentsMD(t *testing.T) {
 }
 
 func TestDeleteWithStaleETagIsConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"M"}`)
 	e.edit(t, soft, "motion", `{"color":"blue"}`)
@@ -504,6 +537,7 @@ func TestDeleteWithStaleETagIsConflict(t *testing.T) {
 
 // TestWhoMayDoWhat is the spec's table, row by row.
 func TestWhoMayDoWhat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "own", `{"name":"Own"}`)
 	e.make(t, soft, "team", `{"name":"Team","owner":"team:backend"}`)
@@ -574,6 +608,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 }
 
 func TestDeleteByWhomTheTableAllows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, id := range []string{"a", "b", "c", "d"} {
 		e.make(t, soft, id, `{"name":"M","owner":"team:backend"}`)
@@ -601,6 +636,7 @@ func TestRootUnderTheConfigFolderFallsBackToTheDefault(t *testing.T) {
 }
 
 func TestFiftyMakesOfOneSlugLetExactlyOneWin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
@@ -628,6 +664,7 @@ func TestFiftyMakesOfOneSlugLetExactlyOneWin(t *testing.T) {
 }
 
 func TestFiftyEditsWithOneETagLetExactlyOneWin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.make(t, soft, "motion", `{"name":"M"}`)
 	var wg sync.WaitGroup
@@ -656,6 +693,7 @@ func TestFiftyEditsWithOneETagLetExactlyOneWin(t *testing.T) {
 }
 
 func TestReadOfAMissingBotIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, err := e.svc.Read(ctx(t), root, "nosuch")
 	wantCode(t, err, errcode.NotFound, "bot://nosuch")
@@ -666,6 +704,7 @@ func TestReadOfAMissingBotIsNotFound(t *testing.T) {
 var _ = memrecord.New
 
 func TestTwoMakesRacingForOneFolderExactlyOneWins(t *testing.T) {
+	t.Parallel()
 	for round := range 20 {
 		e := newEnv(t)
 		dir := filepath.Join(e.root, "shared")
@@ -691,6 +730,7 @@ func TestTwoMakesRacingForOneFolderExactlyOneWins(t *testing.T) {
 }
 
 func TestADeletedBotGivesUpItsFolderButNotItsSlug(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.make(t, soft, "motion", `{"name":"M"}`)
 	if err := e.svc.Delete(ctx(t), soft, "motion", ""); err != nil {
@@ -702,6 +742,7 @@ func TestADeletedBotGivesUpItsFolderButNotItsSlug(t *testing.T) {
 }
 
 func TestAnEditThatBringsABotToThisHostClaimsItsFolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.root, "wanted")
 	e.make(t, soft, "flip", `{"name":"F","computer":"box1","workspace":"`+dir+`"}`)
@@ -721,6 +762,7 @@ func TestAnEditThatBringsABotToThisHostClaimsItsFolder(t *testing.T) {
 // now - and an entry it handed out keeps its values through a later edit,
 // which the next listing shows.
 func TestListSharedAnswersTheStoresEntriesWithoutReadingPersonas(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in       bot.PersonaIn
 		wantName string

@@ -34,6 +34,7 @@ func (s *racedStore) Update(ctx context.Context, r record.Record, ifMatch string
 }
 
 func TestAnEditWithoutAnETagThatLosesARaceIsMergedOntoTheBotAsItBecame(t *testing.T) {
+	t.Parallel()
 	store := &racedStore{Store: memrecord.New(), races: 3}
 	e := newEnv(t, withStore(store), withPersonaIn(bot.PersonaInRecord))
 	if _, err := e.svc.Make(ctx(t), soft, "motion", []byte(`{"name":"Motion"}`)); err != nil {

@@ -31,6 +31,7 @@ func logLines(t *testing.T, logs chatlog.Logs, bot, session string) []string {
 }
 
 func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNextOne(t *testing.T) {
+	t.Parallel()
 	var ahead atomic.Int64 // how far the leases' clock is ahead
 	e := newSharedChatEnv(t, &lease.Mem{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
 	e.makeBot(t, "motion", motionBody)
@@ -84,6 +85,7 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 }
 
 func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherOnce(t *testing.T) {
+	t.Parallel()
 	e := newSharedChatEnv(t, &lease.Mem{})
 	e.makeBot(t, "motion", motionBody)
 	other := e.sibling("second")
@@ -138,6 +140,7 @@ func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherO
 }
 
 func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWritesOn(t *testing.T) {
+	t.Parallel()
 	e := newSharedChatEnv(t, &lease.Mem{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
@@ -179,6 +182,7 @@ func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWri
 }
 
 func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndResumes(t *testing.T) {
+	t.Parallel()
 	e := newSharedChatEnv(t, &lease.Mem{})
 	e.makeBot(t, "motion", motionBody)
 	other := e.sibling("second")
@@ -253,6 +257,7 @@ func (l *refusedLeases) Acquire(ctx context.Context, key, holder string, ttl tim
 }
 
 func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatchers(t *testing.T) {
+	t.Parallel()
 	session := "ahp-session:/looked-at"
 	key := "turn " + session + " t1"
 	leases := &refusedLeases{Mem: &lease.Mem{}, key: key}

@@ -40,6 +40,7 @@ func softSession(bot string) wake.SessionInfo {
 }
 
 func TestWorkspaceToolsRefuseSecretsAndHostPathsAndAnswerNoPath(t *testing.T) {
+	t.Parallel()
 	s, g := newGateService(t)
 	ctx := context.Background()
 	si := softSession("builder")
@@ -75,6 +76,7 @@ func TestWorkspaceToolsRefuseSecretsAndHostPathsAndAnswerNoPath(t *testing.T) {
 }
 
 func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
+	t.Parallel()
 	s, g := newGateService(t)
 	ctx := context.Background()
 	// soft's bot: a session whose person may not read its bot holds
@@ -101,6 +103,7 @@ func TestGateAllowsThePolicyNarrowedByTheRecordAsItIsNow(t *testing.T) {
 }
 
 func TestWorkspaceToolsActWithThePersonsRightsAsTheyAreAtTheCall(t *testing.T) {
+	t.Parallel()
 	s, g := newGateService(t)
 	ctx := context.Background()
 	si := softSession("builder")
@@ -140,6 +143,7 @@ func TestWorkspaceToolsActWithThePersonsRightsAsTheyAreAtTheCall(t *testing.T) {
 }
 
 func TestHostPathsAreFoundInAValueAndPlainProseIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	s, _ := newGateService(t)
 	for text, want := range map[string]string{
 		"Read /home/soft/notes.md first.":     "/home/soft/notes.md",
@@ -162,6 +166,7 @@ func TestHostPathsAreFoundInAValueAndPlainProseIsLeftAlone(t *testing.T) {
 }
 
 func TestManifestOffersAsToolsWhatTheHostsPolicyOffers(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
 		Options: Options{Root: filepath.Join(base, "bots")}, Tools: wake.ToolPolicy{Offered: []string{wake.AskQuestion}}})

@@ -19,6 +19,7 @@ import (
 // no link is known as such until its entry in root changes; a change to
 // another entry leaves it known.
 func TestTheFolderWatchAnswersForAFolderUntilItsEntryChanges(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "bots")
 	for _, d := range []string{"motion", "other"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -101,6 +102,7 @@ func sameAsLstat(t *testing.T, s *Service, path string) {
 }
 
 func TestTheWatchsIdentityOfAgentsMDFollowsWritesAndRenamesOverIt(t *testing.T) {
+	t.Parallel()
 	s, path := watchedBot(t)
 	sameAsLstat(t, s, path)
 	sameAsLstat(t, s, path) // held now
@@ -142,6 +144,7 @@ func TestTheWatchsIdentityOfAgentsMDFollowsWritesAndRenamesOverIt(t *testing.T) 
 // a truncation, its mode, its times, a write through another of its names
 // outside root - lets it go, and the next look takes it again.
 func TestTheWatchKeepsAnUnchangedAgentsMDsIdentityAndLetsItGoAtAnyChangeThroughAnyName(t *testing.T) {
+	t.Parallel()
 	s, path := watchedBot(t)
 	sameAsLstat(t, s, path)
 	sameAsLstat(t, s, path)
@@ -187,6 +190,7 @@ func TestTheWatchKeepsAnUnchangedAgentsMDsIdentityAndLetsItGoAtAnyChangeThroughA
 }
 
 func TestTheWatchGivesNoIdentityInAFolderMovedAside(t *testing.T) {
+	t.Parallel()
 	s, path := watchedBot(t)
 	sameAsLstat(t, s, path)
 	folder := filepath.Dir(path)
@@ -209,6 +213,7 @@ func TestTheWatchGivesNoIdentityInAFolderMovedAside(t *testing.T) {
 }
 
 func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "bots")
 	s := &Service{root: root, walk: newFolderWatch(root)}
 	t.Cleanup(s.walk.close)
@@ -238,6 +243,7 @@ func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
 // one listing of root makes its folders known, not its links or files,
 // and a folder swapped for a link afterwards is refused at the next check.
 func TestALearnedRootKnowsItsFoldersButNoLinkAndForgetsAFolderSwappedForALink(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	if err := os.MkdirAll(filepath.Join(root, "motion"), 0o755); err != nil {
@@ -290,6 +296,7 @@ func checkedIdentity(t *testing.T, s *Service, path string) agentsIdentity {
 // what an lstat of AGENTS.md says at that moment, through writes, a
 // rename over the file, its removal and a link in its place.
 func TestTheFolderChecksIdentityOfAgentsMDIsWhatLstatSaysNow(t *testing.T) {
+	t.Parallel()
 	s, path := watchedBot(t)
 	same := func() {
 		t.Helper()
@@ -340,6 +347,7 @@ func TestTheFolderChecksIdentityOfAgentsMDIsWhatLstatSaysNow(t *testing.T) {
 // A folder swapped for a link is refused by the check that would take the
 // identity, which then takes none.
 func TestTheFolderCheckTakesNoIdentityOfAFolderSwappedForALink(t *testing.T) {
+	t.Parallel()
 	s, path := watchedBot(t)
 	checkedIdentity(t, s, path)
 	folder := filepath.Dir(path)
@@ -364,6 +372,7 @@ func TestTheFolderCheckTakesNoIdentityOfAFolderSwappedForALink(t *testing.T) {
 // what changes, and the first check after the thaw sees a swap made
 // during the pass.
 func TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	for _, d := range []string{"motion", "swapped", "other"} {

@@ -47,6 +47,7 @@ func symlink(t *testing.T, target, link string) {
 }
 
 func TestAFolderMovedAsideForALinkAfterAReadIsRefusedAtTheNextRead(t *testing.T) {
+	t.Parallel()
 	e := readable(t)
 	folder := filepath.Join(e.root, "motion")
 	rename(t, folder, folder+".old")
@@ -62,6 +63,7 @@ func TestAFolderMovedAsideForALinkAfterAReadIsRefusedAtTheNextRead(t *testing.T)
 }
 
 func TestARootMovedAsideForOneHoldingALinkIsRefusedAtTheNextRead(t *testing.T) {
+	t.Parallel()
 	e := readable(t)
 	rename(t, e.root, e.root+".old")
 	if err := os.Mkdir(e.root, 0o755); err != nil {
@@ -73,6 +75,7 @@ func TestARootMovedAsideForOneHoldingALinkIsRefusedAtTheNextRead(t *testing.T) {
 }
 
 func TestAFolderAboveRootMovedAsideForOneHoldingALinkIsRefusedAtTheNextRead(t *testing.T) {
+	t.Parallel()
 	e := readable(t)
 	above := filepath.Dir(e.root)
 	moved := above + ".old"
@@ -86,6 +89,7 @@ func TestAFolderAboveRootMovedAsideForOneHoldingALinkIsRefusedAtTheNextRead(t *t
 }
 
 func TestARootReachedThroughALinkThatIsRepointedIsFollowedAtTheNextRead(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	real1, real2 := filepath.Join(base, "one"), filepath.Join(base, "two")
 	for _, d := range []string{real1, real2} {

@@ -196,6 +196,7 @@ func gone(pid int) bool {
 }
 
 func TestTurnStreamsTextThoughtsAndToolCalls(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	w := mustTurn(t, a, "say hello world")
 	if got := w.replied(); got != "hello world" {
@@ -210,6 +211,7 @@ func TestTurnStreamsTextThoughtsAndToolCalls(t *testing.T) {
 }
 
 func TestPostMessageThroughMCP(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	w := mustTurn(t, a, "post hello there")
 	if len(w.posts) != 1 || w.posts[0] != "hello there" {
@@ -218,6 +220,7 @@ func TestPostMessageThroughMCP(t *testing.T) {
 }
 
 func TestAskQuestionThroughMCP(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	w := &fakeWork{text: "ask favourite colour?", answer: "blue"}
 	if err := a.Turn(testCtx(t), w); err != nil {
@@ -229,6 +232,7 @@ func TestAskQuestionThroughMCP(t *testing.T) {
 }
 
 func TestPermissionIsRelayedAndAnswered(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	for approve, want := range map[bool]string{true: "allowed", false: "rejected"} {
 		w := &fakeWork{text: "permit", approve: approve}
@@ -245,6 +249,7 @@ func TestPermissionIsRelayedAndAnswered(t *testing.T) {
 }
 
 func TestToolServerAnswersOnlyItsTokenAndOnlyDuringATurn(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	base := a.tools.url[:strings.LastIndex(a.tools.url, "/")]
 	resp, err := http.Post(base+"/guess", "application/json", strings.NewReader("{}"))
@@ -261,6 +266,7 @@ func TestToolServerAnswersOnlyItsTokenAndOnlyDuringATurn(t *testing.T) {
 }
 
 func TestMinimalEnvironment(t *testing.T) {
+	t.Parallel()
 	login := filepath.Join(t.TempDir(), "home")
 	a := open(t, newHarness(t, func(c *Config) { c.Home = login }), "")
 	env := strings.Split(mustTurn(t, a, "env").replied(), "\n")
@@ -280,6 +286,7 @@ func TestMinimalEnvironment(t *testing.T) {
 }
 
 func TestConfinement(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
@@ -323,6 +330,7 @@ func TestConfinement(t *testing.T) {
 }
 
 func TestCrashFailsTheTurnAndLeavesNoZombie(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	pid := pidOf(t, a)
 	_, err := runTurn(t, a, "crash")
@@ -338,6 +346,7 @@ func TestCrashFailsTheTurnAndLeavesNoZombie(t *testing.T) {
 }
 
 func TestStopSendsCancel(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, func(c *Config) { c.CancelGrace = 10 * time.Second }), "")
 	pid := pidOf(t, a)
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -355,6 +364,7 @@ func TestStopSendsCancel(t *testing.T) {
 }
 
 func TestChildIgnoringCancelIsKilled(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	pid := pidOf(t, a)
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -373,6 +383,7 @@ func TestChildIgnoringCancelIsKilled(t *testing.T) {
 }
 
 func TestCloseKillsTheChild(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	pid := pidOf(t, a)
 	if err := a.Close(); err != nil {
@@ -387,6 +398,7 @@ func TestCloseKillsTheChild(t *testing.T) {
 }
 
 func TestSessionLoadContinuesAfterRestart(t *testing.T) {
+	t.Parallel()
 	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
 	key := func(wake.SessionInfo) string { return "motion/user:soft/work" }
 	h := newHarness(t, func(c *Config) { c.Store, c.Key = store, key })
@@ -430,6 +442,7 @@ func TestSessionLoadContinuesAfterRestart(t *testing.T) {
 }
 
 func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
+	t.Parallel()
 	key := func(wake.SessionInfo) string { return "k" }
 	cases := []struct {
 		name   string
@@ -474,6 +487,7 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 }
 
 func TestOldOneLineIDFileIsContinued(t *testing.T) {
+	t.Parallel()
 	store := FileStore{Dir: t.TempDir()}
 	if err := os.WriteFile(store.Path("k"), []byte("fake-7-1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -489,6 +503,7 @@ func TestOldOneLineIDFileIsContinued(t *testing.T) {
 }
 
 func TestNoLoadSessionStartsAFreshSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) {
 		env := c.Environ
 		c.Environ = func() []string { return append(env(), "FAKE_NO_LOAD=1") }
@@ -507,6 +522,7 @@ func TestNoLoadSessionStartsAFreshSession(t *testing.T) {
 }
 
 func TestBadCommandRefusesTheSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Agent.Command = filepath.Join(t.TempDir(), "missing") })
 	if _, err := h.Open(testCtx(t), wake.SessionInfo{URI: "ahp-session:/x", Dir: t.TempDir()}); err == nil {
 		t.Error("a missing command opened")
@@ -517,6 +533,7 @@ func TestBadCommandRefusesTheSession(t *testing.T) {
 }
 
 func TestTerminalRunsOnlyInsideTheBotsFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
@@ -556,6 +573,7 @@ func TestTerminalRunsOnlyInsideTheBotsFolder(t *testing.T) {
 }
 
 func TestTerminalsAreKilledWhenTheSessionCloses(t *testing.T) {
+	t.Parallel()
 	a := open(t, newHarness(t, nil), "")
 	if got := mustTurn(t, a, "background sleep 60").replied(); got != "started term-1" {
 		t.Fatalf("background: %q", got)
@@ -577,6 +595,7 @@ func TestTerminalsAreKilledWhenTheSessionCloses(t *testing.T) {
 }
 
 func TestBoundedOutputKeepsTheEndAtACharacterBoundary(t *testing.T) {
+	t.Parallel()
 	b := &boundedOutput{limit: 5}
 	b.Write([]byte("abc"))
 	b.Write([]byte("dé€f"))

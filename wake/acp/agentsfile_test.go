@@ -24,6 +24,7 @@ func writeAgents(t *testing.T, dir, body string) string {
 }
 
 func TestReadAgentsSortsByNameAndRefusesBadEntries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgs, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"gemini": {"command": "gemini", "args": ["--acp"]},
 		"claude": {"command": "claude-code-acp", "env": ["ANTHROPIC_API_KEY"], "models": ["sonnet"]},
@@ -61,6 +62,7 @@ func TestReadAgentsSortsByNameAndRefusesBadEntries(t *testing.T) {
 }
 
 func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgs, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"codex": {"command": "codex-acp", "env": ["OPENAI_API_KEY"],
 		"auth": "openai-api-key", "login": {"command": "codex", "args": ["login"]},
@@ -81,6 +83,7 @@ func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
 }
 
 func TestReadAgentsRefusesABadLimitNamingTheAgentAndField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for field, value := range map[string]string{"startTimeout": "90", "turnIdle": "-1s", "turnTimeout": "soon"} {
 		_, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"claude": {"command": "c", "`+field+`": "`+value+`"}}}`), dir)
@@ -95,6 +98,7 @@ func TestReadAgentsRefusesABadLimitNamingTheAgentAndField(t *testing.T) {
 }
 
 func TestCheckAllAnswersInOrderAndLogChecksWarnsOfAnAgentNotReady(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-such-agent")
 	cfgs := []acp.Config{{Provider: "b", Agent: acp.Command{Command: missing}}, {Provider: "a", Agent: acp.Command{Command: missing}}}
 	results := acp.CheckAll(context.Background(), cfgs)

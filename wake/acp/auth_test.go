@@ -51,6 +51,7 @@ func openErr(t *testing.T, cfg Config) error {
 }
 
 func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
+	t.Parallel()
 	logs := &waittest.Log{}
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -75,6 +76,7 @@ func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
 }
 
 func TestEnvVarSignInLetsSessionLoadContinueAfterARestart(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
 	cfg.Store = &MemStore{}
 	h, err := New(cfg)
@@ -92,6 +94,7 @@ func TestEnvVarSignInLetsSessionLoadContinueAfterARestart(t *testing.T) {
 }
 
 func TestMissingKeySaysWhichVariableAndWhereToPutIt(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		env     []string
@@ -116,6 +119,7 @@ func TestMissingKeySaysWhichVariableAndWhereToPutIt(t *testing.T) {
 }
 
 func TestAuthNamingAMethodTheAgentDoesNotOfferIsRefused(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
 	cfg.Agent.Auth = "oauth"
 	err := openErr(t, cfg)
@@ -125,6 +129,7 @@ func TestAuthNamingAMethodTheAgentDoesNotOfferIsRefused(t *testing.T) {
 }
 
 func TestNamedAgentMethodIsAuthenticatedWithTheLoginInHome(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Agent.Auth = acpfake.LoginMethod
 	cfg.Home = t.TempDir()
@@ -141,6 +146,7 @@ func TestNamedAgentMethodIsAuthenticatedWithTheLoginInHome(t *testing.T) {
 }
 
 func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
@@ -161,6 +167,7 @@ func login(t *testing.T, cfg Config, answer string) (string, error) {
 }
 
 func TestLoginRunsTheAgentsTerminalMethodWithItsHome(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Home = t.TempDir()
 	out, err := login(t, cfg, "ada\n")
@@ -179,6 +186,7 @@ func TestLoginRunsTheAgentsTerminalMethodWithItsHome(t *testing.T) {
 }
 
 func TestLoginRunsTheCommandTheAgentNames(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "", nil)
 	cfg.Home = t.TempDir()
 	cfg.Agent.Login = &LoginCommand{Command: os.Args[0], Args: []string{"-test.run=^$", "login"}}
@@ -191,6 +199,7 @@ func TestLoginRunsTheCommandTheAgentNames(t *testing.T) {
 }
 
 func TestFailedLoginIsAnError(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Home = t.TempDir()
 	if _, err := login(t, cfg, "\n"); err == nil || !strings.Contains(err.Error(), "the login of agent fake") {
@@ -199,6 +208,7 @@ func TestFailedLoginIsAnError(t *testing.T) {
 }
 
 func TestLoginWithoutATerminalMethodSaysWhatToName(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "env", nil)
 	cfg.Home = t.TempDir()
 	_, err := login(t, cfg, "ada\n")
@@ -208,6 +218,7 @@ func TestLoginWithoutATerminalMethodSaysWhatToName(t *testing.T) {
 }
 
 func TestCheckSaysReadyOrWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	ready := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
 	noKey := authCfg(t, "env", nil)
 	noCommand := authCfg(t, "", nil)
@@ -239,6 +250,7 @@ func TestCheckSaysReadyOrWhatIsMissing(t *testing.T) {
 }
 
 func TestCheckStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "", []string{acpfake.HangNewEnv}, acpfake.HangNewEnv+"=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -248,6 +260,7 @@ func TestCheckStopsWithItsContext(t *testing.T) {
 }
 
 func TestAgentMethodThatStillAsksNamesTheUnsetVariable(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "agent-key", []string{acpfake.KeyEnv})
 	cfg.Agent.Auth = acpfake.AgentKeyMethod
 	err := openErr(t, cfg)
@@ -263,6 +276,7 @@ func TestAgentMethodThatStillAsksNamesTheUnsetVariable(t *testing.T) {
 }
 
 func TestPromptAskingToSignInSaysHowToLogIn(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
@@ -281,6 +295,7 @@ func TestPromptAskingToSignInSaysHowToLogIn(t *testing.T) {
 }
 
 func TestNotSignedInNamesAPassedVariableTheServerDoesNotSet(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", []string{"ANTHROPIC_API_KEY"})
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
@@ -292,6 +307,7 @@ func TestNotSignedInNamesAPassedVariableTheServerDoesNotSet(t *testing.T) {
 }
 
 func TestALoginThatLeavesNothingInItsHomeIsNoLogin(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "", nil)
 	cfg.Home = t.TempDir()
 	cfg.Agent.Login = &LoginCommand{Command: "/bin/sh", Args: []string{"-c", "exit 0"}}
@@ -301,6 +317,7 @@ func TestALoginThatLeavesNothingInItsHomeIsNoLogin(t *testing.T) {
 }
 
 func TestALoginIsGivenTheTerminalAndTheLocale(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "", nil)
 	cfg.Home = t.TempDir()
 	cfg.Environ = func() []string {
@@ -336,6 +353,7 @@ func TestNotSignedInSaysSetAVariableTheAgentsFileAlreadyPasses(t *testing.T) {
 }
 
 func TestCheckSaysNotSignedInWhenAKeyIsNamedButUnsetAndNoLoginIsKept(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "", []string{"FAKE_API_KEY"})
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
@@ -347,6 +365,7 @@ func TestCheckSaysNotSignedInWhenAKeyIsNamedButUnsetAndNoLoginIsKept(t *testing.
 }
 
 func TestACheckThatPassesSaysWhatSignedTheAgentIn(t *testing.T) {
+	t.Parallel()
 	withLogin := authCfg(t, "", []string{"FAKE_API_KEY"})
 	withLogin.Home = t.TempDir()
 	writeAt(t, filepath.Join(withLogin.Home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"left-over"}`, time.Now())
@@ -364,6 +383,7 @@ func TestACheckThatPassesSaysWhatSignedTheAgentIn(t *testing.T) {
 }
 
 func TestACheckNeverTriesAnAgentsOwnSignInWithNoLoginKeptAndNoKey(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg(t, "login", nil)
 	cfg.Agent.Auth = acpfake.LoginMethod
 	cfg.Home = t.TempDir()

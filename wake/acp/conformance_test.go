@@ -20,6 +20,7 @@ func fakeScript() waketest.Script {
 }
 
 func TestHarnessConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunHarness(t, waketest.Harness{
 		Open:     func(t *testing.T) wake.Harness { return newHarness(t, nil) },
 		Provider: "fake",
@@ -28,6 +29,7 @@ func TestHarnessConformance(t *testing.T) {
 }
 
 func TestLocalHostOnTheACPHarnessConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunSessionHost(t, waketest.SessionHost{
 		Open: func(t *testing.T) wake.SessionHost {
 			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})

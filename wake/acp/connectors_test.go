@@ -87,6 +87,7 @@ func (l *liveConnectors) Call(ctx context.Context, s wake.SessionInfo, alias str
 }
 
 func TestConnectorToolsFollowTheBotsLiveMapAndCarryThePerson(t *testing.T) {
+	t.Parallel()
 	conns := newLiveConnectors(t, map[string]string{"crm": "connectors://stub/a"})
 	h := newHarness(t, func(c *Config) { c.Connectors = conns })
 	a, err := h.Open(testCtx(t), wake.SessionInfo{URI: "ahp-session:/c", Provider: "fake", Dir: t.TempDir(), Owner: "user:soft"})
@@ -138,6 +139,7 @@ func (f failingConnectors) Call(context.Context, wake.SessionInfo, string, json.
 }
 
 func TestHarnessLogsAreScrubbed(t *testing.T) {
+	t.Parallel()
 	const value = "tok-acp-log-0123456789"
 	var (
 		mu  sync.Mutex

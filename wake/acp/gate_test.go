@@ -50,6 +50,7 @@ func openGated(t *testing.T, g wake.ToolGate) *agent {
 }
 
 func TestSystemPromptNamesExactlyTheToolsTheGateAllows(t *testing.T) {
+	t.Parallel()
 	for _, allowed := range [][]string{{wake.PostMessage}, {wake.PostMessage, wake.AskQuestion, wake.WorkspaceTools}} {
 		g := &fakeGate{}
 		g.allow(allowed...)
@@ -66,6 +67,7 @@ func TestSystemPromptNamesExactlyTheToolsTheGateAllows(t *testing.T) {
 }
 
 func TestWorkspaceToolActsForTheSessionsPersonThroughTheGate(t *testing.T) {
+	t.Parallel()
 	g := &fakeGate{}
 	g.allow(wake.PostMessage, wake.WorkspaceTools)
 	a := openGated(t, g)
@@ -98,6 +100,7 @@ func (w *stallWork) Ask(ctx context.Context, qs []ahp.ChatInputQuestion) (ahp.In
 }
 
 func TestNarrowingCountsFromTheNextCallOfARunningTurnAndNeverWidensBack(t *testing.T) {
+	t.Parallel()
 	g := &fakeGate{}
 	g.allow(wake.PostMessage, wake.AskQuestion, wake.WorkspaceTools)
 	a := openGated(t, g)
@@ -148,6 +151,7 @@ func (*failingGate) Allowed(context.Context, wake.SessionInfo) (wake.ToolSet, er
 }
 
 func TestPostMessageIsHeldWhateverTheGateLeavesOut(t *testing.T) {
+	t.Parallel()
 	g := &fakeGate{}
 	g.allow(wake.AskQuestion)
 	a := openGated(t, g)

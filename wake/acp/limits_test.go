@@ -107,6 +107,7 @@ func TestAStoppedWatchReportsNothing(t *testing.T) {
 }
 
 func TestParseLimit(t *testing.T) {
+	t.Parallel()
 	for value, want := range map[string]time.Duration{"": 0, "90s": 90 * time.Second, "2m": 2 * time.Minute, "1h30m": 90 * time.Minute} {
 		if got, err := ParseLimit("turnIdle", value); err != nil || got != want {
 			t.Errorf("%q = %s, %v; want %s", value, got, err, want)
@@ -168,6 +169,7 @@ func stepError(t *testing.T, err error, step Step, want ...string) {
 }
 
 func TestStartTimeoutStopsAHungStartAndSaysSo(t *testing.T) {
+	t.Parallel()
 	logs := &waittest.Log{}
 	h := newHarness(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
@@ -183,6 +185,7 @@ func TestStartTimeoutStopsAHungStartAndSaysSo(t *testing.T) {
 }
 
 func TestStartFailuresSayTheAgentsWordsAndHowItEnded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		mod  func(*Config)
@@ -207,6 +210,7 @@ func TestStartFailuresSayTheAgentsWordsAndHowItEnded(t *testing.T) {
 }
 
 func TestTurnEndsAreToldAsTheyHappened(t *testing.T) {
+	t.Parallel()
 	for word, want := range map[string]string{
 		"exit 4": "Motion's agent fake failed during the turn: it exited with status 4.",
 		"signal": "Motion's agent fake failed during the turn: it was killed by signal 9 (killed).",
@@ -219,6 +223,7 @@ func TestTurnEndsAreToldAsTheyHappened(t *testing.T) {
 }
 
 func TestTurnIdleStopsASilentTurnAndSaysSo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.TurnIdle = 300 * time.Millisecond })
 	a := openBack(t, h)
 	pid := pidOf(t, a)
@@ -231,6 +236,7 @@ func TestTurnIdleStopsASilentTurnAndSaysSo(t *testing.T) {
 }
 
 func TestTurnTimeoutStopsATurnThatKeepsTalking(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.TurnIdle, c.TurnTimeout = 5*time.Second, 500*time.Millisecond })
 	a := openBack(t, h)
 	w, err := runTurn(t, a, "tick")
@@ -241,6 +247,7 @@ func TestTurnTimeoutStopsATurnThatKeepsTalking(t *testing.T) {
 }
 
 func TestIgnoredStopIsKilledAndTheNextMessageContinuesTheSessionOnANewChild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withFakeEnv(acpfake.IgnoreCancelEnv, "1"))
 	a := openBack(t, h)
 	first := mustTurn(t, a, "session").replied()
@@ -267,6 +274,7 @@ func TestIgnoredStopIsKilledAndTheNextMessageContinuesTheSessionOnANewChild(t *t
 }
 
 func TestIgnoredLimitStopSaysTheChildWasKilled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) {
 		withFakeEnv(acpfake.IgnoreCancelEnv, "1")(c)
 		c.TurnIdle = 200 * time.Millisecond

@@ -151,6 +151,7 @@ func (e *wakeEnv) say(text string) (*mainChat, *wake.Turn) {
 }
 
 func TestWakePostMessageReachesTheMainChat(t *testing.T) {
+	t.Parallel()
 	e := newWakeEnv(t)
 	m, _ := e.say("post hello from the agent")
 	turn := m.ended(t)
@@ -164,6 +165,7 @@ func TestWakePostMessageReachesTheMainChat(t *testing.T) {
 }
 
 func TestWakePermissionIsRelayedToTheMainChat(t *testing.T) {
+	t.Parallel()
 	e := newWakeEnv(t)
 	m, turn := e.say("permit")
 	var call *ahp.ToolCallState
@@ -190,6 +192,7 @@ func TestWakePermissionIsRelayedToTheMainChat(t *testing.T) {
 }
 
 func TestWakeCrashFailsTheMainTurn(t *testing.T) {
+	t.Parallel()
 	e := newWakeEnv(t)
 	m, _ := e.say("crash")
 	turn := m.ended(t)
@@ -203,6 +206,7 @@ func TestWakeCrashFailsTheMainTurn(t *testing.T) {
 }
 
 func TestWakeStopCancelsTheAgentTurn(t *testing.T) {
+	t.Parallel()
 	e := newWakeEnv(t)
 	m, turn := e.say("sleep")
 	c := m.wait(t, "the back turn to start", func(c ahp.ChatState) bool {
@@ -258,6 +262,7 @@ func backTurn(t *testing.T, host *wake.LocalHost, session, id, text string) ahp.
 }
 
 func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T) {
+	t.Parallel()
 	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
 	if err != nil {
 		t.Fatal(err)
@@ -290,6 +295,7 @@ func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T
 }
 
 func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing.T) {
+	t.Parallel()
 	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
 	dir := t.TempDir()
 	meta := map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}

@@ -14,6 +14,7 @@ import (
 var toolNames = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`)
 
 func TestSystemPromptNamesExactlyTheToolsOffered(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ag, err := h.Open(testCtx(t), wake.SessionInfo{URI: "ahp-session:/p", Provider: "fake", Dir: t.TempDir(), SystemPrompt: wake.SystemPrompt})
 	if err != nil {
@@ -32,6 +33,7 @@ func TestSystemPromptNamesExactlyTheToolsOffered(t *testing.T) {
 }
 
 func TestClaudeCodeGetsTheSystemPromptInMetaNotInTheMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) {
 		c.Agent.Env = append(c.Agent.Env, acpfake.NameEnv)
 		environ := c.Environ

@@ -14,6 +14,7 @@ import (
 )
 
 func TestAnAgentWhoseGrantsReachAProtectedPathIsNotStarted(t *testing.T) {
+	t.Parallel()
 	sandboxtest.Require(t)
 	h := newHarness(t, func(c *Config) { c.Protect = []string{filepath.Join(filepath.Dir(os.Args[0]), "vault.json")} })
 	_, err := h.Open(testCtx(t), wake.SessionInfo{URI: "s", Dir: t.TempDir()})
@@ -23,6 +24,7 @@ func TestAnAgentWhoseGrantsReachAProtectedPathIsNotStarted(t *testing.T) {
 }
 
 func TestAnAgentAndItsTerminalsReadOnlyTheirGrants(t *testing.T) {
+	t.Parallel()
 	sandboxtest.Require(t)
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
@@ -46,6 +48,7 @@ func TestAnAgentAndItsTerminalsReadOnlyTheirGrants(t *testing.T) {
 }
 
 func TestAnAgentIsRefusedTheServersPortsButNeverItsToolServers(t *testing.T) {
+	t.Parallel()
 	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
 		t.Skipf("skipped: Landlock ABI %d has no network rules", abi)
 	}

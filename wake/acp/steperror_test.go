@@ -10,6 +10,7 @@ import (
 )
 
 func TestAgentWordsAreItsMessageOnOneBoundedLineNeverItsJSON(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -30,6 +31,7 @@ func TestAgentWordsAreItsMessageOnOneBoundedLineNeverItsJSON(t *testing.T) {
 }
 
 func TestStepErrorSentence(t *testing.T) {
+	t.Parallel()
 	e := &StepError{Bot: "Motion", Agent: "codex", Step: StepSignIn, Cause: "Authentication required.", Hint: "Run -login codex."}
 	if got, want := e.Error(), "Motion's agent codex failed while signing in: Authentication required. Run -login codex."; got != want {
 		t.Errorf("%q, want %q", got, want)

@@ -43,6 +43,7 @@ func turnError(turn ahp.Turn) string {
 }
 
 func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *testing.T) {
+	t.Parallel()
 	logs := &waittest.Log{}
 	e := newWakeEnvWith(t, func(c *Config) {
 		withFakeEnv(acpfake.HangInitEnv, "1")(c)
@@ -73,6 +74,7 @@ func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *te
 }
 
 func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
+	t.Parallel()
 	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 300 * time.Millisecond })
 	m, _ := e.say("silent")
 	turn := m.ended(t)
@@ -88,6 +90,7 @@ func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
 }
 
 func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
+	t.Parallel()
 	logs := &waittest.Log{}
 	var hang atomic.Bool
 	h := newHarness(t, func(c *Config) {
