@@ -12,6 +12,7 @@ import (
 )
 
 func TestLogsOfVersionOneAreNumberedAndCountedWhenMigrated(t *testing.T) {
+	t.Parallel()
 	pool, err := pgxpool.New(t.Context(), pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)

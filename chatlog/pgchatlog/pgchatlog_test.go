@@ -25,6 +25,7 @@ var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (cha
 })
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	chatlogtest.Run(t, chatlogtest.Harness{Open: stores.Open, Reopen: stores.Reopen})
 }
 
@@ -54,6 +55,7 @@ func fencedLog(t *testing.T) (logs *pgchatlog.Logs, leases *pglease.Leases, a le
 }
 
 func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	logs, leases, a, old, key := fencedLog(t)
 	if err := logs.Append(old, key, []byte("2"), true); err != nil {
@@ -88,6 +90,7 @@ func TestAWriteWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
 }
 
 func TestAWriteWhoseLeaseWasPrunedIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	logs, leases, a, old, key := fencedLog(t)
 	if err := leases.Release(ctx, a.Key, "a", a.Token); err != nil {
@@ -114,6 +117,7 @@ func TestAWriteWhoseLeaseWasPrunedIsRefused(t *testing.T) {
 }
 
 func TestSharedConformance(t *testing.T) {
+	t.Parallel()
 	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
 		url := pgtest.URL(t)
 		return stores.On(t, url).(chatlog.Shared), stores.On(t, url).(chatlog.Shared)
@@ -121,6 +125,7 @@ func TestSharedConformance(t *testing.T) {
 }
 
 func TestAFollowerWhoseConnectionDropsListensAgainAndSaysSo(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.Pool(t, url)
 	logs, err := pgchatlog.Open(t.Context(), pool)

@@ -186,6 +186,7 @@ func say(t *testing.T, c *ahpClient, chat, id, words string) []string {
 }
 
 func TestEndToEndACPAgentPostsThroughMCPAndContinuesItsSessionAfterARestart(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "acp")
@@ -215,6 +216,7 @@ func TestEndToEndACPAgentPostsThroughMCPAndContinuesItsSessionAfterARestart(t *t
 }
 
 func TestEndToEndConnectorCallLeavesTheCredentialNowhere(t *testing.T) {
+	t.Parallel()
 	raw := make([]byte, 16)
 	rand.Read(raw)
 	secret := "tok-e2e-" + hex.EncodeToString(raw)
@@ -301,6 +303,7 @@ func TestEndToEndConnectorCallLeavesTheCredentialNowhere(t *testing.T) {
 }
 
 func TestEndToEndACPQuestionAndPermissionGoThroughTheMainChat(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "acp-ask")

@@ -128,6 +128,7 @@ func (s *acpSetup) runServerOn(t *testing.T, stdin io.Reader, keys io.Writer, ty
 }
 
 func TestEndToEndAgentSignsInWithItsKeyAndContinuesAfterARestart(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	setup.environ = []string{acpfake.AuthEnv + "=env", acpfake.KeyEnv + "=" + e2eKey}
 	setup.writeAgents(t, map[string]any{"fake": fakeAgent(acpfake.AuthEnv, acpfake.KeyEnv)})
@@ -163,6 +164,7 @@ func TestEndToEndAgentSignsInWithItsKeyAndContinuesAfterARestart(t *testing.T) {
 }
 
 func TestEndToEndAgentMissingItsKeySaysWhichVariableInTheChatAndTheLog(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	setup.environ = []string{acpfake.AuthEnv + "=env", acpfake.KeyEnv + "=" + e2eKey}
 	setup.writeAgents(t, map[string]any{"fake": fakeAgent(acpfake.AuthEnv)}) // the key is not passed
@@ -183,6 +185,7 @@ func TestEndToEndAgentMissingItsKeySaysWhichVariableInTheChatAndTheLog(t *testin
 }
 
 func TestEndToEndLoginLetsTheAgentIn(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	setup.environ = []string{acpfake.AuthEnv + "=login"}
 	setup.writeAgents(t, map[string]any{"fake": fakeAgent(acpfake.AuthEnv)})
@@ -216,6 +219,7 @@ func TestEndToEndLoginLetsTheAgentIn(t *testing.T) {
 }
 
 func TestEndToEndSessionNewThatHangsFailsTheTurnWithinTheStartTimeout(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	setup.environ = []string{acpfake.HangNewEnv + "=1"}
 	hangs := fakeAgent(acpfake.HangNewEnv)
@@ -237,6 +241,7 @@ func TestEndToEndSessionNewThatHangsFailsTheTurnWithinTheStartTimeout(t *testing
 }
 
 func TestEndToEndCheckAgentsPrintsALinePerAgentAndFailsWhenOneIsNotReady(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	setup.environ = []string{acpfake.AuthEnv + "=env", acpfake.HangNewEnv + "=1"}
 	hangs := fakeAgent(acpfake.HangNewEnv)

@@ -30,6 +30,7 @@ func (c *ahpClient) rejections(uri string) []string {
 }
 
 func TestEndToEndABackSessionRunningOnOneInstanceIsListedAndFollowedOnTheOthers(t *testing.T) {
+	t.Parallel()
 	in, chat := chatOnInstances(t, 3, "ahp-session:/backs")
 	a, b, c := in[0].c, in[1].c, in[2].c
 	clients := []*ahpClient{a, b, c}

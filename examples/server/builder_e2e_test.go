@@ -44,6 +44,7 @@ func one(t *testing.T, c *ahpClient, chat, id, words string) string {
 }
 
 func TestEndToEndBuilderMakesABotInThePersonsCatalogueWithItsAgentsFile(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
 	srv := setup.start(t)
 	soft := dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
@@ -129,6 +130,7 @@ func writeBundle(t *testing.T) string {
 }
 
 func TestEndToEndBundledBotsAreListedReadOnlyAndWinOverAHandMadeFolder(t *testing.T) {
+	t.Parallel()
 	bundle := writeBundle(t)
 	setup := newACPSetup(t, "-bundled", bundle)
 	hand := filepath.Join(setup.config, "bots", "bot-builder", "bot.md")
@@ -198,6 +200,7 @@ func TestEndToEndBundledBotsAreListedReadOnlyAndWinOverAHandMadeFolder(t *testin
 }
 
 func TestEndToEndToolsListOnlyNarrowsWhatARunningBackSessionHolds(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t)
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "narrow")
@@ -249,6 +252,7 @@ func toolJSON(t *testing.T, said string, v any) {
 }
 
 func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollowTheEtag(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t, "-users", builderUsers(t), "-agent", "fake")
 	srv := setup.start(t)
 	soft := dialChat(t, srv.addr+"/?tkn=soft-token-0123456789", "soft")
@@ -398,6 +402,7 @@ func readUntil(t *testing.T, c *ahpClient, slug, want string) {
 }
 
 func TestEndToEndPostMessageIsNeverNarrowedAwayAndHandAndToolEditsOnlyNarrow(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t, "-agent", "fake")
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "narrow")
@@ -444,6 +449,7 @@ func TestEndToEndPostMessageIsNeverNarrowedAwayAndHandAndToolEditsOnlyNarrow(t *
 }
 
 func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsAndIgnored(t *testing.T) {
+	t.Parallel()
 	bundle := writeBundle(t)
 	setup := newACPSetup(t, "-bundled", bundle)
 	srv := setup.start(t)
@@ -482,6 +488,7 @@ func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsA
 }
 
 func TestEndToEndABundleUpgradeWritesOnlyWhatTheBotLeftAsThePreviousVersionWroteIt(t *testing.T) {
+	t.Parallel()
 	bundle := writeBundle(t)
 	setup := newACPSetup(t, "-bundled", bundle)
 	dir := filepath.Join(setup.root, ".bundled", "house-rules")
@@ -566,6 +573,7 @@ func everyProblemSeen(t *testing.T, c *ahpClient) []map[string]any {
 }
 
 func TestEndToEndABundledBotNeverRunsInThePersonsFolderOfItsSlugWhichIsKeptWholeAndReportedToItsOwner(t *testing.T) {
+	t.Parallel()
 	// soft and tess may read every bot, soft make them; nemo may only chat.
 	users := filepath.Join(t.TempDir(), "users.json")
 	data, _ := json.Marshal(map[string]any{"root": map[string]string{"token": "root-token-0123456789"}, "users": []map[string]any{
@@ -679,6 +687,7 @@ func asString(v any) string { s, _ := v.(string); return s }
 // agents offered; and the builder, whose tools echo cannot call, says it
 // needs a real agent and where the README says how.
 func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"))
 	c := dialChat(t, s.addr, "far")

@@ -419,6 +419,7 @@ func (c *ahpClient) sameAsSnapshot(addr string) {
 }
 
 func TestEndToEndEchoTable(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"))
 	c := dialChat(t, s.addr, "table")
@@ -519,6 +520,7 @@ func TestEndToEndEchoTable(t *testing.T) {
 }
 
 func TestEndToEndMainTurnPostMessageAbsentNotice(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	config := filepath.Join(base, "config")
 	s := startChatServer(t, config, filepath.Join(base, "bots"), "-main-turn-post-message-absent", "notice")
@@ -529,6 +531,7 @@ func TestEndToEndMainTurnPostMessageAbsentNotice(t *testing.T) {
 }
 
 func TestEndToEndAskInOwnListsTheQuestionOnTheSession(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	s := startChatServer(t, filepath.Join(base, "config"), filepath.Join(base, "bots"), "-ask-in", "own")
 	c := dialChat(t, s.addr, "own")
@@ -622,6 +625,7 @@ func startProcess(t *testing.T, bin, config, root string, more ...string) (*exec
 }
 
 func TestEndToEndRestartAfterSIGKILLMidTurn(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	config, root := filepath.Join(base, "config"), filepath.Join(base, "bots")
@@ -755,6 +759,7 @@ const turnFsyncs = 5
 // BOTS_LOAD_HEAP_PROFILE=<path> writes a heap profile at each sample, to
 // <path>.1, <path>.2…, for `go tool pprof -base`.
 func TestLoadManyBotsManyPeople(t *testing.T) {
+	t.Parallel()
 	secs, _ := strconv.Atoi(os.Getenv("BOTS_LOAD_SECONDS"))
 	if secs <= 0 {
 		t.Skip("set BOTS_LOAD_SECONDS to run the load test")

@@ -22,6 +22,7 @@ import (
 // when it names her and root:<host>: root passes over no entry's owners.
 // The stranger cannot open a chat with motion at all.
 func TestEndToEndConnectorPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	const secret = "tok-matrix-5e6f7a8b9c0d1e2f"
 	var (
 		mu      sync.Mutex

@@ -120,6 +120,7 @@ func connectTo(ctx context.Context, t *testing.T, s *testServer, clientID string
 }
 
 func TestDBAMakeOnOneInstanceIsInTheOtherTwoCatalogues(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 3)
 	a := connectTo(ctx, t, cl.servers[0], "a")
@@ -148,6 +149,7 @@ func TestDBAMakeOnOneInstanceIsInTheOtherTwoCatalogues(t *testing.T) {
 }
 
 func TestDBFiftyEditsWithOneETagOverThreeInstancesLetExactlyOneThrough(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 3)
 	var clients []*client
@@ -195,6 +197,7 @@ func TestDBFiftyEditsWithOneETagOverThreeInstancesLetExactlyOneThrough(t *testin
 }
 
 func TestDBAnInstanceWhoseRootIsNotTheSharedOneRefusesToStart(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 1)
 	local := filepath.Join(t.TempDir(), "bots")
 	d := newDirs(t)
@@ -216,6 +219,7 @@ func TestDBAnInstanceWhoseRootIsNotTheSharedOneRefusesToStart(t *testing.T) {
 }
 
 func TestDBABotAnswersInAChatOnAnotherInstanceAndReadsAnswerItsRecord(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 2)
 	a := connectTo(ctx, t, cl.servers[0], "maker")
@@ -314,6 +318,7 @@ func (b *burst) ackedSoFar() []string {
 }
 
 func TestDBKillDashNineDuringAThousandWritesLosesNoAcknowledgedWrite(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	bin := buildServer(t)
 	cl := startCluster(t, 1)
@@ -404,6 +409,7 @@ func startKillable(t *testing.T, bin string, args ...string) (*exec.Cmd, *testSe
 }
 
 func TestDBEditsWithoutAnETagOverThreeInstancesAllGoThrough(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 3)
 	var clients []*client
@@ -433,6 +439,7 @@ func TestDBEditsWithoutAnETagOverThreeInstancesAllGoThrough(t *testing.T) {
 }
 
 func TestDBFiftyMakesOfOneSlugOverThreeInstancesLetExactlyOneThrough(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 3)
 	var clients []*client
@@ -465,6 +472,7 @@ func TestDBFiftyMakesOfOneSlugOverThreeInstancesLetExactlyOneThrough(t *testing.
 }
 
 func TestDBMakesOfManyBotsInOneFolderOverThreeInstancesLetOneHaveIt(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cl := startCluster(t, 3)
 	var clients []*client

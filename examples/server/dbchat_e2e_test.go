@@ -45,6 +45,7 @@ func logFiles(t *testing.T, config string) []string {
 }
 
 func TestEndToEndAnotherInstanceOnTheDatabaseReplaysAChatAndContinuesItsBackSession(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	db, root := pgtest.URL(t), filepath.Join(base, "bots")
@@ -111,6 +112,7 @@ func count(t *testing.T, db, query string) int {
 }
 
 func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	db, root := pgtest.URL(t), filepath.Join(base, "bots")
@@ -185,6 +187,7 @@ func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t 
 const shortTTL = 2 * time.Second
 
 func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndResume(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	db, root := pgtest.URL(t), filepath.Join(base, "bots")
@@ -305,6 +308,7 @@ func waitSameState(t *testing.T, uri string, clients ...*ahpClient) {
 }
 
 func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testing.T) {
+	t.Parallel()
 	session := "ahp-session:/everywhere"
 	in, chat := chatOnInstances(t, 3, session)
 	a, b, c := in[0].c, in[1].c, in[2].c
@@ -384,6 +388,7 @@ func TestEndToEndClientsOnEveryInstanceSeeTheSameActionsOfAChatInOrder(t *testin
 }
 
 func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
+	t.Parallel()
 	in, chat := chatOnInstances(t, 2, "ahp-session:/stop")
 	a, b := in[0].c, in[1].c
 	a.dispatch(chat, ahp.TurnStarted("t1", time.Now(), ahp.UserMessage("sleep 60")))
@@ -412,6 +417,7 @@ func TestEndToEndAStopOnAnotherInstanceStopsTheTurnWhereItRuns(t *testing.T) {
 }
 
 func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *testing.T) {
+	t.Parallel()
 	in, chat := chatOnInstances(t, 2, "ahp-session:/answer")
 	a, b := in[0].c, in[1].c
 	a.dispatch(chat, ahp.TurnStarted("t", time.Now(), ahp.UserMessage("ask your name?")))
@@ -438,12 +444,14 @@ func TestEndToEndAnAnswerGivenOnAnotherInstanceReachesTheTurnWhereItRuns(t *test
 }
 
 func TestEndToEndAMainTurnWhoseInstanceIsKilledReadsInterruptedOnTheOthersAndResumesOnce(t *testing.T) {
+	t.Parallel()
 	// The instances run with the default -lease-ttl (10 s): this proves
 	// the bound the README gives, TTL + TTL/5 (12 s), with 3 s to spare.
 	killMainTurn(t, lease.DefaultTTL, 15*time.Second)
 }
 
 func TestEndToEndWithAShortLeaseTTLAKilledMainTurnReadsInterruptedSooner(t *testing.T) {
+	t.Parallel()
 	// -lease-ttl reaches the watch of main turns: TTL + TTL/5 (2.4 s),
 	// with the same 3 s to spare.
 	killMainTurn(t, shortTTL, shortTTL+shortTTL/5+3*time.Second)
@@ -538,6 +546,7 @@ func chatOnInstances(t *testing.T, n int, session string, more ...string) ([]ins
 }
 
 func TestEndToEndDeletingABotOnTheDatabaseLeavesNothingOfItsChatsThere(t *testing.T) {
+	t.Parallel()
 	session := "ahp-session:/doomed"
 	in, chat := chatOnInstances(t, 2, session)
 	a, b, db := in[0].c, in[1].c, in[0].db

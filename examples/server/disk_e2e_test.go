@@ -65,6 +65,7 @@ func fill(t *testing.T, dir string) (free func()) {
 }
 
 func TestEndToEndAFullDiskRefusesWritesAsUnavailableAndFailsTheTurnItCannotLog(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	config, root := filepath.Join(base, "config"), filepath.Join(base, "bots")
 	smallDisk(t, config, "2m")

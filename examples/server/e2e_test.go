@@ -38,6 +38,7 @@ func write(uri, body string, kv ...any) map[string]any {
 }
 
 func TestEndToEndMakesEditsAndDeletesAsEachMayDo(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	root := g.connect(t, rootToken, "root")
@@ -156,6 +157,7 @@ func TestEndToEndMakesEditsAndDeletesAsEachMayDo(t *testing.T) {
 }
 
 func TestEndToEndListAnswersExactlyTheReadableBots(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	root := g.connect(t, rootToken, "root")
@@ -208,6 +210,7 @@ func TestEndToEndListAnswersExactlyTheReadableBots(t *testing.T) {
 }
 
 func TestEndToEndWatchesHearEachChangeTheReaderMayRead(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	root := g.connect(t, rootToken, "root")
@@ -276,6 +279,7 @@ func byLabel(events []string) map[string][]string {
 }
 
 func TestEndToEndCatalogueShowsEachReaderItsBots(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	root := g.connect(t, rootToken, "root")
@@ -357,6 +361,7 @@ func TestEndToEndCatalogueShowsEachReaderItsBots(t *testing.T) {
 }
 
 func TestEndToEndUsersFileChangeMovesAMembership(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	soft := g.connect(t, softToken, "soft")
@@ -389,6 +394,7 @@ func TestEndToEndUsersFileChangeMovesAMembership(t *testing.T) {
 }
 
 func TestEndToEndWrongTokenIsRefusedWith401(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv := startServer(t, newDirs(t).args())
 	for _, tc := range []struct {
@@ -420,6 +426,7 @@ func TestEndToEndWrongTokenIsRefusedWith401(t *testing.T) {
 }
 
 func TestEndToEndWithoutUsersFile(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	t.Run("a non-loopback address is refused", func(t *testing.T) {
 		d := newDirs(t)
@@ -456,6 +463,7 @@ func TestEndToEndWithoutUsersFile(t *testing.T) {
 }
 
 func TestEndToEndReconnectReplaysMissedActions(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	soft := g.connect(t, softToken, "soft-desk")
@@ -523,6 +531,7 @@ func TestEndToEndReconnectReplaysMissedActions(t *testing.T) {
 }
 
 func TestEndToEndHealthzAndAdvertisements(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv := startServer(t, newDirs(t).args())
 	t.Run("GET /healthz answers 200", func(t *testing.T) {
@@ -607,6 +616,7 @@ func jsonString(v any) string {
 }
 
 func TestEndToEndRestartKeepsBotsAndEtags(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	d := newDirs(t)
 	first := startServer(t, d.args())

@@ -11,6 +11,7 @@ import (
 )
 
 func TestOptionFlagWithAnUnknownValueStopsTheServerNamingIt(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ flag, value, want string }{
 		{"-main-turn-post-message-absent", "loud", `mainTurnPostMessageAbsent "loud" is not one of post, notice, silence or postNotice`},
 		{"-context-in", "header", `contextIn "header" is neither text nor meta`},
@@ -35,6 +36,7 @@ func TestOptionFlagWithAnUnknownValueStopsTheServerNamingIt(t *testing.T) {
 const asServerEnv = "BOTS_TEST_AS_SERVER"
 
 func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"-h", "-help", "--help"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", flag)
 		cmd.Env = append(os.Environ(), asServerEnv+"=1", "HOME="+t.TempDir())
@@ -58,6 +60,7 @@ func TestHelpFlagPrintsUsageAndExitsZero(t *testing.T) {
 }
 
 func TestServerRefusesAnAddressThatIsNotLoopbackWithoutAUsersFile(t *testing.T) {
+	t.Parallel()
 	d := newDirs(t)
 	d.users = ""
 	s, err := tryStart(d.args("-addr", "0.0.0.0:0"))
@@ -71,6 +74,7 @@ func TestServerRefusesAnAddressThatIsNotLoopbackWithoutAUsersFile(t *testing.T) 
 }
 
 func TestBundledFlagWithABadFolderOrBotStopsTheServerNamingIt(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nowhere")
 	bad := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(bad, "evil"), 0o755); err != nil {

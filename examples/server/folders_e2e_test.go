@@ -39,6 +39,7 @@ func serve(t *testing.T, tokens ...string) (dirs, *testServer, []*client) {
 }
 
 func TestEndToEndAComputerCannotCarryABotIntoAnothersFolder(t *testing.T) {
+	t.Parallel()
 	d, _, cs := serve(t, rootToken, softToken)
 	root, soft := cs[0], cs[1]
 
@@ -89,6 +90,7 @@ func turnError(t ahp.Turn) string {
 }
 
 func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "bots")
 	s := startChatServer(t, filepath.Join(base, "config"), root)
@@ -149,6 +151,7 @@ func TestEndToEndABotFolderSwappedForALinkIsNeitherReadNorWoken(t *testing.T) {
 }
 
 func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *testing.T) {
+	t.Parallel()
 	d, _, cs := serve(t, softToken)
 	soft := cs[0]
 	outside := filepath.Join(t.TempDir(), "secret.md")
@@ -193,6 +196,7 @@ func TestEndToEndAnAGENTSThatCannotHoldAPersonaIsNamedAndAnEditReplacesIt(t *tes
 }
 
 func TestEndToEndAFolderThatLeftRootIsAProblemItsReadersSee(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	d, srv, cs := serve(t, softToken)
 	soft := cs[0]

@@ -12,6 +12,7 @@ import (
 // they are, so a bot's text naming either (or /etc/shadow) is refused by
 // bot_validate and bot_make, and nothing is made.
 func TestEndToEndWorkspaceToolsRefuseTheVaultAndTheUsersFilesPaths(t *testing.T) {
+	t.Parallel()
 	users := builderUsers(t)
 	vault := filepath.Join(t.TempDir(), "vault.json")
 	if err := os.WriteFile(vault, []byte(`{"connectors":{}}`), 0o600); err != nil {

@@ -164,6 +164,7 @@ func (c *idleClients) stop(tb testing.TB) {
 // skipped unless BOTS_IDLE_CHILD_URL is set. It opens the connections,
 // prints "ready", and holds them until its stdin closes.
 func TestIdleClientsChild(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv(idleURLEnv)
 	if url == "" {
 		t.Skip("the child of BenchmarkIdleConnectionMemory")

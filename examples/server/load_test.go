@@ -289,6 +289,7 @@ func loadEnv(tb testing.TB, name string, def time.Duration) time.Duration {
 // is flat after the warm-up (as in TestLoadManyBotsManyPeople).
 // BOTS_LOAD_PEOPLE changes the number of people.
 func TestLoadThousandPeopleEachWithABot(t *testing.T) {
+	t.Parallel()
 	secs, _ := strconv.Atoi(os.Getenv("BOTS_LOAD_SECONDS"))
 	if secs <= 0 {
 		t.Skip("set BOTS_LOAD_SECONDS to run the load test")

@@ -14,6 +14,7 @@ import (
 // why; the two slugs get the same sentence. Root, who may read the bot,
 // hears what takes them.
 func TestEndToEndRefusalsNameNoBotFolderOrSessionThePersonMayNotRead(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	d := newDirs(t)
 	srv := startServer(t, d.args())

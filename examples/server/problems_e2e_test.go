@@ -63,6 +63,7 @@ func noProblemsBut(t *testing.T, state json.RawMessage) bool {
 }
 
 func TestEndToEndAProblemIsPushedWhenItAppearsAndWhenItClears(t *testing.T) {
+	t.Parallel()
 	d, srv, cs := serve(t, softToken, rootToken, nemoToken)
 	soft, root, nemo := cs[0], cs[1], cs[2]
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
@@ -112,6 +113,7 @@ func TestEndToEndAProblemIsPushedWhenItAppearsAndWhenItClears(t *testing.T) {
 }
 
 func TestEndToEndAMembershipMovedMovesTheProblemsItsUsersSee(t *testing.T) {
+	t.Parallel()
 	d, _, cs := serve(t, softToken, nemoToken)
 	soft, nemo := cs[0], cs[1]
 	soft.makeBot(t, "teams", `{"name":"Team's","owner":"team:backend"}`)

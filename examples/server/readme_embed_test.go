@@ -48,6 +48,7 @@ func codeBlocks(text, lang string) []string {
 // as a package, so nothing is written into the repository), runs it in
 // a temporary folder and checks it prints what the README says.
 func TestREADMEEmbeddingProgramRuns(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,7 @@ var readmePath = regexp.MustCompile("\\]\\(([^)#:]+)\\)|`((?:docs|scripts|\\.ci|
 // TestREADMENamesOnlyFilesThatExist checks every file the README links
 // to or names by its path in the repository.
 func TestREADMENamesOnlyFilesThatExist(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

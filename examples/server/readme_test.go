@@ -392,6 +392,7 @@ func (r *replayer) replay(ex exchange) {
 }
 
 func TestREADMETranscriptsReplayAgainstTheServer(t *testing.T) {
+	t.Parallel()
 	exchanges := readmeExchanges(t, filepath.Join("..", "..", "README.md"))
 	if len(exchanges) < 5 {
 		t.Fatalf("the README has %d example exchanges; the transcript parser no longer finds them", len(exchanges))
@@ -427,6 +428,7 @@ func TestREADMETranscriptsReplayAgainstTheServer(t *testing.T) {
 }
 
 func TestTranscriptPatternsMatchWhatTheySay(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		want, got string
 		ok        bool

@@ -98,6 +98,7 @@ func rowSession(t *testing.T, config, bot string) string {
 }
 
 func TestEndToEndEchoBackSessionContinuesAfterARestart(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -147,6 +148,7 @@ func TestEndToEndEchoBackSessionContinuesAfterARestart(t *testing.T) {
 }
 
 func TestEndToEndQueuedMessageBehindAKilledTurnRunsAfterTheRestart(t *testing.T) {
+	t.Parallel()
 	bin := buildServer(t)
 	base := t.TempDir()
 	config, root := filepath.Join(base, "config"), filepath.Join(base, "bots")
@@ -188,6 +190,7 @@ func TestEndToEndQueuedMessageBehindAKilledTurnRunsAfterTheRestart(t *testing.T)
 }
 
 func TestEndToEndACPBackSessionContinuesAfterARestart(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			setup := newACPSetup(t)

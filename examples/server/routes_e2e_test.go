@@ -367,6 +367,7 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 // -9 of it, and the other takes it over within the lease: the
 // conversation goes on, each message answered once.
 func TestDBKillDashNineOfTheInstanceHoldingAnIRCConnectionHandsItToAnother(t *testing.T) {
+	t.Parallel()
 	irc := irctest.Start(t)
 	bin := buildServer(t)
 	base := t.TempDir()
@@ -577,6 +578,7 @@ func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
 // account" pairs the account a code was given to; the bot's page removes
 // the route.
 func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	r := newIRCRig(t)
 	writeJSON(t, filepath.Join(r.dirs.config, "routes", "dm.json"), map[string]any{

@@ -106,6 +106,7 @@ func TestEndToEndAnAgentReadsNothingOfTheHostButItsOwnFolder(t *testing.T) {
 }
 
 func TestEndToEndTheUnsandboxedFlagIsLoggedAtWarnOnEveryStart(t *testing.T) {
+	t.Parallel()
 	setup := newACPSetup(t, "-agents-unsandboxed")
 	for range 2 {
 		before := len(setup.logs.Bytes())
@@ -131,6 +132,7 @@ func homeOf(t *testing.T, c *ahpClient, chat, id string) string {
 }
 
 func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHome(t *testing.T) {
+	t.Parallel()
 	sandboxtest.Require(t)
 	users := filepath.Join(t.TempDir(), "users.json")
 	if err := os.WriteFile(users, []byte(`{"root": {"token": "root-token-0123456789"}, "users": [
@@ -215,6 +217,7 @@ func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHom
 }
 
 func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testing.T) {
+	t.Parallel()
 	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
 		t.Skipf("skipped: the kernel offers Landlock ABI %d, network rules need %d", abi, sandbox.NetworkABI)
 	}

@@ -29,6 +29,7 @@ import (
 // server stops the value is in no file under the config and root folders,
 // no log line, and no WebSocket frame.
 func TestEndToEndCredentialAnAgentHandsBackLeavesItNowhere(t *testing.T) {
+	t.Parallel()
 	raw := make([]byte, 16)
 	rand.Read(raw)
 	secret := "tok-post-" + hex.EncodeToString(raw)

@@ -360,6 +360,7 @@ func buildBenchServer(b *testing.B) string {
 }
 
 func TestTheServerAnswersInitializeWhileItsBotsLoadAndWhatNeedsThemInFull(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	config, root := seedServer(t, n)
 	// Whether the first initialize comes before the load ends is up to

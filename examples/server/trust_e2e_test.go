@@ -34,6 +34,7 @@ func closedWithin(t *testing.T, c *client, name string, d time.Duration) websock
 }
 
 func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	kim := g.connect(t, kimToken, "kim")    // taken out of the file
@@ -84,6 +85,7 @@ func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *test
 }
 
 func TestEndToEndTextFrameWithInvalidUTF8IsClosedWith1007(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv := startServer(t, newDirs(t).args())
 	c := dial(ctx, t, srv, rootToken, byQuery)
@@ -117,6 +119,7 @@ func (c *client) catalogue(t *testing.T) map[string]map[string]any {
 }
 
 func TestEndToEndASubscribeAfterAnAcknowledgedWriteSeesIt(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv := startServer(t, newDirs(t).args())
 	c := dial(ctx, t, srv, rootToken, byQuery)

@@ -249,6 +249,7 @@ func (b *tab) say(msg string) {
 // through the form, sees it in a second tab, chats with it on the echo
 // agent, edits and deletes it; with an XSS attempt that runs nothing.
 func TestWebPage(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	d := newDirs(t)
 	s := startServer(t, d.args())
@@ -968,6 +969,7 @@ func restartableAddr(t *testing.T) string {
 // chat is reopened from the bot's list, the page reconnects by itself and
 // offers to keep the interrupted turn going.
 func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))
@@ -1140,6 +1142,7 @@ func (d *dropper) drop() {
 // connection while another person makes and edits bots: the page
 // reconnects by itself and, from the replay, shows what changed.
 func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	d := newDirs(t)
 	s := startServer(t, d.args())
@@ -1171,6 +1174,7 @@ func TestWebPageReplaysWhatItMissedAfterADroppedConnection(t *testing.T) {
 // uses the keyboard alone: a make, the bot list, a chat, the answers and
 // a stop.
 func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	d := newDirs(t)
 	d.users = ""
@@ -1251,6 +1255,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 // chat opens in about the time the short one does. The figures are logged
 // for docs/PERFORMANCE.md.
 func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))

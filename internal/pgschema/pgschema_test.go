@@ -13,6 +13,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func TestANewStepRunsOnceAndComponentsKeepTheirOwnVersions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t, pgtest.URL(t))
 	one := []string{`CREATE TABLE a1 (x int)`}

@@ -24,6 +24,7 @@ var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (lea
 })
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	// Again: another pool on the same schema, a second instance.
 	leasetest.Run(t, leasetest.Harness{Open: stores.Open, Again: stores.Reopen, Holds: holds})
 }
@@ -50,6 +51,7 @@ CREATE TABLE bots_leases (
 `
 
 func TestMigratingKeepsTheTokensHeldAndStartsTheSequenceAboveThem(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	url := pgtest.URL(t)
 	pool := pgtest.Pool(t, url)
@@ -83,6 +85,7 @@ func TestMigratingKeepsTheTokensHeldAndStartsTheSequenceAboveThem(t *testing.T) 
 }
 
 func TestRowsOfEndedLeasesDoNotPileUp(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t, pgtest.URL(t))
 	ls, err := pglease.Open(ctx, pool)

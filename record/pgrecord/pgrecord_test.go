@@ -33,6 +33,7 @@ func open(t testing.TB, url string) *pgrecord.Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	urls := map[record.Store]string{}
 	openOn := func(url string) (record.Store, error) {
 		s, err := pgrecord.Open(context.Background(), pgrecord.Config{URL: url})
@@ -69,6 +70,7 @@ func next(t *testing.T, ch <-chan record.Change) record.Change {
 }
 
 func TestConcurrentEditsWithOneETagOverThreeInstancesLetExactlyOneThrough(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	stores := []*pgrecord.Store{open(t, url), open(t, url), open(t, url)}
 	e, err := stores[0].Create(ctx(t), recordtest.Sample("motion"))
@@ -103,6 +105,7 @@ func TestConcurrentEditsWithOneETagOverThreeInstancesLetExactlyOneThrough(t *tes
 }
 
 func TestAWriteOnOneInstanceIsHeardAndReadOnTheOthers(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	ch, err := b.Watch(ctx(t))
@@ -130,6 +133,7 @@ func TestAWriteOnOneInstanceIsHeardAndReadOnTheOthers(t *testing.T) {
 }
 
 func TestTheFeedLosesNoChangeWhenItsConnectionDrops(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, writer := open(t, url), open(t, url)
 	ch, err := a.Watch(ctx(t))
@@ -158,6 +162,7 @@ func TestTheFeedLosesNoChangeWhenItsConnectionDrops(t *testing.T) {
 }
 
 func TestInstancesOpeningAtOnceMigrateTheSchemaOnce(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	const n = 6
 	var wg sync.WaitGroup
@@ -189,6 +194,7 @@ func TestInstancesOpeningAtOnceMigrateTheSchemaOnce(t *testing.T) {
 }
 
 func TestASchemaNewerThanTheProgramIsRefused(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	s := open(t, url)
 	if _, err := s.Pool().Exec(ctx(t), `UPDATE bots_schema SET version = 99 WHERE component = 'record'`); err != nil {
@@ -201,6 +207,7 @@ func TestASchemaNewerThanTheProgramIsRefused(t *testing.T) {
 }
 
 func TestAnETagOfAnotherFormIsAConflictNotAnError(t *testing.T) {
+	t.Parallel()
 	s := open(t, pgtest.URL(t))
 	e, err := s.Create(ctx(t), recordtest.Sample("motion"))
 	if err != nil {
@@ -214,6 +221,7 @@ func TestAnETagOfAnotherFormIsAConflictNotAnError(t *testing.T) {
 }
 
 func TestTheFirstInstanceMarksTheRootAndTheOthersFindIt(t *testing.T) {
+	t.Parallel()
 	url, root := pgtest.URL(t), t.TempDir()
 	a, b := open(t, url), open(t, url)
 	if err := a.ClaimRoot(ctx(t), root); err != nil {
@@ -231,6 +239,7 @@ func TestTheFirstInstanceMarksTheRootAndTheOthersFindIt(t *testing.T) {
 }
 
 func TestARootWithoutTheDatabasesMarkerIsRefused(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	if err := a.ClaimRoot(ctx(t), t.TempDir()); err != nil {
@@ -247,6 +256,7 @@ func TestARootWithoutTheDatabasesMarkerIsRefused(t *testing.T) {
 }
 
 func TestARootMarkedByAnotherDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
 	one, two := open(t, pgtest.URL(t)), open(t, pgtest.URL(t))
 	rootOne := t.TempDir()
 	if err := one.ClaimRoot(ctx(t), rootOne); err != nil {
@@ -267,6 +277,7 @@ func TestARootMarkedByAnotherDatabaseIsRefused(t *testing.T) {
 }
 
 func TestAChangeTooLargeForANotificationIsReadFromTheChangeTable(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	ch, err := b.Watch(ctx(t))
@@ -321,6 +332,7 @@ func TestOpenOnADatabaseThatDoesNotAnswerSaysSoWithoutItsPassword(t *testing.T) 
 }
 
 func TestTheFeedKeepsHearingAcrossManyPollsWithoutNotifications(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	// A poll of a millisecond times out its wait for a notification
 	// between nearly every two writes: the connection must stay usable.
@@ -355,6 +367,7 @@ func TestTheFeedKeepsHearingAcrossManyPollsWithoutNotifications(t *testing.T) {
 }
 
 func TestTakenFindsTheBotInTheFolderAboveOrBelowAndNoOther(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	at := func(id, ws, computer string) record.Record {
@@ -412,6 +425,7 @@ func TestTakenFindsTheBotInTheFolderAboveOrBelowAndNoOther(t *testing.T) {
 }
 
 func TestChangesOlderThanKeepAreRemovedAtOpenAndTheBotsStay(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a := open(t, url)
 	for _, id := range []string{"one", "two", "three"} {
@@ -448,6 +462,7 @@ func TestChangesOlderThanKeepAreRemovedAtOpenAndTheBotsStay(t *testing.T) {
 }
 
 func TestTheDatabaseGivesAFolderToOneBotOfManyInstances(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	stores := []*pgrecord.Store{open(t, url), open(t, url), open(t, url)}
 	in := func(id, ws string) record.Record {

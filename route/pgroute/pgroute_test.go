@@ -24,12 +24,14 @@ func open(t *testing.T, url string, conns []route.Connection) *pgroute.Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	routetest.Run(t, func(t *testing.T, conns []route.Connection) route.Store {
 		return open(t, pgtest.URL(t), conns)
 	})
 }
 
 func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := open(t, url, routetest.Conns), open(t, url, routetest.Conns)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -54,6 +56,7 @@ func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
 }
 
 func TestMemoryUpdatesOfOneKeyFromTwoInstancesTakeTurns(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, err := pgroute.OpenMemory(t.Context(), pgtest.Pool(t, url))
 	if err != nil {

@@ -25,10 +25,12 @@ var stores = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (wak
 })
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunRows(t, waketest.Rows{Open: stores.Open, Reopen: stores.Reopen})
 }
 
 func TestAPutWhoseLeaseWasTakenOverIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t, pgtest.URL(t))
 	rows, err := pgrows.Open(ctx, pool)

@@ -28,10 +28,12 @@ var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (acp
 })
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	acptest.RunStore(t, acptest.Store{Open: claude.Open, Reopen: claude.Reopen})
 }
 
 func TestEachProviderKeepsRecordsOfItsOwn(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := records.On(t, url).Store("claude"), records.On(t, url).Store("codex")
 	if err := a.Save(t.Context(), "motion/user:soft/work", acp.Record{ID: "s-1"}); err != nil {
