@@ -20,6 +20,7 @@ import (
 )
 
 func TestCheckAgentsWithoutAgentsSaysEchoNeedsNone(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	s := &Server{ConfigDir: t.TempDir()}
 	if err := s.CheckAgents(t.Context(), &out); err != nil || !strings.Contains(out.String(), "no agents are configured") {
@@ -28,6 +29,7 @@ func TestCheckAgentsWithoutAgentsSaysEchoNeedsNone(t *testing.T) {
 }
 
 func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
+	t.Parallel()
 	s := &Server{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: "claude"}, {Provider: "codex"}}}
 	term := acp.Terminal{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 	if err := s.LoginAgent(t.Context(), "gemini", term); err == nil || !strings.Contains(err.Error(), `no ACP agent is named "gemini" (the agents are claude, codex)`) {
@@ -42,6 +44,7 @@ func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
 }
 
 func TestAnAgentNamedLikeAHarnessIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, s := range []*Server{
 		{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: echo.Provider, Agent: acp.Command{Command: "x"}}}},
 		{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: "mine", Agent: acp.Command{Command: "x"}}}, Harnesses: map[string]wake.Harness{"mine": echo.Harness{}}},
@@ -55,6 +58,7 @@ func TestAnAgentNamedLikeAHarnessIsRefused(t *testing.T) {
 }
 
 func TestAgentsAreBoundedByTheSandboxAndNamedInTheLoginCommand(t *testing.T) {
+	t.Parallel()
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, VaultFile: "/secrets/vault.json", UsersFile: "/cfg/users.json",
 		AgentsUnsandboxed: true, LoginCommand: "log in with ",
 		Agents: []acp.Config{{Provider: "claude", Protect: []string{"/mine"}}, {Provider: "codex", LoginHint: "its own"}}}
@@ -75,6 +79,7 @@ func TestAgentsAreBoundedByTheSandboxAndNamedInTheLoginCommand(t *testing.T) {
 }
 
 func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	none := func() (int, error) { return 0, fmt.Errorf("%w: the kernel has no Landlock", sandbox.ErrUnavailable) }
 	some := func() (int, error) { return 7, nil }
 	var logs bytes.Buffer
@@ -107,6 +112,7 @@ func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
 }
 
 func TestWithADatabaseAnAgentsFileStoreGivesWayToTheDatabasesAndAStoreOfItsOwnStays(t *testing.T) {
+	t.Parallel()
 	mine := &acp.MemStore{}
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, AgentsUnsandboxed: true,
 		Agents: []acp.Config{{Provider: "claude", Store: acp.FileStore{Dir: "/cfg/agents/claude/sessions"}}, {Provider: "codex", Store: mine}, {Provider: "none"}}}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestServerServesTheBundlesItIsGivenAndNarrowsByItsToolPolicy(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.Bundled = []bot.Bundle{builder.Bundle(), {Origin: "my host", FS: fstest.MapFS{
 		"house/bot.md":    {Data: []byte("---\nname: House\n---\n")},

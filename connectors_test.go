@@ -20,6 +20,7 @@ import (
 )
 
 func TestVaultFileIsRefusedNotMode0600OrInsideConfigOrRoot(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	config, root, outside := filepath.Join(base, "config"), filepath.Join(base, "root"), filepath.Join(base, "secrets")
 	for _, d := range []string{config, root, outside} {
@@ -130,6 +131,7 @@ func (a *recordingAdapter) Call(context.Context, connector.Call) (connector.Resu
 // file drops loses every connector, and a team-owned bot may use its
 // team's entries.
 func TestConnectorCallAsksTheUsersFileNow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := memrecord.New()
 	for id, owner := range map[string]string{"motion": "user:soft", "shared": "team:backend"} {
@@ -184,6 +186,7 @@ func TestConnectorCallAsksTheUsersFileNow(t *testing.T) {
 // membership taken away, their bot:get grant taken away, the bot given
 // to another owner - even with a vault entry that is theirs.
 func TestConnectorCallIsRefusedToAPersonWhoMayNoLongerReadTheBot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := memrecord.New()
 	for id, owner := range map[string]string{"team-bot": "team:backend", "soft-bot": "user:soft", "tess-bot": "user:tess"} {

@@ -192,6 +192,7 @@ func (h *heldServer) loaded(t *testing.T) {
 }
 
 func TestAnInitializeIsAnsweredWhileTheBotsLoadAndSaysSo(t *testing.T) {
+	t.Parallel()
 	h := startHeld(t, 3)
 	meta := dialAHP(t, h.url).initialize()
 	h.stillLoading(t)
@@ -219,6 +220,7 @@ func TestAnInitializeIsAnsweredWhileTheBotsLoadAndSaysSo(t *testing.T) {
 }
 
 func TestARequestThatNeedsTheBotsSentWhileTheyLoadGetsTheFullAnswerOnceLoaded(t *testing.T) {
+	t.Parallel()
 	const n = 50
 	want := []string{}
 	for i := range n {
@@ -295,6 +297,7 @@ func TestARequestThatNeedsTheBotsSentWhileTheyLoadGetsTheFullAnswerOnceLoaded(t 
 }
 
 func TestHealthzIsNotReadyUntilTheBotsAreLoaded(t *testing.T) {
+	t.Parallel()
 	h := startHeld(t, 1)
 	dialAHP(t, h.url).initialize() // the wire serves
 	resp, err := http.Get(h.http + "/healthz")
@@ -318,6 +321,7 @@ func TestHealthzIsNotReadyUntilTheBotsAreLoaded(t *testing.T) {
 }
 
 func TestALoadThatFailsAnswersTheWaitingRequestsWithAnErrorNeverAResult(t *testing.T) {
+	t.Parallel()
 	h := startHeld(t, 1)
 	h.store.failWith = errors.New("the disk is gone")
 	c := dialAHP(t, h.url)
@@ -358,6 +362,7 @@ func TestALoadThatFailsAnswersTheWaitingRequestsWithAnErrorNeverAResult(t *testi
 }
 
 func TestCloseWhileTheBotsLoadWaitsForTheLoadAndStartAnswersClosed(t *testing.T) {
+	t.Parallel()
 	h := startHeld(t, 1)
 	dialAHP(t, h.url).initialize()
 	// The load is held at the store once it waits there; a Close before

@@ -57,6 +57,7 @@ func tokenURL(t *testing.T, srv *bots.Server, web *httptest.Server) string {
 }
 
 func TestServerStartsOnItsFirstRequestAndThenAnswersHealthz(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	defer srv.Close()
 	if srv.Service() != nil {
@@ -85,6 +86,7 @@ func TestServerStartsOnItsFirstRequestAndThenAnswersHealthz(t *testing.T) {
 }
 
 func TestServerThatCannotStartAnswers503AndSaysWhyAtStart(t *testing.T) {
+	t.Parallel()
 	srv := &bots.Server{}
 	defer srv.Close()
 	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "ConfigDir is required") {
@@ -101,6 +103,7 @@ func TestServerThatCannotStartAnswers503AndSaysWhyAtStart(t *testing.T) {
 }
 
 func TestServerRefusesALeaseTTLUnderTheMinimumInOneSentence(t *testing.T) {
+	t.Parallel()
 	for _, ttl := range []time.Duration{-time.Second, 100 * time.Millisecond} {
 		s := newServer(t)
 		s.LeaseTTL = ttl
@@ -119,6 +122,7 @@ func TestServerRefusesALeaseTTLUnderTheMinimumInOneSentence(t *testing.T) {
 }
 
 func TestServerAfterCloseRefusesToStartAndAnswers503(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	if err := srv.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -139,6 +143,7 @@ func TestServerAfterCloseRefusesToStartAndAnswers503(t *testing.T) {
 }
 
 func TestServerServesThePageOnGETWithoutAnUpgradeAndTheSocketWithOne(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.Page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
 	defer srv.Close()
@@ -180,6 +185,7 @@ func initialize(t *testing.T, url string) map[string]any {
 }
 
 func TestServerClosesTheStoreItOpenedAndLeavesAGivenOneOpen(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	opened := newServer(t)
 	if err := opened.Start(ctx); err != nil {
@@ -205,6 +211,7 @@ func TestServerClosesTheStoreItOpenedAndLeavesAGivenOneOpen(t *testing.T) {
 }
 
 func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
 	writeFile(t, srv.UsersFile, `{"root": {"token": "root-token-0123456789"}, "users": [{"id": "soft", "token": "soft-token-0123456789"}]}`)
@@ -371,6 +378,7 @@ func waitGoroutines(t *testing.T, before int) {
 }
 
 func TestListenRefusesAnAddressThatIsNotLoopbackWithoutAUsersDirectory(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	defer srv.Close()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
@@ -393,6 +401,7 @@ func TestListenRefusesAnAddressThatIsNotLoopbackWithoutAUsersDirectory(t *testin
 }
 
 func TestListenServesAnyAddressWithAUsersFile(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	defer srv.Close()
 	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
@@ -404,6 +413,7 @@ func TestListenServesAnyAddressWithAUsersFile(t *testing.T) {
 }
 
 func TestServeAnswersUntilItsContextEndsThenClosesTheServer(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ln, err := srv.Listen("127.0.0.1:0")
 	if err != nil {

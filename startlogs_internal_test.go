@@ -13,6 +13,7 @@ import (
 // both; the other kind's first listing is that pass's answer, and every
 // later listing of a kind looks at the files again.
 func TestStartLogsAnswerEachKindsFirstListingFromOnePassAndLookAgainAfter(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	l := newStartLogs(dir, nil)

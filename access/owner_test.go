@@ -14,6 +14,7 @@ func (l lookup) Principal(id string) (Principal, bool) {
 }
 
 func TestOwnerPrincipalIsWhoTheOwnerStringNamesNow(t *testing.T) {
+	t.Parallel()
 	soft := Principal{User: "soft", Grants: []string{"bot:*"}, Memberships: []string{"backend"}}
 	users := lookup{"soft": soft}
 	for owner, want := range map[string]Principal{
@@ -42,6 +43,7 @@ func TestOwnerPrincipalIsWhoTheOwnerStringNamesNow(t *testing.T) {
 // TestOwnedListsExactlyWhatOwnsAccepts holds Owned to Owns for principals
 // that are not root, over owners of every kind.
 func TestOwnedListsExactlyWhatOwnsAccepts(t *testing.T) {
+	t.Parallel()
 	people := []Principal{
 		{},
 		{User: "soft"},
@@ -65,6 +67,7 @@ func TestOwnedListsExactlyWhatOwnsAccepts(t *testing.T) {
 }
 
 func TestUserHoldsTheGrantsGivenAndOwnsAsTheUser(t *testing.T) {
+	t.Parallel()
 	p := User("soft", "bot:put")
 	if p.Root || p.User != "soft" || !p.Has("bot:put") || p.Has("bot:get") || p.Any() {
 		t.Errorf("User(soft, bot:put) is %+v", p)

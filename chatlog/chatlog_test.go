@@ -12,10 +12,12 @@ import (
 )
 
 func TestMemConformance(t *testing.T) {
+	t.Parallel()
 	chatlogtest.Run(t, chatlogtest.Harness{Open: func(*testing.T) chatlog.Logs { return &chatlog.Mem{} }})
 }
 
 func TestFilesConformance(t *testing.T) {
+	t.Parallel()
 	dirs := map[chatlog.Logs]string{}
 	chatlogtest.Run(t, chatlogtest.Harness{
 		Open: func(t *testing.T) chatlog.Logs {
@@ -39,6 +41,7 @@ func TestFilesConformance(t *testing.T) {
 }
 
 func TestFilesKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/x"}
 	if err := chatlog.NewFiles(dir).Create(t.Context(), key, []byte(`{"kind":"open"}`)); err != nil {
@@ -51,6 +54,7 @@ func TestFilesKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
 }
 
 func TestMemIsShared(t *testing.T) {
+	t.Parallel()
 	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
 		m := &chatlog.Mem{}
 		return m, m
@@ -58,6 +62,7 @@ func TestMemIsShared(t *testing.T) {
 }
 
 func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	logs := chatlog.NewFiles(dir)
 	for _, bot := range []string{"bare", "notes"} { // a bot.md alone; a folder of the bot's own
@@ -85,6 +90,7 @@ func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
 // bot folders answers every kind asked as List answers it alone, with an
 // entry for a kind that has no log; a kind no log may have is refused.
 func TestFilesListKindsListsEachKindAsItsOwnListingDoes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	logs := chatlog.NewFiles(dir)
 	for _, k := range []chatlog.Key{

@@ -41,6 +41,7 @@ func (l listedChainVault) Values(context.Context) ([]string, error) {
 }
 
 func TestChainAsksTheNextVaultOnlyWhenOneHoldsNoCredential(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	file := &chainVault{values: map[string]string{"crm": "file-crm"}}
 	env := &chainVault{values: map[string]string{"crm": "env-crm", "mail": "env-mail"}}
@@ -60,6 +61,7 @@ func TestChainAsksTheNextVaultOnlyWhenOneHoldsNoCredential(t *testing.T) {
 }
 
 func TestChainStopsAtAVaultThatCannotBeUsed(t *testing.T) {
+	t.Parallel()
 	broken := &chainVault{err: fmt.Errorf("%w: the file is mode 0644", connector.ErrVault)}
 	env := &chainVault{values: map[string]string{"crm": "env-crm"}}
 	_, err := connector.Chain{broken, env}.Resolve(context.Background(), connector.Ref{Adapter: "http", ID: "crm"})
@@ -69,6 +71,7 @@ func TestChainStopsAtAVaultThatCannotBeUsed(t *testing.T) {
 }
 
 func TestChainListsTheValuesOfEveryListingVault(t *testing.T) {
+	t.Parallel()
 	chain := connector.Chain{
 		listedChainVault{&chainVault{values: map[string]string{"a": "one"}}},
 		&chainVault{values: map[string]string{"b": "unlisted"}},

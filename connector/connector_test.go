@@ -16,6 +16,7 @@ import (
 const secret = "tok-3f9a1c77e2b04d5aa8c1"
 
 func TestCredentialNeverPrinted(t *testing.T) {
+	t.Parallel()
 	c := connector.NewCredential(secret, "X-Api-Key", "https://example.com")
 	call := connector.Call{From: access.Principal{User: "ann"}, Credential: c}
 	var out []string
@@ -44,6 +45,7 @@ func TestCredentialNeverPrinted(t *testing.T) {
 }
 
 func TestParseRef(t *testing.T) {
+	t.Parallel()
 	r, err := connector.ParseRef("connectors://ap-resend/account-123")
 	if err != nil || r != (connector.Ref{Adapter: "ap-resend", ID: "account-123"}) {
 		t.Fatalf("ParseRef = %v, %v", r, err)
@@ -59,6 +61,7 @@ func TestParseRef(t *testing.T) {
 }
 
 func TestRegistryRefusesDuplicateAndBadNames(t *testing.T) {
+	t.Parallel()
 	var r connector.Registry
 	a := &echoAdapter{}
 	if err := r.Register("http", a); err != nil {
@@ -82,6 +85,7 @@ func TestRegistryRefusesDuplicateAndBadNames(t *testing.T) {
 }
 
 func TestScrubberReplacesEveryKnownValue(t *testing.T) {
+	t.Parallel()
 	var s connector.Scrubber
 	if got := s.String("nothing " + secret); got != "nothing "+secret {
 		t.Errorf("an empty scrubber changed the text: %q", got)
@@ -103,6 +107,7 @@ func TestScrubberReplacesEveryKnownValue(t *testing.T) {
 }
 
 func TestScrubbedErrorKeepsItsSentinel(t *testing.T) {
+	t.Parallel()
 	var s connector.Scrubber
 	s.Add(secret)
 	err := s.Error(fmt.Errorf("far end said %s: %w", secret, connector.ErrDenied))
@@ -118,6 +123,7 @@ func TestScrubbedErrorKeepsItsSentinel(t *testing.T) {
 }
 
 func TestScrubHandlerScrubsLogs(t *testing.T) {
+	t.Parallel()
 	var s connector.Scrubber
 	var buf bytes.Buffer
 	log := s.Logger(slog.New(slog.NewJSONHandler(&buf, nil)))

@@ -33,6 +33,7 @@ func (v ownedVault) Resolve(_ context.Context, ref connector.Ref) (connector.Cre
 // (root too: root:<host>, "*" or no owners); a refusal is one sentence
 // naming the alias, never the value.
 func TestConnectorPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	vault := ownedVault{
 		"mine":    {"user:soft"},
 		"team":    {"team:backend"},
@@ -108,6 +109,7 @@ func TestConnectorPermissionMatrix(t *testing.T) {
 }
 
 func TestEntryWithNoOwnersIsRootsAlone(t *testing.T) {
+	t.Parallel()
 	if connector.Permits(nil, access.Principal{User: "soft", Grants: []string{"*:*"}}) {
 		t.Error("a user holding every grant may use an entry with no owners")
 	}
@@ -120,6 +122,7 @@ func TestEntryWithNoOwnersIsRootsAlone(t *testing.T) {
 }
 
 func TestCheckOwner(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"*", "user:soft", "team:backend", "project:shop:website", "root:host"} {
 		if err := connector.CheckOwner(ok); err != nil {
 			t.Errorf("CheckOwner(%q) = %v", ok, err)

@@ -43,6 +43,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // greps every file under the config folder and the root, and the captured
 // logs, for the credential's value.
 func TestNoCredentialValueLeftAnywhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := t.TempDir()
 	configDir, root := filepath.Join(base, "config"), filepath.Join(base, "root")

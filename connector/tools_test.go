@@ -90,6 +90,7 @@ func newTools(t *testing.T, live *liveMap, log *bytes.Buffer) (*connector.Tools,
 var ann = access.Principal{User: "ann"}
 
 func TestToolsListOnePerAlias(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{
 		"work": "connectors://echo/one", "home": "connectors://echo/two", "gone": "connectors://nowhere/x",
 	}}
@@ -104,6 +105,7 @@ func TestToolsListOnePerAlias(t *testing.T) {
 }
 
 func TestToolsEditReachesNextCall(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, a := newTools(t, live, nil)
 	if _, err := tools.Call(context.Background(), ann, ann, "work", json.RawMessage(`{"q":1}`)); err != nil {
@@ -125,6 +127,7 @@ func TestToolsEditReachesNextCall(t *testing.T) {
 }
 
 func TestToolsRemovedAliasFails(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, _ := newTools(t, live, nil)
 	live.set(map[string]string{})
@@ -135,6 +138,7 @@ func TestToolsRemovedAliasFails(t *testing.T) {
 }
 
 func TestToolsUnknownAdapterFails(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://nowhere/one"}}
 	tools, _ := newTools(t, live, nil)
 	if _, err := tools.Call(context.Background(), ann, ann, "work", nil); !errors.Is(err, connector.ErrNoAdapter) {
@@ -143,6 +147,7 @@ func TestToolsUnknownAdapterFails(t *testing.T) {
 }
 
 func TestToolsMissingCredentialFails(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/three"}}
 	tools, _ := newTools(t, live, nil)
 	if _, err := tools.Call(context.Background(), ann, ann, "work", nil); !errors.Is(err, connector.ErrNoCredential) {
@@ -151,6 +156,7 @@ func TestToolsMissingCredentialFails(t *testing.T) {
 }
 
 func TestToolsRefuseInvalidArguments(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	tools, a := newTools(t, live, nil)
 	if _, err := tools.Call(context.Background(), ann, ann, "work", json.RawMessage(`{`)); err == nil || len(a.calls) != 0 {
@@ -159,6 +165,7 @@ func TestToolsRefuseInvalidArguments(t *testing.T) {
 }
 
 func TestToolsScrubResultErrorAndLog(t *testing.T) {
+	t.Parallel()
 	live := &liveMap{m: map[string]string{"work": "connectors://echo/one"}}
 	var log bytes.Buffer
 	tools, _ := newTools(t, live, &log)
@@ -182,6 +189,7 @@ func TestToolsScrubResultErrorAndLog(t *testing.T) {
 }
 
 func TestNewToolsRefusesMissingParts(t *testing.T) {
+	t.Parallel()
 	for _, cfg := range []connector.ToolsConfig{
 		{Registry: &connector.Registry{}, Vault: mapVault{}},
 		{Connectors: func() map[string]string { return nil }, Vault: mapVault{}},

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMemConformance(t *testing.T) {
+	t.Parallel()
 	leasetest.Run(t, leasetest.Harness{
 		Open:  func(*testing.T) lease.Leases { return &lease.Mem{} },
 		Holds: func(_ *testing.T, ls lease.Leases, f lease.Fence) bool { return ls.(*lease.Mem).Holds(f) },
@@ -16,6 +17,7 @@ func TestMemConformance(t *testing.T) {
 }
 
 func TestCheckTTLRefusesATooShortOrNegativeTimeToLive(t *testing.T) {
+	t.Parallel()
 	for _, ttl := range []time.Duration{-time.Second, time.Millisecond, lease.MinTTL - 1} {
 		if err := lease.CheckTTL(ttl); err == nil {
 			t.Errorf("CheckTTL(%v) took it", ttl)

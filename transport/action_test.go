@@ -12,6 +12,7 @@ import (
 // encoding/json writes for notification{"2.0", "action", envelope}, and
 // an action that is not JSON must write nothing and fail, as it did.
 func TestActionNotificationMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[engine.Envelope]().NumField(); n != 5 {
 		t.Fatalf("engine.Envelope has %d fields: encoder.action writes 5", n)
 	}

@@ -87,6 +87,7 @@ var fastPathFrames = []string{
 }
 
 func TestDecodeFrameFastPathAgrees(t *testing.T) {
+	t.Parallel()
 	for _, s := range fastPathFrames {
 		checkDecodeAgrees(t, []byte(s))
 	}
@@ -130,6 +131,7 @@ var resourceParamsCases = []string{
 }
 
 func TestRouteParamsAgree(t *testing.T) {
+	t.Parallel()
 	for _, s := range resourceParamsCases {
 		checkRouteParamsAgree(t, []byte(s))
 	}
@@ -208,6 +210,7 @@ func checkRouteParamsAgree(t *testing.T, raw []byte) {
 // It happens twice on one connection: reading moves on from the goroutine
 // it moved to.
 func TestWebSocketStalledDirectWriteHandsReadingOver(t *testing.T) {
+	t.Parallel()
 	srv, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, wsInit, 0)
@@ -276,6 +279,7 @@ func TestWebSocketStalledDirectWriteHandsReadingOver(t *testing.T) {
 // one pass is byte for byte what marshalling the result, then the
 // response around it, gave.
 func TestEncoderResultMatchesTwoPassEncoding(t *testing.T) {
+	t.Parallel()
 	type resultResponse struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -11,6 +11,7 @@ import (
 // A frame read through the pooled buffer comes back whole, of any size,
 // in a slice of its own that a later frame does not overwrite.
 func TestReadFrameDataReturnsTheWholeFrameInASliceOfItsOwn(t *testing.T) {
+	t.Parallel()
 	var got [][]byte
 	var want [][]byte
 	for _, n := range []int{0, 1, 112, 4095, 4096, 4097, 100_000} {
@@ -32,6 +33,7 @@ func TestReadFrameDataReturnsTheWholeFrameInASliceOfItsOwn(t *testing.T) {
 
 // A frame whose reading fails returns the error, not part of the frame.
 func TestReadFrameDataReturnsTheReadError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	data, err := readFrameData(io.MultiReader(bytes.NewReader([]byte("part")), iotest.ErrReader(boom)))
 	if !errors.Is(err, boom) || data != nil {

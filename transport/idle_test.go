@@ -50,6 +50,7 @@ func TestAnIdleConnectionHoldsOnlyItsReader(t *testing.T) {
 // connection's attributes, built only when a line is logged, come first
 // on each of its lines, as With would put them.
 func TestAConnectionsLogLinesNameItsConnectionPrincipalAndRemote(t *testing.T) {
+	t.Parallel()
 	var logs waittest.Log
 	srv, _ := newTestServer(t, Config{Logger: logs.Logger(slog.LevelDebug)})
 	hs := httptest.NewServer(srv)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDecodeFrame(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		frame    string
 		wantCode int    // 0: decodes
@@ -53,6 +54,7 @@ func TestDecodeFrame(t *testing.T) {
 }
 
 func TestErrorForMapsEveryCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		method   string
 		err      error
@@ -128,6 +130,7 @@ func FuzzDecodeFrame(f *testing.F) {
 // message is empty (or only space) still goes out as a sentence that names
 // the method and what kind of failure it was.
 func TestErrorForNeverAnswersAnEmptyMessage(t *testing.T) {
+	t.Parallel()
 	for _, code := range []errcode.Code{
 		errcode.Invalid, errcode.NotFound, errcode.PermissionDenied, errcode.AlreadyExists, errcode.Conflict,
 		errcode.Unauthenticated, errcode.Unavailable, errcode.Unsupported,

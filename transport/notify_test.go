@@ -8,6 +8,7 @@ import (
 )
 
 func TestNotifyForSendsOnlyToTheSubscribersItNames(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	root := dialPipe(t, srv, "root-token")
 	root.initialize("root", "test:/notes")

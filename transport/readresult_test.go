@@ -12,6 +12,7 @@ import (
 
 // The read result is written by hand; it must be what encoding/json writes.
 func TestReadResultMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[ahp.ResourceReadResult]().NumField(); n != 3 {
 		t.Fatalf("ahp.ResourceReadResult has %d fields: readResult writes 3", n)
 	}
@@ -52,6 +53,7 @@ func TestReadResultMatchesEncodingJSON(t *testing.T) {
 // The list result is written by hand too; it must be what encoding/json
 // writes, through ahp.List's MarshalJSON.
 func TestListResultMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[ahp.DirectoryEntry]().NumField(); n != 2 {
 		t.Fatalf("ahp.DirectoryEntry has %d fields: listResult writes 2", n)
 	}
@@ -93,6 +95,7 @@ func (a appender) MarshalJSON() ([]byte, error) { return []byte(a.json), nil }
 // A result that writes its own JSON (engine.JSONAppender) is written as it
 // appends it, after what the buffer held, as encoding/json would write it.
 func TestJSONAppenderResultIsWrittenAsItAppends(t *testing.T) {
+	t.Parallel()
 	for _, a := range []appender{{`{}`}, {`{"data":"{\"id\":\"x\"}","encoding":"utf-8"}`}, {`"` + strings.Repeat("x", 5000) + `"`}} {
 		e := getEncoder()
 		if err := e.result(json.RawMessage(`7`), a); err != nil {

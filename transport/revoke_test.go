@@ -15,6 +15,7 @@ import (
 )
 
 func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubscriptions(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	soft := dialPipe(t, srv, "soft-token")
 	soft.initialize("soft", "test:/notes")
@@ -53,6 +54,7 @@ func TestReauthenticateClosesConnectionsWhoseTokenNoLongerHoldsAndEndsTheirSubsc
 }
 
 func TestReauthenticateFollowsTheHostsAuthWatcher(t *testing.T) {
+	t.Parallel()
 	bus := engine.NewBus(nil)
 	host := &watchingHost{fakeHost: newFakeHost(bus)}
 	srv, err := New(Config{Host: host, Bus: bus})
@@ -104,6 +106,7 @@ func (h *racedHost) Authenticate(token string) (access.Principal, bool) {
 }
 
 func TestATokenTakenAwayDuringTheUpgradeIsNotServed(t *testing.T) {
+	t.Parallel()
 	bus := engine.NewBus(nil)
 	host := &racedHost{fakeHost: newFakeHost(bus)}
 	srv, err := New(Config{Host: host, Bus: bus})
@@ -123,6 +126,7 @@ func TestATokenTakenAwayDuringTheUpgradeIsNotServed(t *testing.T) {
 }
 
 func TestPipeAsServesThePrincipalUntilValidSaysNo(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	if _, err := srv.PipeAs(testContext(t), access.Principal{User: "soft"}, nil); errcode.Of(err) != errcode.Invalid {
 		t.Fatalf("PipeAs without valid: %v, want Invalid", err)

@@ -20,6 +20,7 @@ import (
 )
 
 func TestNewRefusesConfigWithoutHost(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("New without a host succeeded")
 	}
@@ -29,6 +30,7 @@ func TestNewRefusesConfigWithoutHost(t *testing.T) {
 }
 
 func TestNewFillsDefaults(t *testing.T) {
+	t.Parallel()
 	srv, err := New(Config{Host: newFakeHost(engine.NewBus(nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +43,7 @@ func TestNewFillsDefaults(t *testing.T) {
 }
 
 func TestPipeRefusesWrongToken(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	_, err := srv.Pipe(testContext(t), "wrong")
 	if errcode.Of(err) != errcode.Unauthenticated {
@@ -49,6 +52,7 @@ func TestPipeRefusesWrongToken(t *testing.T) {
 }
 
 func TestPipeAfterCloseFails(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
@@ -62,6 +66,7 @@ func TestPipeAfterCloseFails(t *testing.T) {
 }
 
 func TestCloseEndsPipeConnections(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("closing")
@@ -73,6 +78,7 @@ func TestCloseEndsPipeConnections(t *testing.T) {
 }
 
 func TestShutdownSendsQueuedAnswersThenCloses(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("shutting")
@@ -97,6 +103,7 @@ func TestShutdownSendsQueuedAnswersThenCloses(t *testing.T) {
 }
 
 func TestShutdownGivesUpWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("stuck")
@@ -109,6 +116,7 @@ func TestShutdownGivesUpWhenContextEnds(t *testing.T) {
 }
 
 func TestServerSeqIsOneSequenceAcrossChannels(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("seq", "test:/notes", "test:/feed")
@@ -140,6 +148,7 @@ func TestServerSeqIsOneSequenceAcrossChannels(t *testing.T) {
 // publishes: the snapshot plus the actions after it must be every item
 // once, and envelopes must come in increasing serverSeq order.
 func TestSnapshotThenActionsNeverOverlap(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	const total = 400
 	for round := range 5 {
@@ -200,6 +209,7 @@ func TestSnapshotThenActionsNeverOverlap(t *testing.T) {
 }
 
 func TestSlowReaderIsClosedAndLogged(t *testing.T) {
+	t.Parallel()
 	var logs waittest.Log
 	srv, host := newTestServer(t, Config{SendQueue: 8, Logger: logs.Logger(slog.LevelDebug)})
 	slow := dialPipe(t, srv, "root-token")
@@ -229,6 +239,7 @@ func TestSlowReaderIsClosedAndLogged(t *testing.T) {
 }
 
 func TestInternalErrorIsLoggedOnceAndAnsweredGenerically(t *testing.T) {
+	t.Parallel()
 	var logs waittest.Log
 	srv, _ := newTestServer(t, Config{Logger: logs.Logger(slog.LevelDebug)})
 	c := dialPipe(t, srv, "root-token")
@@ -247,6 +258,7 @@ func TestInternalErrorIsLoggedOnceAndAnsweredGenerically(t *testing.T) {
 }
 
 func TestUnsubscribeTellsTheChannel(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("unsub", "test:/notes")
@@ -263,6 +275,7 @@ func TestUnsubscribeTellsTheChannel(t *testing.T) {
 }
 
 func TestGoneClientIsUnsubscribedAfterRetention(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{ReplayRetention: 5 * time.Millisecond})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("gone", "test:/notes", "ahp-root://")
@@ -271,6 +284,7 @@ func TestGoneClientIsUnsubscribedAfterRetention(t *testing.T) {
 }
 
 func TestGoneClientIsUnsubscribedAtOnceWithoutRetention(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{ReplayRetention: -1})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("gone-now", "test:/notes")
@@ -279,6 +293,7 @@ func TestGoneClientIsUnsubscribedAtOnceWithoutRetention(t *testing.T) {
 }
 
 func TestReconnectTakesOverALiveConnection(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	old := dialPipe(t, srv, "root-token")
 	old.initialize("twice", "test:/notes")
@@ -305,6 +320,7 @@ func TestReconnectTakesOverALiveConnection(t *testing.T) {
 }
 
 func TestEndedChannelIsMissingOnReconnect(t *testing.T) {
+	t.Parallel()
 	srv, host := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("ended", "test:/notes", "ahp-root://")
@@ -327,6 +343,7 @@ func TestEndedChannelIsMissingOnReconnect(t *testing.T) {
 }
 
 func TestNotifySetsEachSubscribersChannel(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{})
 	c := dialPipe(t, srv, "root-token")
 	c.initialize("notify", "test:/notes", "test:///notes")
@@ -353,6 +370,7 @@ func TestNotifySetsEachSubscribersChannel(t *testing.T) {
 }
 
 func TestPublishRefusesActionThatDoesNotMarshal(t *testing.T) {
+	t.Parallel()
 	bus := engine.NewBus(nil)
 	if _, err := bus.Publish("x", engine.Event{Action: json.RawMessage(`{`)}); err == nil {
 		t.Fatal("Publish of invalid JSON succeeded")
@@ -366,6 +384,7 @@ func TestPublishRefusesActionThatDoesNotMarshal(t *testing.T) {
 }
 
 func TestFrameOverLimitClosesThePipe(t *testing.T) {
+	t.Parallel()
 	srv, _ := newTestServer(t, Config{ReadLimit: 64})
 	c := dialPipe(t, srv, "root-token")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"ahp-root://","pad":"` + strings.Repeat("x", 100) + `"}}`)
@@ -376,6 +395,7 @@ func TestFrameOverLimitClosesThePipe(t *testing.T) {
 }
 
 func TestOpenHostMakesEveryConnectionRoot(t *testing.T) {
+	t.Parallel()
 	bus := engine.NewBus(nil)
 	host := newFakeHost(bus)
 	host.open = true
@@ -395,6 +415,7 @@ func TestOpenHostMakesEveryConnectionRoot(t *testing.T) {
 }
 
 func TestSchemeOf(t *testing.T) {
+	t.Parallel()
 	for uri, want := range map[string]string{
 		"bot://x": "bot", "BOT://x": "bot", "x-ahpd-bots://": "x-ahpd-bots", "a+b.c-d:x": "a+b.c-d",
 		"": "", "nocolon": "", ":x": "", "1abc:x": "", "sp ace:x": "",

@@ -3,6 +3,7 @@ package transport
 import "testing"
 
 func TestNegotiate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		offered []string
 		want    string
@@ -31,6 +32,7 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestDialectOfEachAcceptedVersion(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]dialect{
 		"1.1.0": current, "1.0.0": current, "0.9.0": current, "0.9.3-rc.1": current,
 		"0.8.0": v07, "0.8.4": v07, "0.7.0": v07, "0.6.0": v06, "0.6.2": v06,

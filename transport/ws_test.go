@@ -101,6 +101,7 @@ func waitClosed(t *testing.T, c *websocket.Conn) websocket.StatusCode {
 }
 
 func TestWebSocketRefusesWrongOrMissingToken(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	for _, token := range []string{"", "wrong"} {
 		_, resp, err := websocket.Dial(testContext(t), wsURL(hs, token), nil)
@@ -111,6 +112,7 @@ func TestWebSocketRefusesWrongOrMissingToken(t *testing.T) {
 }
 
 func TestWebSocketAcceptsTokenInQueryOrBearerHeader(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "soft-token")
 	m := wsCall(t, c, wsInit, 0)
@@ -130,6 +132,7 @@ func TestWebSocketAcceptsTokenInQueryOrBearerHeader(t *testing.T) {
 }
 
 func TestWebSocketInvalidJSONIsAnsweredAndServingGoesOn(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, `{"jsonrpc":"2.0","id":1,"method":`, CodeParseError)
@@ -138,6 +141,7 @@ func TestWebSocketInvalidJSONIsAnsweredAndServingGoesOn(t *testing.T) {
 }
 
 func TestWebSocketNotJSONRPCIsInvalidRequest(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	for _, frame := range []string{`42`, `{"id":1,"method":"ping"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `[]`, `{"jsonrpc":"2.0","id":1,"method":7}`} {
@@ -147,6 +151,7 @@ func TestWebSocketNotJSONRPCIsInvalidRequest(t *testing.T) {
 }
 
 func TestWebSocketRequestBeforeInitializeIsRefused(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, wsPing, 0)
@@ -157,6 +162,7 @@ func TestWebSocketRequestBeforeInitializeIsRefused(t *testing.T) {
 }
 
 func TestWebSocketWrongParamTypesAreInvalidParams(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersions":[1],"clientId":"x"}}`, CodeInvalidParams)
@@ -169,6 +175,7 @@ func TestWebSocketWrongParamTypesAreInvalidParams(t *testing.T) {
 }
 
 func TestWebSocketBinaryFrameClosesWithUnsupportedData(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	if err := c.Write(testContext(t), websocket.MessageBinary, []byte(wsPing)); err != nil {
@@ -180,6 +187,7 @@ func TestWebSocketBinaryFrameClosesWithUnsupportedData(t *testing.T) {
 }
 
 func TestWebSocketFrameOverLimitClosesThatConnectionOnly(t *testing.T) {
+	t.Parallel()
 	_, hs := wsServer(t, Config{ReadLimit: 1 << 10})
 	other := dialWS(t, hs, "root-token")
 	c := dialWS(t, hs, "root-token")
@@ -197,6 +205,7 @@ func TestWebSocketFrameOverLimitClosesThatConnectionOnly(t *testing.T) {
 // reading: each is answered in order until, perhaps, the server closes the
 // connection, and meanwhile another connection is served.
 func TestWebSocketSlowReaderDoesNotHoldUpOthers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, method string
 		sendQueue    int
@@ -272,6 +281,7 @@ func itoa(i int) string {
 }
 
 func TestShutdownClosesWebSockets(t *testing.T) {
+	t.Parallel()
 	srv, hs := wsServer(t, Config{})
 	c := dialWS(t, hs, "root-token")
 	wsCall(t, c, wsInit, 0)

@@ -39,6 +39,7 @@ func body(t *testing.T, r *http.Response) string {
 }
 
 func TestThePageIsServedAtTheRootWithItsSocket(t *testing.T) {
+	t.Parallel()
 	h := web.Handler(web.Config{Socket: "/ahp"})
 	r := get(t, h, "http://example.test:9187/")
 	page := body(t, r)
@@ -62,6 +63,7 @@ func TestThePageIsServedAtTheRootWithItsSocket(t *testing.T) {
 }
 
 func TestEveryAnswerForbidsInlineScriptsAndForeignOrigins(t *testing.T) {
+	t.Parallel()
 	h := web.Handler(web.Config{})
 	for _, p := range []string{"/", "/assets/app.js", "/nothing"} {
 		r := get(t, h, "http://127.0.0.1:9187"+p)
@@ -87,6 +89,7 @@ func TestEveryAnswerForbidsInlineScriptsAndForeignOrigins(t *testing.T) {
 }
 
 func TestThePageHasNoInlineScriptOrStyle(t *testing.T) {
+	t.Parallel()
 	page := body(t, get(t, web.Handler(web.Config{}), "/"))
 	if regexp.MustCompile(`<script(?:[^>]*)>\s*[^<\s]`).MatchString(page) || strings.Contains(page, "<style") ||
 		regexp.MustCompile(`\son[a-z]+=`).MatchString(page) || strings.Contains(page, "style=") {
@@ -95,6 +98,7 @@ func TestThePageHasNoInlineScriptOrStyle(t *testing.T) {
 }
 
 func TestSplitGivesUpgradesToTheSocketAndTheRestToThePage(t *testing.T) {
+	t.Parallel()
 	socket := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "socket") })
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page") })
 	h := web.Split(socket, page)
@@ -112,6 +116,7 @@ func TestSplitGivesUpgradesToTheSocketAndTheRestToThePage(t *testing.T) {
 }
 
 func TestOnlyGetIsAnswered(t *testing.T) {
+	t.Parallel()
 	w := httptest.NewRecorder()
 	web.Handler(web.Config{}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("x")))
 	if w.Code != http.StatusMethodNotAllowed {
@@ -124,6 +129,7 @@ func TestOnlyGetIsAnswered(t *testing.T) {
 const pageWeightGoal = 300 << 10
 
 func TestTheFirstLoadWeighsAtMostTheGoal(t *testing.T) {
+	t.Parallel()
 	total := 0
 	err := fs.WalkDir(os.DirFS("assets"), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -152,6 +158,7 @@ func TestTheFirstLoadWeighsAtMostTheGoal(t *testing.T) {
 // scripts/web-vendor.sh writes: a version pinned there and not vendored,
 // or a vendored file changed by hand.
 func TestVendoredLibrariesAreCurrent(t *testing.T) {
+	t.Parallel()
 	script, err := os.ReadFile("../scripts/web-vendor.sh")
 	if err != nil {
 		t.Fatal(err)

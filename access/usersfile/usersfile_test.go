@@ -34,6 +34,7 @@ func writeUsers(t *testing.T, path, content string) {
 }
 
 func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, goodUsers)
 	u, err := Load(path)
@@ -61,6 +62,7 @@ func TestLoadUsersAuthenticatesRootAndUsers(t *testing.T) {
 }
 
 func TestAuthenticateReturnsCopies(t *testing.T) {
+	t.Parallel()
 	u, err := Parse([]byte(goodUsers))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +77,7 @@ func TestAuthenticateReturnsCopies(t *testing.T) {
 }
 
 func TestNilUsersAuthenticatesNobody(t *testing.T) {
+	t.Parallel()
 	var u *Users
 	if _, ok := u.Authenticate("x"); ok {
 		t.Fatal("nil Users authenticated a token")
@@ -85,6 +88,7 @@ func TestNilUsersAuthenticatesNobody(t *testing.T) {
 }
 
 func TestFileWithoutRootHasNoRootToken(t *testing.T) {
+	t.Parallel()
 	u, err := Parse([]byte(`{"users":[{"id":"a","token":"tttttttttttttttt"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +102,7 @@ func TestFileWithoutRootHasNoRootToken(t *testing.T) {
 }
 
 func TestParseUsersRefusesBadFiles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, file, want string }{
 		{"not JSON", `{`, "not a users file"},
 		{"unknown top-level key", `{"rooot":{"token":"x"}}`, `unknown field "rooot"`},
@@ -128,6 +133,7 @@ func TestParseUsersRefusesBadFiles(t *testing.T) {
 }
 
 func TestLoadUsersErrorNamesTheFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, `{"users":[{"id":"a"}]}`)
 	_, err := Load(path)
@@ -140,6 +146,7 @@ func TestLoadUsersErrorNamesTheFile(t *testing.T) {
 }
 
 func TestChangedUsers(t *testing.T) {
+	t.Parallel()
 	prev, _ := Parse([]byte(`{"users":[
 		{"id":"same","token":"token-1-0123456789","memberships":["x"]},
 		{"id":"moved","token":"token-2-0123456789","memberships":["x"]},
@@ -174,6 +181,7 @@ func openTestDirectory(t *testing.T, interval time.Duration, log *waittest.Log) 
 }
 
 func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
+	t.Parallel()
 	d, path := openTestDirectory(t, 5*time.Millisecond, &waittest.Log{})
 	changes := make(chan []string, 4)
 	d.Subscribe(func(prev, next *Users) { changes <- Changed(prev, next) })
@@ -193,6 +201,7 @@ func TestDirectoryReloadsWhenTheFileChanges(t *testing.T) {
 }
 
 func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
+	t.Parallel()
 	var log waittest.Log
 	d, path := openTestDirectory(t, -1, &log)
 	heard := 0
@@ -233,6 +242,7 @@ func TestDirectoryKeepsLastGoodUsersAndWarnsOnce(t *testing.T) {
 }
 
 func TestDirectorySubscribeCancelStopsCalls(t *testing.T) {
+	t.Parallel()
 	d, path := openTestDirectory(t, -1, &waittest.Log{})
 	heard := 0
 	cancel := d.Subscribe(func(prev, next *Users) { heard++ })
@@ -250,6 +260,7 @@ func TestDirectorySubscribeCancelStopsCalls(t *testing.T) {
 }
 
 func TestOpenDirectoryRefusesBadFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.json")
 	writeUsers(t, path, `{"nope":1}`)
 	if _, err := OpenDirectory(DirectoryConfig{Path: path}); err == nil || !strings.Contains(err.Error(), path) {
@@ -261,6 +272,7 @@ func TestOpenDirectoryRefusesBadFile(t *testing.T) {
 }
 
 func TestDirectoryCloseIsIdempotent(t *testing.T) {
+	t.Parallel()
 	d, _ := openTestDirectory(t, time.Millisecond, &waittest.Log{})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

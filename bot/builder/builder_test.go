@@ -18,6 +18,7 @@ import (
 )
 
 func TestBuilderLoadsAsABundledBotHoldingTheWorkspaceTools(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	s, err := bot.New(context.Background(), bot.Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
 		Options: bot.Options{Root: filepath.Join(base, "bots")}, Bundled: []bot.Bundle{builder.Bundle()}})
@@ -41,6 +42,7 @@ func TestBuilderLoadsAsABundledBotHoldingTheWorkspaceTools(t *testing.T) {
 }
 
 func TestBuilderInstructionsNameEveryToolColourAndBodyThisHostKnows(t *testing.T) {
+	t.Parallel()
 	data, err := fs.ReadFile(builder.FS(), builder.Slug+"/AGENTS.md")
 	if err != nil {
 		t.Fatal(err)

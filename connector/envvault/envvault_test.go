@@ -11,6 +11,7 @@ import (
 )
 
 func TestNamingRule(t *testing.T) {
+	t.Parallel()
 	v := envvault.New(envvault.Config{})
 	for ref, want := range map[connector.Ref]string{
 		{Adapter: "ap-resend", ID: "account-123"}: "BOTS_CONNECTOR_AP_RESEND_ACCOUNT_123",
@@ -40,6 +41,7 @@ func TestResolveReadsTheVariables(t *testing.T) {
 }
 
 func TestResolveSeesAChangeOnTheNextCall(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"BOTS_CONNECTOR_HTTP_CRM": "first-value"}
 	v := envvault.New(envvault.Config{Lookup: func(k string) (string, bool) { s, ok := env[k]; return s, ok }})
 	ref := connector.Ref{Adapter: "http", ID: "crm"}
@@ -52,6 +54,7 @@ func TestResolveSeesAChangeOnTheNextCall(t *testing.T) {
 }
 
 func TestUnsetVariableIsNoCredential(t *testing.T) {
+	t.Parallel()
 	v := envvault.New(envvault.Config{Lookup: func(string) (string, bool) { return "", false }})
 	_, err := v.Resolve(context.Background(), connector.Ref{Adapter: "http", ID: "crm"})
 	if !errors.Is(err, connector.ErrNoCredential) || !strings.Contains(err.Error(), "BOTS_CONNECTOR_HTTP_CRM") {
@@ -60,6 +63,7 @@ func TestUnsetVariableIsNoCredential(t *testing.T) {
 }
 
 func TestOwnersVariableSaysWhoMayUseIt(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"BOTS_CONNECTOR_HTTP_CRM": "tok-123456789", "BOTS_CONNECTOR_HTTP_CRM__OWNERS": "user:soft, team:backend"}
 	v := envvault.New(envvault.Config{Lookup: func(k string) (string, bool) { s, ok := env[k]; return s, ok }})
 	ref := connector.Ref{Adapter: "http", ID: "crm"}
@@ -79,6 +83,7 @@ func TestOwnersVariableSaysWhoMayUseIt(t *testing.T) {
 }
 
 func TestValuesAreEveryCredentialOfThePrefix(t *testing.T) {
+	t.Parallel()
 	v := envvault.New(envvault.Config{Environ: func() []string {
 		return []string{"BOTS_CONNECTOR_HTTP_CRM=one-value", "BOTS_CONNECTOR_HTTP_CRM__URL=https://x", "BOTS_CONNECTOR_HTTP_CRM__OWNERS=*", "HOME=/root", "BOTS_CONNECTOR_X_Y=two-value"}
 	}})

@@ -70,6 +70,7 @@ func call(url string, args string) connector.Call {
 }
 
 func TestCredentialArrivesInTheHeader(t *testing.T) {
+	t.Parallel()
 	got := make(chan http.Header, 1)
 	srv := echoServer(t, got)
 	var log bytes.Buffer
@@ -96,6 +97,7 @@ func TestCredentialArrivesInTheHeader(t *testing.T) {
 }
 
 func TestDefaultHeaderIsAuthorization(t *testing.T) {
+	t.Parallel()
 	got := make(chan http.Header, 1)
 	srv := echoServer(t, got)
 	a := newAdapter(t, httpadapter.Config{}, nil)
@@ -110,6 +112,7 @@ func TestDefaultHeaderIsAuthorization(t *testing.T) {
 }
 
 func TestValueNeverInAFailure(t *testing.T) {
+	t.Parallel()
 	srv := echoServer(t, nil)
 	var log bytes.Buffer
 	a := newAdapter(t, httpadapter.Config{}, &log)
@@ -133,6 +136,7 @@ func TestValueNeverInAFailure(t *testing.T) {
 }
 
 func TestAnswerCutAtTheLimit(t *testing.T) {
+	t.Parallel()
 	srv := echoServer(t, nil)
 	a := newAdapter(t, httpadapter.Config{MaxResponse: 100}, nil)
 	res, err := a.Call(context.Background(), call(srv.URL+"/big", `{}`))
@@ -149,6 +153,7 @@ func TestAnswerCutAtTheLimit(t *testing.T) {
 // the endpoint redirects, the credential goes to the vault entry's own url
 // and nowhere else; an entry with no url is refused before any request.
 func TestCallGoesOnlyToTheEntrysURL(t *testing.T) {
+	t.Parallel()
 	elsewhere := make(chan http.Header, 4)
 	other := echoServer(t, elsewhere)
 	got := make(chan http.Header, 4)
@@ -181,6 +186,7 @@ func TestCallGoesOnlyToTheEntrysURL(t *testing.T) {
 }
 
 func TestNoEndpointFails(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t, httpadapter.Config{}, nil)
 	if _, err := a.Call(context.Background(), call("file:///etc/passwd", `{}`)); err == nil {
 		t.Error("a file: URL was accepted")

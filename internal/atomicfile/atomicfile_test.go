@@ -10,6 +10,7 @@ import (
 )
 
 func TestWriteReplacesTheFileAndLeavesNoTempFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bot.md")
 	for _, content := range []string{"first", "second, longer"} {
@@ -32,6 +33,7 @@ func TestWriteReplacesTheFileAndLeavesNoTempFile(t *testing.T) {
 }
 
 func TestWriteIntoAMissingFolderFailsAndLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := Write(filepath.Join(dir, "nope", "f"), []byte("x"), 0o644); err == nil {
 		t.Fatal("write into a missing folder succeeded")
@@ -42,12 +44,14 @@ func TestWriteIntoAMissingFolderFailsAndLeavesNothing(t *testing.T) {
 }
 
 func TestTempFilesAreKnownByName(t *testing.T) {
+	t.Parallel()
 	if !IsTemp(".tmp-bot.md-123") || IsTemp("bot.md") || IsTemp(".tmp-") {
 		t.Fatal("IsTemp misjudges names")
 	}
 }
 
 func TestMkdirAllMakesParentsAndRefusesAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	deep := filepath.Join(dir, "a", "b", "c")
 	if err := MkdirAll(deep, 0o755); err != nil {
@@ -78,6 +82,7 @@ func plant(t *testing.T, path string, mod time.Time) {
 }
 
 func TestRemoveStaleTakesOnlyOldTempFilesOfTheTargetsNamed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	old, now := time.Now().Add(-time.Hour), time.Now()
 	plant(t, filepath.Join(dir, ".tmp-AGENTS.md-123"), old) // a write killed long ago
@@ -125,6 +130,7 @@ func TestSweepSaysWhetherTempFilesOfTheTargetsTooYoungToTakeAreLeft(t *testing.T
 }
 
 func TestWriteNewWritesOnlyWhereNoFileIsAndLeavesNoTempFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "token")
 	if err := WriteNew(path, []byte("first"), 0o600); err != nil {

@@ -19,6 +19,7 @@ func recv[T any](t *testing.T, ch <-chan T) (T, bool) {
 }
 
 func TestSubscriberGetsEveryValueInOrderEvenWhenSlow(t *testing.T) {
+	t.Parallel()
 	f := New[int]()
 	ch := f.Subscribe(t.Context())
 	for i := range 1000 {
@@ -33,6 +34,7 @@ func TestSubscriberGetsEveryValueInOrderEvenWhenSlow(t *testing.T) {
 }
 
 func TestSubscriberSeesOnlyValuesPublishedAfterSubscribe(t *testing.T) {
+	t.Parallel()
 	f := New[int]()
 	f.Publish(1)
 	ch := f.Subscribe(t.Context())
@@ -43,6 +45,7 @@ func TestSubscriberSeesOnlyValuesPublishedAfterSubscribe(t *testing.T) {
 }
 
 func TestCancelClosesChannelAndRemovesSubscriber(t *testing.T) {
+	t.Parallel()
 	f := New[int]()
 	ctx, cancel := context.WithCancel(t.Context())
 	ch := f.Subscribe(ctx)
@@ -60,6 +63,7 @@ func TestCancelClosesChannelAndRemovesSubscriber(t *testing.T) {
 }
 
 func TestCloseClosesSubscribersAndLaterSubscribes(t *testing.T) {
+	t.Parallel()
 	f := New[int]()
 	ch := f.Subscribe(t.Context())
 	f.Close()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCreateWritesTheFirstLineAndRefusesALogThatExists(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "a.jsonl")
 	if err := Create(path, []byte(`{"n":1}`)); err != nil {
 		t.Fatal(err)
@@ -22,6 +23,7 @@ func TestCreateWritesTheFirstLineAndRefusesALogThatExists(t *testing.T) {
 }
 
 func TestAppendNeverMakesTheLog(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "gone.jsonl")
 	if err := Append(path, []byte("1"), true); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Append to no log = %v, want fs.ErrNotExist", err)
@@ -32,6 +34,7 @@ func TestAppendNeverMakesTheLog(t *testing.T) {
 }
 
 func TestReadCutsATornLastLine(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "a.jsonl")
 	if err := Create(path, []byte("1")); err != nil {
 		t.Fatal(err)

@@ -148,6 +148,7 @@ var decoderCases = []string{
 }
 
 func TestDecoderAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range decoderCases {
 		checkDecoder(t, []byte(s))
 		checkFields(t, []byte(s))
@@ -168,6 +169,7 @@ func FuzzDecoder(f *testing.F) {
 }
 
 func TestKeyIsMatchesAsUnmarshal(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		key, name string
 		want      bool
@@ -228,6 +230,7 @@ func BenchmarkJSONValidFrame(b *testing.B) {
 }
 
 func TestDecoderReadsOneValue(t *testing.T) {
+	t.Parallel()
 	var d Decoder
 	d.Reset([]byte(`1 2`))
 	d.Skip()

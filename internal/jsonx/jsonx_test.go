@@ -36,6 +36,7 @@ func checkString(t *testing.T, s string) {
 }
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"", "plain", `{"id":"motion","name":"<b>&amp;</b>"}`, "\\\"", "\x00\x01\x1f\x7f",
 		"\n\r\t\b\f", "\u2028\u2029", "é 日本 🙂", "bad \xff\xfe utf-8 \xe2\x80", `\u003c`,
@@ -54,6 +55,7 @@ func FuzzAppendString(f *testing.F) {
 }
 
 func TestAppendTimeMillisMatchesAppendFormat(t *testing.T) {
+	t.Parallel()
 	times := []time.Time{
 		{},
 		time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.FixedZone("x", 3600)),

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSettleMergesWhatWasMadeAndDropsWhatWasDeleted(t *testing.T) {
+	t.Parallel()
 	o := New(func(s string) string { return s })
 	o.Reset([]string{"c", "a", "e"})
 	live := map[string]bool{"a": true, "c": true, "e": true}
@@ -31,6 +32,7 @@ func TestSettleMergesWhatWasMadeAndDropsWhatWasDeleted(t *testing.T) {
 }
 
 func TestOrderFollowsRandomChanges(t *testing.T) {
+	t.Parallel()
 	o := New(func(s string) string { return s })
 	live := map[string]bool{}
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -3,6 +3,7 @@ package txtar
 import "testing"
 
 func TestParseFormatRoundTrip(t *testing.T) {
+	t.Parallel()
 	src := "a comment\n-- script --\nline 1\nline 2\n-- config --\n{}\n"
 	ar := Parse([]byte(src))
 	if s, ok := ar.File("script"); !ok || string(s) != "line 1\nline 2\n" {

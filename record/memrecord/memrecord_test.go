@@ -9,6 +9,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	recordtest.Run(t, recordtest.Harness{
 		Open: func(*testing.T) (record.Store, error) { return memrecord.New(), nil },
 	})

@@ -36,6 +36,7 @@ func (a stubbornAgent) Turn(ctx context.Context, w wake.Work) error {
 }
 
 func TestHarnessStopCheckFailsAnAgentThatIgnoresTheStop(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
 	script := EchoScript()
@@ -67,6 +68,7 @@ func (l lenient) Dispatch(ctx context.Context, session string, a ahp.Action) err
 }
 
 func TestHostRefusalCheckFailsAHostThatTakesEveryAction(t *testing.T) {
+	t.Parallel()
 	h := SessionHost{Open: func(t *testing.T) wake.SessionHost { return lenient{localHost(t)} }, Provider: echo.Provider, Script: EchoScript()}
 	msgs := checktest.Failures(t, func(tb testing.TB) { checkHostRefusesAction(tb, h, h.Open(t)) })
 	if len(msgs) == 0 {
@@ -101,6 +103,7 @@ func (f forgetful) Follow(ctx context.Context, session string) (ahp.ChatState, <
 }
 
 func TestHostQueuedCheckFailsAHostWhoseFollowLosesActions(t *testing.T) {
+	t.Parallel()
 	h := SessionHost{Open: func(t *testing.T) wake.SessionHost { return forgetful{localHost(t)} }, Provider: echo.Provider,
 		Script: EchoScript(), Wait: 500 * time.Millisecond}
 	msgs := checktest.Failures(t, func(tb testing.TB) { checkHostQueued(tb, h, h.Open(t)) })

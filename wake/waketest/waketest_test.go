@@ -9,6 +9,7 @@ import (
 )
 
 func TestEchoHarnessConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunHarness(t, waketest.Harness{
 		Open:     func(*testing.T) wake.Harness { return echo.Harness{} },
 		Provider: echo.Provider,
@@ -17,6 +18,7 @@ func TestEchoHarnessConformance(t *testing.T) {
 }
 
 func TestLocalHostConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunSessionHost(t, waketest.SessionHost{
 		Open: func(t *testing.T) wake.SessionHost {
 			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
@@ -32,10 +34,12 @@ func TestLocalHostConformance(t *testing.T) {
 }
 
 func TestMemRowsConformance(t *testing.T) {
+	t.Parallel()
 	waketest.RunRows(t, waketest.Rows{Open: func(*testing.T) wake.Rows { return &wake.MemRows{} }})
 }
 
 func TestFileRowsConformance(t *testing.T) {
+	t.Parallel()
 	dirs := map[wake.Rows]string{}
 	waketest.RunRows(t, waketest.Rows{
 		Open: func(t *testing.T) wake.Rows {

@@ -70,6 +70,7 @@ func run(t *testing.T, p place, pol sandbox.Policy, name string, args ...string)
 }
 
 func TestShellReadsTheSystemAndWritesOnlyItsGrants(t *testing.T) {
+	t.Parallel()
 	sandboxtest.Require(t)
 	p := newPlace(t)
 	script := `set -e
@@ -136,6 +137,7 @@ func TestTheServerStaysUnrestrictedAfterStartingASandboxedChild(t *testing.T) {
 }
 
 func TestNodeRunsInsideTheSandbox(t *testing.T) {
+	t.Parallel()
 	sandboxtest.Require(t)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("skipped: node is not on PATH")
@@ -167,6 +169,7 @@ dns.lookup("localhost", (err) => { out.push(err ? err.code : "dns"); console.log
 }
 
 func TestAGrantReachingAProtectedPathIsRefused(t *testing.T) {
+	t.Parallel()
 	p := newPlace(t)
 	pol := p.policy()
 	pol.Read = []string{filepath.Dir(p.secret)}
@@ -180,6 +183,7 @@ func TestAGrantReachingAProtectedPathIsRefused(t *testing.T) {
 }
 
 func TestCommandPathsHoldTheNodeModulesTree(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	pkg := filepath.Join(base, "node_modules", "@zed", "agent", "dist")
 	bin := filepath.Join(base, "node_modules", ".bin")
@@ -234,6 +238,7 @@ func connectScript(ports ...uint16) string {
 }
 
 func TestAChildCannotConnectToARefusedPortAndCanConnectToAnother(t *testing.T) {
+	t.Parallel()
 	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
 		t.Skipf("skipped: the kernel offers Landlock ABI %d, network rules need %d", abi, sandbox.NetworkABI)
 	}
