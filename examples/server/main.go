@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&s.Options.Root, "root", "", "the folder bots work under (default ~/.bots)")
 	fs.StringVar(&addr, "addr", "127.0.0.1:9187", "listen address; WebSocket at /, the web page at GET / without an upgrade, GET /healthz answers 200 when ready")
 	s.Database = database(os.Getenv("BOTS_DATABASE_URL"))
-	fs.Func("db", "PostgreSQL URL (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share", func(url string) error {
+	fs.Func("db", "PostgreSQL `URL` (default $BOTS_DATABASE_URL): the records, chat logs, back-session rows and leases live there, shared by every instance on it; -root must be the folder they share", func(url string) error {
 		s.Database = database(url)
 		return nil
 	})

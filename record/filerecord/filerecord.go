@@ -789,10 +789,10 @@ func (d *decoder) entry(id string, data []byte, st fileStat) (record.Entry, file
 
 // readBotCached is readBot for a load that began at began, taking the
 // bytes from c when the cache holds the file (c's key is not zero) with
-// the stat it has now. keep is what the next cache is to hold of the file: a zero key
-// for nothing, no bytes for a file read here (the cache's write reads it
-// again: a load keeps no file's bytes), and cached says the bytes were
-// the cache's.
+// the stat it has now. keep is what the next cache is to hold of the
+// file: a zero key for nothing, no bytes for a file read here (the
+// cache's write reads it again: a load keeps no file's bytes), and
+// cached says the bytes were the cache's.
 func (d *decoder) readBotCached(path, id string, c cachedFile, began time.Time) (e record.Entry, st fileStat, keep cachedFile, cached bool, err error) {
 	var data []byte
 	var key cacheKey
