@@ -84,7 +84,7 @@ func register(ctx context.Context, h Host, svc *Service) error {
 		return fmt.Errorf("register %s: %w", Scheme, err)
 	}
 	if p := svc.Chats(); p != nil {
-		if err := h.RegisterSessions(ChatAgent(), p); err != nil {
+		if err := h.RegisterSessions(chatAgent(), p); err != nil {
 			return fmt.Errorf("register %s: %w", ChatProvider, err)
 		}
 	}

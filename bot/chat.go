@@ -32,17 +32,17 @@ import (
 // bot in, which runs no model.
 const ChatProvider = "bot-chat"
 
-// ChatGrant is what opening a bot chat needs, as any session does.
-const ChatGrant = "session:create"
+// chatGrant is what opening a bot chat needs, as any session does.
+const chatGrant = "session:create"
 
 // BotMeta is the _meta key that carries the bot a chat is with.
 const BotMeta = "ahpd.bot"
 
-// TurnsMeta is the _meta key of a chat's listing row that says how many
+// turnsMeta is the _meta key of a chat's listing row that says how many
 // turns it holds ("turns") and, while they are all in memory, the text of
 // its first message ("firstMessage", at most firstMessageRunes runes): what
 // a client titles a chat with when its title is the bot's name.
-const TurnsMeta = "ahpd.turns"
+const turnsMeta = "ahpd.turns"
 
 const firstMessageRunes = 120
 
@@ -59,8 +59,8 @@ const (
 // why instead.
 const UnsavedType = "turnNotSaved"
 
-// ChatAgent is the bot-chat provider's entry in the root state's agents.
-func ChatAgent() ahp.AgentInfo {
+// chatAgent is the bot-chat provider's entry in the root state's agents.
+func chatAgent() ahp.AgentInfo {
 	return ahp.AgentInfo{
 		Provider: ChatProvider, DisplayName: "Bot chat",
 		Description: "A chat with a bot: it runs no model; each message wakes the bot's back session, which answers here.",
@@ -68,9 +68,9 @@ func ChatAgent() ahp.AgentInfo {
 	}
 }
 
-// Mark is the bot as a chat, its session and its row carry it in
+// botMark is the bot as a chat, its session and its row carry it in
 // _meta["ahpd.bot"].
-func Mark(r record.Record) map[string]any {
+func botMark(r record.Record) map[string]any {
 	labels := r.Labels
 	if labels == nil {
 		labels = []string{}
@@ -85,8 +85,8 @@ func Mark(r record.Record) map[string]any {
 // ones, and fetchTurns reads the older ones from the chat's log.
 const KeepTurns = 16
 
-// TurnsPage is how many older turns one fetchTurns answers by default.
-const TurnsPage = 50
+// turnsPage is how many older turns one fetchTurns answers by default.
+const turnsPage = 50
 
 // chats is the bot-chat provider: every chat by session and chat URI.
 type chats struct {
@@ -147,7 +147,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: TurnsPage,
+		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: turnsPage,
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
 		kick: make(chan struct{}, 1),
 	}
@@ -294,14 +294,14 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		return errcode.New(errcode.Invalid, "a bot chat's session URI is 1 to %d bytes", maxSessionURI)
 	}
 	who := c.s.current(call.Principal)
-	if !who.Has(ChatGrant) {
-		return errcode.New(errcode.PermissionDenied, "Permission denied: opening a chat needs %s", ChatGrant)
+	if !who.Has(chatGrant) {
+		return errcode.New(errcode.PermissionDenied, "Permission denied: opening a chat needs %s", chatGrant)
 	}
 	slug, _ := p.Config["bot"].(string)
 	if slug == "" {
 		return errcode.New(errcode.Invalid, "a bot chat's config names its bot: {\"bot\": \"<slug>\"}")
 	}
-	if id, err := ParseURI(slug); err == nil && id != "" {
+	if id, err := parseURI(slug); err == nil && id != "" {
 		slug = id
 	}
 	b, err := c.s.Read(ctx, who, slug)
@@ -316,7 +316,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	if title == "" {
 		title = r.ID
 	}
-	mark := Mark(r)
+	mark := botMark(r)
 	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
 		key: logKey(r.ID, session), mark: mark}
 	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
@@ -481,7 +481,7 @@ func (ch *chat) notifiedLocked() string {
 	return ch.owner
 }
 
-// listingMetaLocked is the session's _meta with TurnsMeta added.
+// listingMetaLocked is the session's _meta with turnsMeta added.
 func (ch *chat) listingMetaLocked() map[string]any {
 	turns := ch.cstate.Turns
 	n := ch.dropped + len(turns)
@@ -502,7 +502,7 @@ func (ch *chat) listingMetaLocked() map[string]any {
 	}
 	out := make(map[string]any, len(ch.sstate.Meta)+1)
 	maps.Copy(out, ch.sstate.Meta)
-	out[TurnsMeta] = info
+	out[turnsMeta] = info
 	return out
 }
 

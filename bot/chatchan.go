@@ -347,7 +347,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		endSpan(span, outcomeError)
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
-	mark := Mark(r)
+	mark := botMark(r)
 	for range maxBehind {
 		if sameMark(mark, ch.mark) {
 			break

@@ -126,7 +126,7 @@ func choicesOf(ctx context.Context, agents []string, files *persona.Files, log *
 func advertised(hostName string, tools wake.ToolPolicy, choices Choices, p access.Principal) map[string]any {
 	return map[string]any{
 		"ahpd.resourceProviders": map[string]any{Scheme: schemeInfo(hostName, tools, choices)},
-		"ahpd.channels":          []any{catalog.Info(), ProblemsInfo()},
+		"ahpd.channels":          []any{catalog.Info(), problemsInfo()},
 		"ahpd.principal":         p.Owner(hostName),
 	}
 }
@@ -195,9 +195,9 @@ func schemeInfo(hostName string, tools wake.ToolPolicy, choices Choices) map[str
 	return map[string]any{
 		"title":       "Bots",
 		"description": "Bots: records with a work folder and a persona, talked to in a chat of their own.",
-		"root":        SchemeRoot,
+		"root":        schemeRoot,
 		"operations":  []string{"get", "list", "resolve", "watch", "put", "delete"},
-		"manifest":    Manifest(hostName, tools, choices),
+		"manifest":    makeSchema(hostName, tools, choices),
 	}
 }
 
@@ -278,7 +278,7 @@ func (r rootChannel) URI() string { return ahp.RootURI }
 func (r rootChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	agents := []ahp.AgentInfo{}
 	if r.s.chats != nil {
-		agents = append(agents, ChatAgent())
+		agents = append(agents, chatAgent())
 	}
 	agents = append(agents, r.s.agents...)
 	meta := r.s.meta(ctx, sub.Principal)

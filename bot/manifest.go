@@ -14,13 +14,13 @@ type Choices struct {
 	Templates []string
 }
 
-// Manifest is the JSON Schema of the body a make takes, as advertised in
+// makeSchema is the JSON Schema of the body a make takes, as advertised in
 // _meta['ahpd.resourceProviders'].bot.manifest. It gives this host's own
 // owner as a const, so a client sends it as given, as the tools a list
 // may name those the host's policy offers, and the agents and templates
 // of choices as examples. Each property's description is a sentence of
 // help a form shows under its field.
-func Manifest(hostName string, tools wake.ToolPolicy, choices Choices) map[string]any {
+func makeSchema(hostName string, tools wake.ToolPolicy, choices Choices) map[string]any {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	listed := func(m map[string]any, examples []string) map[string]any {
 		if len(examples) > 0 {

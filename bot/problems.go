@@ -28,9 +28,9 @@ const ProblemsURI = "x-ahpd-problems://"
 // one it had. A subscriber gets it only when its own list changed.
 const ActionProblemsChanged = "x-ahpd-problems/changed"
 
-// ProblemsInfo is the problems channel's advertisement, one element of
+// problemsInfo is the problems channel's advertisement, one element of
 // _meta['ahpd.channels'] on initialize and on the root state.
-func ProblemsInfo() map[string]any {
+func problemsInfo() map[string]any {
 	return map[string]any{
 		"scheme":      "x-ahpd-problems",
 		"title":       "Problems",

@@ -29,7 +29,7 @@ func TestReadResultIsTheRecordsJSONAsData(t *testing.T) {
 			Meta map[string]bool `json:"_meta"`
 		}
 		if err := enc.Encode(withMeta{ahp.ResourceReadResult{Data: string(r.AppendJSON(nil)), Encoding: "utf-8", ContentType: contentType},
-			map[string]bool{BundledMeta: false, MayWriteMeta: true}}); err != nil {
+			map[string]bool{bundledMeta: false, mayWriteMeta: true}}); err != nil {
 			t.Fatal(err)
 		}
 		wantB := bytes.TrimSuffix(want.Bytes(), []byte("\n"))

@@ -19,8 +19,8 @@ import (
 // Scheme is the URI scheme bots are served under: bot://<slug>.
 const Scheme = "bot"
 
-// SchemeRoot is the URI of the scheme's root, which lists the bots.
-const SchemeRoot = "bot://"
+// schemeRoot is the URI of the scheme's root, which lists the bots.
+const schemeRoot = "bot://"
 
 // contentType is what a read of a bot answers.
 const contentType = "application/json"
@@ -72,7 +72,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 		if err := decodeParams(call.Params, &params); err != nil {
 			return nil, err
 		}
-		id, err := ParseURI(params.URI)
+		id, err := parseURI(params.URI)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 			if _, err := r.svc.Resolve(ctx, p, id); err != nil {
 				return nil, err
 			}
-			return nil, errcode.New(errcode.Invalid, "%s is a bot, not a folder: list %s", uri(id), SchemeRoot)
+			return nil, errcode.New(errcode.Invalid, "%s is a bot, not a folder: list %s", uri(id), schemeRoot)
 		}
 		ids, err := r.svc.ListIDs(ctx, p)
 		if err != nil {
@@ -97,12 +97,12 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 		if err := decodeParams(call.Params, &params); err != nil {
 			return nil, err
 		}
-		id, err := ParseURI(params.URI)
+		id, err := parseURI(params.URI)
 		if err != nil {
 			return nil, err
 		}
 		if id == "" {
-			return ahp.ResourceResolveResult{URI: SchemeRoot, Type: ahp.ResourceDirectory}, nil
+			return ahp.ResourceResolveResult{URI: schemeRoot, Type: ahp.ResourceDirectory}, nil
 		}
 		m, err := r.svc.Resolve(ctx, p, id)
 		if err != nil {
@@ -152,15 +152,15 @@ type readResult struct {
 
 // Read _meta keys: see readResult.
 const (
-	BundledMeta  = "ahpd.bundled"
-	MayWriteMeta = "ahpd.mayWrite"
+	bundledMeta  = "ahpd.bundled"
+	mayWriteMeta = "ahpd.mayWrite"
 )
 
 var _ engine.JSONAppender = (*readResult)(nil)
 
 // readResultTail is what follows the data of a read in utf-8, up to its
 // _meta.
-const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `","_meta":{"` + BundledMeta + `":`
+const readResultTail = `","encoding":"utf-8","contentType":"` + contentType + `","_meta":{"` + bundledMeta + `":`
 
 // AppendJSON appends what encoding/json writes, HTML escaping off, for
 // ahp.ResourceReadResult{Data: <the record's JSON>, Encoding: "utf-8",
@@ -170,7 +170,7 @@ func (a *readResult) AppendJSON(b []byte) []byte {
 	b = a.r.AppendJSONInString(b)
 	b = append(b, readResultTail...)
 	b = strconv.AppendBool(b, a.bundled)
-	b = append(b, `,"`+MayWriteMeta+`":`...)
+	b = append(b, `,"`+mayWriteMeta+`":`...)
 	b = strconv.AppendBool(b, a.mayWrite)
 	return append(b, "}}"...)
 }
@@ -191,7 +191,7 @@ func (r Provider) write(ctx context.Context, p access.Principal, params ahp.Reso
 	if err != nil {
 		return err
 	}
-	id, err := ParseURI(params.URI)
+	id, err := parseURI(params.URI)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func idFromBody(body []byte) (string, error) {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
-		return "", errcode.New(errcode.Invalid, "a write to %s makes a bot from a body that names its id; or write to bot://<slug>", SchemeRoot)
+		return "", errcode.New(errcode.Invalid, "a write to %s makes a bot from a body that names its id; or write to bot://<slug>", schemeRoot)
 	}
 	return head.ID, nil
 }
@@ -244,12 +244,12 @@ func decodeData(data, encoding string) ([]byte, error) {
 
 // botID is the slug of a URI that must name one bot.
 func botID(u string) (string, error) {
-	id, err := ParseURI(u)
+	id, err := parseURI(u)
 	if err != nil {
 		return "", err
 	}
 	if id == "" {
-		return "", errcode.New(errcode.Invalid, "%s is the list of bots: name one, bot://<slug>", SchemeRoot)
+		return "", errcode.New(errcode.Invalid, "%s is the list of bots: name one, bot://<slug>", schemeRoot)
 	}
 	return id, nil
 }

@@ -757,8 +757,8 @@ func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifM
 	return nil
 }
 
-// ParseURI returns the slug of bot://<slug>, "" for the scheme root bot://.
-func ParseURI(u string) (string, error) {
+// parseURI returns the slug of bot://<slug>, "" for the scheme root bot://.
+func parseURI(u string) (string, error) {
 	rest, ok := strings.CutPrefix(u, "bot://")
 	if !ok {
 		return "", errcode.New(errcode.Invalid, "%q is not a bot: URI", u)
