@@ -59,6 +59,7 @@ const goldenUsers = `{
 // ahp-resource-watch:/<watch-N>; a frame sent may use them, and is sent
 // with the real values.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/golden/*.txtar")
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,7 @@ func newRevokeEnv(t *testing.T, users string) (*chatEnv, func(users string)) {
 // chat leaves their list, and a new subscribe or turn is refused. Root
 // keeps the chat.
 func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond(t *testing.T) {
+	t.Parallel()
 	soft := access.Principal{User: "soft", Grants: []string{"bot:put"}, Memberships: []string{"backend"}}
 	for _, c := range []struct {
 		name   string

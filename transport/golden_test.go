@@ -38,6 +38,7 @@ var update = flag.Bool("update", false, "rewrite the golden exchanges in testdat
 // and what each received is recorded as NAME< lines (NAME< closed CODE
 // "REASON" when the server closed it).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil {
 		t.Fatal(err)

@@ -112,6 +112,7 @@ func errorOf(turn ahp.Turn) string {
 }
 
 func TestEndToEndRealAgentsSayWhyTheyFailWithWhatToDoAndShowARestart(t *testing.T) {
+	t.Parallel()
 	for _, ag := range realAgents() {
 		t.Run(ag.name, func(t *testing.T) {
 			cmd, _ := ag.entry["command"].(string)
