@@ -229,7 +229,14 @@ func TestServerUsersFileDecidesWhoConnects(t *testing.T) {
 
 func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
 	before := goroutinesAfterWarmUp(t)
-	srv := newServer(t)
+	chatOnceAndClose(t, newServer(t))
+	waitGoroutines(t, before)
+}
+
+// chatOnceAndClose starts srv, makes the bot motion, says hello to it
+// over the AHP WebSocket, checks its answer and closes srv.
+func chatOnceAndClose(t *testing.T, srv *bots.Server) {
+	t.Helper()
 	web := httptest.NewServer(srv.Handler())
 	if got := chat(t, tokenURL(t, srv, web), "hello"); got != "Motion heard: hello" {
 		t.Errorf("the bot answered %q", got)
@@ -238,7 +245,6 @@ func TestServerCloseAfterAChatLeavesNoGoroutineOfItsOwn(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitGoroutines(t, before)
 }
 
 func writeFile(t *testing.T, path, body string) {
@@ -557,14 +563,7 @@ func TestAServerWhoseStartFailedSaysNothingOfShuttingDown(t *testing.T) {
 func TestAStartOverTheOlderLayoutListsTheChatsItMoves(t *testing.T) {
 	t.Parallel()
 	first := newServer(t)
-	web := httptest.NewServer(first.Handler())
-	if got := chat(t, tokenURL(t, first, web), "hello"); got != "Motion heard: hello" {
-		t.Fatalf("the bot answered %q", got)
-	}
-	web.Close()
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
+	chatOnceAndClose(t, first)
 	logs := filepath.Join(first.ConfigDir, "bots", "motion", "logs")
 	if _, err := os.Stat(logs); err != nil {
 		t.Fatalf("the chat's log is not where this test moves it from: %v", err)
@@ -578,7 +577,7 @@ func TestAStartOverTheOlderLayoutListsTheChatsItMoves(t *testing.T) {
 
 	again := &bots.Server{ConfigDir: first.ConfigDir, HostName: "test", Options: first.Options}
 	defer again.Close()
-	web = httptest.NewServer(again.Handler())
+	web := httptest.NewServer(again.Handler())
 	defer web.Close()
 	url := tokenURL(t, again, web)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
