@@ -230,7 +230,7 @@ func (s *Service) confine(dir string) error {
 // lead it out of root, or into another bot's folder). Root itself is the
 // operator's, and may be a link. It looks at the path as it is now - one
 // Lstat per part below root, so one for <root>/<slug>, but on Linux a
-// watch of root's entries (folderWatch) answers for <root>/<slug> while
+// watch of root's entries (rootwatch.Watch) answers for <root>/<slug> while
 // nothing changed - and is called on every use of a folder, not once.
 func (s *Service) folderEscape(dir string) (string, error) {
 	return s.folderEscapeIdentify(dir, nil)
@@ -239,7 +239,7 @@ func (s *Service) folderEscape(dir string) (string, error) {
 // folderEscapeIdentify is folderEscape that, when ident is not nil and dir
 // is a folder directly under root that the watch answers for, also takes
 // the identity of its AGENTS.md from the same look at what changed
-// (ident.ok; see folderWatch.knownIdentity).
+// (ident.ok; see rootwatch.Watch.KnownIdentity).
 func (s *Service) folderEscapeIdentify(dir string, ident *agentsIdentity) (string, error) {
 	dir = filepath.Clean(dir)
 	if !filepath.IsAbs(dir) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot/internal/rootwatch"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
@@ -164,7 +165,7 @@ type Service struct {
 	mode      persona.Mode
 	inFiles   bool
 	root      string
-	walk      *folderWatch // answers for the folders under root while they are unchanged
+	walk      *rootwatch.Watch // answers for the folders under root while they are unchanged
 	configDir string
 	hostPaths []string // Config.HostPaths and their folders, absolute
 
@@ -236,8 +237,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if problem != "" {
 		log.Warn("bot: root option refused, using the default", "problem", problem, "root", root)
 	}
-	walk := newFolderWatch(root)
-	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log, Identify: walk.identify})
+	walk := rootwatch.New(root)
+	personas, err := persona.New(persona.Config{ConfigDir: configDir, Mode: mode, Logger: log, Identify: walk.Identify})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -301,7 +302,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	// What New starts is stopped, last first, when a later step fails.
 	var undo undoStack
 	defer undo.run()
-	undo.push(s.walk.close) // a check may have started it
+	undo.push(s.walk.Close) // a check may have started it
 	// The chats' logs are listed while the bots are checked and indexed
 	// below: each is a pass over every bot folder (100,000 at scale), and
 	// neither needs the other. The listing ends before New returns.
@@ -317,8 +318,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		// The guard looks at every bot's folder under root: one listing
 		// of root answers for them all while it is unchanged, and one
 		// look at what changed serves the whole pass.
-		s.walk.learnRoot()
-		thaw := s.walk.freeze()
+		s.walk.LearnRoot()
+		thaw := s.walk.Freeze()
 		g.SetGuard(s.guard)
 		thaw()
 	}
@@ -429,7 +430,7 @@ func (s *Service) Close() error {
 		s.catalog.Close()
 		s.folders.stop()
 		s.stopProblems()
-		s.walk.close()
+		s.walk.Close()
 	})
 	return nil
 }

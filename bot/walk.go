@@ -14,16 +14,16 @@ func (s *Service) partIsLink(part, name string, first bool, ident *agentsIdentit
 	var ok bool
 	var gen uint64
 	if ident != nil {
-		ok, gen, ident.id, ident.ok = s.walk.knownIdentity(name)
+		ok, gen, ident.id, ident.ok = s.walk.KnownIdentity(name)
 	} else {
-		ok, gen = s.walk.known(name)
+		ok, gen = s.walk.Known(name)
 	}
 	if ok {
 		return false, nil
 	}
 	link, err := isLink(part)
 	if err == nil && !link {
-		s.walk.remember(name, gen)
+		s.walk.Remember(name, gen)
 	}
 	return link, err
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/agenthost/bots/bot/internal/rootwatch"
 )
 
 // BenchmarkFolderCheck is the check of a bot's folder every read makes:
@@ -18,8 +20,8 @@ func BenchmarkFolderCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	look := &Service{root: root}
-	watch := &Service{root: root, walk: newFolderWatch(root)}
-	defer watch.walk.close()
+	watch := &Service{root: root, walk: rootwatch.New(root)}
+	defer watch.walk.Close()
 	check := func(s *Service) {
 		if reason, err := s.folderEscape(dir); err != nil || reason != "" {
 			b.Fatalf("refused: %q, %v", reason, err)

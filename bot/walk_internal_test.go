@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agenthost/bots/bot/internal/rootwatch"
 	"github.com/agenthost/bots/persona"
 )
 
@@ -26,14 +27,14 @@ func TestTheFolderWatchAnswersForAFolderUntilItsEntryChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := &Service{root: root, walk: newFolderWatch(root)}
-	defer s.walk.close()
+	s := &Service{root: root, walk: rootwatch.New(root)}
+	defer s.walk.Close()
 	check := func(want bool) {
 		t.Helper()
 		if reason, err := s.folderEscape(filepath.Join(root, "motion")); err != nil || reason != "" {
 			t.Fatalf("folder refused: %q, %v", reason, err)
 		}
-		if known, _ := s.walk.known("motion"); known != want {
+		if known, _ := s.walk.Known("motion"); known != want {
 			t.Fatalf("known %v, want %v", known, want)
 		}
 	}
@@ -41,21 +42,21 @@ func TestTheFolderWatchAnswersForAFolderUntilItsEntryChanges(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "other")); err != nil {
 		t.Fatal(err)
 	}
-	if known, _ := s.walk.known("motion"); !known {
+	if known, _ := s.walk.Known("motion"); !known {
 		t.Fatal("a change to another entry made motion unknown")
 	}
 	if err := os.Rename(filepath.Join(root, "motion"), filepath.Join(root, "motion2")); err != nil {
 		t.Fatal(err)
 	}
-	if known, _ := s.walk.known("motion"); known {
+	if known, _ := s.walk.Known("motion"); known {
 		t.Fatal("motion is still known once moved away")
 	}
 	if err := os.Rename(filepath.Join(root, "motion2"), filepath.Join(root, "motion")); err != nil {
 		t.Fatal(err)
 	}
 	check(true)
-	s.walk.close()
-	if known, _ := s.walk.known("motion"); known {
+	s.walk.Close()
+	if known, _ := s.walk.Known("motion"); known {
 		t.Fatal("known after close")
 	}
 	if reason, err := s.folderEscape(filepath.Join(root, "motion")); err != nil || reason != "" {
@@ -75,8 +76,8 @@ func watchedBot(t *testing.T) (s *Service, path string) {
 	if err := os.WriteFile(path, []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s = &Service{root: root, walk: newFolderWatch(root)}
-	t.Cleanup(s.walk.close)
+	s = &Service{root: root, walk: rootwatch.New(root)}
+	t.Cleanup(s.walk.Close)
 	if reason, err := s.folderEscape(filepath.Dir(path)); err != nil || reason != "" {
 		t.Fatalf("folder refused: %q, %v", reason, err)
 	}
@@ -87,7 +88,7 @@ func watchedBot(t *testing.T) (s *Service, path string) {
 // of the path says now.
 func sameAsLstat(t *testing.T, s *Service, path string) {
 	t.Helper()
-	id, ok := s.walk.identify(path)
+	id, ok := s.walk.Identify(path)
 	if !ok {
 		t.Fatal("the watch gave no identity")
 	}
@@ -128,13 +129,13 @@ func TestTheWatchsIdentityOfAgentsMDFollowsWritesAndRenamesOverIt(t *testing.T) 
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.walk.identify(path); ok {
+	if _, ok := s.walk.Identify(path); ok {
 		t.Fatal("an identity for a removed AGENTS.md")
 	}
 	if err := os.Symlink(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.walk.identify(path); ok {
+	if _, ok := s.walk.Identify(path); ok {
 		t.Fatal("an identity for an AGENTS.md that is a link")
 	}
 }
@@ -148,11 +149,7 @@ func TestTheWatchKeepsAnUnchangedAgentsMDsIdentityAndLetsItGoAtAnyChangeThroughA
 	s, path := watchedBot(t)
 	sameAsLstat(t, s, path)
 	sameAsLstat(t, s, path)
-	kept := func() bool {
-		s.walk.mu.Lock()
-		defer s.walk.mu.Unlock()
-		return s.walk.held["motion"].idOK
-	}
+	kept := func() bool { return s.walk.KeepsIdentity("motion") }
 	if !kept() {
 		t.Fatal("the identity of an unchanged, held AGENTS.md is not kept")
 	}
@@ -203,7 +200,7 @@ func TestTheWatchGivesNoIdentityInAFolderMovedAside(t *testing.T) {
 	if err := os.WriteFile(path, []byte("---\nname: New\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.walk.identify(path); ok {
+	if _, ok := s.walk.Identify(path); ok {
 		t.Fatal("an identity before the new folder was checked")
 	}
 	if reason, err := s.folderEscape(folder); err != nil || reason != "" {
@@ -215,9 +212,9 @@ func TestTheWatchGivesNoIdentityInAFolderMovedAside(t *testing.T) {
 func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join(t.TempDir(), "bots")
-	s := &Service{root: root, walk: newFolderWatch(root)}
-	t.Cleanup(s.walk.close)
-	for i := range maxHeld + 10 {
+	s := &Service{root: root, walk: rootwatch.New(root)}
+	t.Cleanup(s.walk.Close)
+	for i := range rootwatch.MaxHeld + 10 {
 		dir := filepath.Join(root, fmt.Sprintf("bot%d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -231,11 +228,8 @@ func TestTheWatchHoldsAtMostMaxHeldFiles(t *testing.T) {
 		}
 		sameAsLstat(t, s, path)
 	}
-	s.walk.mu.Lock()
-	held := len(s.walk.held)
-	s.walk.mu.Unlock()
-	if held > maxHeld {
-		t.Fatalf("%d files held, at most %d", held, maxHeld)
+	if held := s.walk.Held(); held > rootwatch.MaxHeld {
+		t.Fatalf("%d files held, at most %d", held, rootwatch.MaxHeld)
 	}
 }
 
@@ -258,11 +252,11 @@ func TestALearnedRootKnowsItsFoldersButNoLinkAndForgetsAFolderSwappedForALink(t 
 	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{root: root, walk: newFolderWatch(root)}
-	defer s.walk.close()
-	s.walk.learnRoot()
+	s := &Service{root: root, walk: rootwatch.New(root)}
+	defer s.walk.Close()
+	s.walk.LearnRoot()
 	for name, want := range map[string]bool{"motion": true, "link": false, "file": false} {
-		if known, _ := s.walk.known(name); known != want {
+		if known, _ := s.walk.Known(name); known != want {
 			t.Errorf("%s known %v, want %v", name, known, want)
 		}
 	}
@@ -392,8 +386,8 @@ func TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed(t
 			t.Fatal(err)
 		}
 	}
-	s := &Service{root: root, walk: newFolderWatch(root)}
-	defer s.walk.close()
+	s := &Service{root: root, walk: rootwatch.New(root)}
+	defer s.walk.Close()
 	refused := func(name string) bool {
 		t.Helper()
 		reason, err := s.folderEscape(filepath.Join(root, name))
@@ -402,9 +396,9 @@ func TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed(t
 		}
 		return reason != ""
 	}
-	s.walk.learnRoot()
+	s.walk.LearnRoot()
 	swap("swapped")
-	thaw := s.walk.freeze()
+	thaw := s.walk.Freeze()
 	if !refused("swapped") {
 		t.Fatal("a folder swapped for a link before the freeze was not refused in the pass")
 	}
@@ -412,7 +406,7 @@ func TestAFrozenWatchAnswersAsOfTheFreezeAndSeesWhatChangedMeanwhileOnceThawed(t
 		t.Fatal("a folder was refused in the pass")
 	}
 	swap("motion")
-	if known, _ := s.walk.known("motion"); !known {
+	if known, _ := s.walk.Known("motion"); !known {
 		t.Fatal("a frozen watch looked at what changed during the pass")
 	}
 	thaw()

@@ -33,7 +33,7 @@ func revokeUsersJSON(tessTeam string) string {
 // of bot.md, which the store refuses; an owner changed beneath the
 // service is TestLosingReadOfABotEndsWhatThePersonHasOpenWithItWithinASecond's.)
 func TestEndToEndAPersonRemovedFromTheOwningTeamLosesTheirChatWithinASecond(t *testing.T) {
-	t.Parallel()
+	// Serial: it holds the server to a second, which the tests beside it would slow.
 	users := filepath.Join(t.TempDir(), "users.json")
 	writeAtomic(t, users, revokeUsersJSON(`"backend"`))
 	setup := newACPSetup(t, "-users", users)

@@ -34,7 +34,7 @@ func closedWithin(t *testing.T, c *client, name string, d time.Duration) websock
 }
 
 func TestEndToEndUsersFileChangeClosesConnectionsWhoseTokenNoLongerHolds(t *testing.T) {
-	t.Parallel()
+	// Serial: it holds the server to a second, which the tests beside it would slow.
 	ctx := testCtx(t)
 	g := newGroup(ctx, t)
 	kim := g.connect(t, kimToken, "kim")    // taken out of the file

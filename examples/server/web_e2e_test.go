@@ -1255,7 +1255,7 @@ func TestWebPageAnswersWhatWaitsOnTheSession(t *testing.T) {
 // chat opens in about the time the short one does. The figures are logged
 // for docs/PERFORMANCE.md.
 func TestWebPageOpensAChatOf1000TurnsInAWindow(t *testing.T) {
-	t.Parallel()
+	// Serial: it times the page against a short chat, and scrolls a thousand turns, which the tests beside it would slow.
 	b := browser(t)
 	d, addr := openDirs(t)
 	s := startServer(t, d.args("-addr", addr))

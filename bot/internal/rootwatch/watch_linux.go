@@ -1,6 +1,10 @@
 //go:build linux
 
-package bot
+// Package rootwatch spares the bot service's folder checks a look at each
+// path under root while nothing it depends on has changed, and keeps the
+// identity of the AGENTS.md files it answers for: epoll over inotify and
+// the mount table, on Linux. Elsewhere every check looks at the path.
+package rootwatch
 
 import (
 	"bytes"
@@ -18,7 +22,7 @@ import (
 	"github.com/agenthost/bots/persona"
 )
 
-// folderWatch spares a folder check the look at <root>/<name> - that it is
+// Watch spares a folder check the look at <root>/<name> - that it is
 // no symbolic link - while nothing that look depends on has changed since
 // it was last made: the entry name in root, root's own entry in its parent
 // and every entry the kernel passes through to reach root (following
@@ -31,7 +35,7 @@ import (
 // it forget all it knew, or give up: a check then looks at the path, as
 // without it.
 //
-// It also holds open the AGENTS.md of bots it answers for (identify),
+// It also holds open the AGENTS.md of bots it answers for (Identify),
 // while a watch of their folder says the name is unchanged, and keeps the
 // file's identity while a watch of the file itself says nothing changed
 // it, through any of its names: a read of an unchanged persona then makes
@@ -39,9 +43,9 @@ import (
 //
 // It is started on first use and holds three descriptors (epoll, inotify,
 // /proc/self/mountinfo), one inotify watch per folder on the way to root,
-// and a descriptor and two watches per AGENTS.md held (at most maxHeld);
-// close gives them back.
-type folderWatch struct {
+// and a descriptor and two watches per AGENTS.md held (at most MaxHeld);
+// Close gives them back.
+type Watch struct {
 	root string
 
 	mu      sync.Mutex
@@ -85,9 +89,9 @@ type heldFile struct {
 // change its content or identity.
 const fileEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
 
-// maxHeld bounds the AGENTS.md files held open, a descriptor and two
+// MaxHeld bounds the AGENTS.md files held open, a descriptor and two
 // watches each; when full, an arbitrary one is let go.
-const maxHeld = 256
+const MaxHeld = 256
 
 const (
 	// entryEvents are the changes to a folder's entries that can change
@@ -100,14 +104,15 @@ const (
 	maxHops = 40
 )
 
-func newFolderWatch(root string) *folderWatch {
-	return &folderWatch{root: root, ep: -1, in: -1, mounts: -1}
+// New is the watch of the folders under root; it starts on first use.
+func New(root string) *Watch {
+	return &Watch{root: root, ep: -1, in: -1, mounts: -1}
 }
 
-// known reports whether name, directly under root, was found no link and
-// nothing it depends on changed since; gen is to give remember after a
+// Known reports whether name, directly under root, was found no link and
+// nothing it depends on changed since; gen is to give Remember after a
 // look at the path.
-func (w *folderWatch) known(name string) (ok bool, gen uint64) {
+func (w *Watch) Known(name string) (ok bool, gen uint64) {
 	if w == nil {
 		return false, 0
 	}
@@ -117,7 +122,7 @@ func (w *folderWatch) known(name string) (ok bool, gen uint64) {
 }
 
 // knownLocked is known, called with mu held.
-func (w *folderWatch) knownLocked(name string) (ok bool, gen uint64) {
+func (w *Watch) knownLocked(name string) (ok bool, gen uint64) {
 	if !w.started {
 		w.started = true
 		w.start()
@@ -135,15 +140,15 @@ func (w *folderWatch) knownLocked(name string) (ok bool, gen uint64) {
 	return ok, w.gen
 }
 
-// freeze makes known answer from what the watch has taken, with no look
+// Freeze makes Known answer from what the watch has taken, with no look
 // at what changed, until thaw is called: one look serves a pass over
 // every bot (the guard's at load: 100,000 epoll_waits at 100,000 bots)
 // instead of one per bot. The pass answers as of its start: a change
 // made meanwhile is taken at the first look after thaw, so a later
 // check sees it as it would a change made just after the pass. Every
-// known answers so while frozen: it is for a pass nothing else checks
-// beside (New's, before the service serves).
-func (w *folderWatch) freeze() (thaw func()) {
+// Known answers so while frozen: it is for a pass nothing else checks
+// beside (bot.New's, before the service serves).
+func (w *Watch) Freeze() (thaw func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -164,10 +169,10 @@ func (w *folderWatch) freeze() (thaw func()) {
 	})
 }
 
-// remember records that name, directly under root, was found no link by
-// a look at the path that started after known gave gen: it holds unless
+// Remember records that name, directly under root, was found no link by
+// a look at the path that started after Known gave gen: it holds unless
 // an event was taken meanwhile, which may have been about that name.
-func (w *folderWatch) remember(name string, gen uint64) {
+func (w *Watch) Remember(name string, gen uint64) {
 	if w == nil {
 		return
 	}
@@ -178,14 +183,14 @@ func (w *folderWatch) remember(name string, gen uint64) {
 	}
 }
 
-// learnRoot reads root's entries once and remembers each folder among
-// them as no link, as a look at <root>/<name> would (remember): the
+// LearnRoot reads root's entries once and remembers each folder among
+// them as no link, as a look at <root>/<name> would (Remember): the
 // guard's check of every bot at a start then costs one listing of root,
 // not one Lstat a bot. What changes from the moment it starts listing is
 // queued as events, which the next check takes (and forgets the names
 // they touch), as after any look at the path. An entry whose type the
 // listing does not give is looked at by os.File.ReadDir itself (Lstat).
-func (w *folderWatch) learnRoot() {
+func (w *Watch) LearnRoot() {
 	if w == nil {
 		return
 	}
@@ -227,8 +232,8 @@ func (w *folderWatch) learnRoot() {
 	}
 }
 
-// close gives the descriptors back; checks then look at the path.
-func (w *folderWatch) close() {
+// Close gives the descriptors back; checks then look at the path.
+func (w *Watch) Close() {
 	if w == nil {
 		return
 	}
@@ -240,7 +245,7 @@ func (w *folderWatch) close() {
 
 // start opens the descriptors and sets the watches; on any failure it
 // stops, and checks look at the path.
-func (w *folderWatch) start() {
+func (w *Watch) start() {
 	var err error
 	if w.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		w.ep = -1
@@ -262,7 +267,7 @@ func (w *folderWatch) start() {
 
 // rewatch forgets what it knew and sets the watches afresh, on a new
 // inotify descriptor.
-func (w *folderWatch) rewatch() {
+func (w *Watch) rewatch() {
 	w.gen++
 	w.dropHeld()
 	w.good = make(map[string]struct{})
@@ -286,7 +291,7 @@ func (w *folderWatch) rewatch() {
 	}
 }
 
-func (w *folderWatch) stop() {
+func (w *Watch) stop() {
 	w.dropHeld()
 	for _, fd := range []*int{&w.in, &w.mounts, &w.ep} {
 		if *fd >= 0 {
@@ -299,7 +304,7 @@ func (w *folderWatch) stop() {
 
 // dropHeld closes every AGENTS.md held; their watches go with the inotify
 // descriptor they were set on, which the caller closes.
-func (w *folderWatch) dropHeld() {
+func (w *Watch) dropHeld() {
 	for _, h := range w.held {
 		unix.Close(h.fd)
 	}
@@ -307,7 +312,7 @@ func (w *folderWatch) dropHeld() {
 }
 
 // drop closes the AGENTS.md held for name, if any, and its watch.
-func (w *folderWatch) drop(name string) {
+func (w *Watch) drop(name string) {
 	h, ok := w.held[name]
 	if !ok {
 		return
@@ -322,11 +327,11 @@ func (w *folderWatch) drop(name string) {
 	}
 }
 
-// identify is persona's Config.Identify: the identity of <root>/<name>/
+// Identify is persona's Config.Identify: the identity of <root>/<name>/
 // AGENTS.md, when name is known to be no link, from an fstat of the file
 // held open while no event says its name changed; false otherwise (the
 // persona reader then lstats the path).
-func (w *folderWatch) identify(path string) (persona.Identity, bool) {
+func (w *Watch) Identify(path string) (persona.Identity, bool) {
 	if w == nil {
 		return persona.Identity{}, false
 	}
@@ -351,12 +356,12 @@ func (w *folderWatch) identify(path string) (persona.Identity, bool) {
 	return w.identityLocked(name, path)
 }
 
-// knownIdentity is known and then identify, for <root>/<name> and its
+// KnownIdentity is Known and then Identify, for <root>/<name> and its
 // AGENTS.md, from one look at what changed (one epoll_wait, not one each):
-// ok as known answers; and when ok, the identity of <root>/<name>/
-// AGENTS.md as identify answers it at that moment (idOK false when it
+// ok as Known answers; and when ok, the identity of <root>/<name>/
+// AGENTS.md as Identify answers it at that moment (idOK false when it
 // cannot: the persona reader then lstats the path).
-func (w *folderWatch) knownIdentity(name string) (ok bool, gen uint64, id persona.Identity, idOK bool) {
+func (w *Watch) KnownIdentity(name string) (ok bool, gen uint64, id persona.Identity, idOK bool) {
 	if w == nil {
 		return false, 0, persona.Identity{}, false
 	}
@@ -372,7 +377,7 @@ func (w *folderWatch) knownIdentity(name string) (ok bool, gen uint64, id person
 // identityLocked is identify's answer for name, known to be no link, and
 // its AGENTS.md at path ("" for <root>/<name>/AGENTS.md). Called with mu
 // held, right after events were taken.
-func (w *folderWatch) identityLocked(name, path string) (persona.Identity, bool) {
+func (w *Watch) identityLocked(name, path string) (persona.Identity, bool) {
 	h, ok := w.held[name]
 	if !ok {
 		if path == "" {
@@ -407,8 +412,8 @@ func (w *folderWatch) identityLocked(name, path string) (persona.Identity, bool)
 
 // hold watches the folder <root>/<name>, then opens its AGENTS.md: a
 // change to the name after the watch is set is an event.
-func (w *folderWatch) hold(name, path string) (heldFile, bool) {
-	if len(w.held) >= maxHeld {
+func (w *Watch) hold(name, path string) (heldFile, bool) {
+	if len(w.held) >= MaxHeld {
 		for other := range w.held {
 			w.drop(other)
 			break
@@ -448,7 +453,7 @@ func (w *folderWatch) hold(name, path string) (heldFile, bool) {
 // name it takes there, following links as the kernel would; root itself
 // for every name. A part that does not exist yet is watched for in the
 // folder that would hold it.
-func (w *folderWatch) watchWay() error {
+func (w *Watch) watchWay() error {
 	queue := strings.Split(w.root, "/")
 	cur, hops := "/", 0
 	for len(queue) > 0 {
@@ -496,7 +501,7 @@ func (w *folderWatch) watchWay() error {
 
 // watch watches folder dir for changes to name, or to every name when
 // name is "".
-func (w *folderWatch) watch(dir, name string) error {
+func (w *Watch) watch(dir, name string) error {
 	wd, err := unix.InotifyAddWatch(w.in, dir, entryEvents|unix.IN_MOVE_SELF|unix.IN_DELETE_SELF|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW|unix.IN_MASK_ADD)
 	if err != nil {
 		return err
@@ -516,7 +521,7 @@ func (w *folderWatch) watch(dir, name string) error {
 
 // takeEvents asks the kernel, without waiting, whether anything changed,
 // and takes what did into account.
-func (w *folderWatch) takeEvents() {
+func (w *Watch) takeEvents() {
 	var evs [2]unix.EpollEvent
 	n, _, errno := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(w.ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
 	if errno == unix.EINTR {
@@ -559,7 +564,7 @@ func (w *folderWatch) takeEvents() {
 
 // apply takes the events in b into account; true when what it knew must
 // all be forgotten and the watches set again.
-func (w *folderWatch) apply(b []byte) (reset bool) {
+func (w *Watch) apply(b []byte) (reset bool) {
 	for len(b) >= unix.SizeofInotifyEvent {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
 		end := unix.SizeofInotifyEvent + int(ev.Len)
@@ -596,4 +601,26 @@ func (w *folderWatch) apply(b []byte) (reset bool) {
 		}
 	}
 	return reset
+}
+
+// Held is how many AGENTS.md files w holds open (at most MaxHeld).
+func (w *Watch) Held() int {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.held)
+}
+
+// KeepsIdentity reports whether w holds the AGENTS.md of the folder name,
+// directly under root, and keeps its identity: nothing changed it since
+// it was taken.
+func (w *Watch) KeepsIdentity(name string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.held[name].idOK
 }
