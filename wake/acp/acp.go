@@ -82,17 +82,10 @@ const (
 	DefaultCancelGrace = 5 * time.Second
 )
 
-// Tool names the bot's MCP server offers.
-const (
-	// ToolServerName is the name the bot's MCP server is given in
-	// mcpServers.
-	ToolServerName = "bot"
-	// PostMessageTool answers the person waiting in the main chat.
-	PostMessageTool = wake.PostMessage
-	// AskTool asks the person a question in the main chat and returns the
-	// answer.
-	AskTool = "ask_question"
-)
+// toolServerName is the name the bot's MCP server is given in
+// mcpServers; its tools are named in wake (wake.PostMessage,
+// wake.AskQuestion, the workspace and channel tools).
+const toolServerName = "bot"
 
 // Command is how an agent is started.
 type Command struct {

@@ -29,7 +29,7 @@ type Connectors interface {
 }
 
 // reserved are the names of the bot's own tools; no connector takes them.
-var reserved = append([]string{PostMessageTool, AskTool}, wake.NewToolSet(wake.WorkspaceTools, wake.ChannelTools).Names()...)
+var reserved = append([]string{wake.PostMessage, wake.AskQuestion}, wake.NewToolSet(wake.WorkspaceTools, wake.ChannelTools).Names()...)
 
 // defaultInput is the input schema of a connector tool whose own is not a
 // JSON Schema of an object.

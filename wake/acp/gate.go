@@ -60,14 +60,14 @@ func (a *agent) syncTools(ctx context.Context) {
 	ts := a.tools
 	ts.mu.Lock()
 	var gone []string
-	if now.Has(AskTool) && !ts.own[AskTool] {
-		ts.own[AskTool] = true
+	if now.Has(wake.AskQuestion) && !ts.own[wake.AskQuestion] {
+		ts.own[wake.AskQuestion] = true
 		mcp.AddTool(ts.mcp, &mcp.Tool{
-			Name:        AskTool,
+			Name:        wake.AskQuestion,
 			Description: "Ask the person in the main chat a question and wait for their answer.",
 		}, func(ctx context.Context, _ *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
-			if !a.allowed(ctx).Has(AskTool) {
-				return notHeld(AskTool), nil, nil
+			if !a.allowed(ctx).Has(wake.AskQuestion) {
+				return notHeld(wake.AskQuestion), nil, nil
 			}
 			return a.ask(ctx, in.Question)
 		})

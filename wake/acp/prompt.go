@@ -10,14 +10,14 @@ import (
 
 // QuestionPrompt is what the system prompt of a session this harness runs
 // says of its question tool, after the session's own system prompt.
-const QuestionPrompt = "Ask them a question with " + AskTool + ": it waits for their answer and returns it."
+const QuestionPrompt = "Ask them a question with " + wake.AskQuestion + ": it waits for their answer and returns it."
 
-// WorkspacePrompt is what the system prompt of a session that holds the
+// workspacePrompt is what the system prompt of a session that holds the
 // workspace tools says of them, after QuestionPrompt.
-const WorkspacePrompt = "Make, read, edit, validate and delete bots with bot_list, bot_read, bot_make, bot_edit, bot_validate and bot_delete: they act with the rights of the person whose message you answer."
+const workspacePrompt = "Make, read, edit, validate and delete bots with bot_list, bot_read, bot_make, bot_edit, bot_validate and bot_delete: they act with the rights of the person whose message you answer."
 
 // systemPrompt is what the agent is told before any message: the
-// session's system prompt, then QuestionPrompt and WorkspacePrompt for
+// session's system prompt, then QuestionPrompt and workspacePrompt for
 // the tools it holds; "" when the session has none.
 func (a *agent) systemPrompt() string {
 	if a.info.SystemPrompt == "" {
@@ -27,11 +27,11 @@ func (a *agent) systemPrompt() string {
 	held := a.held
 	a.heldMu.Unlock()
 	prompt := a.info.SystemPrompt
-	if held.Has(AskTool) {
+	if held.Has(wake.AskQuestion) {
 		prompt += " " + QuestionPrompt
 	}
 	if held.Has(wake.BotMake) {
-		prompt += " " + WorkspacePrompt
+		prompt += " " + workspacePrompt
 	}
 	return prompt
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/bots/telemetry"
+	"github.com/agenthost/bots/wake"
 )
 
 // instr names the spans of this package.
@@ -39,7 +40,7 @@ func newMeters(hub *telemetry.Hub, provider string) meters {
 		calls: hub.Histogram("bots_acp_call_duration_seconds", "How long ACP calls to agents took, by agent and method.", nil,
 			telemetry.Label{Name: "method", Values: []string{"initialize", "session/load", "session/new", "session/prompt"}}),
 		tools: hub.Histogram("bots_mcp_call_duration_seconds", "How long the MCP tool calls agents made to the server took, by agent and tool.", nil,
-			telemetry.Label{Name: "tool", Values: []string{PostMessageTool, AskTool}}),
+			telemetry.Label{Name: "tool", Values: []string{wake.PostMessage, wake.AskQuestion}}),
 	}
 }
 

@@ -54,9 +54,9 @@ func startTools(a *agent, log *slog.Logger) (*toolServer, error) {
 		return nil, fmt.Errorf("acp: tool server token: %w", err)
 	}
 	path := "/mcp/" + base64.RawURLEncoding.EncodeToString(token)
-	s := mcp.NewServer(&mcp.Implementation{Name: ToolServerName, Title: "The bot's tools", Version: "1"}, &mcp.ServerOptions{Logger: log})
+	s := mcp.NewServer(&mcp.Implementation{Name: toolServerName, Title: "The bot's tools", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        PostMessageTool,
+		Name:        wake.PostMessage,
 		Description: "Answer the person waiting in the main chat: they read the text you post. Call it as often as you need.",
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in postInput) (*mcp.CallToolResult, any, error) {
 		return a.post(ctx, in.Text)
@@ -100,7 +100,7 @@ func textResult(text string) *mcp.CallToolResult {
 
 // post calls the turn's post_message with text.
 func (a *agent) post(ctx context.Context, text string) (_ *mcp.CallToolResult, _ any, err error) {
-	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(PostMessageTool), instr, "mcp "+PostMessageTool)
+	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(wake.PostMessage), instr, "mcp "+wake.PostMessage)
 	defer func() { op.End(err) }()
 	t, ctx, cancel, err := a.during(ctx)
 	if err != nil {
@@ -123,7 +123,7 @@ func (a *agent) post(ctx context.Context, text string) (_ *mcp.CallToolResult, _
 
 // ask asks the person question through the turn.
 func (a *agent) ask(ctx context.Context, question string) (_ *mcp.CallToolResult, _ any, err error) {
-	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(AskTool), instr, "mcp "+AskTool)
+	ctx, op := a.h.meters.hub.Begin(a.toolParent(ctx), a.h.meters.tools.Cell(wake.AskQuestion), instr, "mcp "+wake.AskQuestion)
 	defer func() { op.End(err) }()
 	t, ctx, cancel, err := a.during(ctx)
 	if err != nil {
@@ -158,6 +158,6 @@ func (a *agent) toolServers(caps sdk.AgentCapabilities) []sdk.McpServer {
 		return []sdk.McpServer{}
 	}
 	return []sdk.McpServer{{Http: &sdk.McpServerHttpInline{
-		Name: ToolServerName, Type: "http", Url: a.tools.url, Headers: []sdk.HttpHeader{},
+		Name: toolServerName, Type: "http", Url: a.tools.url, Headers: []sdk.HttpHeader{},
 	}}}
 }
