@@ -24,6 +24,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -579,36 +580,19 @@ func TestAStartOverTheOlderLayoutListsTheChatsItMoves(t *testing.T) {
 	defer again.Close()
 	web := httptest.NewServer(again.Handler())
 	defer web.Close()
-	url := tokenURL(t, again, web)
+	tokenURL(t, again, web) // starts it
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
+	c, err := client.Dial(ctx, wsURL(web), again.LocalToken())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
-	for id, method := range []string{"initialize", "listSessions"} {
-		params := map[string]any{}
-		if method == "initialize" {
-			params = map[string]any{"protocolVersions": []string{"1.0.0"}, "clientId": "t"}
-		}
-		if err := wsjson.Write(ctx, ws, map[string]any{"jsonrpc": "2.0", "id": id + 1, "method": method, "params": params}); err != nil {
-			t.Fatal(err)
-		}
+	defer c.Close()
+	var listed json.RawMessage
+	if err := c.Call(ctx, "listSessions", map[string]any{}, &listed); err != nil {
+		t.Fatal(err)
 	}
-	for {
-		var reply struct {
-			ID     int
-			Result json.RawMessage
-		}
-		if err := wsjson.Read(ctx, ws, &reply); err != nil {
-			t.Fatal(err)
-		}
-		if reply.ID == 2 {
-			if !strings.Contains(string(reply.Result), `"ahp-session:/t"`) {
-				t.Errorf("after the move the chats are %s, want the one moved, ahp-session:/t", reply.Result)
-			}
-			return
-		}
+	if !strings.Contains(string(listed), `"ahp-session:/t"`) {
+		t.Errorf("after the move the chats are %s, want the one moved, ahp-session:/t", listed)
 	}
 }
