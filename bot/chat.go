@@ -25,6 +25,7 @@ import (
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -49,8 +50,8 @@ const firstMessageRunes = 120
 // Interrupted is the errorType and message of a turn a chat's log shows
 // begun and never ended, as VS Code reads such a turn back.
 const (
-	InterruptedType    = wake.InterruptedType
-	InterruptedMessage = wake.InterruptedMessage
+	InterruptedType    = replica.InterruptedType
+	InterruptedMessage = replica.InterruptedMessage
 )
 
 // UnsavedType is the errorType of a turn that ended while a line of it
@@ -213,27 +214,38 @@ type chat struct {
 	bot     string
 	owner   string
 	created string
-	key     chatlog.Key // its log's
 
+	// writing orders whoever decides on the chat and writes its log, and
+	// is held across a write (to a database, up to replica.Wait); mu is
+	// held only to change or read what readers read, never across a
+	// write, so that a slow log stalls the chat's writers and not its
+	// subscribers. A writer takes writing, then mu.
+	writing sync.Mutex
 	mu      sync.Mutex
-	mark    map[string]any
+	// Guarded by mu, and changed with writing held too: whoever holds
+	// writing reads them without mu. closed is mu's alone.
 	sstate  ahp.SessionState
 	cstate  ahp.ChatState
 	sseq    int64
 	cseq    int64
 	dropped int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
-	turn    *wake.Turn
-	turnID  string    // the main turn turn answers
-	began   time.Time // when turn began, by the server's clock
 	gone    bool
 	// closed says the chat's owner may no longer read its bot: the sweep
 	// closed it to them (revoke.go).
 	closed bool
-	// seen is how many lines of the log the chat holds applied, and head
-	// how many the follower heard it has (shared logs).
-	seen     int64
+
+	// The rest is guarded by writing.
+
+	// log is the chat's place in its log (its key is set at the start):
+	// how many of its lines the chat holds applied; head is how many the
+	// follower heard it has (shared logs).
+	log      replica.Log
 	head     atomic.Int64
-	logError bool // an append failed and was reported
+	mark     map[string]any
+	turn     *wake.Turn
+	turnID   string    // the main turn turn answers
+	began    time.Time // when turn began, by the server's clock
+	logError bool      // an append failed and was reported
 	// repair is a line the replay added in memory only (shared logs) and
 	// the log gets before the chat's next line.
 	repair  *logLine
@@ -318,7 +330,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	}
 	mark := botMark(r)
 	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
-		key: logKey(r.ID, session), mark: mark}
+		log: c.logAt(logKey(r.ID, session), 0), mark: mark}
 	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
 
 	c.mu.Lock()
@@ -341,7 +353,7 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	c.mu.Unlock()
 	open := logLine{Kind: lineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
 		Title: title, Dir: r.Workspace, CreatedAt: created, Meta: map[string]any{BotMeta: mark}}
-	if err := createLog(c.logs, ch.key, open); err != nil {
+	if err := createLog(c.logs, ch.log.Key, open); err != nil {
 		c.mu.Lock()
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
@@ -349,9 +361,9 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		c.s.countDiskFull(err)
 		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
 	}
-	ch.mu.Lock()
-	ch.seen = max(ch.seen, 1)
-	ch.mu.Unlock()
+	ch.writing.Lock()
+	ch.log.Lines = max(ch.log.Lines, 1)
+	ch.writing.Unlock()
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
 }
@@ -378,10 +390,10 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	if !c.letGo(ch, c.sh != nil) {
 		return errcode.New(errcode.NotFound, "no session %s", call.URI)
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replica.Wait)
 	defer cancel()
-	if err := c.logs.Remove(rctx, ch.key); err != nil {
-		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.key, "err", err)
+	if err := c.logs.Remove(rctx, ch.log.Key); err != nil {
+		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.log.Key, "err", err)
 	}
 	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
 	return nil
@@ -403,11 +415,13 @@ func (c *chats) letGo(ch *chat, disposed bool) bool {
 		c.disposed[ch.session] = true
 	}
 	c.mu.Unlock()
+	ch.writing.Lock()
 	ch.mu.Lock()
 	ch.gone = true
+	ch.mu.Unlock()
 	t := ch.turn
 	ch.turn = nil
-	ch.mu.Unlock()
+	ch.writing.Unlock()
 	if t != nil {
 		t.Stop()
 	}
@@ -467,22 +481,23 @@ func (ch *chat) summary() ahp.SessionSummary {
 	}
 	return ahp.SessionSummary{
 		SessionMetadata: meta, Resource: ch.session, CreatedAt: ch.created, ModifiedAt: ch.cstate.ModifiedAt,
-		Meta: ch.listingMetaLocked(), DefaultChat: ch.uri,
+		Meta: ch.listingMetaMu(), DefaultChat: ch.uri,
 	}
 }
 
-// notifiedLocked is the owner string root notifications about the chat go
+// notifiedMu is the owner string root notifications about the chat go
 // to besides those who may do anything: its owner's, or none once the
 // chat is closed to them. Called with ch.mu held.
-func (ch *chat) notifiedLocked() string {
+func (ch *chat) notifiedMu() string {
 	if ch.closed {
 		return ""
 	}
 	return ch.owner
 }
 
-// listingMetaLocked is the session's _meta with turnsMeta added.
-func (ch *chat) listingMetaLocked() map[string]any {
+// listingMetaMu is the session's _meta with turnsMeta added. Called
+// with ch.mu held.
+func (ch *chat) listingMetaMu() map[string]any {
 	turns := ch.cstate.Turns
 	n := ch.dropped + len(turns)
 	first := ""
@@ -525,58 +540,54 @@ func (c *chats) notify(owner, method string, params any) {
 	}
 }
 
-// errBehind is what a write to a shared log answers when another
-// instance appended first: the chat has read and applied what it missed,
-// and whoever wrote decides again on the chat as it is now.
-var errBehind = errors.New("bot: the chat's log has lines another instance appended first")
+// logAt is the place in the log of key of a chat that holds its first n
+// lines applied.
+func (c *chats) logAt(key chatlog.Key, n int64) replica.Log {
+	l := replica.Log{Logs: c.logs, Key: key, Lines: n}
+	if c.sh != nil {
+		l.Shared = c.sh
+	}
+	return l
+}
 
 // writeLocked appends a line to the chat's log: with shared logs at the
 // count of lines the chat holds applied, so that it goes in only when no
 // other instance wrote first; otherwise the chat catches up and the
-// answer is errBehind.
+// answer is replica.ErrBehind. Called with ch.writing held, and not mu:
+// the write may wait on a database.
 func (ch *chat) writeLocked(l logLine, sync bool) error {
-	sh := ch.c.sh
-	if sh == nil {
-		return appendLine(ch.c.logs, ch.key, l, sync)
-	}
 	data, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("encode log line: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
-	defer cancel()
-	err = sh.AppendAt(ctx, ch.key, ch.seen, data, sync)
-	if errors.Is(err, chatlog.ErrConflict) {
+	err = ch.log.Append(context.Background(), data, sync)
+	if errors.Is(err, replica.ErrBehind) {
 		ch.catchUpLocked()
-		return errBehind
-	}
-	if err == nil {
-		ch.seen++
 	}
 	return err
 }
 
 // logLocked appends an action's line to the chat's log. A failed append is
 // reported once per chat and returned; the chat goes on in memory.
-// errBehind is returned as it is: nothing was written, nor applied.
+// replica.ErrBehind is returned as it is: nothing was written, nor applied.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	if r := ch.repair; r != nil {
 		if err := ch.writeLocked(*r, true); err != nil {
-			if !errors.Is(err, errBehind) {
-				ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+			if !errors.Is(err, replica.ErrBehind) {
+				ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
 			}
 			return err
 		}
 		ch.repair = nil
 	}
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := ch.writeLocked(l, wake.Durable(a)); err != nil {
-		if errors.Is(err, errBehind) {
+	if err := ch.writeLocked(l, replica.Durable(a)); err != nil {
+		if errors.Is(err, replica.ErrBehind) {
 			return err
 		}
 		if !ch.logError {
 			ch.logError = true
-			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.key, "bot", ch.bot, "err", err)
+			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
 		}
 		return err
 	}
@@ -596,8 +607,8 @@ func unsavedReason(err error) string {
 // logChatLocked logs a chat action, and answers the action to apply in
 // its place: a turn some line of which is not in the log does not end as
 // complete, which after a restart would read back without its reply, but
-// in chat/error saying why. errBehind means nothing was logged: another
-// instance wrote first. Called with ch.mu held.
+// in chat/error saying why. replica.ErrBehind means nothing was logged: another
+// instance wrote first. Called with ch.writing held.
 func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 	if a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return a, nil
@@ -614,7 +625,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 		a, complete = unsaved(complete), nil
 	}
 	if err := ch.logLocked(lineChat, a); err != nil {
-		if errors.Is(err, errBehind) {
+		if errors.Is(err, replica.ErrBehind) {
 			return a, err
 		}
 		ch.c.s.countDiskFull(err)
@@ -633,7 +644,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 // catalogue follows the chat's status. It reports false, having done
 // nothing with a, when another instance wrote to the chat's log first:
 // the chat has applied what it wrote, and the caller decides again on the
-// chat as it is now. Called with ch.mu held.
+// chat as it is now. Called with ch.writing held.
 func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a, err := ch.logChatLocked(a)
 	if err != nil {
@@ -645,24 +656,31 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 }
 
 // applyChatLocked applies and publishes a chat action that is in the log;
-// the session's catalogue follows the chat's status.
+// the session's catalogue follows the chat's status. Called with
+// ch.writing held; it takes mu.
 func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
+	ch.mu.Lock()
 	prev := ch.cstate
 	ch.cstate = ahp.ApplyChat(ch.cstate, a)
 	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
-	if prev.ActiveTurn == nil && ch.cstate.ActiveTurn != nil {
-		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
-	}
 	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
 	} else {
 		ch.cseq = seq
 	}
-	if prev.Status != ch.cstate.Status || prev.ModifiedAt != ch.cstate.ModifiedAt {
-		st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
-		ch.applySessionLocked(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
-		ch.c.notify(ch.notifiedLocked(), "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
+	st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
+	changed := prev.Status != st || prev.ModifiedAt != mod
+	if changed {
+		ch.publishSessionMu(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
+	}
+	to := ch.notifiedMu()
+	ch.mu.Unlock()
+	if prev.ActiveTurn == nil && ch.cstate.ActiveTurn != nil {
+		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
+	}
+	if changed {
+		ch.c.notify(to, "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
 			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
 		})
 	}
@@ -671,10 +689,10 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 // emitSessionLocked applies and publishes a session action, logging it
 // when log is set. Like emitChatLocked it reports false, having done
 // nothing, when another instance wrote to the chat's log first. Called
-// with ch.mu held.
+// with ch.writing held.
 func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) bool {
 	if log {
-		if err := ch.logLocked(lineSession, a); errors.Is(err, errBehind) {
+		if err := ch.logLocked(lineSession, a); errors.Is(err, replica.ErrBehind) {
 			return false
 		} // another failure is reported; the chat goes on in memory
 	}
@@ -682,8 +700,17 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool)
 	return true
 }
 
-// applySessionLocked applies and publishes a session action.
+// applySessionLocked applies and publishes a session action. Called with
+// ch.writing held; it takes mu.
 func (ch *chat) applySessionLocked(a ahp.Action, origin *engine.Origin) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.publishSessionMu(a, origin)
+}
+
+// publishSessionMu applies and publishes a session action. Called with
+// ch.writing and ch.mu held.
+func (ch *chat) publishSessionMu(a ahp.Action, origin *engine.Origin) {
 	ch.sstate = ahp.ApplySession(ch.sstate, a)
 	seq, err := ch.c.s.bus.Publish(ch.session, engine.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -727,7 +754,7 @@ func listLogs(logs chatlog.Logs, kind chatlog.Kind) *logListing {
 	l := &logListing{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		ctx, cancel := context.WithTimeout(context.Background(), logWait)
+		ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 		defer cancel()
 		l.keys, l.err = logs.List(ctx, kind)
 	}()
@@ -761,7 +788,7 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 	o := lines[0]
 	mark, _ := o.Meta[BotMeta].(map[string]any)
 	ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
-		created: o.CreatedAt, key: key, mark: mark, seen: n}
+		created: o.CreatedAt, log: c.logAt(key, n), mark: mark}
 	ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
 	// began is when the active turn began by the server's clock: the
 	// time of the line that began it, not the client's startedAt.
@@ -788,15 +815,9 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 	}
 	ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
 	if at := ch.cstate.ActiveTurn; at != nil && !live {
-		d := time.Duration(0)
-		if t0, err := time.Parse(time.RFC3339Nano, began); err == nil {
-			if t1, err := time.Parse(time.RFC3339Nano, last); err == nil && t1.After(t0) {
-				d = t1.Sub(t0)
-			}
-		}
 		// Resumable: chat/turnResume wakes the back session again
 		// with the turn's message (VS Code's Keep Going).
-		a := ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
+		a := replica.Interrupted(at.ID, began, last, true)
 		if c.shared {
 			// Another instance may be running the turn: the log gets
 			// the line only when this one writes to the chat.
@@ -809,13 +830,7 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 		c.s.meters.turns.Inc(outcomeInterrupted)
 	}
 	// The session's catalogue entry follows the chat as replayed.
-	for i := range ch.sstate.Chats {
-		if ch.sstate.Chats[i].Resource == ch.uri {
-			chats := append(ahp.List[ahp.ChatSummary](nil), ch.sstate.Chats...)
-			chats[i].Status, chats[i].ModifiedAt = ch.cstate.Status, ch.cstate.ModifiedAt
-			ch.sstate.Chats = chats
-		}
-	}
+	ch.sstate = replica.Catalogued(ch.sstate, ch.uri, ch.cstate)
 	ch.head.Store(n)
 	return ch
 }

@@ -9,8 +9,10 @@ func SetChatWindow(s *Service, keep, page int) {
 	defer c.mu.Unlock()
 	c.keep, c.page = keep, page
 	for _, ch := range c.bySession {
+		ch.writing.Lock()
 		ch.mu.Lock()
 		ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, keep)
 		ch.mu.Unlock()
+		ch.writing.Unlock()
 	}
 }

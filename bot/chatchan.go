@@ -10,6 +10,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/wake"
 )
@@ -48,8 +49,8 @@ func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 		return err
 	}
 	ch := s.ch
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	ch.writing.Lock()
+	defer ch.writing.Unlock()
 	switch a.Body.(type) {
 	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
 		origin := d.Origin
@@ -78,8 +79,6 @@ func (c chatChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (eng
 	return engine.Snapshot{State: c.ch.cstate, Seq: c.ch.cseq}, nil
 }
 
-func rejectf(format string, args ...any) error { return errcode.New(errcode.Invalid, format, args...) }
-
 // Dispatch takes a person's actions in the chat: a message begins a turn
 // that wakes the bot's back session; a resume of a turn the log showed
 // interrupted wakes it again with the turn's message; a stop, a steer,
@@ -95,7 +94,7 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	// With shared logs another instance may write the chat first: the
 	// chat then holds what it wrote, and the action is decided again.
 	for range maxBehind {
-		retry, err := c.dispatch(ctx, a, origin)
+		retry, err := ch.dispatch(ctx, a, origin)
 		if !retry {
 			return err
 		}
@@ -107,151 +106,67 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 // instances wrote first.
 const maxBehind = 20
 
+// mainRules are what a bot chat takes beyond what every chat does: a
+// resume of a turn its log showed interrupted.
+var mainRules = replica.Rules{Resume: true}
+
 // dispatch decides a person's action on the chat as this instance holds
-// it; retry means another instance wrote the chat first and nothing was
-// done.
-func (c chatChannel) dispatch(ctx context.Context, a ahp.Action, origin engine.Origin) (retry bool, err error) {
-	ch := c.ch
-	ch.mu.Lock()
+// it (replica.Decide), logs and applies it, and then does its step;
+// retry means another instance wrote the chat first and nothing was done.
+func (ch *chat) dispatch(ctx context.Context, a ahp.Action, origin engine.Origin) (retry bool, err error) {
+	ch.writing.Lock()
 	ch.syncLocked()
 	if ch.gone {
-		ch.mu.Unlock()
+		ch.writing.Unlock()
 		return false, errcode.New(errcode.NotFound, "no chat %s", ch.uri)
 	}
-	at := ch.cstate.ActiveTurn
-	var after func()
-	switch b := a.Body.(type) {
-	case *ahp.ChatTurnStartedAction:
-		switch {
-		case b.TurnID == "" || b.Message.Origin.Kind != ahp.MessageUser:
-			err = rejectf("a turn needs a turnId and the person's message")
-		case at != nil:
-			err = rejectf("a turn is in progress")
-		case b.QueuedMessageID != "":
-			err = rejectf("the host starts queued messages itself")
-		case slices.ContainsFunc(ch.cstate.Turns, func(t ahp.Turn) bool { return t.ID == b.TurnID }): // among the turns held
-			err = rejectf("turn %q exists", b.TurnID)
-		default:
-			if !ch.emitChatLocked(a, &origin) {
-				retry = true
-				break
-			}
-			after = ch.beginLocked(ctx, b)
-		}
-	case *ahp.ChatTurnResumeAction:
-		last, ok := resumable(ch.cstate, b.TurnID)
-		if !ok {
-			err = rejectf("turn %q is not the latest turn, ended with an error that can be resumed", b.TurnID)
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		after = ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: last.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: last.Message})
-	case *ahp.ChatTurnCancelledAction:
-		if at == nil || at.ID != b.TurnID {
-			err = rejectf("turn %q is not in progress", b.TurnID)
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		if t := ch.turn; t != nil {
-			ch.turn = nil
-			after = func() { t.Stop(); ch.next(context.WithoutCancel(ctx)) }
-		}
-	case *ahp.ChatPendingMessageSetAction:
-		if b.ID == "" || (b.Kind != ahp.PendingQueued && b.Kind != ahp.PendingSteering) || b.Message.Origin.Kind != ahp.MessageUser {
-			err = rejectf("a pending message needs an id, the kind queued or steering, and the person's message")
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		switch {
-		case b.Kind == ahp.PendingSteering && ch.turn != nil:
-			t, id, text := ch.turn, b.ID, b.Message.Text
-			after = func() { ch.steer(context.WithoutCancel(ctx), t, id, text) }
-		case at == nil:
-			after = func() { ch.next(context.WithoutCancel(ctx)) }
-		}
-	case *ahp.ChatPendingMessageRemovedAction:
-		switch {
-		case b.Kind == ahp.PendingSteering && ch.cstate.SteeringMessage != nil && ch.cstate.SteeringMessage.ID == b.ID:
-		case b.Kind == ahp.PendingQueued && slices.ContainsFunc(ch.cstate.QueuedMessages, func(m ahp.PendingMessage) bool { return m.ID == b.ID }):
-		default:
-			err = rejectf("no %s message %q is waiting", b.Kind, b.ID)
-		}
-		if err == nil {
-			if !ch.emitChatLocked(a, &origin) {
-				retry = true
-				break
-			}
-		}
-	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction, *ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-	case *ahp.ChatInputAnswerChangedAction:
-		if !at.OpenInputRequest(b.RequestID) {
-			err = rejectf("no open input request %q", b.RequestID)
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		after = ch.answerLocked(ctx, a)
-	case *ahp.ChatInputCompletedAction:
-		if !at.OpenInputRequest(b.RequestID) {
-			err = rejectf("no open input request %q", b.RequestID)
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		after = ch.answerLocked(ctx, a)
-	case *ahp.ChatToolCallConfirmedAction:
-		if tc := at.ToolCall(b.TurnID, b.ToolCallID); tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
-			err = rejectf("tool call %q does not wait for a confirmation", b.ToolCallID)
-			break
-		}
-		if !ch.emitChatLocked(a, &origin) {
-			retry = true
-			break
-		}
-		after = ch.answerLocked(ctx, a)
-	default:
-		err = rejectf("a bot chat does not take %s", a.Type)
+	step, err := replica.Decide(ch.cstate, a, mainRules, &origin)
+	if err != nil {
+		ch.writing.Unlock()
+		return false, errcode.New(errcode.Invalid, "%s", err.Error())
 	}
-	ch.mu.Unlock()
-	if retry {
+	if !ch.emitChatLocked(a, &origin) {
+		ch.writing.Unlock()
 		return true, nil
 	}
+	after := ch.stepLocked(ctx, step, a)
+	ch.writing.Unlock()
 	if after != nil {
 		after()
 	}
-	return false, err
+	return false, nil
 }
 
-// resumable returns the chat's latest turn when it is turnID and chat/turnResume
-// may reopen it: no turn is active and its last part is an error that can
-// be resumed (a turn the log showed interrupted).
-func resumable(s ahp.ChatState, turnID string) (ahp.Turn, bool) {
-	if s.ActiveTurn != nil || len(s.Turns) == 0 {
-		return ahp.Turn{}, false
+// stepLocked does the step of a person's action the chat has logged and
+// applied: a turn begun (or resumed) wakes the back session, a stop stops
+// it, a steering message goes to it and a queued one starts when the
+// chat is idle, an answer is handed to it. It returns what to do once
+// ch.writing is released. Called with ch.writing held.
+func (ch *chat) stepLocked(ctx context.Context, step replica.Step, a ahp.Action) func() {
+	switch step {
+	case replica.Begin:
+		return ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
+	case replica.Resume:
+		at := ch.cstate.ActiveTurn // the turn resumed, with its message
+		return ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: at.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: at.Message})
+	case replica.Stop:
+		if t := ch.turn; t != nil {
+			ch.turn = nil
+			return func() { t.Stop(); ch.next(context.WithoutCancel(ctx)) }
+		}
+	case replica.Pend:
+		b := a.Body.(*ahp.ChatPendingMessageSetAction)
+		switch {
+		case b.Kind == ahp.PendingSteering && ch.turn != nil:
+			t, id, text := ch.turn, b.ID, b.Message.Text
+			return func() { ch.steer(context.WithoutCancel(ctx), t, id, text) }
+		case ch.cstate.ActiveTurn == nil:
+			return func() { ch.next(context.WithoutCancel(ctx)) }
+		}
+	case replica.Answer:
+		return ch.answerLocked(ctx, a)
 	}
-	last := s.Turns[len(s.Turns)-1]
-	if last.ID != turnID || last.State != ahp.TurnStateError || len(last.ResponseParts) == 0 {
-		return ahp.Turn{}, false
-	}
-	tail := last.ResponseParts[len(last.ResponseParts)-1]
-	return last, tail.Error != nil && tail.Error.Resumable
+	return nil
 }
 
 // answerLocked returns the handing of a person's answer to the wake.
@@ -274,8 +189,8 @@ func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
 	if err := t.Steer(ctx, text); err != nil {
 		ch.c.s.log.Warn("bot: a steering message was dropped", "chat", ch.uri, "id", id, "reason", err.Error())
 	}
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	ch.writing.Lock()
+	defer ch.writing.Unlock()
 	for range maxBehind {
 		if s := ch.cstate.SteeringMessage; s == nil || s.ID != id || ch.gone {
 			return
@@ -292,7 +207,7 @@ func (ch *chat) next(ctx context.Context) {
 	if ch.c.closed.Load() {
 		return
 	}
-	ch.mu.Lock()
+	ch.writing.Lock()
 	ch.syncLocked()
 	var after func()
 	for range maxBehind {
@@ -306,7 +221,7 @@ func (ch *chat) next(ctx context.Context) {
 			break
 		}
 	}
-	ch.mu.Unlock()
+	ch.writing.Unlock()
 	if after != nil {
 		after()
 	}
@@ -314,7 +229,7 @@ func (ch *chat) next(ctx context.Context) {
 
 // beginLocked answers a turn just begun: it wakes the bot's back session,
 // or fails the turn when the bot is gone. It returns what to do once
-// ch.mu is released.
+// ch.writing is released.
 func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
 	s := ch.c.s
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
@@ -390,12 +305,12 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		}
 		go func() {
 			<-t.Done()
-			ch.mu.Lock()
+			ch.writing.Lock()
 			if ch.turn == t {
 				ch.turn = nil
 			}
 			outcome := ch.outcome
-			ch.mu.Unlock()
+			ch.writing.Unlock()
 			endSpan(span, outcome)
 			ch.next(context.Background())
 		}()
@@ -447,8 +362,8 @@ type mainTurn struct {
 // Chat applies a server action to the main turn while it is active.
 func (m mainTurn) Chat(a ahp.Action) bool {
 	ch := m.ch
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	ch.writing.Lock()
+	defer ch.writing.Unlock()
 	for range maxBehind {
 		if ch.gone || ch.cstate.ActiveTurn == nil || ch.cstate.ActiveTurn.ID != m.turnID {
 			return false
@@ -465,8 +380,8 @@ func (m mainTurn) Chat(a ahp.Action) bool {
 // session's requests listed on inputNeeded.
 func (m mainTurn) Session(a ahp.Action) {
 	ch := m.ch
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	ch.writing.Lock()
+	defer ch.writing.Unlock()
 	if ch.gone {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -21,7 +22,7 @@ import (
 // stay, as the file store keeps them (in each agent's folder). What
 // cannot be removed is reported: the deletion itself is done.
 func (c *chats) dropBot(ctx context.Context, bot string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replica.Wait)
 	defer cancel()
 	// The bot's running turns are cancelled, and logged so, before its
 	// logs and back sessions go: a turn reads cancelled, not failed by

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/replica"
 )
 
 // With shared logs that can be followed (chatlog.Shared: instances on one
@@ -23,29 +24,22 @@ import (
 // turn (its cancel, an answer, a steering message) is done there
 // (effectsLocked).
 
-// follow applies what other instances write to the chats' logs until ctx
-// ends.
+// follow applies what other instances write to the chats' logs until
+// ctx ends.
 func (c *chats) follow(ctx context.Context) {
-	err := c.sh.Follow(ctx, chatlog.Chat, func(key chatlog.Key, n int64) {
-		if key == (chatlog.Key{}) {
-			c.resync(ctx)
-			return
-		}
-		c.heard(key, n)
-	})
-	if err != nil && ctx.Err() == nil {
+	if err := replica.Follow(ctx, c.sh, chatlog.Chat, c, c.s.log); err != nil {
 		c.s.log.Error("bot: the chats' logs are no longer followed", "err", err)
 	}
 }
 
-// heard takes a write to the log of key, which now holds n lines (0: it
-// was removed).
-func (c *chats) heard(key chatlog.Key, n int64) {
+// Heard takes a write to the log of key, which now holds n lines (0: it
+// was removed) (replica.Follower).
+func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	c.mu.Lock()
 	ch := c.bySession[key.Session]
 	c.mu.Unlock()
 	switch {
-	case ch != nil && ch.key != key:
+	case ch != nil && ch.log.Key != key:
 	case n == 0:
 		if ch != nil {
 			c.removed(ch)
@@ -54,24 +48,18 @@ func (c *chats) heard(key chatlog.Key, n int64) {
 		c.added(key)
 	default:
 		ch.head.Store(n)
-		ch.mu.Lock()
-		if n > ch.seen && ch.seen > 0 {
+		ch.writing.Lock()
+		if n > ch.log.Lines && ch.log.Lines > 0 {
 			ch.catchUpLocked()
 		}
-		ch.mu.Unlock()
+		ch.writing.Unlock()
 	}
 }
 
-// resync brings every chat up to its log, after the follower may have
-// missed writes (at its start, or after a dropped connection).
-func (c *chats) resync(ctx context.Context) {
-	heads, err := c.sh.Heads(ctx, chatlog.Chat)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.s.log.Warn("bot: the chats' logs could not be read again after a gap", "err", err)
-		}
-		return
-	}
+// Resync brings every chat up to its log, after the follower may have
+// missed writes (at its start, or after a dropped connection): heads is
+// how many lines every chat's log holds (replica.Follower).
+func (c *chats) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
 	c.mu.Lock()
 	all := make([]*chat, 0, len(c.bySession))
 	for _, ch := range c.bySession {
@@ -80,17 +68,17 @@ func (c *chats) resync(ctx context.Context) {
 	c.mu.Unlock()
 	known := map[chatlog.Key]bool{}
 	for _, ch := range all {
-		known[ch.key] = true
-		n, ok := heads[ch.key]
-		ch.mu.Lock()
-		creating := ch.seen == 0 // its log is being made
-		ch.mu.Unlock()
+		known[ch.log.Key] = true
+		n, ok := heads[ch.log.Key]
+		ch.writing.Lock()
+		creating := ch.log.Lines == 0 // its log is being made
+		ch.writing.Unlock()
 		switch {
 		case creating:
 		case !ok:
 			c.removed(ch)
 		default:
-			c.heard(ch.key, n)
+			c.Heard(ctx, ch.log.Key, n)
 		}
 	}
 	for key := range heads {
@@ -137,16 +125,13 @@ func (c *chats) removed(ch *chat) {
 // (repair) is read again from its whole log: someone else writes it, so
 // the turn may not be interrupted at all.
 func (ch *chat) catchUpLocked() {
-	sh := ch.c.sh
-	if sh == nil || ch.gone {
+	if ch.c.sh == nil || ch.gone {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
-	defer cancel()
-	raw, err := sh.ReadAfter(ctx, ch.key, ch.seen)
+	raw, err := ch.log.ReadNew(context.Background())
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) { // removed: the follower hears it
-			ch.c.s.log.Warn("bot: a chat's new lines could not be read", "log", ch.key, "err", err)
+			ch.c.s.log.Warn("bot: a chat's new lines could not be read", "log", ch.log.Key, "err", err)
 		}
 		return
 	}
@@ -157,11 +142,11 @@ func (ch *chat) catchUpLocked() {
 		ch.reloadLocked()
 		return
 	}
-	lines, bad := decodeLines(raw, ch.seen, nil)
+	lines, bad := decodeLines(raw, ch.log.Lines, nil)
 	for _, b := range bad {
-		ch.c.s.log.Warn("bot: chat log", "log", ch.key, "problem", b)
+		ch.c.s.log.Warn("bot: chat log", "log", ch.log.Key, "problem", b)
 	}
-	ch.seen += int64(len(raw))
+	ch.log.Lines += int64(len(raw))
 	for _, l := range lines {
 		if m, ok := l.Meta[BotMeta].(map[string]any); ok {
 			ch.mark = m
@@ -183,12 +168,15 @@ func (ch *chat) catchUpLocked() {
 // instance writes it, and ends its channels so that their subscribers
 // take a new snapshot.
 func (ch *chat) reloadLocked() {
-	fresh := ch.c.load(ch.key, true)
+	fresh := ch.c.load(ch.log.Key, true)
 	if fresh == nil {
 		return
 	}
-	ch.sstate, ch.cstate, ch.dropped, ch.mark, ch.seen, ch.repair = fresh.sstate, fresh.cstate, fresh.dropped, fresh.mark, fresh.seen, nil
-	ch.head.Store(fresh.seen)
+	ch.mu.Lock()
+	ch.sstate, ch.cstate, ch.dropped = fresh.sstate, fresh.cstate, fresh.dropped
+	ch.mu.Unlock()
+	ch.mark, ch.log.Lines, ch.repair = fresh.mark, fresh.log.Lines, nil
+	ch.head.Store(fresh.log.Lines)
 	ch.c.s.bus.End(ch.session)
 	ch.c.s.bus.End(ch.uri)
 	ch.effectsLocked(nil)
@@ -258,7 +246,7 @@ func (c *chats) goTask(f func()) {
 // and the chat does not hold yet, so that an action is decided on the chat
 // as it is.
 func (ch *chat) syncLocked() {
-	if ch.c.sh != nil && ch.head.Load() > ch.seen && ch.seen > 0 {
+	if ch.c.sh != nil && ch.head.Load() > ch.log.Lines && ch.log.Lines > 0 {
 		ch.catchUpLocked()
 	}
 }

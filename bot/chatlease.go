@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/replica"
 )
 
 // A main turn whose instance dies would stay in progress on the instances
@@ -120,13 +121,13 @@ func (c *chats) watch(ctx context.Context, period time.Duration) {
 }
 
 // watchedTurn returns the followed turn of the chat that was in progress
-// on the last tick too, "" when there is none. It takes ch.mu.
+// on the last tick too, "" when there is none. It takes ch.writing.
 func (ch *chat) watchedTurn() string {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	ch.writing.Lock()
+	defer ch.writing.Unlock()
 	ch.syncLocked()
 	at := ch.cstate.ActiveTurn
-	if ch.gone || ch.turn != nil || at == nil || ch.seen == 0 {
+	if ch.gone || ch.turn != nil || at == nil || ch.log.Lines == 0 {
 		ch.watched = ""
 		return ""
 	}
@@ -164,7 +165,7 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 		}
 	}()
 	ended := false
-	ch.mu.Lock()
+	ch.writing.Lock()
 	for range maxBehind {
 		at := ch.cstate.ActiveTurn
 		// watched is reset when a turn begins or is resumed: the turn in
@@ -174,17 +175,13 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 		if ch.gone || ch.turn != nil || at == nil || at.ID != id || ch.watched != id {
 			break
 		}
-		d := time.Duration(0)
-		if t0, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil && c.s.now().After(t0) {
-			d = c.s.now().Sub(t0)
-		}
-		a := ahp.TurnFailed(id, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, true)
+		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.s.now()), true)
 		if ch.emitChatLocked(a, nil) {
 			ended = true
 			break
 		}
 	}
-	ch.mu.Unlock()
+	ch.writing.Unlock()
 	if ended {
 		c.s.log.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.uri, "turn", id)
 		ch.next(context.WithoutCancel(ctx)) // the messages that waited behind it

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/replica"
 )
 
 // A chat's log is kept by a chatlog.Logs under the key (chatlog.Chat, the
@@ -50,25 +50,9 @@ type logLine struct {
 // log file.
 const maxSessionURI = chatlog.MaxSession
 
-// logWait bounds one read or write of a chat log.
-const logWait = 30 * time.Second
-
 // logKey names the log of the chat of session, with bot.
 func logKey(bot, session string) chatlog.Key {
 	return chatlog.Key{Kind: chatlog.Chat, Bot: bot, Session: session}
-}
-
-// appendLine appends one line to the log of key; with sync durably. A
-// write that fails leaves none of the line behind, and a log removed (its
-// chat disposed, its bot deleted) gets no new one.
-func appendLine(logs chatlog.Logs, key chatlog.Key, line logLine, sync bool) error {
-	data, err := json.Marshal(line)
-	if err != nil {
-		return fmt.Errorf("encode log line: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
-	defer cancel()
-	return logs.Append(ctx, key, data, sync)
 }
 
 // createLog makes the log of key with its open line.
@@ -77,7 +61,7 @@ func createLog(logs chatlog.Logs, key chatlog.Key, open logLine) error {
 	if err != nil {
 		return fmt.Errorf("encode log line: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	defer cancel()
 	return logs.Create(ctx, key, data)
 }
@@ -86,7 +70,7 @@ func createLog(logs chatlog.Logs, key chatlog.Key, open logLine) error {
 // short by a crash mid-append is cut off (chatlog.Logs.Read); any other
 // line that does not decode is skipped and reported in bad.
 func readLog(logs chatlog.Logs, key chatlog.Key) (lines []logLine, n int64, bad []string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	defer cancel()
 	raw, bad, err := logs.Read(ctx, key)
 	if err != nil {

@@ -75,7 +75,7 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	turns := []ahp.Turn{}
 	if to > 0 {
 		var err error
-		if turns, err = olderTurns(c.logs, ch.key, from, to); err != nil {
+		if turns, err = olderTurns(c.logs, ch.log.Key, from, to); err != nil {
 			return fmt.Errorf("read the older turns of %s: %w", ch.uri, err)
 		}
 	}

@@ -36,6 +36,7 @@ var layers = map[string]int{
 
 	"connector": 4, // connectors: vaults, adapters, scrubbing
 	"catalog":   4, // the catalogue channel and resource watches
+	"replica":   4, // the chat machine bot chats and back sessions share: Decide, Log, Follow
 
 	"wake":  5, // back sessions: SessionHost, Harness, the wake
 	"route": 5, // chat-network routes: the Network port, connections, routes; adapters below it

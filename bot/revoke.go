@@ -233,10 +233,10 @@ func (c *chats) notifyOwner(owner, method string, params any) {
 // in the log too, and stops its wake: the back turn is stopped. A turn
 // another instance runs is that instance's to cancel.
 func (ch *chat) cancel() {
-	ch.mu.Lock()
+	ch.writing.Lock()
 	t, id := ch.turn, ch.turnID
 	if t == nil {
-		ch.mu.Unlock()
+		ch.writing.Unlock()
 		return
 	}
 	ch.turn = nil
@@ -247,6 +247,6 @@ func (ch *chat) cancel() {
 			break
 		}
 	}
-	ch.mu.Unlock()
+	ch.writing.Unlock()
 	t.Stop()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/replica"
 )
 
 // A back session's log is kept by a chatlog.Logs under the key
@@ -35,8 +36,8 @@ const (
 // Interrupted is the errorType and message of a turn a log shows begun and
 // never ended: the process went away while it ran.
 const (
-	InterruptedType    = "executionInterrupted"
-	InterruptedMessage = "The agent was interrupted before this request finished."
+	InterruptedType    = replica.InterruptedType
+	InterruptedMessage = replica.InterruptedMessage
 )
 
 // backLine is one line of a back session's log.
@@ -93,23 +94,6 @@ func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
 	return key, true
 }
 
-// logWait bounds one read or write of a back session's log.
-const logWait = 30 * time.Second
-
-// Durable reports whether a chat log fsyncs a's line: it begins or ends a
-// turn or changes what waits. The other lines (the parts streamed while a
-// turn runs) are written with one write each, which a killed process
-// keeps; a power loss costs at most the streamed parts of a running turn.
-// The back sessions' logs and the bot chats' logs follow it.
-func Durable(a ahp.Action) bool {
-	switch a.Type {
-	case ahp.ActionChatTurnStarted, ahp.ActionChatTurnComplete, ahp.ActionChatTurnCancelled, ahp.ActionChatError,
-		ahp.ActionChatPendingMessageSet, ahp.ActionChatPendingMessageRemoved, ahp.ActionChatQueuedMessagesReordered:
-		return true
-	}
-	return false
-}
-
 // logLocked appends a line of a's kind to the session's log. A failed
 // append is reported once until one succeeds again; the session goes on in
 // memory. When the logs are followed, the line goes in at the count of
@@ -122,18 +106,11 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	}
 	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
 	for try := 0; err == nil; try++ {
-		ctx, cancel := s.logCtxLocked()
-		sync := kind == backSession || Durable(a)
-		if sh := s.h.sh; sh != nil {
-			err = sh.AppendAt(ctx, s.key, int64(s.lines), data, sync)
-		} else {
-			err = s.h.logs.Append(ctx, s.key, data, sync)
-		}
-		cancel()
-		if !errors.Is(err, chatlog.ErrConflict) || try == maxTries || !s.takeAnswersLocked() {
+		err = s.tail.Append(s.fencedLocked(), data, kind == backSession || replica.Durable(a))
+		if !errors.Is(err, replica.ErrBehind) || try == maxTries || !s.takeAnswersLocked() {
 			break
 		}
-		if answerFor(a) != "" && s.answerErrLocked(a, nil) != nil {
+		if replica.AnswerTo(a) != "" && s.answerErrLocked(a, nil) != nil {
 			return false
 		}
 		err = nil // try again at the new count
@@ -142,12 +119,11 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 		s.diverged = true // the copy holds a line its log does not
 		if !s.logError {
 			s.logError = true
-			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.key, "session", s.uri, "err", err)
+			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.tail.Key, "session", s.uri, "err", err)
 		}
 		return true
 	}
 	s.logError = false
-	s.lines++
 	return true
 }
 
@@ -162,7 +138,7 @@ func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model 
 		return fmt.Errorf("encode the open line: %w", err)
 	}
 	s.mu.Lock()
-	ctx, cancel := s.logCtxLocked()
+	ctx, cancel := context.WithTimeout(s.fencedLocked(), replica.Wait)
 	s.mu.Unlock()
 	defer cancel()
 	return h.logs.Create(ctx, key, data)
@@ -171,7 +147,7 @@ func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model 
 // replay reads back every back session's log the host's logs hold. A log that does not open a session, or whose provider the host
 // no longer runs, is reported and left out.
 func (h *LocalHost) replay() {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	keys, err := h.logs.List(ctx, chatlog.Back)
 	cancel()
 	if err != nil {
@@ -210,7 +186,7 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 // holding it. A session read with repair is the one this host writes
 // (here); without, it is a copy of what another host writes.
 func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (*localSession, error) {
-	rctx, cancel := context.WithTimeout(ctx, logWait)
+	rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
 	var lines []backLine
@@ -245,8 +221,8 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 		return nil, fmt.Errorf("its createdAt: %w", err)
 	}
 	s := h.newSession(o.Session, spec, hr, o.Provider, o.Model, created)
-	s.key, s.logged, s.here = key, true, repair
-	s.lines = len(raw)
+	s.tail.Key, s.logged, s.here = key, true, repair
+	s.tail.Lines = int64(len(raw))
 	s.fenceFrom(ctx)
 	last := o.At
 	for _, l := range lines[1:] {
@@ -262,13 +238,7 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 		}
 	}
 	if at := s.chatState.ActiveTurn; at != nil && repair {
-		d := time.Duration(0)
-		t0, err0 := time.Parse(time.RFC3339Nano, at.StartedAt)
-		t1, err1 := time.Parse(time.RFC3339Nano, last)
-		if err0 == nil && err1 == nil && t1.After(t0) {
-			d = t1.Sub(t0)
-		}
-		s.endLocked(ahp.TurnFailed(at.ID, d, ahp.ErrorInfo{ErrorType: InterruptedType, Message: InterruptedMessage}, false))
+		s.endLocked(replica.Interrupted(at.ID, at.StartedAt, last, false))
 	}
 	if m := s.chatState.SteeringMessage; m != nil && repair {
 		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
@@ -278,13 +248,7 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 			s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
 		}
 	}
-	for i := range s.state.Chats {
-		if s.state.Chats[i].Resource == s.chat {
-			chats := append(ahp.List[ahp.ChatSummary](nil), s.state.Chats...)
-			chats[i].Status, chats[i].ModifiedAt = s.chatState.Status, s.chatState.ModifiedAt
-			s.state.Chats = chats
-		}
-	}
+	s.state = replica.Catalogued(s.state, s.chat, s.chatState)
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/replica"
 )
 
 // With logs that several instances share and that can be followed
@@ -47,49 +48,36 @@ import (
 // follow applies what other hosts write to the back sessions' logs until
 // ctx ends.
 func (h *LocalHost) follow(ctx context.Context) {
-	err := h.sh.Follow(ctx, chatlog.Back, func(key chatlog.Key, n int64) {
-		if key == (chatlog.Key{}) {
-			h.resync(ctx)
-			return
-		}
-		h.heard(ctx, key, n)
-	})
-	if err != nil && ctx.Err() == nil {
+	if err := replica.Follow(ctx, h.sh, chatlog.Back, h, h.log); err != nil {
 		h.log.Error("wake: the back sessions' logs are no longer followed", "err", err)
 	}
 }
 
-// resync brings every session up to its log, after the follower may have
-// missed writes (at its start, or after a dropped connection).
-func (h *LocalHost) resync(ctx context.Context) {
-	heads, err := h.sh.Heads(ctx, chatlog.Back)
-	if err != nil {
-		if ctx.Err() == nil {
-			h.log.Warn("wake: the back sessions' logs could not be read again after a gap", "err", err)
-		}
-		return
-	}
+// Resync brings every session up to its log, after the follower may have
+// missed writes (at its start, or after a dropped connection): it is how
+// many lines every back session's log holds (replica.Follower).
+func (h *LocalHost) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
 	h.mu.Lock()
 	held := map[chatlog.Key]bool{}
 	for _, s := range h.sessions {
 		if s.logged {
-			held[s.key] = true
+			held[s.tail.Key] = true
 		}
 	}
 	h.mu.Unlock()
 	for key := range held {
-		h.heard(ctx, key, heads[key]) // 0 when it is gone
+		h.Heard(ctx, key, heads[key]) // 0 when it is gone
 	}
 	for key, n := range heads {
 		if !held[key] {
-			h.heard(ctx, key, n)
+			h.Heard(ctx, key, n)
 		}
 	}
 }
 
-// heard takes a write to the log of key, which now holds n lines (0: it
-// was removed).
-func (h *LocalHost) heard(ctx context.Context, key chatlog.Key, n int64) {
+// Heard takes a write to the log of key, which now holds n lines (0: it
+// was removed) (replica.Follower).
+func (h *LocalHost) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	h.swap.Lock()
 	defer h.swap.Unlock()
 	h.mu.Lock()
@@ -97,7 +85,7 @@ func (h *LocalHost) heard(ctx context.Context, key chatlog.Key, n int64) {
 	skip := h.closed || h.creating[key.Session] || (s == nil && h.disposed[key.Session])
 	h.mu.Unlock()
 	switch {
-	case skip, s != nil && (!s.logged || s.key != key):
+	case skip, s != nil && (!s.logged || s.tail.Key != key):
 	case n == 0:
 		if s != nil && !h.exists(ctx, key) {
 			h.drop(s)
@@ -106,7 +94,7 @@ func (h *LocalHost) heard(ctx context.Context, key chatlog.Key, n int64) {
 		h.addCopy(ctx, key)
 	default:
 		s.mu.Lock()
-		behind := int64(s.lines) < n && !s.gone
+		behind := s.tail.Lines < n && !s.gone
 		s.mu.Unlock()
 		if behind && !s.catchUp(ctx) {
 			h.readAgain(ctx, s)
@@ -117,7 +105,7 @@ func (h *LocalHost) heard(ctx context.Context, key chatlog.Key, n int64) {
 // exists reports whether the log of key is there; an error reading says
 // it is.
 func (h *LocalHost) exists(ctx context.Context, key chatlog.Key) bool {
-	rctx, cancel := context.WithTimeout(ctx, logWait)
+	rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 	defer cancel()
 	_, err := h.sh.ReadAfter(rctx, key, math.MaxInt64)
 	return !errors.Is(err, iofs.ErrNotExist)
@@ -159,10 +147,10 @@ func (h *LocalHost) drop(s *localSession) {
 // host writes it now, and this one's cannot follow on. Its channels end,
 // so that their subscribers take a new snapshot.
 func (h *LocalHost) readAgain(ctx context.Context, old *localSession) {
-	fresh, err := h.readLog(ctx, old.key, false)
+	fresh, err := h.readLog(ctx, old.tail.Key, false)
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		if ctx.Err() == nil {
-			h.log.Warn("wake: a back session another host took over could not be read again", "log", old.key, "err", err)
+			h.log.Warn("wake: a back session another host took over could not be read again", "log", old.tail.Key, "err", err)
 		}
 		return
 	}
@@ -216,12 +204,10 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 	if s.gone {
 		return !answersOnly, nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, logWait)
-	raw, err := s.h.sh.ReadAfter(rctx, s.key, int64(s.lines))
-	cancel()
+	raw, err := s.tail.ReadNew(ctx)
 	if err != nil {
 		if !errors.Is(err, iofs.ErrNotExist) && ctx.Err() == nil { // removed: the follower hears it
-			s.h.log.Warn("wake: a back session's new lines could not be read", "log", s.key, "err", err)
+			s.h.log.Warn("wake: a back session's new lines could not be read", "log", s.tail.Key, "err", err)
 		}
 		return !answersOnly, nil
 	}
@@ -230,18 +216,18 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 	for i, r := range raw {
 		var l backLine
 		if err := json.Unmarshal(r, &l); err != nil {
-			s.h.log.Warn("wake: back session log", "log", s.key, "problem", fmt.Sprintf("line %d: %v", s.lines+i+1, err))
+			s.h.log.Warn("wake: back session log", "log", s.tail.Key, "problem", fmt.Sprintf("line %d: %v", s.tail.Lines+int64(i)+1, err))
 			others = true
 			continue
 		}
 		lines[i] = &l
 		mine := s.h.id != "" && l.By == s.h.id
-		answer := l.Kind == backChat && l.Action != nil && answerFor(*l.Action) != ""
+		answer := l.Kind == backChat && l.Action != nil && replica.AnswerTo(*l.Action) != ""
 		others = others || (!mine && !answer)
 	}
 	if !others {
 		for _, l := range lines {
-			s.lines++
+			s.tail.Lines++
 			// A line of this host's whose write it could not confirm
 			// (the database went away as it committed) it holds
 			// already.
@@ -256,7 +242,7 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 		return false, nil
 	}
 	for _, l := range lines {
-		s.lines++
+		s.tail.Lines++
 		if l == nil || l.Action == nil || l.By == s.h.id {
 			continue
 		}
@@ -273,30 +259,13 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 	return true, agent
 }
 
-// answerFor is the input request or tool call an answer answers (an
-// answer to a question, a confirmation, a client tool's result), "" for
-// any other action.
-func answerFor(a ahp.Action) string {
-	switch b := a.Body.(type) {
-	case *ahp.ChatInputAnswerChangedAction:
-		return b.RequestID
-	case *ahp.ChatInputCompletedAction:
-		return b.RequestID
-	case *ahp.ChatToolCallConfirmedAction:
-		return b.ToolCallID
-	case *ahp.ChatToolCallCompleteAction:
-		return b.ToolCallID
-	}
-	return ""
-}
-
 // deliverAnswerLocked hands an answer to the turn that waits for it, if
 // any: an answer to a question once it is complete, a confirmation, a
 // client tool's result. Called with s.mu held.
 func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 	switch a.Body.(type) {
 	case *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
-		s.deliverLocked(answerFor(a), a)
+		s.deliverLocked(replica.AnswerTo(a), a)
 	}
 }
 
@@ -304,33 +273,11 @@ func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 // is, nil when it does. origin is the client that gives it, nil for an
 // in-process caller. Called with s.mu held.
 func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) error {
-	active := s.chatState.ActiveTurn
-	switch b := a.Body.(type) {
-	case *ahp.ChatInputAnswerChangedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
-		}
-	case *ahp.ChatInputCompletedAction:
-		if !active.OpenInputRequest(b.RequestID) {
-			return refused("no open input request %q", b.RequestID)
-		}
-	case *ahp.ChatToolCallConfirmedAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusPendingConfirmation {
-			return refused("tool call %q does not wait for a confirmation", b.ToolCallID)
-		}
-	case *ahp.ChatToolCallCompleteAction:
-		tc := active.ToolCall(b.TurnID, b.ToolCallID)
-		if tc == nil || tc.Status != ahp.ToolCallStatusRunning || tc.Contributor == nil || tc.Contributor.Kind != ahp.ContributorClient {
-			return refused("tool call %q is not a running call of a client's tool", b.ToolCallID)
-		}
-		if origin != nil && origin.ClientID != tc.Contributor.ClientID {
-			return refused("only client %q completes tool call %q", tc.Contributor.ClientID, b.ToolCallID)
-		}
-	default:
+	step, err := replica.Decide(s.chatState, a, backRules, origin)
+	if err == nil && step != replica.Answer {
 		return refused("%s is not an answer", a.Type)
 	}
-	return nil
+	return refusal(err)
 }
 
 // answerElsewhereLocked takes a client's answer on a copy of a session
@@ -355,16 +302,13 @@ func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), logWait)
-		err = s.h.sh.AppendAt(ctx, s.key, int64(s.lines), data, true)
-		cancel()
-		if errors.Is(err, chatlog.ErrConflict) {
+		err = s.tail.Append(context.Background(), data, true)
+		if errors.Is(err, replica.ErrBehind) {
 			continue
 		}
 		if err != nil {
 			return &RefusedError{Reason: "the answer could not be written to the back session's log", Err: err}
 		}
-		s.lines++
 		s.showChatLocked(a, origin)
 		return nil
 	}

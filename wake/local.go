@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
 )
 
@@ -294,13 +295,13 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 		// A copy that follows the log reads what it has not yet heard.
 		s.catchUp(ctx)
 		// No one else wrote the log since: the copy held is the log's.
-		rctx, cancel := context.WithTimeout(ctx, logWait)
+		rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 		raw, _, err := h.logs.Read(rctx, key)
 		cancel()
 		if err == nil {
 			s.mu.Lock()
 			c := s.chatState
-			same := len(raw) == s.lines && !s.diverged && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
+			same := int64(len(raw)) == s.tail.Lines && !s.diverged && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
 			s.mu.Unlock()
 			if same {
 				s.fenceFrom(ctx)
@@ -380,7 +381,7 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 	}
 	chat := ahp.DefaultChatURI(uri)
 	s := &localSession{h: h, uri: uri, chat: chat, spec: spec, hr: hr, info: info, feed: feed.New[ahp.Action](),
-		createdAt: ahp.FormatTime(now), waits: map[string]chan ahp.Action{}}
+		createdAt: ahp.FormatTime(now), waits: map[string]chan ahp.Action{}, tail: replica.Log{Logs: h.logs, Shared: h.sh}}
 	s.state = ahp.SessionState{
 		SessionMetadata: ahp.SessionMetadata{
 			Provider: provider, Title: spec.Title, Status: ahp.StatusIdle,
@@ -422,14 +423,14 @@ func (h *LocalHost) add(s *localSession, provider, model string) error {
 		if err := h.createLog(key, s, provider, model); err != nil {
 			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.uri, "err", err)
 		} else {
-			s.key, s.logged, s.lines = key, true, 1
+			s.tail.Key, s.logged, s.tail.Lines = key, true, 1
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.sessions[s.uri] != nil {
 		if s.logged {
-			h.removeLog(s.key)
+			h.removeLog(s.tail.Key)
 		}
 		if h.closed {
 			return refused("the host is closed")
@@ -472,7 +473,7 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	}
 	s.dispose()
 	if s.logged {
-		h.removeLog(s.key)
+		h.removeLog(s.tail.Key)
 	}
 	return nil
 }
@@ -517,7 +518,7 @@ func (h *LocalHost) ForgetBot(ctx context.Context, bot string) error {
 
 // removeLog removes a back session's log, reporting a failure.
 func (h *LocalHost) removeLog(key chatlog.Key) {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	defer cancel()
 	if err := h.logs.Remove(ctx, key); err != nil {
 		h.log.Warn("wake: a disposed back session's log could not be removed", "log", key, "err", err)

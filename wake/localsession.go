@@ -12,10 +12,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
 )
 
@@ -33,17 +33,15 @@ type localSession struct {
 	feed *feed.Feed[ahp.Action]
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
-	// key is the session's log's when logged; an unlogged session keeps
-	// none.
-	key    chatlog.Key
+	// tail is the session's place in its log when logged: its key, and
+	// how many lines it holds as far as this host knows (read back, or
+	// written; set under mu). An unlogged session keeps none.
+	tail   replica.Log
 	logged bool
 	// fence is the lease token its log's writes carry, when a Waker
 	// holding a lease handed it work (lease.WithFence); set under mu.
 	fence  lease.Fence
 	fenced bool
-	// lines is how many lines its log holds as far as this host knows:
-	// read back, or written; set under mu.
-	lines int
 	// here says this host writes the session's log (it started it, read
 	// it back to continue it, or a Waker holding its lease handed it
 	// work); with shared logs a session not here is a copy that follows
@@ -100,14 +98,13 @@ func (s *localSession) fenceFrom(ctx context.Context) {
 	}
 }
 
-// logCtx is a context for one log write, with the session's fence. Called
-// with s.mu held.
-func (s *localSession) logCtxLocked() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), logWait)
+// fencedLocked is the context of the session's log writes: with its
+// fence, if it has one. Called with s.mu held.
+func (s *localSession) fencedLocked() context.Context {
 	if s.fenced {
-		ctx = lease.WithFence(ctx, s.fence)
+		return lease.WithFence(context.Background(), s.fence)
 	}
-	return ctx, cancel
+	return context.Background()
 }
 
 func (s *localSession) dispose() {
@@ -205,6 +202,19 @@ func refused(format string, args ...any) error {
 	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// refusal is the host's refusal of what replica.Decide refused, nil for
+// nil.
+func refusal(err error) error {
+	if r, ok := errors.AsType[*replica.Refusal](err); ok {
+		return &RefusedError{Reason: r.Reason}
+	}
+	return err
+}
+
+// backRules are what a back session's chat takes beyond what every chat
+// does: the results of a client's tools it calls.
+var backRules = replica.Rules{ClientTools: true}
+
 // dispatch validates and applies a client's action to the chat; origin is
 // nil for an in-process caller.
 func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
@@ -213,7 +223,7 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	if s.gone {
 		return ErrNoSession
 	}
-	if s.elsewhereLocked() != nil && answerFor(a) != "" && origin != nil {
+	if s.elsewhereLocked() != nil && replica.AnswerTo(a) != "" && origin != nil {
 		// A client's answer; an in-process caller (the Waker of this
 		// instance, following a turn another runs) acts only where the
 		// session runs.
@@ -222,26 +232,20 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	if err := s.elsewhereLocked(); err != nil {
 		return err
 	}
-	cs := s.chatState
-	active := cs.ActiveTurn
-	switch b := a.Body.(type) {
-	case *ahp.ChatTurnStartedAction:
-		if b.TurnID == "" || b.Message.Origin.Kind != ahp.MessageUser {
-			return refused("a turn a client starts needs a turnId and a user's message")
-		}
-		if active != nil || s.turn != nil {
+	step, err := replica.Decide(s.chatState, a, backRules, origin)
+	if err != nil {
+		return refusal(err)
+	}
+	switch step {
+	case replica.Begin:
+		if s.turn != nil { // ended in the chat, still winding down
 			return refused("a turn is in progress")
 		}
-		if b.QueuedMessageID != "" {
-			return refused("the host consumes queued messages itself")
-		}
+		b := a.Body.(*ahp.ChatTurnStartedAction)
 		s.emitChatLocked(a, origin)
 		s.runLocked(b.TurnID, b.Message)
-		return nil
-	case *ahp.ChatTurnCancelledAction:
-		if active == nil || active.ID != b.TurnID {
-			return refused("turn %q is not in progress", b.TurnID)
-		}
+	case replica.Stop:
+		b := a.Body.(*ahp.ChatTurnCancelledAction)
 		if origin == nil && b.Duration == 0 {
 			a = ahp.TurnCancelled(b.TurnID, s.durationLocked())
 		}
@@ -252,37 +256,17 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 		s.emitChatLocked(a, origin)
 		s.turn = nil
 		s.nextLocked()
-		return nil
-	case *ahp.ChatPendingMessageSetAction:
-		if b.ID == "" || (b.Kind != ahp.PendingQueued && b.Kind != ahp.PendingSteering) {
-			return refused("a pending message needs an id and the kind queued or steering")
-		}
+	case replica.Pend:
 		s.emitChatLocked(a, origin)
 		s.nextLocked()
-		return nil
-	case *ahp.ChatPendingMessageRemovedAction:
-		switch {
-		case b.Kind == ahp.PendingSteering && cs.SteeringMessage != nil && cs.SteeringMessage.ID == b.ID:
-		case b.Kind == ahp.PendingQueued && slices.ContainsFunc(cs.QueuedMessages, func(m ahp.PendingMessage) bool { return m.ID == b.ID }):
-		default:
-			return refused("no %s message %q is waiting", b.Kind, b.ID)
-		}
-		s.emitChatLocked(a, origin)
-		return nil
-	case *ahp.ChatQueuedMessagesReorderedAction, *ahp.ChatDraftChangedAction,
-		*ahp.ChatIsReadChangedAction, *ahp.ChatIsArchivedChangedAction:
-		s.emitChatLocked(a, origin)
-		return nil
-	case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
-		if err := s.answerErrLocked(a, origin); err != nil {
-			return err
-		}
+	case replica.Answer:
 		if s.emitChatLocked(a, origin) {
 			s.deliverAnswerLocked(a)
 		}
-		return nil
+	default:
+		s.emitChatLocked(a, origin)
 	}
-	return refused("this chat does not take %s", a.Type)
+	return nil
 }
 
 // dispatchSession applies a client's action to the session channel.
