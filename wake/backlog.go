@@ -99,7 +99,7 @@ func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
 // memory. When the logs are followed, the line goes in at the count of
 // lines the session holds: an answer another host wrote first is taken
 // in first (takeAnswersLocked), and a, when it is an answer that one made
-// moot, is dropped (false). Called with s.mu held.
+// moot, is dropped (false). Called with s.writing held.
 func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return true
@@ -137,9 +137,9 @@ func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model 
 	if err != nil {
 		return fmt.Errorf("encode the open line: %w", err)
 	}
-	s.mu.Lock()
+	s.writing.Lock()
 	ctx, cancel := context.WithTimeout(s.fencedLocked(), replica.Wait)
-	s.mu.Unlock()
+	s.writing.Unlock()
 	defer cancel()
 	return h.logs.Create(ctx, key, data)
 }
@@ -232,7 +232,7 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 		last = l.At
 		switch l.Kind {
 		case backChat:
-			s.applyChatLocked(*l.Action)
+			s.applyChatMu(*l.Action)
 		case backSession:
 			s.state = ahp.ApplySession(s.state, *l.Action)
 		}
@@ -255,7 +255,7 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 // endLocked logs and applies an action a replay adds to a log.
 func (s *localSession) endLocked(a ahp.Action) {
 	s.logLocked(backChat, a)
-	s.applyChatLocked(a)
+	s.applyChatMu(a)
 }
 
 // localURI reports whether uri is a session URI LocalHost makes:

@@ -93,9 +93,9 @@ func (h *LocalHost) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	case s == nil:
 		h.addCopy(ctx, key)
 	default:
-		s.mu.Lock()
+		s.writing.Lock()
 		behind := s.tail.Lines < n && !s.gone
-		s.mu.Unlock()
+		s.writing.Unlock()
 		if behind && !s.catchUp(ctx) {
 			h.readAgain(ctx, s)
 		}
@@ -178,9 +178,9 @@ func (s *localSession) catchUp(ctx context.Context) bool {
 	if s.h.sh == nil || !s.logged {
 		return true
 	}
-	s.mu.Lock()
+	s.writing.Lock()
 	ok, agent := s.catchUpLocked(ctx, false)
-	s.mu.Unlock()
+	s.writing.Unlock()
 	if agent != nil {
 		if err := agent.Close(); err != nil {
 			s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
@@ -192,13 +192,13 @@ func (s *localSession) catchUp(ctx context.Context) bool {
 // takeAnswersLocked applies the lines another host wrote after the ones
 // the session holds, when they are only answers; it reports false when
 // they are not (another host runs the session now) or cannot be read.
-// Called with s.mu held, by a write that found the log longer.
+// Called with s.writing held, by a write that found the log longer.
 func (s *localSession) takeAnswersLocked() bool {
 	ok, _ := s.catchUpLocked(context.Background(), true)
 	return ok
 }
 
-// catchUpLocked is catchUp with s.mu held, answers alone when
+// catchUpLocked is catchUp with s.writing held, answers alone when
 // answersOnly; it returns the agent to close.
 func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (bool, Agent) {
 	if s.gone {
@@ -261,7 +261,7 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 
 // deliverAnswerLocked hands an answer to the turn that waits for it, if
 // any: an answer to a question once it is complete, a confirmation, a
-// client tool's result. Called with s.mu held.
+// client tool's result. Called with s.writing held.
 func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 	switch a.Body.(type) {
 	case *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
@@ -271,7 +271,7 @@ func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 
 // answerErrLocked says why the answer a does not apply to the chat as it
 // is, nil when it does. origin is the client that gives it, nil for an
-// in-process caller. Called with s.mu held.
+// in-process caller. Called with s.writing held.
 func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) error {
 	step, err := replica.Decide(s.chatState, a, backRules, origin)
 	if err == nil && step != replica.Answer {
@@ -284,7 +284,7 @@ func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) erro
 // another host runs: it goes into the session's log at the count of lines
 // the copy holds, as it is now (caught up first, and again when another
 // host wrote first), and the host that runs the session hands it to the
-// turn that waits for it when it hears it. Called with s.mu held.
+// turn that waits for it when it hears it. Called with s.writing held.
 func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin) error {
 	a = scrubAction(s.h.scrub, a)
 	for range maxTries {
@@ -325,7 +325,7 @@ func (s *localSession) closeLater(agent Agent) {
 }
 
 // elsewhereLocked refuses an action on a session another host runs.
-// Called with s.mu held.
+// Called with s.writing held.
 func (s *localSession) elsewhereLocked() error {
 	if s.h.sh == nil || s.here || !s.logged {
 		return nil

@@ -299,10 +299,10 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 		raw, _, err := h.logs.Read(rctx, key)
 		cancel()
 		if err == nil {
-			s.mu.Lock()
+			s.writing.Lock()
 			c := s.chatState
 			same := int64(len(raw)) == s.tail.Lines && !s.diverged && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
-			s.mu.Unlock()
+			s.writing.Unlock()
 			if same {
 				s.fenceFrom(ctx)
 				return false, nil
@@ -560,9 +560,9 @@ func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
 	}
 	s.fenceFrom(ctx)
 	if h.hub.Tracing() {
-		s.mu.Lock()
+		s.writing.Lock()
 		s.parent = trace.SpanContextFromContext(ctx)
-		s.mu.Unlock()
+		s.writing.Unlock()
 	}
 	return s.dispatch(ahp.PendingMessageSet(m.Kind, m.ID, m.Message), nil)
 }

@@ -35,11 +35,11 @@ type localSession struct {
 	createdAt string
 	// tail is the session's place in its log when logged: its key, and
 	// how many lines it holds as far as this host knows (read back, or
-	// written; set under mu). An unlogged session keeps none.
+	// written; set under writing). An unlogged session keeps none.
 	tail   replica.Log
 	logged bool
 	// fence is the lease token its log's writes carry, when a Waker
-	// holding a lease handed it work (lease.WithFence); set under mu.
+	// holding a lease handed it work (lease.WithFence); set under writing.
 	fence  lease.Fence
 	fenced bool
 	// here says this host writes the session's log (it started it, read
@@ -48,18 +48,29 @@ type localSession struct {
 	// the log another host writes, and takes clients' answers alone
 	// (follow.go). diverged says a
 	// write to the log failed: the copy holds a line the log does not.
-	// Both set under mu.
+	// Both set under writing.
 	here     bool
 	diverged bool
 
-	mu         sync.Mutex
+	// writing orders whoever acts on the session (a client's action, the
+	// turn's agent, the follower) and is held across a write to its log
+	// (to a database, up to replica.Wait); mu is held only to change or
+	// read what readers read, never across a write, so that a slow log
+	// stalls the session's writers and not its subscribers. A writer
+	// takes writing, then mu. The fields above are writing's.
+	writing sync.Mutex
+	mu      sync.Mutex
+	// Guarded by mu, and changed with writing held too: whoever holds
+	// writing reads them without mu.
 	state      ahp.SessionState
 	chatState  ahp.ChatState
 	sessionSeq int64
 	chatSeq    int64
-	turn       *localTurn
-	waits      map[string]chan ahp.Action // tool call or request id → its answer
 	gone       bool
+
+	// The rest is writing's.
+	turn  *localTurn
+	waits map[string]chan ahp.Action // tool call or request id → its answer
 	// agent is the session's agent, nil until a restored session's first
 	// turn opens it.
 	agent    Agent
@@ -92,14 +103,14 @@ type reportedTool struct {
 // log writes.
 func (s *localSession) fenceFrom(ctx context.Context) {
 	if f, ok := lease.FenceFrom(ctx); ok {
-		s.mu.Lock()
+		s.writing.Lock()
 		s.fence, s.fenced, s.here = f, true, true
-		s.mu.Unlock()
+		s.writing.Unlock()
 	}
 }
 
 // fencedLocked is the context of the session's log writes: with its
-// fence, if it has one. Called with s.mu held.
+// fence, if it has one. Called with s.writing held.
 func (s *localSession) fencedLocked() context.Context {
 	if s.fenced {
 		return lease.WithFence(context.Background(), s.fence)
@@ -108,18 +119,20 @@ func (s *localSession) fencedLocked() context.Context {
 }
 
 func (s *localSession) dispose() {
-	s.mu.Lock()
+	s.writing.Lock()
 	if s.gone {
-		s.mu.Unlock()
+		s.writing.Unlock()
 		return
 	}
+	s.mu.Lock()
 	s.gone = true
+	s.mu.Unlock()
 	if t := s.turn; t != nil {
 		t.stopped = true
 		t.cancel()
 	}
 	agent := s.agent
-	s.mu.Unlock()
+	s.writing.Unlock()
 	s.feed.Close()
 	s.h.bus.End(s.uri)
 	s.h.bus.End(s.chat)
@@ -136,7 +149,7 @@ func (s *localSession) dispose() {
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
 // as the older ones are gone. It reports false when a is an answer that
 // another host's answer, logged first, made moot: a is then neither
-// logged nor applied. Called with s.mu held.
+// logged nor applied. Called with s.writing held.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = scrubAction(s.h.scrub, a)
 	if !s.logLocked(backChat, a) {
@@ -149,10 +162,13 @@ func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool 
 // showChatLocked applies a to the chat, publishes it and tells
 // followers, and updates the session's catalogue when the chat's status
 // changed: what emitChatLocked does once a is logged, and what a copy
-// does with a line another host wrote. Called with s.mu held.
+// does with a line another host wrote. Called with s.writing held; it
+// takes mu.
 func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	prev := s.chatState
-	s.applyChatLocked(a)
+	s.applyChatMu(a)
 	seq, err := s.h.bus.Publish(s.chat, engine.Event{Action: a, Origin: origin})
 	if err != nil {
 		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
@@ -162,13 +178,14 @@ func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
 	s.feed.Publish(a)
 	if prev.Status != s.chatState.Status || prev.ModifiedAt != s.chatState.ModifiedAt {
 		st, mod := s.chatState.Status, s.chatState.ModifiedAt
-		s.emitSessionLocked(ahp.ChatUpdated(s.chat, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
+		s.publishSessionMu(ahp.ChatUpdated(s.chat, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
 	}
 }
 
-// applyChatLocked applies a to the chat's state, keeping its latest ended
-// turns. Called with s.mu held.
-func (s *localSession) applyChatLocked(a ahp.Action) {
+// applyChatMu applies a to the chat's state, keeping its latest ended
+// turns. Called with s.writing held, or on a session no one else holds yet
+// (a log being read back).
+func (s *localSession) applyChatMu(a ahp.Action) {
 	s.chatState = ahp.ApplyChat(s.chatState, a)
 	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
 		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
@@ -176,7 +193,7 @@ func (s *localSession) applyChatLocked(a ahp.Action) {
 }
 
 // emitSessionLocked applies a to the session and publishes it; a client's
-// action (origin set) is logged. Called with s.mu held.
+// action (origin set) is logged. Called with s.writing held.
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	a = scrubAction(s.h.scrub, a)
 	if origin != nil {
@@ -186,8 +203,16 @@ func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 }
 
 // showSessionLocked applies a to the session and publishes it. Called
-// with s.mu held.
+// with s.writing held; it takes mu.
 func (s *localSession) showSessionLocked(a ahp.Action, origin *engine.Origin) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishSessionMu(a, origin)
+}
+
+// publishSessionMu applies a to the session and publishes it. Called
+// with s.writing and s.mu held.
+func (s *localSession) publishSessionMu(a ahp.Action, origin *engine.Origin) {
 	s.state = ahp.ApplySession(s.state, a)
 	seq, err := s.h.bus.Publish(s.uri, engine.Event{Action: a, Origin: origin})
 	if err != nil {
@@ -218,8 +243,8 @@ var backRules = replica.Rules{ClientTools: true}
 // dispatch validates and applies a client's action to the chat; origin is
 // nil for an in-process caller.
 func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	if s.gone {
 		return ErrNoSession
 	}
@@ -271,8 +296,8 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 
 // dispatchSession applies a client's action to the session channel.
 func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	if s.gone {
 		return ErrNoSession
 	}
@@ -359,8 +384,8 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	}
 	op.End(err)
 	t.cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	if s.turn == t || s.turn == nil {
 		s.showActivityLocked("")
 	}
@@ -385,9 +410,9 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 // restored session. A session disposed meanwhile closes the agent it
 // opened.
 func (s *localSession) open(ctx context.Context) (Agent, error) {
-	s.mu.Lock()
+	s.writing.Lock()
 	agent := s.agent
-	s.mu.Unlock()
+	s.writing.Unlock()
 	if agent != nil {
 		return agent, nil
 	}
@@ -395,12 +420,12 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the agent did not start: %w", err)
 	}
-	s.mu.Lock()
+	s.writing.Lock()
 	gone := s.gone
 	if !gone {
 		s.agent = agent
 	}
-	s.mu.Unlock()
+	s.writing.Unlock()
 	if gone {
 		agent.Close()
 		return nil, ErrNoSession
@@ -410,7 +435,7 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 
 // showActivityLocked shows text as the chat's activity ("" clears it):
 // what a start of the agent during a turn is doing. It is published and
-// not logged: it means nothing once the turn is over. Called with s.mu
+// not logged: it means nothing once the turn is over. Called with s.writing
 // held.
 func (s *localSession) showActivityLocked(text string) {
 	if s.gone || s.chatState.Activity == text {

@@ -46,7 +46,7 @@ var ErrNotStarted = errors.New("the agent could not be started")
 
 // failWaitingLocked fails, with err, each message waiting in the chat
 // behind a turn whose agent could not be started: each becomes a turn that
-// fails at once. Called with s.mu held.
+// fails at once. Called with s.writing held.
 func (s *localSession) failWaitingLocked(err error) {
 	for n := len(s.chatState.QueuedMessages) + 1; n > 0 && !s.gone; n-- {
 		id, _, ok := s.startWaitingLocked()

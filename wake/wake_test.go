@@ -274,8 +274,13 @@ func TestStopTakesBackWaitingMessagesAndStopsTheBackTurn(t *testing.T) {
 		call := c.ActiveTurn.ResponseParts
 		return len(call) > 0 && len(call[0].ToolCall.Content) > 0
 	})
-	m2, t2, _ := e.say("hello") // waits in the back queue behind the sleep
 	back := t1.Session()
+	// The sleep runs in the back session before the next message is
+	// sent: the two are sent to it concurrently, in either order.
+	waitBack(t, e.host, back, "the sleep to run", func(c ahp.ChatState) bool {
+		return c.ActiveTurn != nil && strings.HasSuffix(c.ActiveTurn.Message.Text, "sleep 30")
+	})
+	m2, t2, _ := e.say("hello") // waits in the back queue behind the sleep
 	waitBack(t, e.host, back, "the second message queued", func(c ahp.ChatState) bool { return len(c.QueuedMessages) == 1 })
 	m2.stop(t)
 	t2.Stop()
