@@ -100,8 +100,10 @@ type chats struct {
 	// sh is logs when shared and they can be followed (chatlog.Shared):
 	// every write is then an append at the count of lines the chat has
 	// applied, and the follower applies what other instances append.
-	sh   chatlog.Shared
-	keep int // ended turns a chat holds in memory, at least 1
+	sh chatlog.Shared
+	// pub is where the chats publish, and how many ended turns each
+	// holds in memory (at least 1).
+	pub *replica.Publisher
 	// leases hold the main turns this instance runs, with sh
 	// (chatlease.go): holder names this instance, leaseTTL is their time
 	// to live.
@@ -148,7 +150,8 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		return nil, err
 	}
 	c := &chats{
-		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, keep: KeepTurns, page: turnsPage,
+		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, page: turnsPage,
+		pub:       &replica.Publisher{Bus: s.bus, Keep: KeepTurns, Paged: true, Log: s.log},
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
 		kick: make(chan struct{}, 1),
 	}
@@ -208,33 +211,18 @@ func (c *chats) close() {
 
 // chat is one bot chat: its session and its default chat.
 type chat struct {
-	c       *chats
-	session string
-	uri     string
+	c *chats
+	// Chat holds the chat's and its session's states, publishes them, and
+	// is its writer lock (Lock): whoever decides on the chat and writes
+	// its log holds it. The fields below are guarded by it, but for
+	// closed.
+	replica.Chat
 	bot     string
 	owner   string
 	created string
-
-	// writing orders whoever decides on the chat and writes its log, and
-	// is held across a write (to a database, up to replica.Wait); mu is
-	// held only to change or read what readers read, never across a
-	// write, so that a slow log stalls the chat's writers and not its
-	// subscribers. A writer takes writing, then mu.
-	writing sync.Mutex
-	mu      sync.Mutex
-	// Guarded by mu, and changed with writing held too: whoever holds
-	// writing reads them without mu. closed is mu's alone.
-	sstate  ahp.SessionState
-	cstate  ahp.ChatState
-	sseq    int64
-	cseq    int64
-	dropped int // ended turns of the chat's history older than cstate's, read from the log on fetchTurns
-	gone    bool
 	// closed says the chat's owner may no longer read its bot: the sweep
 	// closed it to them (revoke.go).
-	closed bool
-
-	// The rest is guarded by writing.
+	closed atomic.Bool
 
 	// log is the chat's place in its log (its key is set at the start):
 	// how many of its lines the chat holds applied; head is how many the
@@ -329,9 +317,9 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		title = r.ID
 	}
 	mark := botMark(r)
-	ch := &chat{c: c, session: session, uri: chatURI, bot: r.ID, owner: who.Owner(c.s.hostName), created: created,
-		log: c.logAt(logKey(r.ID, session), 0), mark: mark}
-	ch.sstate, ch.cstate = initialStates(session, chatURI, title, r.Workspace, created, mark)
+	ch := c.newChat(session, r.ID, who.Owner(c.s.hostName), created, logKey(r.ID, session), 0, mark)
+	ss, cs := initialStates(session, chatURI, title, r.Workspace, created, mark)
+	ch.Reset(ss, cs, 0)
 
 	c.mu.Lock()
 	if other := cmp.Or(c.bySession[session], c.byChat[session]); other != nil {
@@ -361,9 +349,9 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		c.s.countDiskFull(err)
 		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
 	}
-	ch.writing.Lock()
+	ch.Lock()
 	ch.log.Lines = max(ch.log.Lines, 1)
-	ch.writing.Unlock()
+	ch.Unlock()
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	return nil
 }
@@ -381,7 +369,7 @@ func sessionNotAvailable(session string) error {
 // is removed.
 func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	ch := c.get(call.URI)
-	if ch == nil || ch.session != call.URI {
+	if ch == nil || ch.SessionURI != call.URI {
 		return errcode.New(errcode.NotFound, "no session %s", call.URI)
 	}
 	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
@@ -395,7 +383,7 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	if err := c.logs.Remove(rctx, ch.log.Key); err != nil {
 		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.log.Key, "err", err)
 	}
-	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.SessionURI})
 	return nil
 }
 
@@ -405,28 +393,26 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 // It reports whether the chats held ch.
 func (c *chats) letGo(ch *chat, disposed bool) bool {
 	c.mu.Lock()
-	if c.bySession[ch.session] != ch {
+	if c.bySession[ch.SessionURI] != ch {
 		c.mu.Unlock()
 		return false
 	}
-	delete(c.bySession, ch.session)
-	delete(c.byChat, ch.uri)
+	delete(c.bySession, ch.SessionURI)
+	delete(c.byChat, ch.ChatURI)
 	if disposed {
-		c.disposed[ch.session] = true
+		c.disposed[ch.SessionURI] = true
 	}
 	c.mu.Unlock()
-	ch.writing.Lock()
-	ch.mu.Lock()
-	ch.gone = true
-	ch.mu.Unlock()
+	ch.Lock()
+	ch.End()
 	t := ch.turn
 	ch.turn = nil
-	ch.writing.Unlock()
+	ch.Unlock()
 	if t != nil {
 		t.Stop()
 	}
-	c.s.bus.End(ch.session)
-	c.s.bus.End(ch.uri)
+	c.s.bus.End(ch.SessionURI)
+	c.s.bus.End(ch.ChatURI)
 	return true
 }
 
@@ -472,51 +458,51 @@ func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsRes
 
 // summary is the chat's listing row.
 func (ch *chat) summary() ahp.SessionSummary {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	meta := ch.sstate.SessionMetadata
-	meta.Status = ch.cstate.Status
-	if len(ch.sstate.InputNeeded) > 0 {
+	ss, cs, dropped := ch.State()
+	meta := ss.SessionMetadata
+	meta.Status = cs.Status
+	if len(ss.InputNeeded) > 0 {
 		meta.Status = meta.Status.WithActivity(ahp.StatusInputNeeded)
 	}
 	return ahp.SessionSummary{
-		SessionMetadata: meta, Resource: ch.session, CreatedAt: ch.created, ModifiedAt: ch.cstate.ModifiedAt,
-		Meta: ch.listingMetaMu(), DefaultChat: ch.uri,
+		SessionMetadata: meta, Resource: ch.SessionURI, CreatedAt: ch.created, ModifiedAt: cs.ModifiedAt,
+		Meta: listingMeta(ss, cs, dropped), DefaultChat: ch.ChatURI,
 	}
 }
 
-// notifiedMu is the owner string root notifications about the chat go
+// notified is the owner string root notifications about the chat go
 // to besides those who may do anything: its owner's, or none once the
-// chat is closed to them. Called with ch.mu held.
-func (ch *chat) notifiedMu() string {
-	if ch.closed {
+// chat is closed to them.
+func (ch *chat) notified() string {
+	if ch.closed.Load() {
 		return ""
 	}
 	return ch.owner
 }
 
-// listingMetaMu is the session's _meta with turnsMeta added. Called
-// with ch.mu held.
-func (ch *chat) listingMetaMu() map[string]any {
-	turns := ch.cstate.Turns
-	n := ch.dropped + len(turns)
+// listingMeta is the _meta of a chat's listing row: its session's, ss's,
+// with turnsMeta added for its chat cs, of whose history dropped ended
+// turns are older than those cs holds.
+func listingMeta(ss ahp.SessionState, cs ahp.ChatState, dropped int) map[string]any {
+	turns := cs.Turns
+	n := dropped + len(turns)
 	first := ""
-	if ch.cstate.ActiveTurn != nil {
+	if cs.ActiveTurn != nil {
 		n++
-		first = ch.cstate.ActiveTurn.Message.Text
+		first = cs.ActiveTurn.Message.Text
 	}
 	if len(turns) > 0 {
 		first = turns[0].Message.Text
 	}
 	info := map[string]any{"turns": n}
-	if ch.dropped == 0 && first != "" {
+	if dropped == 0 && first != "" {
 		if r := []rune(first); len(r) > firstMessageRunes {
 			first = string(r[:firstMessageRunes]) + "…"
 		}
 		info["firstMessage"] = first
 	}
-	out := make(map[string]any, len(ch.sstate.Meta)+1)
-	maps.Copy(out, ch.sstate.Meta)
+	out := make(map[string]any, len(ss.Meta)+1)
+	maps.Copy(out, ss.Meta)
 	out[turnsMeta] = info
 	return out
 }
@@ -550,11 +536,21 @@ func (c *chats) logAt(key chatlog.Key, n int64) replica.Log {
 	return l
 }
 
+// newChat is the chat of session with bot, whose owner is owner, made at
+// created, whose log key holds lines lines; the caller sets its states
+// (Reset).
+func (c *chats) newChat(session, bot, owner, created string, key chatlog.Key, lines int64, mark map[string]any) *chat {
+	ch := &chat{c: c, bot: bot, owner: owner, created: created, log: c.logAt(key, lines), mark: mark}
+	ch.Publisher, ch.SessionURI, ch.ChatURI = c.pub, session, ahp.DefaultChatURI(session)
+	return ch
+}
+
 // writeLocked appends a line to the chat's log: with shared logs at the
 // count of lines the chat holds applied, so that it goes in only when no
 // other instance wrote first; otherwise the chat catches up and the
-// answer is replica.ErrBehind. Called with ch.writing held, and not mu:
-// the write may wait on a database.
+// answer is replica.ErrBehind. Called with ch locked: the write may
+// wait on a database, which holds up the chat's writers but not its
+// readers (replica.Chat).
 func (ch *chat) writeLocked(l logLine, sync bool) error {
 	data, err := json.Marshal(l)
 	if err != nil {
@@ -608,7 +604,7 @@ func unsavedReason(err error) string {
 // its place: a turn some line of which is not in the log does not end as
 // complete, which after a restart would read back without its reply, but
 // in chat/error saying why. replica.ErrBehind means nothing was logged: another
-// instance wrote first. Called with ch.writing held.
+// instance wrote first. Called with ch locked.
 func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 	if a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return a, nil
@@ -644,7 +640,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 // catalogue follows the chat's status. It reports false, having done
 // nothing with a, when another instance wrote to the chat's log first:
 // the chat has applied what it wrote, and the caller decides again on the
-// chat as it is now. Called with ch.writing held.
+// chat as it is now. Called with ch locked.
 func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a, err := ch.logChatLocked(a)
 	if err != nil {
@@ -656,32 +652,17 @@ func (ch *chat) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 }
 
 // applyChatLocked applies and publishes a chat action that is in the log;
-// the session's catalogue follows the chat's status. Called with
-// ch.writing held; it takes mu.
+// the session's catalogue and the root listing follow the chat's status.
+// Called with ch locked.
 func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
-	ch.mu.Lock()
-	prev := ch.cstate
-	ch.cstate = ahp.ApplyChat(ch.cstate, a)
-	ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, ch.c.keep)
-	seq, err := ch.c.s.bus.Publish(ch.uri, engine.Event{Action: a, Origin: origin})
-	if err != nil {
-		ch.c.s.log.Error("bot: a chat action did not publish", "chat", ch.uri, "err", err)
-	} else {
-		ch.cseq = seq
-	}
-	st, mod := ch.cstate.Status, ch.cstate.ModifiedAt
-	changed := prev.Status != st || prev.ModifiedAt != mod
-	if changed {
-		ch.publishSessionMu(ahp.ChatUpdated(ch.uri, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
-	}
-	to := ch.notifiedMu()
-	ch.mu.Unlock()
-	if prev.ActiveTurn == nil && ch.cstate.ActiveTurn != nil {
+	idle := ch.ChatState().ActiveTurn == nil
+	change, changed := ch.Apply(a, origin)
+	if idle && ch.ChatState().ActiveTurn != nil {
 		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
 	}
 	if changed {
-		ch.c.notify(to, "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
-			Channel: ahp.RootURI, Session: ch.session, Changes: ahp.PartialSessionSummary{Status: &st, ModifiedAt: &mod},
+		ch.c.notify(ch.notified(), "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
+			Channel: ahp.RootURI, Session: ch.SessionURI, Changes: change,
 		})
 	}
 }
@@ -689,35 +670,15 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 // emitSessionLocked applies and publishes a session action, logging it
 // when log is set. Like emitChatLocked it reports false, having done
 // nothing, when another instance wrote to the chat's log first. Called
-// with ch.writing held.
+// with ch locked.
 func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) bool {
 	if log {
 		if err := ch.logLocked(lineSession, a); errors.Is(err, replica.ErrBehind) {
 			return false
 		} // another failure is reported; the chat goes on in memory
 	}
-	ch.applySessionLocked(a, origin)
+	ch.ApplySession(a, origin)
 	return true
-}
-
-// applySessionLocked applies and publishes a session action. Called with
-// ch.writing held; it takes mu.
-func (ch *chat) applySessionLocked(a ahp.Action, origin *engine.Origin) {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	ch.publishSessionMu(a, origin)
-}
-
-// publishSessionMu applies and publishes a session action. Called with
-// ch.writing and ch.mu held.
-func (ch *chat) publishSessionMu(a ahp.Action, origin *engine.Origin) {
-	ch.sstate = ahp.ApplySession(ch.sstate, a)
-	seq, err := ch.c.s.bus.Publish(ch.session, engine.Event{Action: a, Origin: origin})
-	if err != nil {
-		ch.c.s.log.Error("bot: a session action did not publish", "session", ch.session, "err", err)
-		return
-	}
-	ch.sseq = seq
 }
 
 // replay opens and replays every chat the logs hold, as listed (listLogs
@@ -732,8 +693,8 @@ func (c *chats) replay(listed *logListing) error {
 	}
 	for _, key := range keys {
 		if ch := c.load(key, false); ch != nil {
-			c.bySession[ch.session] = ch
-			c.byChat[ch.uri] = ch
+			c.bySession[ch.SessionURI] = ch
+			c.byChat[ch.ChatURI] = ch
 		}
 	}
 	return nil
@@ -787,9 +748,9 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 	}
 	o := lines[0]
 	mark, _ := o.Meta[BotMeta].(map[string]any)
-	ch := &chat{c: c, session: o.Session, uri: ahp.DefaultChatURI(o.Session), bot: o.Bot, owner: o.Owner,
-		created: o.CreatedAt, log: c.logAt(key, n), mark: mark}
-	ch.sstate, ch.cstate = initialStates(o.Session, ch.uri, o.Title, o.Dir, o.CreatedAt, mark)
+	ch := c.newChat(o.Session, o.Bot, o.Owner, o.CreatedAt, key, n, mark)
+	ss, cs := initialStates(o.Session, ch.ChatURI, o.Title, o.Dir, o.CreatedAt, mark)
+	dropped := 0
 	// began is when the active turn began by the server's clock: the
 	// time of the line that began it, not the client's startedAt.
 	last, began := o.At, ""
@@ -803,18 +764,17 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 		}
 		switch l.Kind {
 		case lineChat:
-			idle := ch.cstate.ActiveTurn == nil
-			ch.cstate = ahp.ApplyChat(ch.cstate, *l.Action)
-			if idle && ch.cstate.ActiveTurn != nil {
+			idle := cs.ActiveTurn == nil
+			cs, dropped = replica.Window(ahp.ApplyChat(cs, *l.Action), dropped, c.pub.Keep, true)
+			if idle && cs.ActiveTurn != nil {
 				began = l.At
 			}
-			ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
 		case lineSession:
-			ch.sstate = ahp.ApplySession(ch.sstate, *l.Action)
+			ss = ahp.ApplySession(ss, *l.Action)
 		}
 	}
-	ch.sstate.Meta = map[string]any{BotMeta: ch.mark}
-	if at := ch.cstate.ActiveTurn; at != nil && !live {
+	ss.Meta = map[string]any{BotMeta: ch.mark}
+	if at := cs.ActiveTurn; at != nil && !live {
 		// Resumable: chat/turnResume wakes the back session again
 		// with the turn's message (VS Code's Keep Going).
 		a := replica.Interrupted(at.ID, began, last, true)
@@ -825,12 +785,11 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 		} else {
 			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
 		}
-		ch.cstate = ahp.ApplyChat(ch.cstate, a)
-		ch.cstate, ch.dropped = window(ch.cstate, ch.dropped, c.keep)
+		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, c.pub.Keep, true)
 		c.s.meters.turns.Inc(outcomeInterrupted)
 	}
 	// The session's catalogue entry follows the chat as replayed.
-	ch.sstate = replica.Catalogued(ch.sstate, ch.uri, ch.cstate)
+	ch.Reset(replica.Catalogued(ss, ch.ChatURI, cs), cs, dropped)
 	ch.head.Store(n)
 	return ch
 }

@@ -24,7 +24,7 @@ func (c *chats) channel(ctx context.Context, caller engine.Caller, uri string) (
 	if !ch.mayUse(ctx, c.s.current(caller.Principal)) {
 		return nil, true, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
 	}
-	if uri == ch.session {
+	if uri == ch.SessionURI {
 		return chatSession{ch}, true, nil
 	}
 	return chatChannel{ch}, true, nil
@@ -33,12 +33,10 @@ func (c *chats) channel(ctx context.Context, caller engine.Caller, uri string) (
 // chatSession is a bot chat's session channel.
 type chatSession struct{ ch *chat }
 
-func (s chatSession) URI() string { return s.ch.session }
+func (s chatSession) URI() string { return s.ch.SessionURI }
 
 func (s chatSession) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
-	s.ch.mu.Lock()
-	defer s.ch.mu.Unlock()
-	return engine.Snapshot{State: s.ch.sstate, Seq: s.ch.sseq}, nil
+	return s.ch.SessionSnapshot(), nil
 }
 
 // Dispatch takes the session actions a client may send: a title, read and
@@ -49,21 +47,21 @@ func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 		return err
 	}
 	ch := s.ch
-	ch.writing.Lock()
-	defer ch.writing.Unlock()
+	ch.Lock()
+	defer ch.Unlock()
 	switch a.Body.(type) {
 	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
 		origin := d.Origin
 		for range maxBehind {
 			ch.syncLocked()
-			if ch.gone {
-				return errcode.New(errcode.NotFound, "no session %s", ch.session)
+			if ch.Gone() {
+				return errcode.New(errcode.NotFound, "no session %s", ch.SessionURI)
 			}
 			if ch.emitSessionLocked(a, &origin, true) {
 				return nil
 			}
 		}
-		return errcode.New(errcode.Unavailable, "the session %s is being written by other instances; try again", ch.session)
+		return errcode.New(errcode.Unavailable, "the session %s is being written by other instances; try again", ch.SessionURI)
 	}
 	return errcode.New(errcode.Invalid, "a bot chat's session does not take %s", a.Type)
 }
@@ -71,12 +69,10 @@ func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 // chatChannel is a bot chat's chat channel.
 type chatChannel struct{ ch *chat }
 
-func (c chatChannel) URI() string { return c.ch.uri }
+func (c chatChannel) URI() string { return c.ch.ChatURI }
 
 func (c chatChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
-	c.ch.mu.Lock()
-	defer c.ch.mu.Unlock()
-	return engine.Snapshot{State: c.ch.cstate, Seq: c.ch.cseq}, nil
+	return c.ch.ChatSnapshot(), nil
 }
 
 // Dispatch takes a person's actions in the chat: a message begins a turn
@@ -99,7 +95,7 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 			return err
 		}
 	}
-	return errcode.New(errcode.Unavailable, "the chat %s is being written by other instances; try again", ch.uri)
+	return errcode.New(errcode.Unavailable, "the chat %s is being written by other instances; try again", ch.ChatURI)
 }
 
 // maxBehind is how many times an action is decided again on a chat other
@@ -114,23 +110,23 @@ var mainRules = replica.Rules{Resume: true}
 // it (replica.Decide), logs and applies it, and then does its step;
 // retry means another instance wrote the chat first and nothing was done.
 func (ch *chat) dispatch(ctx context.Context, a ahp.Action, origin engine.Origin) (retry bool, err error) {
-	ch.writing.Lock()
+	ch.Lock()
 	ch.syncLocked()
-	if ch.gone {
-		ch.writing.Unlock()
-		return false, errcode.New(errcode.NotFound, "no chat %s", ch.uri)
+	if ch.Gone() {
+		ch.Unlock()
+		return false, errcode.New(errcode.NotFound, "no chat %s", ch.ChatURI)
 	}
-	step, err := replica.Decide(ch.cstate, a, mainRules, &origin)
+	step, err := replica.Decide(ch.ChatState(), a, mainRules, &origin)
 	if err != nil {
-		ch.writing.Unlock()
+		ch.Unlock()
 		return false, errcode.New(errcode.Invalid, "%s", err.Error())
 	}
 	if !ch.emitChatLocked(a, &origin) {
-		ch.writing.Unlock()
+		ch.Unlock()
 		return true, nil
 	}
 	after := ch.stepLocked(ctx, step, a)
-	ch.writing.Unlock()
+	ch.Unlock()
 	if after != nil {
 		after()
 	}
@@ -141,13 +137,13 @@ func (ch *chat) dispatch(ctx context.Context, a ahp.Action, origin engine.Origin
 // applied: a turn begun (or resumed) wakes the back session, a stop stops
 // it, a steering message goes to it and a queued one starts when the
 // chat is idle, an answer is handed to it. It returns what to do once
-// ch.writing is released. Called with ch.writing held.
+// ch is unlocked. Called with ch locked.
 func (ch *chat) stepLocked(ctx context.Context, step replica.Step, a ahp.Action) func() {
 	switch step {
 	case replica.Begin:
 		return ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
 	case replica.Resume:
-		at := ch.cstate.ActiveTurn // the turn resumed, with its message
+		at := ch.ChatState().ActiveTurn // the turn resumed, with its message
 		return ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: at.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: at.Message})
 	case replica.Stop:
 		if t := ch.turn; t != nil {
@@ -160,7 +156,7 @@ func (ch *chat) stepLocked(ctx context.Context, step replica.Step, a ahp.Action)
 		case b.Kind == ahp.PendingSteering && ch.turn != nil:
 			t, id, text := ch.turn, b.ID, b.Message.Text
 			return func() { ch.steer(context.WithoutCancel(ctx), t, id, text) }
-		case ch.cstate.ActiveTurn == nil:
+		case ch.ChatState().ActiveTurn == nil:
 			return func() { ch.next(context.WithoutCancel(ctx)) }
 		}
 	case replica.Answer:
@@ -177,7 +173,7 @@ func (ch *chat) answerLocked(ctx context.Context, a ahp.Action) func() {
 	}
 	return func() {
 		if err := t.Answer(context.WithoutCancel(ctx), a); err != nil {
-			ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.uri, "action", a.Type, "err", err)
+			ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
 		}
 	}
 }
@@ -187,12 +183,12 @@ func (ch *chat) answerLocked(ctx context.Context, a ahp.Action) func() {
 // the chat's pending message.
 func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
 	if err := t.Steer(ctx, text); err != nil {
-		ch.c.s.log.Warn("bot: a steering message was dropped", "chat", ch.uri, "id", id, "reason", err.Error())
+		ch.c.s.log.Warn("bot: a steering message was dropped", "chat", ch.ChatURI, "id", id, "reason", err.Error())
 	}
-	ch.writing.Lock()
-	defer ch.writing.Unlock()
+	ch.Lock()
+	defer ch.Unlock()
 	for range maxBehind {
-		if s := ch.cstate.SteeringMessage; s == nil || s.ID != id || ch.gone {
+		if s := ch.ChatState().SteeringMessage; s == nil || s.ID != id || ch.Gone() {
 			return
 		}
 		if ch.emitChatLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), nil) {
@@ -207,21 +203,21 @@ func (ch *chat) next(ctx context.Context) {
 	if ch.c.closed.Load() {
 		return
 	}
-	ch.writing.Lock()
+	ch.Lock()
 	ch.syncLocked()
 	var after func()
 	for range maxBehind {
-		if ch.gone || ch.cstate.ActiveTurn != nil || ch.turn != nil || len(ch.cstate.QueuedMessages) == 0 {
+		if ch.Gone() || ch.ChatState().ActiveTurn != nil || ch.turn != nil || len(ch.ChatState().QueuedMessages) == 0 {
 			break
 		}
-		q := ch.cstate.QueuedMessages[0]
+		q := ch.ChatState().QueuedMessages[0]
 		a := ahp.TurnStartedFromQueue(newTurnID(), ch.c.s.now(), q.ID, q.Message)
 		if ch.emitChatLocked(a, nil) {
 			after = ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
 			break
 		}
 	}
-	ch.writing.Unlock()
+	ch.Unlock()
 	if after != nil {
 		after()
 	}
@@ -229,13 +225,13 @@ func (ch *chat) next(ctx context.Context) {
 
 // beginLocked answers a turn just begun: it wakes the bot's back session,
 // or fails the turn when the bot is gone. It returns what to do once
-// ch.writing is released.
+// ch is unlocked.
 func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
 	s := ch.c.s
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
 	ctx, span := s.turnSpan(ctx)
 	e, err := s.store.Get(ctx, ch.bot)
-	if err == nil && s.chatOfHidden(ctx, ch.bot, ch.sstate.WorkingDirectories) {
+	if err == nil && s.chatOfHidden(ctx, ch.bot, ch.SessionState().WorkingDirectories) {
 		err = errHiddenChat
 	}
 	var r record.Record
@@ -255,7 +251,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		}
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false)
 		for range maxBehind {
-			if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
+			if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
 				break
 			}
 		}
@@ -274,7 +270,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 			break
 		}
 	}
-	if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID {
+	if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != b.TurnID {
 		endSpan(span, "")
 		return nil // another instance ended the turn meanwhile
 	}
@@ -283,7 +279,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	if !CanRead(s.personNow(ch.owner), r) {
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: ownerLostReason(ch)}, false)
 		for range maxBehind {
-			if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
+			if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
 				break
 			}
 		}
@@ -293,24 +289,24 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	// says when its clock thinks the turn began, which may be a day off.
 	started := s.now()
 	msg := wake.Message{
-		Bot: r, Person: ch.owner, Session: ch.session, Chat: ch.uri, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
+		Bot: r, Person: ch.owner, Session: ch.SessionURI, Chat: ch.ChatURI, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 		Via: viaOf(b.Message.Meta), Route: routeOf(b.Message.Meta),
 	}
 	t := ch.c.waker.WakeContext(ctx, msg, mainTurn{ch: ch, turnID: b.TurnID})
 	ch.turn, ch.turnID, ch.began = t, b.TurnID, started
 	return func() {
 		if ch.c.leases != nil {
-			key := turnKey(ch.session, b.TurnID)
+			key := turnKey(ch.SessionURI, b.TurnID)
 			ch.c.goTask(func() { ch.c.holdTurn(ch.c.ctx, key, t.Done()) })
 		}
 		go func() {
 			<-t.Done()
-			ch.writing.Lock()
+			ch.Lock()
 			if ch.turn == t {
 				ch.turn = nil
 			}
 			outcome := ch.outcome
-			ch.writing.Unlock()
+			ch.Unlock()
 			endSpan(span, outcome)
 			ch.next(context.Background())
 		}()
@@ -362,17 +358,17 @@ type mainTurn struct {
 // Chat applies a server action to the main turn while it is active.
 func (m mainTurn) Chat(a ahp.Action) bool {
 	ch := m.ch
-	ch.writing.Lock()
-	defer ch.writing.Unlock()
+	ch.Lock()
+	defer ch.Unlock()
 	for range maxBehind {
-		if ch.gone || ch.cstate.ActiveTurn == nil || ch.cstate.ActiveTurn.ID != m.turnID {
+		if ch.Gone() || ch.ChatState().ActiveTurn == nil || ch.ChatState().ActiveTurn.ID != m.turnID {
 			return false
 		}
 		if ch.emitChatLocked(a, nil) {
 			return true
 		}
 	}
-	ch.c.s.log.Warn("bot: a main turn's action was not written: other instances kept writing the chat first", "chat", ch.uri, "action", a.Type)
+	ch.c.s.log.Warn("bot: a main turn's action was not written: other instances kept writing the chat first", "chat", ch.ChatURI, "action", a.Type)
 	return false
 }
 
@@ -380,9 +376,9 @@ func (m mainTurn) Chat(a ahp.Action) bool {
 // session's requests listed on inputNeeded.
 func (m mainTurn) Session(a ahp.Action) {
 	ch := m.ch
-	ch.writing.Lock()
-	defer ch.writing.Unlock()
-	if ch.gone {
+	ch.Lock()
+	defer ch.Unlock()
+	if ch.Gone() {
 		return
 	}
 	ch.emitSessionLocked(a, nil, false)

@@ -48,11 +48,11 @@ func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 		c.added(key)
 	default:
 		ch.head.Store(n)
-		ch.writing.Lock()
+		ch.Lock()
 		if n > ch.log.Lines && ch.log.Lines > 0 {
 			ch.catchUpLocked()
 		}
-		ch.writing.Unlock()
+		ch.Unlock()
 	}
 }
 
@@ -70,9 +70,9 @@ func (c *chats) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
 	for _, ch := range all {
 		known[ch.log.Key] = true
 		n, ok := heads[ch.log.Key]
-		ch.writing.Lock()
+		ch.Lock()
 		creating := ch.log.Lines == 0 // its log is being made
-		ch.writing.Unlock()
+		ch.Unlock()
 		switch {
 		case creating:
 		case !ok:
@@ -101,12 +101,12 @@ func (c *chats) added(key chatlog.Key) {
 		return
 	}
 	c.mu.Lock()
-	if c.bySession[ch.session] != nil || c.byChat[ch.session] != nil || c.disposed[ch.session] {
+	if c.bySession[ch.SessionURI] != nil || c.byChat[ch.SessionURI] != nil || c.disposed[ch.SessionURI] {
 		c.mu.Unlock()
 		return
 	}
-	c.bySession[ch.session] = ch
-	c.byChat[ch.uri] = ch
+	c.bySession[ch.SessionURI] = ch
+	c.byChat[ch.ChatURI] = ch
 	c.mu.Unlock()
 	c.notify(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 }
@@ -116,7 +116,7 @@ func (c *chats) removed(ch *chat) {
 	if !c.letGo(ch, false) {
 		return
 	}
-	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.SessionURI})
 }
 
 // catchUpLocked reads the lines of the chat's log after the ones it holds
@@ -125,7 +125,7 @@ func (c *chats) removed(ch *chat) {
 // (repair) is read again from its whole log: someone else writes it, so
 // the turn may not be interrupted at all.
 func (ch *chat) catchUpLocked() {
-	if ch.c.sh == nil || ch.gone {
+	if ch.c.sh == nil || ch.Gone() {
 		return
 	}
 	raw, err := ch.log.ReadNew(context.Background())
@@ -158,7 +158,7 @@ func (ch *chat) catchUpLocked() {
 		case lineChat:
 			ch.applyChatLocked(*l.Action, nil)
 		case lineSession:
-			ch.applySessionLocked(*l.Action, nil)
+			ch.ApplySession(*l.Action, nil)
 		}
 	}
 	ch.effectsLocked(lines)
@@ -172,13 +172,11 @@ func (ch *chat) reloadLocked() {
 	if fresh == nil {
 		return
 	}
-	ch.mu.Lock()
-	ch.sstate, ch.cstate, ch.dropped = fresh.sstate, fresh.cstate, fresh.dropped
-	ch.mu.Unlock()
+	ch.Reset(fresh.State())
 	ch.mark, ch.log.Lines, ch.repair = fresh.mark, fresh.log.Lines, nil
 	ch.head.Store(fresh.log.Lines)
-	ch.c.s.bus.End(ch.session)
-	ch.c.s.bus.End(ch.uri)
+	ch.c.s.bus.End(ch.SessionURI)
+	ch.c.s.bus.End(ch.ChatURI)
 	ch.effectsLocked(nil)
 }
 
@@ -191,7 +189,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 	var effects []func()
 	ctx := context.Background()
 	if t := ch.turn; t != nil {
-		if at := ch.cstate.ActiveTurn; at == nil || at.ID != ch.turnID {
+		if at := ch.ChatState().ActiveTurn; at == nil || at.ID != ch.turnID {
 			ch.turn = nil
 			effects = append(effects, t.Stop) // the turn's goroutine starts the next message
 		} else {
@@ -204,7 +202,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 				case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction:
 					effects = append(effects, func() {
 						if err := t.Answer(ctx, a); err != nil {
-							ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.uri, "action", a.Type, "err", err)
+							ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
 						}
 					})
 				case *ahp.ChatPendingMessageSetAction:
@@ -215,7 +213,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 				}
 			}
 		}
-	} else if ch.cstate.ActiveTurn == nil && len(ch.cstate.QueuedMessages) > 0 {
+	} else if ch.ChatState().ActiveTurn == nil && len(ch.ChatState().QueuedMessages) > 0 {
 		effects = append(effects, func() { ch.next(ctx) })
 	}
 	if len(effects) > 0 {

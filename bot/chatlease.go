@@ -121,13 +121,13 @@ func (c *chats) watch(ctx context.Context, period time.Duration) {
 }
 
 // watchedTurn returns the followed turn of the chat that was in progress
-// on the last tick too, "" when there is none. It takes ch.writing.
+// on the last tick too, "" when there is none. It locks ch.
 func (ch *chat) watchedTurn() string {
-	ch.writing.Lock()
-	defer ch.writing.Unlock()
+	ch.Lock()
+	defer ch.Unlock()
 	ch.syncLocked()
-	at := ch.cstate.ActiveTurn
-	if ch.gone || ch.turn != nil || at == nil || ch.log.Lines == 0 {
+	at := ch.ChatState().ActiveTurn
+	if ch.Gone() || ch.turn != nil || at == nil || ch.log.Lines == 0 {
 		ch.watched = ""
 		return ""
 	}
@@ -143,7 +143,7 @@ func (ch *chat) watchedTurn() string {
 // takeOver ends the chat's turn id as interrupted when its lease can be
 // taken: the instance that ran it stopped renewing it.
 func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
-	key := turnKey(ch.session, id)
+	key := turnKey(ch.SessionURI, id)
 	actx, cancel := context.WithTimeout(ctx, c.leaseTTL)
 	l, ok, err := c.leases.Acquire(actx, key, c.holder, c.leaseTTL)
 	cancel()
@@ -165,14 +165,14 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 		}
 	}()
 	ended := false
-	ch.writing.Lock()
+	ch.Lock()
 	for range maxBehind {
-		at := ch.cstate.ActiveTurn
+		at := ch.ChatState().ActiveTurn
 		// watched is reset when a turn begins or is resumed: the turn in
 		// progress now is not the one the watcher saw dead (it was ended
 		// and resumed meanwhile, on another instance, which takes its
 		// lease once this one lets it go).
-		if ch.gone || ch.turn != nil || at == nil || at.ID != id || ch.watched != id {
+		if ch.Gone() || ch.turn != nil || at == nil || at.ID != id || ch.watched != id {
 			break
 		}
 		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.s.now()), true)
@@ -181,9 +181,9 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 			break
 		}
 	}
-	ch.writing.Unlock()
+	ch.Unlock()
 	if ended {
-		c.s.log.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.uri, "turn", id)
+		c.s.log.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.ChatURI, "turn", id)
 		ch.next(context.WithoutCancel(ctx)) // the messages that waited behind it
 	}
 }

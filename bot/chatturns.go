@@ -2,38 +2,23 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/replica"
 )
 
-// A chat holds only its latest ended turns in memory (chats.keep); the
+// A chat holds only its latest ended turns in memory (replica.Publisher.Keep, replica.Window); the
 // older ones are in its log. A turn's place in the chat's history is the
 // number of turns that ended before it, and a cursor is the place of the
 // oldest turn a client holds: the chat's snapshot carries the place of
 // the oldest turn in memory as turnsNextCursor, and fetchTurns with a
 // cursor answers the turns just before it, read back from the log.
-
-// window keeps the last keep ended turns of s, counting those it drops
-// into dropped, and sets s's turnsNextCursor when any were dropped. The
-// latest ended turn is always kept (keep is at least 1), so
-// chat/turnResume, which reopens it, finds it.
-func window(s ahp.ChatState, dropped, keep int) (ahp.ChatState, int) {
-	keep = max(keep, 1)
-	n := len(s.Turns) - keep
-	if n <= 0 {
-		return s, dropped
-	}
-	dropped += n
-	s.Turns = slices.Clone(s.Turns[n:]) // a copy, so the dropped turns can be freed
-	s.TurnsNextCursor = strconv.Itoa(dropped)
-	return s, dropped
-}
 
 // fetchTurnsParams are the params of fetchTurns.
 type fetchTurnsParams struct {
@@ -55,15 +40,13 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 		return err
 	}
 	ch := c.get(call.URI)
-	if ch == nil || ch.uri != call.URI {
+	if ch == nil || ch.ChatURI != call.URI {
 		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
 	}
 	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
-	ch.mu.Lock()
-	to := ch.dropped
-	ch.mu.Unlock()
+	_, _, to := ch.State()
 	if p.Cursor != "" {
 		n, err := strconv.Atoi(p.Cursor)
 		if err != nil || n < 1 || n > to {
@@ -76,7 +59,7 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	if to > 0 {
 		var err error
 		if turns, err = olderTurns(c.logs, ch.log.Key, from, to); err != nil {
-			return fmt.Errorf("read the older turns of %s: %w", ch.uri, err)
+			return fmt.Errorf("read the older turns of %s: %w", ch.ChatURI, err)
 		}
 	}
 	next := ""
@@ -86,22 +69,16 @@ func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
 	// marshalled here, not under the Bus's lock where For runs.
 	a, err := engine.Marshal(ahp.TurnsLoaded(turns, next))
 	if err != nil {
-		return fmt.Errorf("marshal the older turns of %s: %w", ch.uri, err)
+		return fmt.Errorf("marshal the older turns of %s: %w", ch.ChatURI, err)
 	}
 	who := call.Principal.String()
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	if ch.gone {
-		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
-	}
-	seq, err := c.s.bus.Publish(ch.uri, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
+	err = ch.Publish(engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		return a, sub.ClientID == call.ClientID && sub.Principal.String() == who
 	}})
-	if err != nil {
-		return err
+	if errors.Is(err, replica.ErrGone) {
+		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
 	}
-	ch.cseq = seq
-	return nil
+	return err
 }
 
 // olderTurns replays the chat's log and returns the turns at places from
@@ -131,7 +108,7 @@ func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, e
 		s = ahp.ApplyChat(s, *l.Action)
 		if n := len(s.Turns) - 1; n > 0 {
 			collect(s.Turns[:n], dropped)
-			s, dropped = window(s, dropped, 1)
+			s, dropped = replica.Window(s, dropped, 1, true)
 		}
 	}
 	collect(s.Turns, dropped)

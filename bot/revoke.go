@@ -190,28 +190,22 @@ func (c *chats) verdict(ctx context.Context, id, person string) verdict {
 // log stay: those who may do anything still see it, and it opens to the
 // owner again when they may read the bot again (reopen).
 func (c *chats) closeTo(ch *chat) {
-	ch.mu.Lock()
-	was := ch.closed
-	ch.closed = true
-	ch.mu.Unlock()
+	was := ch.closed.Swap(true)
 	ch.cancel()
 	reason := lostReason(ch.bot)
 	end := func(sub *engine.Subscriber) bool { return !c.s.principalNow(sub).Any() }
-	c.s.bus.EndFor(ch.session, reason, end)
-	c.s.bus.EndFor(ch.uri, reason, end)
+	c.s.bus.EndFor(ch.SessionURI, reason, end)
+	c.s.bus.EndFor(ch.ChatURI, reason, end)
 	if !was {
-		c.s.log.Info("bot: a chat was closed to its owner, who may no longer read its bot", "session", ch.session, "bot", ch.bot, "owner", ch.owner)
-		c.notifyOwner(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.session})
+		c.s.log.Info("bot: a chat was closed to its owner, who may no longer read its bot", "session", ch.SessionURI, "bot", ch.bot, "owner", ch.owner)
+		c.notifyOwner(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.SessionURI})
 	}
 }
 
 // reopen opens a chat closeTo closed to its owner again, who may read
 // its bot again: their root subscriptions hear the session added.
 func (c *chats) reopen(ch *chat) {
-	ch.mu.Lock()
-	was := ch.closed
-	ch.closed = false
-	ch.mu.Unlock()
+	was := ch.closed.Swap(false)
 	if was {
 		c.notifyOwner(ch.owner, "root/sessionAdded", ahp.SessionAddedParams{Channel: ahp.RootURI, Summary: ch.summary()})
 	}
@@ -233,20 +227,20 @@ func (c *chats) notifyOwner(owner, method string, params any) {
 // in the log too, and stops its wake: the back turn is stopped. A turn
 // another instance runs is that instance's to cancel.
 func (ch *chat) cancel() {
-	ch.writing.Lock()
+	ch.Lock()
 	t, id := ch.turn, ch.turnID
 	if t == nil {
-		ch.writing.Unlock()
+		ch.Unlock()
 		return
 	}
 	ch.turn = nil
 	d := ch.c.s.now().Sub(ch.began)
 	for range maxBehind {
 		ch.syncLocked()
-		if at := ch.cstate.ActiveTurn; ch.gone || at == nil || at.ID != id || ch.emitChatLocked(ahp.TurnCancelled(id, d), nil) {
+		if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != id || ch.emitChatLocked(ahp.TurnCancelled(id, d), nil) {
 			break
 		}
 	}
-	ch.writing.Unlock()
+	ch.Unlock()
 	t.Stop()
 }

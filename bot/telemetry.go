@@ -63,7 +63,7 @@ func (m *meters) countChats(c *chats) {
 // observeLocked counts what a chat action written to ch says of its main
 // turn: a start, the first part of the answer, an end. It is called for
 // every action a chat writes, so it costs a switch when nothing is
-// measured. Called with ch.writing held.
+// measured. Called with ch locked.
 func (ch *chat) observeLocked(a ahp.Action) {
 	m := &ch.c.s.meters
 	if m.hub == nil {

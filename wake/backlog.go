@@ -99,7 +99,7 @@ func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
 // memory. When the logs are followed, the line goes in at the count of
 // lines the session holds: an answer another host wrote first is taken
 // in first (takeAnswersLocked), and a, when it is an answer that one made
-// moot, is dropped (false). Called with s.writing held.
+// moot, is dropped (false). Called with s locked.
 func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return true
@@ -119,7 +119,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 		s.diverged = true // the copy holds a line its log does not
 		if !s.logError {
 			s.logError = true
-			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.tail.Key, "session", s.uri, "err", err)
+			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.tail.Key, "session", s.SessionURI, "err", err)
 		}
 		return true
 	}
@@ -132,14 +132,14 @@ const maxTries = 20
 
 // createLog writes the open line of a session's log.
 func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model string) error {
-	data, err := json.Marshal(backLine{Kind: backOpen, At: s.createdAt, Session: s.uri, CreatedAt: s.createdAt,
+	data, err := json.Marshal(backLine{Kind: backOpen, At: s.createdAt, Session: s.SessionURI, CreatedAt: s.createdAt,
 		Provider: provider, Model: model, Spec: toLogSpec(s.spec)})
 	if err != nil {
 		return fmt.Errorf("encode the open line: %w", err)
 	}
-	s.writing.Lock()
+	s.Lock()
 	ctx, cancel := context.WithTimeout(s.fencedLocked(), replica.Wait)
-	s.writing.Unlock()
+	s.Unlock()
 	defer cancel()
 	return h.logs.Create(ctx, key, data)
 }
@@ -174,11 +174,11 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.sessions[s.uri] != nil {
+	if h.sessions[s.SessionURI] != nil {
 		return errors.New("another log holds its session")
 	}
-	h.sessions[s.uri] = s
-	h.chats[s.chat] = s
+	h.sessions[s.SessionURI] = s
+	h.chats[s.ChatURI] = s
 	return nil
 }
 
@@ -225,6 +225,10 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 	s.tail.Lines = int64(len(raw))
 	s.fenceFrom(ctx)
 	last := o.At
+	ss, cs, dropped := s.State()
+	apply := func(a ahp.Action) {
+		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, h.keep, false)
+	}
 	for _, l := range lines[1:] {
 		if l.Action == nil {
 			continue
@@ -232,30 +236,31 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 		last = l.At
 		switch l.Kind {
 		case backChat:
-			s.applyChatMu(*l.Action)
+			apply(*l.Action)
 		case backSession:
-			s.state = ahp.ApplySession(s.state, *l.Action)
+			ss = ahp.ApplySession(ss, *l.Action)
 		}
 	}
-	if at := s.chatState.ActiveTurn; at != nil && repair {
-		s.endLocked(replica.Interrupted(at.ID, at.StartedAt, last, false))
-	}
-	if m := s.chatState.SteeringMessage; m != nil && repair {
-		s.endLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
-	}
-	for _, m := range s.chatState.QueuedMessages {
-		if repair {
-			s.endLocked(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
+	if repair {
+		// What the log shows begun and waiting ends, in the log too: the
+		// process that ran the turn and the main turns that sent the
+		// messages are gone.
+		end := func(a ahp.Action) {
+			s.logLocked(backChat, a)
+			apply(a)
+		}
+		if at := cs.ActiveTurn; at != nil {
+			end(replica.Interrupted(at.ID, at.StartedAt, last, false))
+		}
+		if m := cs.SteeringMessage; m != nil {
+			end(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
+		}
+		for _, m := range cs.QueuedMessages {
+			end(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
 		}
 	}
-	s.state = replica.Catalogued(s.state, s.chat, s.chatState)
+	s.Reset(replica.Catalogued(ss, s.ChatURI, cs), cs, dropped)
 	return s, nil
-}
-
-// endLocked logs and applies an action a replay adds to a log.
-func (s *localSession) endLocked(a ahp.Action) {
-	s.logLocked(backChat, a)
-	s.applyChatMu(a)
 }
 
 // localURI reports whether uri is a session URI LocalHost makes:

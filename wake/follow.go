@@ -93,9 +93,9 @@ func (h *LocalHost) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	case s == nil:
 		h.addCopy(ctx, key)
 	default:
-		s.writing.Lock()
-		behind := s.tail.Lines < n && !s.gone
-		s.writing.Unlock()
+		s.Lock()
+		behind := s.tail.Lines < n && !s.Gone()
+		s.Unlock()
 		if behind && !s.catchUp(ctx) {
 			h.readAgain(ctx, s)
 		}
@@ -122,20 +122,20 @@ func (h *LocalHost) addCopy(ctx context.Context, key chatlog.Key) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.sessions[s.uri] != nil || h.creating[s.uri] || h.disposed[s.uri] {
+	if h.closed || h.sessions[s.SessionURI] != nil || h.creating[s.SessionURI] || h.disposed[s.SessionURI] {
 		return
 	}
-	h.sessions[s.uri] = s
-	h.chats[s.chat] = s
+	h.sessions[s.SessionURI] = s
+	h.chats[s.ChatURI] = s
 }
 
 // drop lets go of a session whose log another host removed.
 func (h *LocalHost) drop(s *localSession) {
 	h.mu.Lock()
-	held := h.sessions[s.uri] == s
+	held := h.sessions[s.SessionURI] == s
 	if held {
-		delete(h.sessions, s.uri)
-		delete(h.chats, s.chat)
+		delete(h.sessions, s.SessionURI)
+		delete(h.chats, s.ChatURI)
 	}
 	h.mu.Unlock()
 	if held {
@@ -160,9 +160,9 @@ func (h *LocalHost) readAgain(ctx context.Context, old *localSession) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.closed && h.sessions[fresh.uri] == nil {
-		h.sessions[fresh.uri] = fresh
-		h.chats[fresh.chat] = fresh
+	if !h.closed && h.sessions[fresh.SessionURI] == nil {
+		h.sessions[fresh.SessionURI] = fresh
+		h.chats[fresh.ChatURI] = fresh
 	}
 }
 
@@ -178,12 +178,12 @@ func (s *localSession) catchUp(ctx context.Context) bool {
 	if s.h.sh == nil || !s.logged {
 		return true
 	}
-	s.writing.Lock()
+	s.Lock()
 	ok, agent := s.catchUpLocked(ctx, false)
-	s.writing.Unlock()
+	s.Unlock()
 	if agent != nil {
 		if err := agent.Close(); err != nil {
-			s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+			s.h.log.Warn("wake: closing an agent failed", "session", s.SessionURI, "err", err)
 		}
 	}
 	return ok
@@ -192,16 +192,16 @@ func (s *localSession) catchUp(ctx context.Context) bool {
 // takeAnswersLocked applies the lines another host wrote after the ones
 // the session holds, when they are only answers; it reports false when
 // they are not (another host runs the session now) or cannot be read.
-// Called with s.writing held, by a write that found the log longer.
+// Called with s locked, by a write that found the log longer.
 func (s *localSession) takeAnswersLocked() bool {
 	ok, _ := s.catchUpLocked(context.Background(), true)
 	return ok
 }
 
-// catchUpLocked is catchUp with s.writing held, answers alone when
+// catchUpLocked is catchUp with s locked, answers alone when
 // answersOnly; it returns the agent to close.
 func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (bool, Agent) {
-	if s.gone {
+	if s.Gone() {
 		return !answersOnly, nil
 	}
 	raw, err := s.tail.ReadNew(ctx)
@@ -250,7 +250,7 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 		case backChat:
 			s.showChatLocked(*l.Action, nil)
 		case backSession:
-			s.showSessionLocked(*l.Action, nil)
+			s.ApplySession(*l.Action, nil)
 		}
 	}
 	s.here = false
@@ -261,7 +261,7 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 
 // deliverAnswerLocked hands an answer to the turn that waits for it, if
 // any: an answer to a question once it is complete, a confirmation, a
-// client tool's result. Called with s.writing held.
+// client tool's result. Called with s locked.
 func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 	switch a.Body.(type) {
 	case *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction, *ahp.ChatToolCallCompleteAction:
@@ -271,9 +271,9 @@ func (s *localSession) deliverAnswerLocked(a ahp.Action) {
 
 // answerErrLocked says why the answer a does not apply to the chat as it
 // is, nil when it does. origin is the client that gives it, nil for an
-// in-process caller. Called with s.writing held.
+// in-process caller. Called with s locked.
 func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) error {
-	step, err := replica.Decide(s.chatState, a, backRules, origin)
+	step, err := replica.Decide(s.ChatState(), a, backRules, origin)
 	if err == nil && step != replica.Answer {
 		return refused("%s is not an answer", a.Type)
 	}
@@ -284,7 +284,7 @@ func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) erro
 // another host runs: it goes into the session's log at the count of lines
 // the copy holds, as it is now (caught up first, and again when another
 // host wrote first), and the host that runs the session hands it to the
-// turn that waits for it when it hears it. Called with s.writing held.
+// turn that waits for it when it hears it. Called with s locked.
 func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin) error {
 	a = scrubAction(s.h.scrub, a)
 	for range maxTries {
@@ -319,13 +319,13 @@ func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin
 func (s *localSession) closeLater(agent Agent) {
 	s.h.turns.Go(func() {
 		if err := agent.Close(); err != nil {
-			s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+			s.h.log.Warn("wake: closing an agent failed", "session", s.SessionURI, "err", err)
 		}
 	})
 }
 
 // elsewhereLocked refuses an action on a session another host runs.
-// Called with s.writing held.
+// Called with s locked.
 func (s *localSession) elsewhereLocked() error {
 	if s.h.sh == nil || s.here || !s.logged {
 		return nil

@@ -102,9 +102,12 @@ type LocalHost struct {
 	log       *slog.Logger
 	now       func() time.Time
 	keep      int // ended turns a chat holds, at least 1
-	scrub     Scrubber
-	logs      chatlog.Logs // where back sessions' logs are, nil for none
-	shared    bool         // LocalConfig.Shared
+	// pub is where the sessions publish (on bus), holding keep ended
+	// turns each.
+	pub    *replica.Publisher
+	scrub  Scrubber
+	logs   chatlog.Logs // where back sessions' logs are, nil for none
+	shared bool         // LocalConfig.Shared
 	// sh is logs when they are shared and can be followed: the host then
 	// holds a copy of every back session and follows its log (follow.go).
 	sh chatlog.Shared
@@ -191,6 +194,7 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 		logs: cfg.Logs, shared: cfg.Shared, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 		creating: map[string]bool{}, disposed: map[string]bool{},
 	}
+	h.pub = &replica.Publisher{Bus: bus, Keep: keep, Log: log}
 	for name, hr := range cfg.Harnesses {
 		if name == "" || hr == nil {
 			return nil, fmt.Errorf("wake: local host: harness %q is empty", name)
@@ -299,10 +303,10 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 		raw, _, err := h.logs.Read(rctx, key)
 		cancel()
 		if err == nil {
-			s.writing.Lock()
-			c := s.chatState
+			s.Lock()
+			c := s.ChatState()
 			same := int64(len(raw)) == s.tail.Lines && !s.diverged && c.ActiveTurn == nil && c.SteeringMessage == nil && len(c.QueuedMessages) == 0
-			s.writing.Unlock()
+			s.Unlock()
 			if same {
 				s.fenceFrom(ctx)
 				return false, nil
@@ -313,7 +317,7 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 	old := h.sessions[uri]
 	if old != nil {
 		delete(h.sessions, uri)
-		delete(h.chats, old.chat)
+		delete(h.chats, old.ChatURI)
 	}
 	h.mu.Unlock()
 	if old != nil {
@@ -380,9 +384,10 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
 	}
 	chat := ahp.DefaultChatURI(uri)
-	s := &localSession{h: h, uri: uri, chat: chat, spec: spec, hr: hr, info: info, feed: feed.New[ahp.Action](),
+	s := &localSession{h: h, spec: spec, hr: hr, info: info,
 		createdAt: ahp.FormatTime(now), waits: map[string]chan ahp.Action{}, tail: replica.Log{Logs: h.logs, Shared: h.sh}}
-	s.state = ahp.SessionState{
+	s.Publisher, s.SessionURI, s.ChatURI, s.Feed = h.pub, uri, chat, feed.New[ahp.Action]()
+	ss := ahp.SessionState{
 		SessionMetadata: ahp.SessionMetadata{
 			Provider: provider, Title: spec.Title, Status: ahp.StatusIdle,
 			WorkingDirectories: []string{(&url.URL{Scheme: "file", Path: spec.Dir}).String()},
@@ -393,11 +398,11 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 		Meta:          spec.Meta,
 	}
 	if spec.Client != nil {
-		s.state.ActiveClients = append(s.state.ActiveClients, *spec.Client)
+		ss.ActiveClients = append(ss.ActiveClients, *spec.Client)
 	}
 	summary := ahp.ChatSummary{Resource: chat, Title: spec.Title, Status: ahp.StatusIdle, ModifiedAt: s.createdAt}
-	s.state.Chats = ahp.List[ahp.ChatSummary]{summary}
-	s.chatState = ahp.ChatState{ChatSummary: summary, Turns: ahp.List[ahp.Turn]{}}
+	ss.Chats = ahp.List[ahp.ChatSummary]{summary}
+	s.Reset(ss, ahp.ChatState{ChatSummary: summary, Turns: ahp.List[ahp.Turn]{}}, 0)
 	return s
 }
 
@@ -406,39 +411,39 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 // only.
 func (h *LocalHost) add(s *localSession, provider, model string) error {
 	s.here = true
-	if key, ok := backLogKey(s.uri, s.spec.Meta); ok && h.logs != nil {
+	if key, ok := backLogKey(s.SessionURI, s.spec.Meta); ok && h.logs != nil {
 		h.mu.Lock()
-		creating := h.creating[s.uri]
-		h.creating[s.uri] = true
-		delete(h.disposed, s.uri)
+		creating := h.creating[s.SessionURI]
+		h.creating[s.SessionURI] = true
+		delete(h.disposed, s.SessionURI)
 		h.mu.Unlock()
 		if creating {
-			return refused("the host is making %s already", s.uri)
+			return refused("the host is making %s already", s.SessionURI)
 		}
 		defer func() {
 			h.mu.Lock()
-			delete(h.creating, s.uri)
+			delete(h.creating, s.SessionURI)
 			h.mu.Unlock()
 		}()
 		if err := h.createLog(key, s, provider, model); err != nil {
-			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.uri, "err", err)
+			h.log.Warn("wake: a back session's log could not be made; a restart will not hold the session", "log", key, "session", s.SessionURI, "err", err)
 		} else {
 			s.tail.Key, s.logged, s.tail.Lines = key, true, 1
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.sessions[s.uri] != nil {
+	if h.closed || h.sessions[s.SessionURI] != nil {
 		if s.logged {
 			h.removeLog(s.tail.Key)
 		}
 		if h.closed {
 			return refused("the host is closed")
 		}
-		return refused("the host holds %s already", s.uri)
+		return refused("the host holds %s already", s.SessionURI)
 	}
-	h.sessions[s.uri] = s
-	h.chats[s.chat] = s
+	h.sessions[s.SessionURI] = s
+	h.chats[s.ChatURI] = s
 	return nil
 }
 
@@ -462,7 +467,7 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	s, ok := h.sessions[session]
 	if ok {
 		delete(h.sessions, session)
-		delete(h.chats, s.chat)
+		delete(h.chats, s.ChatURI)
 		if h.sh != nil {
 			h.disposed[session] = true
 		}
@@ -560,9 +565,9 @@ func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
 	}
 	s.fenceFrom(ctx)
 	if h.hub.Tracing() {
-		s.writing.Lock()
+		s.Lock()
 		s.parent = trace.SpanContextFromContext(ctx)
-		s.writing.Unlock()
+		s.Unlock()
 	}
 	return s.dispatch(ahp.PendingMessageSet(m.Kind, m.ID, m.Message), nil)
 }
@@ -583,12 +588,11 @@ func (h *LocalHost) Follow(ctx context.Context, session string) (ahp.ChatState, 
 	if !ok {
 		return ahp.ChatState{}, nil, ErrNoSession
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone {
+	st, actions, ok := s.Chat.Follow(ctx)
+	if !ok {
 		return ahp.ChatState{}, nil, ErrNoSession
 	}
-	return s.chatState, s.feed.Subscribe(ctx), nil
+	return st, actions, nil
 }
 
 // Channel returns the session or chat channel at uri for a engine.Host
@@ -643,7 +647,7 @@ func (h *LocalHost) HeldAt(uri string) (Held, bool) {
 		return Held{}, false
 	}
 	bot, person, _, ok := BackSession(s.spec.Meta)
-	return Held{Session: s.uri, Bot: bot, Person: person}, ok
+	return Held{Session: s.SessionURI, Bot: bot, Person: person}, ok
 }
 
 // Summaries returns the listing rows of the sessions owned by owner (every
@@ -659,14 +663,12 @@ func (h *LocalHost) Summaries(owner string) []ahp.SessionSummary {
 	h.mu.Unlock()
 	out := make([]ahp.SessionSummary, 0, len(all))
 	for _, s := range all {
-		s.mu.Lock()
-		st, cs := s.state, s.chatState
-		s.mu.Unlock()
+		st, cs, _ := s.State()
 		meta := st.SessionMetadata
 		meta.Status = cs.Status
 		out = append(out, ahp.SessionSummary{
-			SessionMetadata: meta, Resource: s.uri, CreatedAt: s.createdAt, ModifiedAt: cs.ModifiedAt,
-			Meta: st.Meta, DefaultChat: s.chat,
+			SessionMetadata: meta, Resource: s.SessionURI, CreatedAt: s.createdAt, ModifiedAt: cs.ModifiedAt,
+			Meta: st.Meta, DefaultChat: s.ChatURI,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ModifiedAt > out[j].ModifiedAt })

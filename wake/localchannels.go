@@ -13,12 +13,10 @@ import (
 // sessionChannel serves a session's state.
 type sessionChannel struct{ s *localSession }
 
-func (c sessionChannel) URI() string { return c.s.uri }
+func (c sessionChannel) URI() string { return c.s.SessionURI }
 
 func (c sessionChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return engine.Snapshot{State: c.s.state, Seq: c.s.sessionSeq}, nil
+	return c.s.SessionSnapshot(), nil
 }
 
 func (c sessionChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
@@ -33,12 +31,10 @@ func (c sessionChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 // chatChannel serves a session's chat.
 type chatChannel struct{ s *localSession }
 
-func (c chatChannel) URI() string { return c.s.chat }
+func (c chatChannel) URI() string { return c.s.ChatURI }
 
 func (c chatChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return engine.Snapshot{State: c.s.chatState, Seq: c.s.chatSeq}, nil
+	return c.s.ChatSnapshot(), nil
 }
 
 func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {

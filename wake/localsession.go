@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/engine"
-	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
@@ -24,22 +21,25 @@ import (
 
 // localSession is one session LocalHost runs.
 type localSession struct {
+	// Chat holds the session's and its chat's states, publishes them (on
+	// the bus and its Feed, which Follow reads), and is its writer lock
+	// (Lock): whoever acts on the session (a client's action, the turn's
+	// agent, the follower) holds it, across a write to its log too. The
+	// fields below that change are guarded by it.
+	replica.Chat
 	h    *LocalHost
-	uri  string
-	chat string
 	spec Spec
 	hr   Harness
 	info SessionInfo // what the agent is opened with
-	feed *feed.Feed[ahp.Action]
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
 	// tail is the session's place in its log when logged: its key, and
 	// how many lines it holds as far as this host knows (read back, or
-	// written; set under writing). An unlogged session keeps none.
+	// written; set under Lock). An unlogged session keeps none.
 	tail   replica.Log
 	logged bool
 	// fence is the lease token its log's writes carry, when a Waker
-	// holding a lease handed it work (lease.WithFence); set under writing.
+	// holding a lease handed it work (lease.WithFence); set under Lock.
 	fence  lease.Fence
 	fenced bool
 	// here says this host writes the session's log (it started it, read
@@ -48,29 +48,11 @@ type localSession struct {
 	// the log another host writes, and takes clients' answers alone
 	// (follow.go). diverged says a
 	// write to the log failed: the copy holds a line the log does not.
-	// Both set under writing.
+	// Both set under Lock.
 	here     bool
 	diverged bool
-
-	// writing orders whoever acts on the session (a client's action, the
-	// turn's agent, the follower) and is held across a write to its log
-	// (to a database, up to replica.Wait); mu is held only to change or
-	// read what readers read, never across a write, so that a slow log
-	// stalls the session's writers and not its subscribers. A writer
-	// takes writing, then mu. The fields above are writing's.
-	writing sync.Mutex
-	mu      sync.Mutex
-	// Guarded by mu, and changed with writing held too: whoever holds
-	// writing reads them without mu.
-	state      ahp.SessionState
-	chatState  ahp.ChatState
-	sessionSeq int64
-	chatSeq    int64
-	gone       bool
-
-	// The rest is writing's.
-	turn  *localTurn
-	waits map[string]chan ahp.Action // tool call or request id → its answer
+	turn     *localTurn
+	waits    map[string]chan ahp.Action // tool call or request id → its answer
 	// agent is the session's agent, nil until a restored session's first
 	// turn opens it.
 	agent    Agent
@@ -103,14 +85,14 @@ type reportedTool struct {
 // log writes.
 func (s *localSession) fenceFrom(ctx context.Context) {
 	if f, ok := lease.FenceFrom(ctx); ok {
-		s.writing.Lock()
+		s.Lock()
 		s.fence, s.fenced, s.here = f, true, true
-		s.writing.Unlock()
+		s.Unlock()
 	}
 }
 
 // fencedLocked is the context of the session's log writes: with its
-// fence, if it has one. Called with s.writing held.
+// fence, if it has one. Called with s locked.
 func (s *localSession) fencedLocked() context.Context {
 	if s.fenced {
 		return lease.WithFence(context.Background(), s.fence)
@@ -119,28 +101,25 @@ func (s *localSession) fencedLocked() context.Context {
 }
 
 func (s *localSession) dispose() {
-	s.writing.Lock()
-	if s.gone {
-		s.writing.Unlock()
+	s.Lock()
+	if !s.End() {
+		s.Unlock()
 		return
 	}
-	s.mu.Lock()
-	s.gone = true
-	s.mu.Unlock()
 	if t := s.turn; t != nil {
 		t.stopped = true
 		t.cancel()
 	}
 	agent := s.agent
-	s.writing.Unlock()
-	s.feed.Close()
-	s.h.bus.End(s.uri)
-	s.h.bus.End(s.chat)
+	s.Unlock()
+	s.Feed.Close()
+	s.h.bus.End(s.SessionURI)
+	s.h.bus.End(s.ChatURI)
 	if agent == nil {
 		return
 	}
 	if err := agent.Close(); err != nil {
-		s.h.log.Warn("wake: closing an agent failed", "session", s.uri, "err", err)
+		s.h.log.Warn("wake: closing an agent failed", "session", s.SessionURI, "err", err)
 	}
 }
 
@@ -149,7 +128,7 @@ func (s *localSession) dispose() {
 // latest ended turns only: a snapshot has those, with no turnsNextCursor,
 // as the older ones are gone. It reports false when a is an answer that
 // another host's answer, logged first, made moot: a is then neither
-// logged nor applied. Called with s.writing held.
+// logged nor applied. Called with s locked.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = scrubAction(s.h.scrub, a)
 	if !s.logLocked(backChat, a) {
@@ -159,67 +138,22 @@ func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool 
 	return true
 }
 
-// showChatLocked applies a to the chat, publishes it and tells
-// followers, and updates the session's catalogue when the chat's status
+// showChatLocked applies a to the chat, publishes it (on the bus and the
+// feed), and updates the session's catalogue when the chat's status
 // changed: what emitChatLocked does once a is logged, and what a copy
-// does with a line another host wrote. Called with s.writing held; it
-// takes mu.
+// does with a line another host wrote. Called with s locked.
 func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prev := s.chatState
-	s.applyChatMu(a)
-	seq, err := s.h.bus.Publish(s.chat, engine.Event{Action: a, Origin: origin})
-	if err != nil {
-		s.h.log.Error("wake: action did not publish", "chat", s.chat, "err", err)
-	} else {
-		s.chatSeq = seq
-	}
-	s.feed.Publish(a)
-	if prev.Status != s.chatState.Status || prev.ModifiedAt != s.chatState.ModifiedAt {
-		st, mod := s.chatState.Status, s.chatState.ModifiedAt
-		s.publishSessionMu(ahp.ChatUpdated(s.chat, ahp.PartialChatSummary{Status: &st, ModifiedAt: &mod}), nil)
-	}
-}
-
-// applyChatMu applies a to the chat's state, keeping its latest ended
-// turns. Called with s.writing held, or on a session no one else holds yet
-// (a log being read back).
-func (s *localSession) applyChatMu(a ahp.Action) {
-	s.chatState = ahp.ApplyChat(s.chatState, a)
-	if n := len(s.chatState.Turns) - s.h.keep; n > 0 {
-		s.chatState.Turns = slices.Clone(s.chatState.Turns[n:]) // a copy, so the forgotten turns can be freed
-	}
+	s.Apply(a, origin)
 }
 
 // emitSessionLocked applies a to the session and publishes it; a client's
-// action (origin set) is logged. Called with s.writing held.
+// action (origin set) is logged. Called with s locked.
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	a = scrubAction(s.h.scrub, a)
 	if origin != nil {
 		s.logLocked(backSession, a)
 	}
-	s.showSessionLocked(a, origin)
-}
-
-// showSessionLocked applies a to the session and publishes it. Called
-// with s.writing held; it takes mu.
-func (s *localSession) showSessionLocked(a ahp.Action, origin *engine.Origin) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.publishSessionMu(a, origin)
-}
-
-// publishSessionMu applies a to the session and publishes it. Called
-// with s.writing and s.mu held.
-func (s *localSession) publishSessionMu(a ahp.Action, origin *engine.Origin) {
-	s.state = ahp.ApplySession(s.state, a)
-	seq, err := s.h.bus.Publish(s.uri, engine.Event{Action: a, Origin: origin})
-	if err != nil {
-		s.h.log.Error("wake: action did not publish", "session", s.uri, "err", err)
-		return
-	}
-	s.sessionSeq = seq
+	s.ApplySession(a, origin)
 }
 
 // refused is a refusal of the host, for reason (a format and its args).
@@ -243,9 +177,9 @@ var backRules = replica.Rules{ClientTools: true}
 // dispatch validates and applies a client's action to the chat; origin is
 // nil for an in-process caller.
 func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
-	s.writing.Lock()
-	defer s.writing.Unlock()
-	if s.gone {
+	s.Lock()
+	defer s.Unlock()
+	if s.Gone() {
 		return ErrNoSession
 	}
 	if s.elsewhereLocked() != nil && replica.AnswerTo(a) != "" && origin != nil {
@@ -257,7 +191,7 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	if err := s.elsewhereLocked(); err != nil {
 		return err
 	}
-	step, err := replica.Decide(s.chatState, a, backRules, origin)
+	step, err := replica.Decide(s.ChatState(), a, backRules, origin)
 	if err != nil {
 		return refusal(err)
 	}
@@ -296,9 +230,9 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 
 // dispatchSession applies a client's action to the session channel.
 func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) error {
-	s.writing.Lock()
-	defer s.writing.Unlock()
-	if s.gone {
+	s.Lock()
+	defer s.Unlock()
+	if s.Gone() {
 		return ErrNoSession
 	}
 	if err := s.elsewhereLocked(); err != nil {
@@ -323,7 +257,7 @@ func (s *localSession) durationLocked() time.Duration {
 	if s.turn != nil {
 		return s.h.now().Sub(s.turn.started)
 	}
-	if at := s.chatState.ActiveTurn; at != nil {
+	if at := s.ChatState().ActiveTurn; at != nil {
 		if t, err := time.Parse(time.RFC3339Nano, at.StartedAt); err == nil {
 			return s.h.now().Sub(t)
 		}
@@ -334,7 +268,7 @@ func (s *localSession) durationLocked() time.Duration {
 // nextLocked starts the next waiting message when the chat is idle: the
 // steering message first, then the queue.
 func (s *localSession) nextLocked() {
-	if s.turn != nil || s.gone || s.chatState.ActiveTurn != nil {
+	if s.turn != nil || s.Gone() || s.ChatState().ActiveTurn != nil {
 		return
 	}
 	if id, msg, ok := s.startWaitingLocked(); ok {
@@ -348,10 +282,10 @@ func (s *localSession) nextLocked() {
 func (s *localSession) startWaitingLocked() (id string, msg ahp.Message, ok bool) {
 	var next *ahp.PendingMessage
 	switch {
-	case s.chatState.SteeringMessage != nil:
-		next = s.chatState.SteeringMessage
-	case len(s.chatState.QueuedMessages) > 0:
-		next = &s.chatState.QueuedMessages[0]
+	case s.ChatState().SteeringMessage != nil:
+		next = s.ChatState().SteeringMessage
+	case len(s.ChatState().QueuedMessages) > 0:
+		next = &s.ChatState().QueuedMessages[0]
 	default:
 		return "", ahp.Message{}, false
 	}
@@ -384,8 +318,8 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	}
 	op.End(err)
 	t.cancel()
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if s.turn == t || s.turn == nil {
 		s.showActivityLocked("")
 	}
@@ -394,7 +328,7 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	}
 	d := s.h.now().Sub(t.started)
 	if err != nil {
-		s.h.log.Info("wake: a back turn failed", "session", s.uri, "turn", t.id, "err", err)
+		s.h.log.Info("wake: a back turn failed", "session", s.SessionURI, "turn", t.id, "err", err)
 		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
 		if errors.Is(err, ErrNotStarted) {
 			s.failWaitingLocked(err)
@@ -410,9 +344,9 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 // restored session. A session disposed meanwhile closes the agent it
 // opened.
 func (s *localSession) open(ctx context.Context) (Agent, error) {
-	s.writing.Lock()
+	s.Lock()
 	agent := s.agent
-	s.writing.Unlock()
+	s.Unlock()
 	if agent != nil {
 		return agent, nil
 	}
@@ -420,12 +354,12 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the agent did not start: %w", err)
 	}
-	s.writing.Lock()
-	gone := s.gone
+	s.Lock()
+	gone := s.Gone()
 	if !gone {
 		s.agent = agent
 	}
-	s.writing.Unlock()
+	s.Unlock()
 	if gone {
 		agent.Close()
 		return nil, ErrNoSession
@@ -435,10 +369,10 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 
 // showActivityLocked shows text as the chat's activity ("" clears it):
 // what a start of the agent during a turn is doing. It is published and
-// not logged: it means nothing once the turn is over. Called with s.writing
-// held.
+// not logged: it means nothing once the turn is over. Called with s
+// locked.
 func (s *localSession) showActivityLocked(text string) {
-	if s.gone || s.chatState.Activity == text {
+	if s.Gone() || s.ChatState().Activity == text {
 		return
 	}
 	s.showChatLocked(scrubAction(s.h.scrub, ahp.ChatActivityChanged(text)), nil)

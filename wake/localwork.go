@@ -33,16 +33,16 @@ type work struct {
 func (w *work) TurnID() string       { return w.t.id }
 func (w *work) Message() ahp.Message { return w.msg }
 
-// liveLocked reports whether the turn still runs. Called with s.writing held.
-func (w *work) liveLocked() bool { return !w.s.gone && w.s.turn == w.t && !w.t.stopped }
+// liveLocked reports whether the turn still runs. Called with s locked.
+func (w *work) liveLocked() bool { return !w.s.Gone() && w.s.turn == w.t && !w.t.stopped }
 
 func (w *work) Reply(text string) {
 	if text == "" {
 		return
 	}
 	s := w.s
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if !w.liveLocked() {
 		return
 	}
@@ -61,8 +61,8 @@ var errTurnOver = errors.New("the turn is over")
 // ended) as the chat's activity.
 func (w *work) progress(text string) {
 	s := w.s
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if w.liveLocked() {
 		s.showActivityLocked(text)
 	}
@@ -75,8 +75,8 @@ func (w *work) Notify(text string) {
 		return
 	}
 	s := w.s
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if w.liveLocked() {
 		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.ResponsePart{SystemNotification: &ahp.SystemNotificationPart{Content: ahp.Plain(text)}}), nil)
 	}
@@ -94,8 +94,8 @@ func (w *work) Reason(text string) {
 		return
 	}
 	s := w.s
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if !w.liveLocked() {
 		return
 	}
@@ -115,8 +115,8 @@ func (w *work) ReportTool(r ToolReport) {
 		return
 	}
 	s := w.s
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if !w.liveLocked() {
 		return
 	}
@@ -161,9 +161,9 @@ func (w *work) ReportTool(r ToolReport) {
 
 func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage) (ahp.ToolCallResult, error) {
 	s := w.s
-	s.writing.Lock()
+	s.Lock()
 	if !w.liveLocked() {
-		s.writing.Unlock()
+		s.Unlock()
 		return ahp.ToolCallResult{}, errTurnOver
 	}
 	id := newID()
@@ -190,25 +190,25 @@ func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage)
 		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: id, InvocationMessage: invocation, ToolInput: toolInput}), nil)
 		reason := ahp.Plain("The session's deny list refuses " + name + ".")
 		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallConfirmedAction{TurnID: w.t.id, ToolCallID: id, Reason: ahp.CancelDenied, ReasonMessage: &reason}), nil)
-		s.writing.Unlock()
+		s.Unlock()
 		return ahp.ToolCallResult{}, ErrDenied
 	}
 	s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: id, InvocationMessage: invocation, ToolInput: toolInput, Confirmed: ahp.ConfirmedNotNeeded}), nil)
 	if client == nil {
 		res := ahp.ToolCallResult{Success: false, PastTenseMessage: ahp.Plain("No tool " + name), Error: &ahp.ToolError{Message: "no tool named " + name}}
 		s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, res), nil)
-		s.writing.Unlock()
+		s.Unlock()
 		return res, nil
 	}
 	ch := make(chan ahp.Action, 1)
 	s.waits[id] = ch
-	s.writing.Unlock()
+	s.Unlock()
 	select {
 	case a := <-ch:
 		return a.Body.(*ahp.ChatToolCallCompleteAction).Result, nil
 	case <-ctx.Done():
-		s.writing.Lock()
-		defer s.writing.Unlock()
+		s.Lock()
+		defer s.Unlock()
 		if _, waiting := s.waits[id]; waiting {
 			delete(s.waits, id)
 			if w.liveLocked() { // abandoned: the call ends now, as a withdrawn question does
@@ -223,23 +223,23 @@ func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage)
 
 func (w *work) Ask(ctx context.Context, questions []ahp.ChatInputQuestion) (ahp.InputResponse, map[string]ahp.ChatInputAnswer, error) {
 	s := w.s
-	s.writing.Lock()
+	s.Lock()
 	if !w.liveLocked() {
-		s.writing.Unlock()
+		s.Unlock()
 		return "", nil, errTurnOver
 	}
 	id := newID()
 	s.emitChatLocked(ahp.InputRequested(ahp.ChatInputRequest{ID: id, Questions: questions}), nil)
 	ch := make(chan ahp.Action, 1)
 	s.waits[id] = ch
-	s.writing.Unlock()
+	s.Unlock()
 	select {
 	case a := <-ch:
 		b := a.Body.(*ahp.ChatInputCompletedAction)
 		return b.Response, b.Answers, nil
 	case <-ctx.Done():
-		s.writing.Lock()
-		defer s.writing.Unlock()
+		s.Lock()
+		defer s.Unlock()
 		if _, waiting := s.waits[id]; waiting {
 			delete(s.waits, id)
 			if w.liveLocked() {
@@ -252,9 +252,9 @@ func (w *work) Ask(ctx context.Context, questions []ahp.ChatInputQuestion) (ahp.
 
 func (w *work) Approve(ctx context.Context, ap Approval) (bool, error) {
 	s := w.s
-	s.writing.Lock()
+	s.Lock()
 	if !w.liveLocked() {
-		s.writing.Unlock()
+		s.Unlock()
 		return false, errTurnOver
 	}
 	id := newID()
@@ -270,22 +270,22 @@ func (w *work) Approve(ctx context.Context, ap Approval) (bool, error) {
 	}), nil)
 	ch := make(chan ahp.Action, 1)
 	s.waits[id] = ch
-	s.writing.Unlock()
+	s.Unlock()
 	select {
 	case a := <-ch:
 		b := a.Body.(*ahp.ChatToolCallConfirmedAction)
 		if !b.Approved {
 			return false, nil
 		}
-		s.writing.Lock()
+		s.Lock()
 		if w.liveLocked() {
 			s.emitChatLocked(ahp.ToolCallComplete(w.t.id, id, ahp.ToolCallResult{Success: true, PastTenseMessage: ahp.Plain("Ran " + display)}), nil)
 		}
-		s.writing.Unlock()
+		s.Unlock()
 		return true, nil
 	case <-ctx.Done():
-		s.writing.Lock()
-		defer s.writing.Unlock()
+		s.Lock()
+		defer s.Unlock()
 		if _, waiting := s.waits[id]; waiting {
 			delete(s.waits, id)
 			if w.liveLocked() { // withdrawn

@@ -46,9 +46,9 @@ var ErrNotStarted = errors.New("the agent could not be started")
 
 // failWaitingLocked fails, with err, each message waiting in the chat
 // behind a turn whose agent could not be started: each becomes a turn that
-// fails at once. Called with s.writing held.
+// fails at once. Called with s locked.
 func (s *localSession) failWaitingLocked(err error) {
-	for n := len(s.chatState.QueuedMessages) + 1; n > 0 && !s.gone; n-- {
+	for n := len(s.ChatState().QueuedMessages) + 1; n > 0 && !s.Gone(); n-- {
 		id, _, ok := s.startWaitingLocked()
 		if !ok {
 			return

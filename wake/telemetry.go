@@ -49,7 +49,7 @@ func newHostMeters(hub *telemetry.Hub, h *LocalHost) {
 		all := slices.Collect(maps.Values(h.sessions))
 		h.mu.Unlock()
 		for _, s := range all {
-			s.writing.Lock()
+			s.Lock()
 			state := stateClosed
 			switch {
 			case !s.here && s.h.shared:
@@ -59,7 +59,7 @@ func newHostMeters(hub *telemetry.Hub, h *LocalHost) {
 			case s.agent != nil:
 				state = stateIdle
 			}
-			s.writing.Unlock()
+			s.Unlock()
 			counts[[2]string{s.info.Provider, state}]++
 		}
 		for _, a := range agents.Values {
