@@ -28,3 +28,26 @@ func (t *ActiveTurn) ToolCall(turnID, id string) *ToolCallState {
 	}
 	return nil
 }
+
+// Replies returns the markdown parts of the turn, in order: what the
+// agent (or the bot) answered.
+func (t Turn) Replies() []string {
+	var out []string
+	for _, p := range t.ResponseParts {
+		if p.Markdown != nil {
+			out = append(out, p.Markdown.Content)
+		}
+	}
+	return out
+}
+
+// Failure returns the error the turn ended with, nil when it ended
+// without one. The result points into t: treat it as read-only.
+func (t Turn) Failure() *ErrorInfo {
+	for _, p := range t.ResponseParts {
+		if p.Error != nil {
+			return &p.Error.Error
+		}
+	}
+	return nil
+}

@@ -525,21 +525,6 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func markdown(t ahp.Turn) []string {
-	var out []string
-	for _, p := range t.ResponseParts {
-		if p.Markdown != nil {
-			out = append(out, p.Markdown.Content)
-		}
-	}
-	return out
-}
+func markdown(t ahp.Turn) []string { return t.Replies() }
 
-func turnError(t ahp.Turn) *ahp.ErrorInfo {
-	for _, p := range t.ResponseParts {
-		if p.Error != nil {
-			return &p.Error.Error
-		}
-	}
-	return nil
-}
+func turnError(t ahp.Turn) *ahp.ErrorInfo { return t.Failure() }

@@ -513,12 +513,4 @@ func (t *Turn) finish(turn ahp.Turn) {
 
 // Replies returns the markdown replies of a turn, in order: what the bot
 // posted.
-func Replies(t ahp.Turn) []string {
-	var out []string
-	for _, p := range t.ResponseParts {
-		if p.Markdown != nil {
-			out = append(out, p.Markdown.Content)
-		}
-	}
-	return out
-}
+func Replies(t ahp.Turn) []string { return t.Replies() }

@@ -113,24 +113,9 @@ func (m *fakeMain) ended(t *testing.T) ahp.Turn {
 }
 
 // texts are the markdown parts of a turn.
-func texts(turn ahp.Turn) []string {
-	var out []string
-	for _, p := range turn.ResponseParts {
-		if p.Markdown != nil {
-			out = append(out, p.Markdown.Content)
-		}
-	}
-	return out
-}
+func texts(turn ahp.Turn) []string { return turn.Replies() }
 
-func errorOf(turn ahp.Turn) *ahp.ErrorInfo {
-	for _, p := range turn.ResponseParts {
-		if p.Error != nil {
-			return &p.Error.Error
-		}
-	}
-	return nil
-}
+func errorOf(turn ahp.Turn) *ahp.ErrorInfo { return turn.Failure() }
 
 func subagentCall(turn ahp.Turn) *ahp.ToolCallState {
 	for _, p := range turn.ResponseParts {

@@ -335,15 +335,7 @@ func (c *ahpClient) turn(chat, id string) ahp.Turn {
 	return s.Turns[slices.IndexFunc(s.Turns, func(t ahp.Turn) bool { return t.ID == id })]
 }
 
-func texts(t ahp.Turn) []string {
-	var out []string
-	for _, p := range t.ResponseParts {
-		if p.Markdown != nil {
-			out = append(out, p.Markdown.Content)
-		}
-	}
-	return out
-}
+func texts(t ahp.Turn) []string { return t.Replies() }
 
 func active(s ahp.ChatState) []ahp.ResponsePart {
 	if s.ActiveTurn == nil {

@@ -93,15 +93,7 @@ func (m *mainChat) ended(t *testing.T) ahp.Turn {
 	return c.Turns[len(c.Turns)-1]
 }
 
-func markdown(turn ahp.Turn) []string {
-	var out []string
-	for _, p := range turn.ResponseParts {
-		if p.Markdown != nil {
-			out = append(out, p.Markdown.Content)
-		}
-	}
-	return out
-}
+func markdown(turn ahp.Turn) []string { return turn.Replies() }
 
 // wakeEnv is a Waker on a LocalHost running the fake agent.
 type wakeEnv struct {
