@@ -66,6 +66,7 @@ import (
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/web"
 )
 
@@ -574,7 +575,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	if db != nil {
 		logs, rows, leases = db.Logs, db.Rows, db.Leases
 	}
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil, Telemetry: s.hub})
+	sessions, err := local.New(local.Config{Bus: bus, Harnesses: harnesses, Logger: s.log, Scrub: s.scrub, Logs: logs, Shared: db != nil, Telemetry: s.hub})
 	if err != nil {
 		return nil, closers, fmt.Errorf("bots: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // startLogs are the chat logs under ConfigDir as a start lists them. The
-// back sessions' replay (wake.NewLocalHost) and the bot service's load
+// back sessions' replay (wake/local.New) and the bot service's load
 // (bot.New) each list one kind of log: a look at every bot folder each,
 // about a quarter of a second of CPU at 100,000 bots. The first listing
 // lists both kinds in one pass (chatlog.Files.ListKinds), and the other

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // applied is a toyHost with bots applied, served over a real WebSocket.
@@ -28,12 +29,12 @@ func applied(t *testing.T, sessions bool) (*toyHost, string) {
 	bus := engine.NewBus(nil)
 	cfg := bot.Config{Store: memrecord.New(), ConfigDir: filepath.Join(dir, "config"), HostName: "toy", Bus: bus, DefaultAgent: echo.Provider}
 	if sessions {
-		local, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+		lh, err := local.New(local.Config{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { local.Close() })
-		cfg.Sessions = local
+		t.Cleanup(func() { lh.Close() })
+		cfg.Sessions = lh
 	}
 	host := newToyHost(cfg)
 	svc, err := bot.Apply(t.Context(), host, bot.Options{Root: filepath.Join(dir, "bots")})

@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // chatUsers is a users directory: a token is the user's id.
@@ -47,7 +48,7 @@ type chatEnv struct {
 	users     bot.Users
 	options   bot.Options
 	svc       *bot.Service
-	host      *wake.LocalHost
+	host      *local.Host
 	srv       *transport.Server
 	configDir string
 	// logs, leases and holder, when set, are shared with sibling envs,
@@ -100,7 +101,7 @@ func (e *chatEnv) start() {
 	t := e.t
 	t.Helper()
 	bus := engine.NewBus(nil)
-	h, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}},
+	h, err := local.New(local.Config{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}},
 		Logs: e.logs, Shared: e.leases != nil})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // toyHost is an agent host with a registry of its own: it keeps what
@@ -116,7 +117,7 @@ func ExampleApply() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	bus := engine.NewBus(nil)
-	sessions, err := wake.NewLocalHost(wake.LocalConfig{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+	sessions, err := local.New(local.Config{Bus: bus, Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -250,7 +250,7 @@ func (s *Service) sessionChannel(ctx context.Context, c engine.Caller, uri strin
 // by provider (see Apply): createSession of a chat with a bot, its
 // disposeSession, listSessions and fetchTurns, and the channels of its
 // chats and of their back sessions when the session host serves them (as
-// wake.LocalHost does). It is nil when the service has no session host.
+// wake/local's Host does). It is nil when the service has no session host.
 func (s *Service) Chats() SessionProvider {
 	if s.chats == nil {
 		return nil
@@ -290,7 +290,7 @@ func (r rootChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (eng
 }
 
 // channelSource is a session host that serves its sessions' channels, as
-// wake.LocalHost does.
+// wake/local's Host does.
 type channelSource interface {
 	Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error)
 }

@@ -251,7 +251,7 @@ func (problemsChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 }
 
 // offeredProviders are the providers a session host runs sessions on,
-// sorted, when it says (wake.LocalHost does); nil otherwise.
+// sorted, when it says (wake/local's Host does); nil otherwise.
 func offeredProviders(h wake.SessionHost) []string {
 	if p, ok := h.(interface{ Providers() []string }); ok {
 		return slices.Sorted(slices.Values(p.Providers()))

@@ -30,7 +30,7 @@ const (
 	// chat and its session (package bot).
 	Chat Kind = "logs"
 	// Back is a back session's log: its open line, then the actions
-	// applied to its chat and session (package wake).
+	// applied to its chat and session (package wake/local).
 	Back Kind = "sessions"
 )
 

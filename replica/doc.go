@@ -1,5 +1,5 @@
 // Package replica is the machine both kinds of chat the host keeps share:
-// a bot chat (package bot) and a back session (package wake). Each is an
+// a bot chat (package bot) and a back session (package wake/local). Each is an
 // AHP chat whose every change is a line of its log (chatlog), replicated
 // on every instance that shares the logs.
 //

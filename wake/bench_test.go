@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // BenchmarkWakeToQueuedMessage is the wake's own overhead, in process: from
@@ -18,7 +19,7 @@ import (
 // queued message (its chat/pendingMessageSet), on a session already
 // started. It reports p50 and p99.
 func BenchmarkWakeToQueuedMessage(b *testing.B) {
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"idle": idle{}}})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"idle": idle{}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // abandoning is an agent that calls post_message with a context of its
@@ -39,7 +40,7 @@ func (a *abandoning) Turn(ctx context.Context, w wake.Work) error {
 func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 	t.Parallel()
 	agent := &abandoning{abandon: make(chan struct{}), returned: make(chan error, 1)}
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"abandoning": agent}})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"abandoning": agent}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 
 func TestRefusalCarriesItsReasonAsATypedError(t *testing.T) {
 	t.Parallel()
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"abandoning": &abandoning{}}})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"abandoning": &abandoning{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // slowHarness runs agents whose turns, once stopped, return only when
@@ -47,7 +48,7 @@ func notReturned(t *testing.T, done <-chan struct{}, what string) {
 func TestLocalHostCloseWaitsForTheTurnsItRan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := slowHarness{entered: make(chan struct{}, 1), release: make(chan struct{})}
-		h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"slow": slow}})
+		h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"slow": slow}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +72,8 @@ func TestLocalHostCloseWaitsForTheTurnsItRan(t *testing.T) {
 func TestWakerCloseWaitsForTheGoroutinesItStarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sending, release := make(chan struct{}, 1), make(chan struct{})
-		e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-			return &fakeHost{LocalHost: h, send: func(ctx context.Context, s string, p wake.Pending) error {
+		e := newEnv(t, func(h *local.Host) wake.SessionHost {
+			return &fakeHost{Host: h, send: func(ctx context.Context, s string, p wake.Pending) error {
 				sending <- struct{}{}
 				<-ctx.Done()
 				<-release // a host slow to give up

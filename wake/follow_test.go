@@ -22,12 +22,13 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // node is one instance of several on shared logs, rows and leases: a
 // LocalHost and a Waker on it.
 type node struct {
-	host *wake.LocalHost
+	host *local.Host
 	w    *wake.Waker
 	bot  record.Record
 	n    int
@@ -47,7 +48,7 @@ func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
 	bot := newEnv(t, nil).bot
 	out := make([]*node, n)
 	for i := range out {
-		h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
+		h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func (nd *node) say(t *testing.T, text string) (ahp.Turn, string) {
 }
 
 // chatNow is the host's state of the session's chat, as a snapshot.
-func chatNow(t *testing.T, h *wake.LocalHost, session string) string {
+func chatNow(t *testing.T, h *local.Host, session string) string {
 	t.Helper()
 	c, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -88,7 +89,7 @@ func chatNow(t *testing.T, h *wake.LocalHost, session string) string {
 }
 
 // listed is the host's listing row of the session, "" when it lists none.
-func listed(h *wake.LocalHost, owner, session string) string {
+func listed(h *local.Host, owner, session string) string {
 	for _, s := range h.Summaries(owner) {
 		if s.Resource == session {
 			return mustJSON(s)
@@ -105,7 +106,7 @@ type recorder struct {
 	open    bool
 }
 
-func recordOn(t *testing.T, h *wake.LocalHost, session string) *recorder {
+func recordOn(t *testing.T, h *local.Host, session string) *recorder {
 	t.Helper()
 	c, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -188,7 +189,7 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 }
 
 // dispatch dispatches a to the host's channel at uri as a root client.
-func dispatch(t *testing.T, h *wake.LocalHost, uri string, a ahp.Action) error {
+func dispatch(t *testing.T, h *local.Host, uri string, a ahp.Action) error {
 	t.Helper()
 	ch, err := h.Channel(context.Background(), engine.Caller{Principal: access.Principal{Root: true}}, uri)
 	if err != nil {
@@ -333,7 +334,7 @@ func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *t
 
 // openRequest is the id of the input request the chat's running turn
 // waits on, "" when none.
-func openRequest(t *testing.T, h *wake.LocalHost, session string) string {
+func openRequest(t *testing.T, h *local.Host, session string) string {
 	var st ahp.ChatState
 	if err := json.Unmarshal([]byte(chatNow(t, h, session)), &st); err != nil || st.ActiveTurn == nil {
 		return ""

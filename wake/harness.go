@@ -16,8 +16,8 @@ import (
 var ErrDenied = errors.New("the tool is denied to this session")
 
 // Harness runs the back sessions of one agent provider: echo, or an ACP
-// agent. LocalHost opens one Agent per session and runs its turns one at a
-// time.
+// agent. A session host (wake/local's Host) opens one Agent per session
+// and runs its turns one at a time.
 type Harness interface {
 	// Open starts the agent of one session. An error refuses the session's
 	// start.

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // fakeMain is a main chat: it applies what the wake emits with the
@@ -128,7 +129,7 @@ func subagentCall(turn ahp.Turn) *ahp.ToolCallState {
 
 // env is a Waker on a LocalHost running echo, and a bot in a folder.
 type env struct {
-	host  *wake.LocalHost
+	host  *local.Host
 	sh    wake.SessionHost
 	w     *wake.Waker
 	rows  *wake.MemRows
@@ -139,11 +140,11 @@ type env struct {
 
 type envOption func(*wake.Config)
 
-func newEnv(t *testing.T, wrap func(*wake.LocalHost) wake.SessionHost, opts ...envOption) *env {
+func newEnv(t *testing.T, wrap func(*local.Host) wake.SessionHost, opts ...envOption) *env {
 	t.Helper()
-	h, err := wake.NewLocalHost(wake.LocalConfig{
+	h, err := local.New(local.Config{
 		Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}},
-		Presets:   map[string]wake.Preset{"quick": {Provider: echo.Provider, Model: "m1"}},
+		Presets:   map[string]local.Preset{"quick": {Provider: echo.Provider, Model: "m1"}},
 	})
 	if err != nil {
 		t.Fatal(err)

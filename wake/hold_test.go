@@ -12,13 +12,14 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // instance is one of several Wakers, each on a LocalHost of its own,
 // sharing logs, rows and leases as instances on one database do.
 func instance(t *testing.T, name string, logs chatlog.Logs, rows wake.Rows, leases lease.Leases) *wake.Waker {
 	t.Helper()
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *t
 	t.Parallel()
 	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
 	e := newEnv(t, nil)
-	wakeOn := func(h *wake.LocalHost, name string) *wake.Waker {
+	wakeOn := func(h *local.Host, name string) *wake.Waker {
 		w, err := wake.New(wake.Config{Host: h, Rows: rows, DefaultAgent: echo.Provider, Leases: leases, Holder: name,
 			LeaseTTL: time.Hour, LeasePoll: 10 * time.Millisecond})
 		if err != nil {
@@ -87,8 +88,8 @@ func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *t
 		t.Cleanup(func() { w.Close() })
 		return w
 	}
-	host := func() *wake.LocalHost {
-		h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
+	host := func() *local.Host {
+		h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
 		if err != nil {
 			t.Fatal(err)
 		}

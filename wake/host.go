@@ -4,12 +4,11 @@
 //
 // It holds the two ports the wake uses, SessionHost (where back sessions
 // live) and Harness (what runs one back session's turns for an agent
-// provider), LocalHost (a SessionHost that runs back sessions in-process on
-// Harnesses and serves their state as AHP session and chat channels), the
-// session rows, and the Waker: session names, the context block and
-// delegation _meta, the send with its ten-second confirmation, following
-// the back turn, post_message, the question and approval relay and the
-// outcome policy.
+// provider), the session rows, and the Waker: session names, the context
+// block and delegation _meta, the send with its ten-second confirmation,
+// following the back turn, post_message, the question and approval relay
+// and the outcome policy. The SessionHost that runs back sessions
+// in-process is package wake/local.
 package wake
 
 import (
@@ -30,7 +29,7 @@ var (
 )
 
 // RefusedError is a host's refusal with its reason; errors.Is(err,
-// ErrRefused) holds of it. LocalHost refuses with one; another host may
+// ErrRefused) holds of it. wake/local's Host refuses with one; another host may
 // wrap ErrRefused with fmt.Errorf instead.
 type RefusedError struct {
 	// Reason says in one sentence what the host would not do, and why.
@@ -49,7 +48,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 // SessionHost is where back sessions live: VS Code's agent host, an
-// embedding host's own sessions, or LocalHost. A session is addressed by its
+// embedding host's own sessions, or wake/local's Host. A session is addressed by its
 // URI; its one chat, where turns run, is its default chat at
 // ahp.DefaultChatURI(session).
 //

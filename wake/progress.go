@@ -22,7 +22,7 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 // says the start is over, so that what was shown may be cleared. A
 // harness reports a start wherever it happens: at Open, and when a turn
 // starts the agent again (after a restart of the server, or after its
-// process ended), where the session host shows it in the turn (LocalHost:
+// process ended), where the session host shows it in the turn (wake/local's Host:
 // as the back chat's activity, which the Waker shows in the main turn).
 func ReportProgress(ctx context.Context, text string) {
 	if p, ok := ctx.Value(progressKey{}).(Progress); ok && p != nil {

@@ -15,8 +15,10 @@ import (
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/record"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // restartEnv is a config folder and a bot folder that LocalHosts and
@@ -38,9 +40,9 @@ func newRestartEnv(t *testing.T) *restartEnv {
 
 // host starts a LocalHost keeping its back sessions' logs in the config
 // folder; the test's end closes it.
-func (e *restartEnv) host(t *testing.T) *wake.LocalHost {
+func (e *restartEnv) host(t *testing.T) *local.Host {
 	t.Helper()
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, ConfigDir: e.config})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, ConfigDir: e.config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestRestoredBackSessionEndsItsInterruptedTurnAndTakesBackWaitingMessages(t 
 		}
 		tn := state.Turns[0]
 		tail := tn.ResponseParts[len(tn.ResponseParts)-1]
-		if tn.State != ahp.TurnStateError || tail.Error == nil || tail.Error.Error.ErrorType != wake.InterruptedType {
+		if tn.State != ahp.TurnStateError || tail.Error == nil || tail.Error.Error.ErrorType != replica.InterruptedType {
 			t.Errorf("the interrupted turn reads %s", mustJSON(tn))
 		}
 		h.Close()

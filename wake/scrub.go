@@ -1,10 +1,7 @@
 package wake
 
 import (
-	"context"
 	"encoding/json"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/agenthost/bots/ahp"
 )
@@ -23,16 +20,16 @@ type Scrubber interface {
 // Scrubbing is an optional interface of a SessionHost whose sessions may
 // hold secrets: the Waker takes every value its Scrubber knows out of what
 // it carries from those sessions into a main chat, unless Config.Scrub
-// names a scrubber of its own. LocalHost is one.
+// names a scrubber of its own, as wake/local's Host does.
 type Scrubbing interface {
 	Scrubber() Scrubber
 }
 
-// scrubAction returns a with every value s knows taken out of its text. An
+// ScrubAction returns a with every value s knows taken out of its text. An
 // action holding none is returned as it is; one holding some is rebuilt
 // from its scrubbed JSON (a value's JSON-escaped form is among those a
 // connector.Scrubber replaces).
-func scrubAction(s Scrubber, a ahp.Action) ahp.Action {
+func ScrubAction(s Scrubber, a ahp.Action) ahp.Action {
 	if s == nil || s.Longest() == 0 {
 		return a
 	}
@@ -53,8 +50,8 @@ func scrubAction(s Scrubber, a ahp.Action) ahp.Action {
 	return out
 }
 
-// scrubValue returns v with every value s knows taken out of its JSON.
-func scrubValue[T any](s Scrubber, v T) T {
+// ScrubValue returns v with every value s knows taken out of its JSON.
+func ScrubValue[T any](s Scrubber, v T) T {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return v
@@ -78,8 +75,8 @@ type scrubMain struct {
 	s    Scrubber
 }
 
-func (m scrubMain) Chat(a ahp.Action) bool { return m.main.Chat(scrubAction(m.s, a)) }
-func (m scrubMain) Session(a ahp.Action)   { m.main.Session(scrubAction(m.s, a)) }
+func (m scrubMain) Chat(a ahp.Action) bool { return m.main.Chat(ScrubAction(m.s, a)) }
+func (m scrubMain) Session(a ahp.Action)   { m.main.Session(ScrubAction(m.s, a)) }
 
 // scrubbing returns main scrubbed with s, or main itself when s is nil.
 func scrubbing(main Main, s Scrubber) Main {
@@ -88,156 +85,3 @@ func scrubbing(main Main, s Scrubber) Main {
 	}
 	return scrubMain{main: main, s: s}
 }
-
-// stream scrubs text that arrives in pieces: it holds back the last
-// Longest()-1 bytes, where a value may begin that the next piece ends,
-// until the next piece or the flush.
-type stream struct {
-	held string
-}
-
-// next takes a piece and returns what may be shown of the text so far.
-func (st *stream) next(s Scrubber, piece string) string {
-	clean := s.String(st.held + piece)
-	keep := s.Longest() - 1
-	if keep <= 0 {
-		st.held = ""
-		return clean
-	}
-	cut := len(clean) - keep
-	if cut <= 0 {
-		st.held = clean
-		return ""
-	}
-	for cut > 0 && !utf8.RuneStart(clean[cut]) {
-		cut--
-	}
-	st.held = clean[cut:]
-	return clean[:cut]
-}
-
-// flush returns what is held back.
-func (st *stream) flush(s Scrubber) string {
-	out := s.String(st.held)
-	st.held = ""
-	return out
-}
-
-// scrubWork is the Work a harness's agent gets when the host scrubs: every
-// text the agent hands out (its reply and reasoning as they stream, the
-// input of the tools it calls, its questions, approvals and tool reports)
-// has every value the scrubber knows taken out before it reaches the back
-// chat. What comes back to the agent is not changed.
-type scrubWork struct {
-	w Work
-	s Scrubber
-
-	mu            sync.Mutex
-	reply, reason stream
-}
-
-var (
-	_ Reasoner     = (*scrubWork)(nil)
-	_ ToolReporter = (*scrubWork)(nil)
-	_ Notifier     = (*scrubWork)(nil)
-)
-
-func (sw *scrubWork) TurnID() string       { return sw.w.TurnID() }
-func (sw *scrubWork) Message() ahp.Message { return sw.w.Message() }
-
-func (sw *scrubWork) Reply(text string) {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if out := sw.reply.next(sw.s, text); out != "" {
-		sw.w.Reply(out)
-	}
-}
-
-func (sw *scrubWork) Reason(text string) {
-	r, ok := sw.w.(Reasoner)
-	if !ok {
-		return
-	}
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if out := sw.reason.next(sw.s, text); out != "" {
-		r.Reason(out)
-	}
-}
-
-// flush hands on what the streams hold back; the turn is ending.
-func (sw *scrubWork) flush() {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if out := sw.reply.flush(sw.s); out != "" {
-		sw.w.Reply(out)
-	}
-	if r, ok := sw.w.(Reasoner); ok {
-		if out := sw.reason.flush(sw.s); out != "" {
-			r.Reason(out)
-		}
-	}
-}
-
-func (sw *scrubWork) Notify(text string) {
-	if n, ok := sw.w.(Notifier); ok {
-		n.Notify(sw.s.String(text))
-	}
-}
-
-func (sw *scrubWork) ReportTool(r ToolReport) {
-	tr, ok := sw.w.(ToolReporter)
-	if !ok {
-		return
-	}
-	r.Title, r.Kind = sw.s.String(r.Title), sw.s.String(r.Kind)
-	r.Input, r.Output = sw.s.String(r.Input), sw.s.String(r.Output)
-	tr.ReportTool(r)
-}
-
-func (sw *scrubWork) CallTool(ctx context.Context, name string, input json.RawMessage) (ahp.ToolCallResult, error) {
-	if clean := sw.s.String(string(input)); clean != string(input) {
-		input = json.RawMessage(clean)
-		if !json.Valid(input) {
-			input = json.RawMessage(`{}`)
-		}
-	}
-	return sw.w.CallTool(ctx, name, input)
-}
-
-func (sw *scrubWork) Ask(ctx context.Context, questions []ahp.ChatInputQuestion) (ahp.InputResponse, map[string]ahp.ChatInputAnswer, error) {
-	return sw.w.Ask(ctx, scrubValue(sw.s, questions))
-}
-
-func (sw *scrubWork) Approve(ctx context.Context, a Approval) (bool, error) {
-	a.ToolName, a.DisplayName = sw.s.String(a.ToolName), sw.s.String(a.DisplayName)
-	a.Invocation, a.Input = sw.s.String(a.Invocation), sw.s.String(a.Input)
-	return sw.w.Approve(ctx, a)
-}
-
-// runScrubbed runs one turn of agent through w, scrubbed with s when s is
-// not nil, handing on what the streams held back once the turn returns.
-func runScrubbed(ctx context.Context, agent Agent, w Work, s Scrubber) error {
-	if s == nil {
-		return runAgent(ctx, agent, w)
-	}
-	sw := &scrubWork{w: w, s: s}
-	err := runAgent(ctx, agent, sw)
-	sw.flush()
-	if err != nil {
-		if clean := s.String(err.Error()); clean != err.Error() {
-			return &scrubbedErr{msg: clean}
-		}
-	}
-	return err
-}
-
-// scrubbedErr is an agent's error with its values taken out.
-type scrubbedErr struct{ msg string }
-
-func (e *scrubbedErr) Error() string { return e.msg }
-
-// Scrubber is the scrubber cfg.Scrub gave, or nil.
-func (h *LocalHost) Scrubber() Scrubber { return h.scrub }
-
-var _ Scrubbing = (*LocalHost)(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 const leaked = "tok-wake-9f8e7d6c5b4a3210"
@@ -65,7 +66,7 @@ func (leakyAgent) Turn(ctx context.Context, w wake.Work) error {
 func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 	t.Parallel()
 	scrub := replaceScrubber{leaked}
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}, Scrub: scrub})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}, Scrub: scrub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 // chat: post_message's text, the relayed question, the turn's error.
 func TestWakerScrubsTheMainChatOfAnyHost(t *testing.T) {
 	t.Parallel()
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}})
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"leaky": leakyAgent{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package wake
 import (
 	"errors"
 	"sync"
-
-	"github.com/agenthost/bots/ahp"
 )
 
 // startFailures keeps, per (bot, person, name), the failure of the last
@@ -43,16 +41,3 @@ func (s *startFailures) set(key string, f *failure) {
 // turn then fail with the same error at once, rather than each waiting out
 // a start of its own.
 var ErrNotStarted = errors.New("the agent could not be started")
-
-// failWaitingLocked fails, with err, each message waiting in the chat
-// behind a turn whose agent could not be started: each becomes a turn that
-// fails at once. Called with s locked.
-func (s *localSession) failWaitingLocked(err error) {
-	for n := len(s.ChatState().QueuedMessages) + 1; n > 0 && !s.Gone(); n-- {
-		id, _, ok := s.startWaitingLocked()
-		if !ok {
-			return
-		}
-		s.emitChatLocked(ahp.TurnFailed(id, 0, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
-	}
-}

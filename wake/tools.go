@@ -220,7 +220,7 @@ type ToolGate interface {
 	Call(ctx context.Context, s SessionInfo, name string, input json.RawMessage) (string, error)
 }
 
-// Gated is a SessionHost that gives its sessions a ToolGate: LocalHost.
+// Gated is a SessionHost that gives its sessions a ToolGate, as wake/local's Host is.
 type Gated interface {
 	// SetToolGate sets the gate every session's SessionInfo.Gate asks,
 	// those already open included.

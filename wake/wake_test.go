@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 func TestWakePostsTheEchoReplyAndEndsTheMainTurn(t *testing.T) {
@@ -78,7 +79,7 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 
 func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
 	t.Parallel()
-	h, _ := wake.NewLocalHost(wake.LocalConfig{})
+	h, _ := local.New(local.Config{})
 	defer h.Close()
 	for _, c := range []struct {
 		cfg  wake.Config
@@ -103,7 +104,7 @@ func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
 
 func TestEmptyOptionValuesAreTheDefaults(t *testing.T) {
 	t.Parallel()
-	h, _ := wake.NewLocalHost(wake.LocalConfig{})
+	h, _ := local.New(local.Config{})
 	defer h.Close()
 	w, err := wake.New(wake.Config{Host: h})
 	if err != nil {
@@ -295,7 +296,7 @@ func TestStopTakesBackWaitingMessagesAndStopsTheBackTurn(t *testing.T) {
 	<-t2.Done()
 }
 
-func waitBack(t *testing.T, h *wake.LocalHost, session, what string, cond func(ahp.ChatState) bool) ahp.ChatState {
+func waitBack(t *testing.T, h *local.Host, session, what string, cond func(ahp.ChatState) bool) ahp.ChatState {
 	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -337,8 +338,8 @@ func TestSteerMainTurnEndsWithTheTurnTheSteerBecomes(t *testing.T) {
 func TestSteerThatCannotBeHandedOnIsDroppedAndTheTurnKeepsWaiting(t *testing.T) {
 	t.Parallel()
 	var refuse atomic.Bool
-	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-		return &fakeHost{LocalHost: h, send: func(ctx context.Context, s string, p wake.Pending) error {
+	e := newEnv(t, func(h *local.Host) wake.SessionHost {
+		return &fakeHost{Host: h, send: func(ctx context.Context, s string, p wake.Pending) error {
 			if refuse.Load() {
 				return fmt.Errorf("queue full: %w", wake.ErrRefused)
 			}
@@ -426,8 +427,8 @@ func TestTurnInTheSessionNameStartsASessionPerMessage(t *testing.T) {
 func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
 	t.Parallel()
 	var starts atomic.Int32
-	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-		return &fakeHost{LocalHost: h, start: func(ctx context.Context, s wake.Spec) (string, error) {
+	e := newEnv(t, func(h *local.Host) wake.SessionHost {
+		return &fakeHost{Host: h, start: func(ctx context.Context, s wake.Spec) (string, error) {
 			starts.Add(1)
 			time.Sleep(time.Millisecond) // widen the race window; not a wait
 			return h.Start(ctx, s)
@@ -458,8 +459,8 @@ func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
 func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t *testing.T) {
 	t.Parallel()
 	var forget atomic.Bool
-	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-		return &fakeHost{LocalHost: h, has: func(ctx context.Context, s string) (bool, error) {
+	e := newEnv(t, func(h *local.Host) wake.SessionHost {
+		return &fakeHost{Host: h, has: func(ctx context.Context, s string) (bool, error) {
 			if forget.Load() {
 				return false, nil
 			}
@@ -486,20 +487,20 @@ func TestFailuresEndTheMainTurnWithTheReason(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		wrap func(*wake.LocalHost) wake.SessionHost
+		wrap func(*local.Host) wake.SessionHost
 		bot  func(*env)
 		want string
 	}{
 		{"name no session can have", nil, func(e *env) { e.bot.Session = strings.Repeat("a", 36) + "{turn}" }, "no session can have"},
 		{"host would not start", nil, func(e *env) { e.bot.Provider = "nobody" }, `The host would not start a back session for Motion: no agent for provider "nobody"`},
 		{"unknown preset", nil, func(e *env) { e.bot.Preset = "gone" }, `no preset "gone"`},
-		{"send refused", func(h *wake.LocalHost) wake.SessionHost {
-			return &fakeHost{LocalHost: h, send: func(context.Context, string, wake.Pending) error {
+		{"send refused", func(h *local.Host) wake.SessionHost {
+			return &fakeHost{Host: h, send: func(context.Context, string, wake.Pending) error {
 				return fmt.Errorf("the queue is closed: %w", wake.ErrRefused)
 			}}
 		}, nil, "The host refused the message: the queue is closed"},
-		{"session no longer held", func(h *wake.LocalHost) wake.SessionHost {
-			return &fakeHost{LocalHost: h, send: func(context.Context, string, wake.Pending) error { return wake.ErrNoSession }}
+		{"session no longer held", func(h *local.Host) wake.SessionHost {
+			return &fakeHost{Host: h, send: func(context.Context, string, wake.Pending) error { return wake.ErrNoSession }}
 		}, nil, "The host no longer holds the back session"},
 	}
 	for _, c := range cases {
@@ -521,8 +522,8 @@ func TestFailuresEndTheMainTurnWithTheReason(t *testing.T) {
 func TestSendNotConfirmedInTenSecondsIsNotSentAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sends atomic.Int32
-		e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-			return &fakeHost{LocalHost: h, send: func(ctx context.Context, _ string, _ wake.Pending) error {
+		e := newEnv(t, func(h *local.Host) wake.SessionHost {
+			return &fakeHost{Host: h, send: func(ctx context.Context, _ string, _ wake.Pending) error {
 				sends.Add(1)
 				<-ctx.Done() // never confirms
 				return ctx.Err()
@@ -567,8 +568,8 @@ func TestBackSessionStartsOnPresetElseProviderElseDefaultAgent(t *testing.T) {
 	t.Parallel()
 	var specs []wake.Spec
 	var mu sync.Mutex
-	e := newEnv(t, func(h *wake.LocalHost) wake.SessionHost {
-		return &fakeHost{LocalHost: h, start: func(ctx context.Context, s wake.Spec) (string, error) {
+	e := newEnv(t, func(h *local.Host) wake.SessionHost {
+		return &fakeHost{Host: h, start: func(ctx context.Context, s wake.Spec) (string, error) {
 			mu.Lock()
 			specs = append(specs, s)
 			mu.Unlock()
@@ -690,7 +691,7 @@ func TestFileRowsKeepOneRowPerPersonAndName(t *testing.T) {
 
 // fakeHost is a LocalHost with some methods replaced.
 type fakeHost struct {
-	*wake.LocalHost
+	*local.Host
 	start func(context.Context, wake.Spec) (string, error)
 	has   func(context.Context, string) (bool, error)
 	send  func(context.Context, string, wake.Pending) error
@@ -702,28 +703,28 @@ func (f *fakeHost) Restore(ctx context.Context, s string, spec wake.Spec) error 
 	if f.restore != nil {
 		return f.restore(ctx, s, spec)
 	}
-	return f.LocalHost.Restore(ctx, s, spec)
+	return f.Host.Restore(ctx, s, spec)
 }
 
 func (f *fakeHost) Start(ctx context.Context, s wake.Spec) (string, error) {
 	if f.start != nil {
 		return f.start(ctx, s)
 	}
-	return f.LocalHost.Start(ctx, s)
+	return f.Host.Start(ctx, s)
 }
 
 func (f *fakeHost) Has(ctx context.Context, s string) (bool, error) {
 	if f.has != nil {
 		return f.has(ctx, s)
 	}
-	return f.LocalHost.Has(ctx, s)
+	return f.Host.Has(ctx, s)
 }
 
 func (f *fakeHost) Send(ctx context.Context, s string, p wake.Pending) error {
 	if f.send != nil {
 		return f.send(ctx, s, p)
 	}
-	return f.LocalHost.Send(ctx, s, p)
+	return f.Host.Send(ctx, s, p)
 }
 
 var _ = errors.New
@@ -732,7 +733,7 @@ func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	var session string
-	for i := range wake.BackTurns + 3 {
+	for i := range local.BackTurns + 3 {
 		m, turn, _ := e.say(fmt.Sprint("m", i))
 		if got := texts(m.ended(t)); !slices.Equal(got, []string{fmt.Sprint("Motion heard: m", i)}) {
 			t.Fatalf("turn %d says %q", i, got)
@@ -744,11 +745,11 @@ func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(state.Turns) != wake.BackTurns || state.TurnsNextCursor != "" {
-		t.Fatalf("the back chat holds %d turns (cursor %q), want the latest %d", len(state.Turns), state.TurnsNextCursor, wake.BackTurns)
+	if len(state.Turns) != local.BackTurns || state.TurnsNextCursor != "" {
+		t.Fatalf("the back chat holds %d turns (cursor %q), want the latest %d", len(state.Turns), state.TurnsNextCursor, local.BackTurns)
 	}
 	last := state.Turns[len(state.Turns)-1]
-	if last.Message.Text == "" || !strings.HasSuffix(last.Message.Text, fmt.Sprint("m", wake.BackTurns+2)) {
+	if last.Message.Text == "" || !strings.HasSuffix(last.Message.Text, fmt.Sprint("m", local.BackTurns+2)) {
 		t.Errorf("the latest turn held is %s", mustJSON(last.Message))
 	}
 }

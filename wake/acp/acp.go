@@ -197,7 +197,7 @@ type Config struct {
 	// Scrubber, when set, takes every secret value it knows out of all the
 	// harness logs, the agent's stderr included. (What the agent hands to
 	// its back session is scrubbed by the session host: see
-	// wake.LocalConfig.Scrub.)
+	// wake/local's Config.Scrub.)
 	Scrubber *connector.Scrubber
 	// Telemetry receives the agent's starts and failures by step, its
 	// ACP and MCP call latencies, labelled agent=Provider, and a span per

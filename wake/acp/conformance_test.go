@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/waketest"
 )
 
@@ -32,7 +33,7 @@ func TestLocalHostOnTheACPHarnessConformance(t *testing.T) {
 	t.Parallel()
 	waketest.RunSessionHost(t, waketest.SessionHost{
 		Open: func(t *testing.T) wake.SessionHost {
-			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
+			h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
 			if err != nil {
 				t.Fatal(err)
 			}

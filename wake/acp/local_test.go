@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // mainChat is a main chat a Waker answers into: it applies what the wake
@@ -117,7 +118,7 @@ func newWakeEnv(t *testing.T) *wakeEnv {
 func newWakeEnvWith(t *testing.T, mod func(*Config)) *wakeEnv {
 	t.Helper()
 	h := newHarness(t, mod)
-	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+	host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestWakeStopCancelsTheAgentTurn(t *testing.T) {
 
 // backTurn sends text to a LocalHost session and returns its back turn once
 // it ended (the session's first turn of that text).
-func backTurn(t *testing.T, host *wake.LocalHost, session, id, text string) ahp.Turn {
+func backTurn(t *testing.T, host *local.Host, session, id, text string) ahp.Turn {
 	t.Helper()
 	ctx := testCtx(t)
 	state, actions, err := host.Follow(ctx, session)
@@ -255,7 +256,7 @@ func backTurn(t *testing.T, host *wake.LocalHost, session, id, text string) ahp.
 
 func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T) {
 	t.Parallel()
-	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
+	host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": newHarness(t, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing
 	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
 	dir := t.TempDir()
 	meta := map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}
-	session := func(host *wake.LocalHost) string {
+	session := func(host *local.Host) string {
 		t.Helper()
 		uri, err := host.Start(testCtx(t), wake.Spec{Provider: "fake", Dir: dir, Owner: "user:soft", Meta: meta})
 		if err != nil {
@@ -299,9 +300,9 @@ func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing
 		}
 		return uri
 	}
-	newHost := func() *wake.LocalHost {
+	newHost := func() *local.Host {
 		h := newHarness(t, func(c *Config) { c.Store = store })
-		host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+		host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}})
 		if err != nil {
 			t.Fatal(err)
 		}

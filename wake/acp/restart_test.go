@@ -9,6 +9,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // startSteps are the steps a start of the fake shows in the main turn.
@@ -79,7 +80,7 @@ func TestARestartOfTheServerShowsTheAgentsStartInTheMainTurn(t *testing.T) {
 	store := FileStore{Dir: filepath.Join(config, "ids")}
 	server := func() *wakeEnv {
 		h := newHarness(t, func(c *Config) { c.Store = store })
-		host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}, ConfigDir: config})
+		host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}, ConfigDir: config})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // subagentText is the text content of the main turn's subagent call.
@@ -105,7 +106,7 @@ func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
 		c.StartTimeout = 500 * time.Millisecond
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
-	host, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{"fake": h}})
+	host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}})
 	if err != nil {
 		t.Fatal(err)
 	}

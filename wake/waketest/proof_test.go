@@ -9,6 +9,7 @@ import (
 	"github.com/agenthost/bots/internal/checktest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 )
 
 // These tests prove that the suites' checks fail implementations that
@@ -50,8 +51,8 @@ func TestHarnessStopCheckFailsAnAgentThatIgnoresTheStop(t *testing.T) {
 	t.Logf("the check said: %s", msgs[0])
 }
 
-func localHost(t *testing.T) *wake.LocalHost {
-	h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+func localHost(t *testing.T) *local.Host {
+	h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +61,10 @@ func localHost(t *testing.T) *wake.LocalHost {
 }
 
 // lenient is a host that takes every action, applying or not.
-type lenient struct{ *wake.LocalHost }
+type lenient struct{ *local.Host }
 
 func (l lenient) Dispatch(ctx context.Context, session string, a ahp.Action) error {
-	l.LocalHost.Dispatch(ctx, session, a)
+	l.Host.Dispatch(ctx, session, a)
 	return nil
 }
 
@@ -78,10 +79,10 @@ func TestHostRefusalCheckFailsAHostThatTakesEveryAction(t *testing.T) {
 }
 
 // forgetful is a host whose Follow loses the end of every turn.
-type forgetful struct{ *wake.LocalHost }
+type forgetful struct{ *local.Host }
 
 func (f forgetful) Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error) {
-	st, in, err := f.LocalHost.Follow(ctx, session)
+	st, in, err := f.Host.Follow(ctx, session)
 	if err != nil {
 		return st, in, err
 	}

@@ -29,7 +29,7 @@
 //	func TestSessionHostConformance(t *testing.T) {
 //		waketest.RunSessionHost(t, waketest.SessionHost{
 //			Open: func(t *testing.T) wake.SessionHost {
-//				h, err := wake.NewLocalHost(wake.LocalConfig{
+//				h, err := local.New(local.Config{
 //					Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 //				if err != nil {
 //					t.Fatal(err)

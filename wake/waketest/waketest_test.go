@@ -5,6 +5,7 @@ import (
 
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/waketest"
 )
 
@@ -21,7 +22,7 @@ func TestLocalHostConformance(t *testing.T) {
 	t.Parallel()
 	waketest.RunSessionHost(t, waketest.SessionHost{
 		Open: func(t *testing.T) wake.SessionHost {
-			h, err := wake.NewLocalHost(wake.LocalConfig{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
+			h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}})
 			if err != nil {
 				t.Fatal(err)
 			}

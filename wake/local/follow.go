@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -12,11 +12,12 @@ import (
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/replica"
+	"github.com/agenthost/bots/wake"
 )
 
 // With logs that several instances share and that can be followed
-// (LocalConfig.Shared and a chatlog.Shared: instances on one database),
-// every LocalHost holds every back session: the one that writes a
+// (Config.Shared and a chatlog.Shared: instances on one database),
+// every Host holds every back session: the one that writes a
 // session's log (it started it, or took it over under the Waker's lease
 // and read it back) runs it, and the others hold a copy that follows the
 // log. The follower (follow) hears of every write to a back session's
@@ -47,7 +48,7 @@ import (
 
 // follow applies what other hosts write to the back sessions' logs until
 // ctx ends.
-func (h *LocalHost) follow(ctx context.Context) {
+func (h *Host) follow(ctx context.Context) {
 	if err := replica.Follow(ctx, h.sh, chatlog.Back, h, h.log); err != nil {
 		h.log.Error("wake: the back sessions' logs are no longer followed", "err", err)
 	}
@@ -56,7 +57,7 @@ func (h *LocalHost) follow(ctx context.Context) {
 // Resync brings every session up to its log, after the follower may have
 // missed writes (at its start, or after a dropped connection): it is how
 // many lines every back session's log holds (replica.Follower).
-func (h *LocalHost) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
+func (h *Host) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
 	h.mu.Lock()
 	held := map[chatlog.Key]bool{}
 	for _, s := range h.sessions {
@@ -77,7 +78,7 @@ func (h *LocalHost) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
 
 // Heard takes a write to the log of key, which now holds n lines (0: it
 // was removed) (replica.Follower).
-func (h *LocalHost) Heard(ctx context.Context, key chatlog.Key, n int64) {
+func (h *Host) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	h.swap.Lock()
 	defer h.swap.Unlock()
 	h.mu.Lock()
@@ -104,7 +105,7 @@ func (h *LocalHost) Heard(ctx context.Context, key chatlog.Key, n int64) {
 
 // exists reports whether the log of key is there; an error reading says
 // it is.
-func (h *LocalHost) exists(ctx context.Context, key chatlog.Key) bool {
+func (h *Host) exists(ctx context.Context, key chatlog.Key) bool {
 	rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 	defer cancel()
 	_, err := h.sh.ReadAfter(rctx, key, math.MaxInt64)
@@ -112,7 +113,7 @@ func (h *LocalHost) exists(ctx context.Context, key chatlog.Key) bool {
 }
 
 // addCopy holds a copy of the session another host opened.
-func (h *LocalHost) addCopy(ctx context.Context, key chatlog.Key) {
+func (h *Host) addCopy(ctx context.Context, key chatlog.Key) {
 	s, err := h.readLog(ctx, key, false)
 	if err != nil {
 		if !errors.Is(err, iofs.ErrNotExist) && ctx.Err() == nil {
@@ -130,7 +131,7 @@ func (h *LocalHost) addCopy(ctx context.Context, key chatlog.Key) {
 }
 
 // drop lets go of a session whose log another host removed.
-func (h *LocalHost) drop(s *localSession) {
+func (h *Host) drop(s *localSession) {
 	h.mu.Lock()
 	held := h.sessions[s.SessionURI] == s
 	if held {
@@ -146,7 +147,7 @@ func (h *LocalHost) drop(s *localSession) {
 // readAgain replaces the session with a copy read from its log: another
 // host writes it now, and this one's cannot follow on. Its channels end,
 // so that their subscribers take a new snapshot.
-func (h *LocalHost) readAgain(ctx context.Context, old *localSession) {
+func (h *Host) readAgain(ctx context.Context, old *localSession) {
 	fresh, err := h.readLog(ctx, old.tail.Key, false)
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		if ctx.Err() == nil {
@@ -200,7 +201,7 @@ func (s *localSession) takeAnswersLocked() bool {
 
 // catchUpLocked is catchUp with s locked, answers alone when
 // answersOnly; it returns the agent to close.
-func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (bool, Agent) {
+func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (bool, wake.Agent) {
 	if s.Gone() {
 		return !answersOnly, nil
 	}
@@ -286,7 +287,7 @@ func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) erro
 // host wrote first), and the host that runs the session hands it to the
 // turn that waits for it when it hears it. Called with s locked.
 func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin) error {
-	a = scrubAction(s.h.scrub, a)
+	a = wake.ScrubAction(s.h.scrub, a)
 	for range maxTries {
 		ok, agent := s.catchUpLocked(context.Background(), false)
 		if agent != nil {
@@ -307,7 +308,7 @@ func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin
 			continue
 		}
 		if err != nil {
-			return &RefusedError{Reason: "the answer could not be written to the back session's log", Err: err}
+			return &wake.RefusedError{Reason: "the answer could not be written to the back session's log", Err: err}
 		}
 		s.showChatLocked(a, origin)
 		return nil
@@ -316,7 +317,7 @@ func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin
 }
 
 // closeLater closes an agent in a goroutine the host's Close waits for.
-func (s *localSession) closeLater(agent Agent) {
+func (s *localSession) closeLater(agent wake.Agent) {
 	s.h.turns.Go(func() {
 		if err := agent.Close(); err != nil {
 			s.h.log.Warn("wake: closing an agent failed", "session", s.SessionURI, "err", err)

@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
+	"github.com/agenthost/bots/wake"
 )
 
-// One back session LocalHost runs: its state, the actions it applies and
+// One back session Host runs: its state, the actions it applies and
 // publishes, its queue of messages and the turn it runs.
 
-// localSession is one session LocalHost runs.
+// localSession is one session Host runs.
 type localSession struct {
 	// Chat holds the session's and its chat's states, publishes them (on
 	// the bus and its Feed, which Follow reads), and is its writer lock
@@ -27,10 +28,10 @@ type localSession struct {
 	// agent, the follower) holds it, across a write to its log too. The
 	// fields below that change are guarded by it.
 	replica.Chat
-	h    *LocalHost
-	spec Spec
-	hr   Harness
-	info SessionInfo // what the agent is opened with
+	h    *Host
+	spec wake.Spec
+	hr   wake.Harness
+	info wake.SessionInfo // what the agent is opened with
 	// createdAt is when the session started (ISO 8601).
 	createdAt string
 	// tail is the session's place in its log when logged: its key, and
@@ -55,7 +56,7 @@ type localSession struct {
 	waits    map[string]chan ahp.Action // tool call or request id → its answer
 	// agent is the session's agent, nil until a restored session's first
 	// turn opens it.
-	agent    Agent
+	agent    wake.Agent
 	logError bool // an append failed and was reported
 	// parent is the span of the wake that sent the last message, the
 	// parent of the next turn's, with traces on.
@@ -130,7 +131,7 @@ func (s *localSession) dispose() {
 // another host's answer, logged first, made moot: a is then neither
 // logged nor applied. Called with s locked.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
-	a = scrubAction(s.h.scrub, a)
+	a = wake.ScrubAction(s.h.scrub, a)
 	if !s.logLocked(backChat, a) {
 		return false
 	}
@@ -149,7 +150,7 @@ func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
 // emitSessionLocked applies a to the session and publishes it; a client's
 // action (origin set) is logged. Called with s locked.
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
-	a = scrubAction(s.h.scrub, a)
+	a = wake.ScrubAction(s.h.scrub, a)
 	if origin != nil {
 		s.logLocked(backSession, a)
 	}
@@ -158,14 +159,14 @@ func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 
 // refused is a refusal of the host, for reason (a format and its args).
 func refused(format string, args ...any) error {
-	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+	return &wake.RefusedError{Reason: fmt.Sprintf(format, args...)}
 }
 
 // refusal is the host's refusal of what replica.Decide refused, nil for
 // nil.
 func refusal(err error) error {
 	if r, ok := errors.AsType[*replica.Refusal](err); ok {
-		return &RefusedError{Reason: r.Reason}
+		return &wake.RefusedError{Reason: r.Reason}
 	}
 	return err
 }
@@ -180,7 +181,7 @@ func (s *localSession) dispatch(a ahp.Action, origin *engine.Origin) error {
 	s.Lock()
 	defer s.Unlock()
 	if s.Gone() {
-		return ErrNoSession
+		return wake.ErrNoSession
 	}
 	if s.elsewhereLocked() != nil && replica.AnswerTo(a) != "" && origin != nil {
 		// A client's answer; an in-process caller (the Waker of this
@@ -233,7 +234,7 @@ func (s *localSession) dispatchSession(a ahp.Action, origin *engine.Origin) erro
 	s.Lock()
 	defer s.Unlock()
 	if s.Gone() {
-		return ErrNoSession
+		return wake.ErrNoSession
 	}
 	if err := s.elsewhereLocked(); err != nil {
 		return err
@@ -310,7 +311,7 @@ func (s *localSession) runLocked(id string, msg ahp.Message) {
 
 func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	w := &work{s: s, t: t, msg: msg}
-	ctx = WithProgress(ctx, w.progress)
+	ctx = wake.WithProgress(ctx, w.progress)
 	ctx, op := s.h.hub.Begin(ctx, telemetry.Cell{}, instr, "back turn", attribute.String("bots.agent", s.info.Provider))
 	agent, err := s.open(ctx)
 	if err == nil {
@@ -330,7 +331,7 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 	if err != nil {
 		s.h.log.Info("wake: a back turn failed", "session", s.SessionURI, "turn", t.id, "err", err)
 		s.emitChatLocked(ahp.TurnFailed(t.id, d, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
-		if errors.Is(err, ErrNotStarted) {
+		if errors.Is(err, wake.ErrNotStarted) {
 			s.failWaitingLocked(err)
 		}
 	} else {
@@ -343,7 +344,7 @@ func (s *localSession) run(ctx context.Context, t *localTurn, msg ahp.Message) {
 // open returns the session's agent, opening it on the first turn of a
 // restored session. A session disposed meanwhile closes the agent it
 // opened.
-func (s *localSession) open(ctx context.Context) (Agent, error) {
+func (s *localSession) open(ctx context.Context) (wake.Agent, error) {
 	s.Lock()
 	agent := s.agent
 	s.Unlock()
@@ -362,7 +363,7 @@ func (s *localSession) open(ctx context.Context) (Agent, error) {
 	s.Unlock()
 	if gone {
 		agent.Close()
-		return nil, ErrNoSession
+		return nil, wake.ErrNoSession
 	}
 	return agent, nil
 }
@@ -375,5 +376,18 @@ func (s *localSession) showActivityLocked(text string) {
 	if s.Gone() || s.ChatState().Activity == text {
 		return
 	}
-	s.showChatLocked(scrubAction(s.h.scrub, ahp.ChatActivityChanged(text)), nil)
+	s.showChatLocked(wake.ScrubAction(s.h.scrub, ahp.ChatActivityChanged(text)), nil)
+}
+
+// failWaitingLocked fails, with err, each message waiting in the chat
+// behind a turn whose agent could not be started: each becomes a turn that
+// fails at once. Called with s locked.
+func (s *localSession) failWaitingLocked(err error) {
+	for n := len(s.ChatState().QueuedMessages) + 1; n > 0 && !s.Gone(); n-- {
+		id, _, ok := s.startWaitingLocked()
+		if !ok {
+			return
+		}
+		s.emitChatLocked(ahp.TurnFailed(id, 0, ahp.ErrorInfo{ErrorType: "agentError", Message: err.Error()}, false), nil)
+	}
 }

@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/wake"
 )
 
-// The channels a LocalHost session serves: its session state and its chat.
+// The channels a Host session serves: its session state and its chat.
 
 // sessionChannel serves a session's state.
 type sessionChannel struct{ s *localSession }
@@ -48,15 +49,15 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 
 // wireError gives a dispatch error the code transport answers it with.
 func wireError(err error) error {
-	var r *RefusedError
+	var r *wake.RefusedError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNoSession):
+	case errors.Is(err, wake.ErrNoSession):
 		return errcode.Wrap(errcode.NotFound, err, "no such session")
 	case errors.As(err, &r):
 		return errcode.Wrap(errcode.Invalid, err, "%s", r.Reason)
-	case errors.Is(err, ErrRefused):
+	case errors.Is(err, wake.ErrRefused):
 		return errcode.Wrap(errcode.Invalid, err, "%s", err.Error())
 	}
 	return err

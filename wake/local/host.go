@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/agenthost/bots/internal/feed"
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
+	"github.com/agenthost/bots/wake"
 )
 
 // Preset is a named way to start a session: a provider and a model.
@@ -31,8 +32,8 @@ type Preset struct {
 	Provider, Model string
 }
 
-// LocalConfig configures a LocalHost.
-type LocalConfig struct {
+// Config configures a Host.
+type Config struct {
 	// Telemetry receives the back sessions by agent and state, and a span
 	// per back turn, a child of the wake that sent its message; nil
 	// records none.
@@ -42,7 +43,7 @@ type LocalConfig struct {
 	Bus *engine.Bus
 	// Harnesses run the sessions, by provider. A start naming a provider
 	// not here is refused.
-	Harnesses map[string]Harness
+	Harnesses map[string]wake.Harness
 	// Presets are the presets a start may name, by name.
 	Presets map[string]Preset
 	// Logger hears about turns that fail and answers that are refused;
@@ -57,11 +58,11 @@ type LocalConfig struct {
 	// Scrub, when set, takes every secret value it knows out of all the
 	// sessions' agents hand out, and out of every action of their chats
 	// before it is applied, published or followed (see scrub.go).
-	Scrub Scrubber
+	Scrub wake.Scrubber
 	// ConfigDir, when set and Logs is nil, is where back sessions' logs
 	// are kept (chatlog.Files, beside their rows, see FileRows).
 	ConfigDir string
-	// Logs keeps back sessions' logs (chatlog.Back), so that a LocalHost
+	// Logs keeps back sessions' logs (chatlog.Back), so that a Host
 	// started again, or another on the same logs, holds every back
 	// session it held before: same URI, same chat, its latest turns. Nil
 	// keeps them in files under ConfigDir; with neither, sessions live in
@@ -79,25 +80,25 @@ type LocalConfig struct {
 	Shared bool
 }
 
-// BackTurns is how many ended turns a LocalHost session's chat holds by
+// BackTurns is how many ended turns a Host session's chat holds by
 // default.
 const BackTurns = 4
 
-// LocalHost is a SessionHost that runs back sessions in this process, each
+// Host is a SessionHost that runs back sessions in this process, each
 // on an Agent of its provider's Harness, and serves their state as AHP
 // session and chat channels: Channel answers a engine.Host's question
 // for their URIs. A session's owner (or a root principal) may subscribe to
 // its channels and dispatch to its chat.
 //
-// With LocalConfig.ConfigDir, each back session (one whose _meta names
-// BackSessionMeta) keeps a log, and a LocalHost that starts again holds
+// With Config.ConfigDir, each back session (one whose _meta names
+// BackSessionMeta) keeps a log, and a Host that starts again holds
 // every back session it held: a restored session opens its agent at its
 // next turn, which the harness continues (acp loads the agent's session).
 // Other sessions live in memory only.
-type LocalHost struct {
+type Host struct {
 	hub       *telemetry.Hub
 	bus       *engine.Bus
-	harnesses map[string]Harness
+	harnesses map[string]wake.Harness
 	presets   map[string]Preset
 	log       *slog.Logger
 	now       func() time.Time
@@ -105,9 +106,9 @@ type LocalHost struct {
 	// pub is where the sessions publish (on bus), holding keep ended
 	// turns each.
 	pub    *replica.Publisher
-	scrub  Scrubber
+	scrub  wake.Scrubber
 	logs   chatlog.Logs // where back sessions' logs are, nil for none
-	shared bool         // LocalConfig.Shared
+	shared bool         // Config.Shared
 	// sh is logs when they are shared and can be followed: the host then
 	// holds a copy of every back session and follows its log (follow.go).
 	sh chatlog.Shared
@@ -131,47 +132,47 @@ type LocalHost struct {
 
 	turns sync.WaitGroup // the turns' goroutines, which Close waits for
 
-	gate atomic.Pointer[ToolGate] // SetToolGate's, asked by every session's SessionInfo.Gate
+	gate atomic.Pointer[wake.ToolGate] // SetToolGate's, asked by every session's SessionInfo.Gate
 }
 
 var (
-	_ SessionHost = (*LocalHost)(nil)
-	_ Gated       = (*LocalHost)(nil)
-	_ Lister      = (*LocalHost)(nil)
+	_ wake.SessionHost = (*Host)(nil)
+	_ wake.Gated       = (*Host)(nil)
+	_ wake.Lister      = (*Host)(nil)
 )
 
 // SetToolGate sets the gate every session asks, those already open
 // included: bot.New gives the service's.
-func (h *LocalHost) SetToolGate(g ToolGate) { h.gate.Store(&g) }
+func (h *Host) SetToolGate(g wake.ToolGate) { h.gate.Store(&g) }
 
-// hostGate is the ToolGate a LocalHost's sessions are given: it asks the
+// hostGate is the ToolGate a Host's sessions are given: it asks the
 // one SetToolGate set at each call, and answers as a host with none until
 // then.
-type hostGate struct{ h *LocalHost }
+type hostGate struct{ h *Host }
 
-func (g hostGate) inner() ToolGate {
+func (g hostGate) inner() wake.ToolGate {
 	if p := g.h.gate.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (g hostGate) Allowed(ctx context.Context, s SessionInfo) (ToolSet, error) {
+func (g hostGate) Allowed(ctx context.Context, s wake.SessionInfo) (wake.ToolSet, error) {
 	if in := g.inner(); in != nil {
 		return in.Allowed(ctx, s)
 	}
-	return DefaultToolPolicy().For(nil), nil
+	return wake.DefaultToolPolicy().For(nil), nil
 }
 
-func (g hostGate) Call(ctx context.Context, s SessionInfo, name string, input json.RawMessage) (string, error) {
+func (g hostGate) Call(ctx context.Context, s wake.SessionInfo, name string, input json.RawMessage) (string, error) {
 	if in := g.inner(); in != nil {
 		return in.Call(ctx, s, name, input)
 	}
 	return "", fmt.Errorf("this host offers no %s", name)
 }
 
-// NewLocalHost returns a LocalHost running sessions on cfg's harnesses.
-func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
+// New returns a Host running sessions on cfg's harnesses.
+func New(cfg Config) (*Host, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -188,9 +189,9 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 	if keep <= 0 {
 		keep = BackTurns
 	}
-	h := &LocalHost{
+	h := &Host{
 		hub: cfg.Telemetry,
-		bus: bus, harnesses: map[string]Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
+		bus: bus, harnesses: map[string]wake.Harness{}, presets: map[string]Preset{}, log: log, now: now, keep: keep, scrub: cfg.Scrub,
 		logs: cfg.Logs, shared: cfg.Shared, sessions: map[string]*localSession{}, chats: map[string]*localSession{},
 		creating: map[string]bool{}, disposed: map[string]bool{},
 	}
@@ -224,10 +225,10 @@ func NewLocalHost(cfg LocalConfig) (*LocalHost, error) {
 }
 
 // Bus is the bus the host publishes its sessions' actions on.
-func (h *LocalHost) Bus() *engine.Bus { return h.bus }
+func (h *Host) Bus() *engine.Bus { return h.bus }
 
 // Providers returns the providers the host runs sessions on, sorted.
-func (h *LocalHost) Providers() []string {
+func (h *Host) Providers() []string {
 	out := make([]string, 0, len(h.harnesses))
 	for p := range h.harnesses {
 		out = append(out, p)
@@ -237,7 +238,7 @@ func (h *LocalHost) Providers() []string {
 }
 
 // Start starts a session of spec on its provider's harness.
-func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
+func (h *Host) Start(ctx context.Context, spec wake.Spec) (string, error) {
 	hr, provider, model, err := h.harness(spec)
 	if err != nil {
 		return "", err
@@ -247,7 +248,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 	s.fenceFrom(ctx)
 	agent, err := hr.Open(ctx, s.info)
 	if err != nil {
-		return "", &RefusedError{Reason: err.Error(), Err: err}
+		return "", &wake.RefusedError{Reason: err.Error(), Err: err}
 	}
 	s.agent = agent
 	if err := h.add(s, provider, model); err != nil {
@@ -263,7 +264,7 @@ func (h *LocalHost) Start(ctx context.Context, spec Spec) (string, error) {
 // harness continues where it keeps the agent's session. A session the host
 // holds is left as it is. A URI the host would not make, or a spec it
 // cannot honour, is ErrRefused.
-func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
+func (h *Host) Restore(ctx context.Context, uri string, spec wake.Spec) error {
 	if !localURI(uri) {
 		return refused("%q is not a session URI of this host", uri)
 	}
@@ -288,10 +289,10 @@ func (h *LocalHost) Restore(ctx context.Context, uri string, spec Spec) error {
 // log's already and is kept: a copy that follows the log (shared logs
 // that can be followed) is first brought up to it. A session with no log
 // is ErrNoSession.
-func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced bool, err error) {
+func (h *Host) Reload(ctx context.Context, uri string, spec wake.Spec) (replaced bool, err error) {
 	key, ok := backLogKey(uri, spec.Meta)
 	if !ok || h.logs == nil {
-		return false, ErrNoSession
+		return false, wake.ErrNoSession
 	}
 	h.swap.Lock()
 	defer h.swap.Unlock()
@@ -325,18 +326,18 @@ func (h *LocalHost) Reload(ctx context.Context, uri string, spec Spec) (replaced
 	}
 	err = h.replayLog(ctx, key, true)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return old != nil, fmt.Errorf("%w: %v", ErrNoSession, err)
+		return old != nil, fmt.Errorf("%w: %v", wake.ErrNoSession, err)
 	}
 	return old != nil, err
 }
 
 // Idle returns once the session's chat has no running turn and nothing
 // waiting, or the session is gone, or ctx ends.
-func (h *LocalHost) Idle(ctx context.Context, uri string) error {
+func (h *Host) Idle(ctx context.Context, uri string) error {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	state, ch, err := h.Follow(fctx, uri)
-	if errors.Is(err, ErrNoSession) {
+	if errors.Is(err, wake.ErrNoSession) {
 		return nil
 	}
 	if err != nil {
@@ -357,7 +358,7 @@ func (h *LocalHost) Idle(ctx context.Context, uri string) error {
 }
 
 // harness returns the harness, provider and model spec starts on.
-func (h *LocalHost) harness(spec Spec) (Harness, string, string, error) {
+func (h *Host) harness(spec wake.Spec) (wake.Harness, string, string, error) {
 	provider, model := spec.Provider, spec.Model
 	if spec.Preset != "" {
 		p, ok := h.presets[spec.Preset]
@@ -377,8 +378,8 @@ func (h *LocalHost) harness(spec Spec) (Harness, string, string, error) {
 }
 
 // newSession is the session uri of spec as it begins, with no agent yet.
-func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, model string, now time.Time) *localSession {
-	info := SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt,
+func (h *Host) newSession(uri string, spec wake.Spec, hr wake.Harness, provider, model string, now time.Time) *localSession {
+	info := wake.SessionInfo{URI: uri, Provider: provider, Model: model, Dir: spec.Dir, Title: spec.Title, SystemPrompt: spec.SystemPrompt,
 		Owner: spec.Owner, Meta: maps.Clone(spec.Meta), Gate: hostGate{h}}
 	if spec.Client != nil {
 		info.Tools = slices.Clone([]ahp.ToolDefinition(spec.Client.Tools))
@@ -409,7 +410,7 @@ func (h *LocalHost) newSession(uri string, spec Spec, hr Harness, provider, mode
 // add writes a new session's log, when it keeps one, and holds it. A log
 // that cannot be written is reported; the session then lives in memory
 // only.
-func (h *LocalHost) add(s *localSession, provider, model string) error {
+func (h *Host) add(s *localSession, provider, model string) error {
 	s.here = true
 	if key, ok := backLogKey(s.SessionURI, s.spec.Meta); ok && h.logs != nil {
 		h.mu.Lock()
@@ -448,12 +449,12 @@ func (h *LocalHost) add(s *localSession, provider, model string) error {
 }
 
 // Has reports whether the host holds the session.
-func (h *LocalHost) Has(ctx context.Context, session string) (bool, error) {
+func (h *Host) Has(ctx context.Context, session string) (bool, error) {
 	_, ok := h.session(session)
 	return ok, nil
 }
 
-func (h *LocalHost) session(uri string) (*localSession, bool) {
+func (h *Host) session(uri string) (*localSession, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.sessions[uri]
@@ -462,7 +463,7 @@ func (h *LocalHost) session(uri string) (*localSession, bool) {
 
 // Dispose ends the session: its running turn is stopped, its agent closed
 // and its channels ended.
-func (h *LocalHost) Dispose(ctx context.Context, session string) error {
+func (h *Host) Dispose(ctx context.Context, session string) error {
 	h.mu.Lock()
 	s, ok := h.sessions[session]
 	if ok {
@@ -474,7 +475,7 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 	}
 	h.mu.Unlock()
 	if !ok {
-		return ErrNoSession
+		return wake.ErrNoSession
 	}
 	s.dispose()
 	if s.logged {
@@ -484,12 +485,12 @@ func (h *LocalHost) Dispose(ctx context.Context, session string) error {
 }
 
 var (
-	_ BotForgetter   = (*LocalHost)(nil)
-	_ SessionFolders = (*LocalHost)(nil)
+	_ wake.BotForgetter   = (*Host)(nil)
+	_ wake.SessionFolders = (*Host)(nil)
 )
 
 // SessionFolder returns the folder the session it holds works in.
-func (h *LocalHost) SessionFolder(session string) (string, bool) {
+func (h *Host) SessionFolder(session string) (string, bool) {
 	s, ok := h.session(session)
 	if !ok {
 		return "", false
@@ -500,11 +501,11 @@ func (h *LocalHost) SessionFolder(session string) (string, bool) {
 // ForgetBot disposes of the back sessions of bot, a deleted bot, that the
 // host holds, ending their agents, then has every harness that keeps
 // something of the bot's own (BotForgetter) remove it.
-func (h *LocalHost) ForgetBot(ctx context.Context, bot string) error {
+func (h *Host) ForgetBot(ctx context.Context, bot string) error {
 	h.mu.Lock()
 	var uris []string
 	for uri, s := range h.sessions {
-		if b, _, _, ok := BackSession(s.spec.Meta); ok && b == bot {
+		if b, _, _, ok := wake.BackSession(s.spec.Meta); ok && b == bot {
 			uris = append(uris, uri)
 		}
 	}
@@ -514,7 +515,7 @@ func (h *LocalHost) ForgetBot(ctx context.Context, bot string) error {
 	}
 	var errs []error
 	for _, hr := range h.harnesses {
-		if f, ok := hr.(BotForgetter); ok {
+		if f, ok := hr.(wake.BotForgetter); ok {
 			errs = append(errs, f.ForgetBot(ctx, bot))
 		}
 	}
@@ -522,7 +523,7 @@ func (h *LocalHost) ForgetBot(ctx context.Context, bot string) error {
 }
 
 // removeLog removes a back session's log, reporting a failure.
-func (h *LocalHost) removeLog(key chatlog.Key) {
+func (h *Host) removeLog(key chatlog.Key) {
 	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	defer cancel()
 	if err := h.logs.Remove(ctx, key); err != nil {
@@ -531,9 +532,9 @@ func (h *LocalHost) removeLog(key chatlog.Key) {
 }
 
 // Close ends every session and refuses new ones, and returns once every
-// turn it ran has returned; the sessions' logs stay, so a LocalHost
+// turn it ran has returned; the sessions' logs stay, so a Host
 // started again holds them. It is idempotent.
-func (h *LocalHost) Close() error {
+func (h *Host) Close() error {
 	if h.stopFollow != nil {
 		h.stopFollow()
 		h.following.Wait()
@@ -555,13 +556,13 @@ func (h *LocalHost) Close() error {
 }
 
 // Send queues m on the session's chat.
-func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
+func (h *Host) Send(ctx context.Context, session string, m wake.Pending) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s, ok := h.session(session)
 	if !ok {
-		return ErrNoSession
+		return wake.ErrNoSession
 	}
 	s.fenceFrom(ctx)
 	if h.hub.Tracing() {
@@ -573,24 +574,24 @@ func (h *LocalHost) Send(ctx context.Context, session string, m Pending) error {
 }
 
 // Dispatch applies a client's action to the session's chat.
-func (h *LocalHost) Dispatch(ctx context.Context, session string, a ahp.Action) error {
+func (h *Host) Dispatch(ctx context.Context, session string, a ahp.Action) error {
 	s, ok := h.session(session)
 	if !ok {
-		return ErrNoSession
+		return wake.ErrNoSession
 	}
 	return s.dispatch(a, nil)
 }
 
 // Follow returns the session chat's state and the actions applied to it
 // from then on.
-func (h *LocalHost) Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error) {
+func (h *Host) Follow(ctx context.Context, session string) (ahp.ChatState, <-chan ahp.Action, error) {
 	s, ok := h.session(session)
 	if !ok {
-		return ahp.ChatState{}, nil, ErrNoSession
+		return ahp.ChatState{}, nil, wake.ErrNoSession
 	}
 	st, actions, ok := s.Chat.Follow(ctx)
 	if !ok {
-		return ahp.ChatState{}, nil, ErrNoSession
+		return ahp.ChatState{}, nil, wake.ErrNoSession
 	}
 	return st, actions, nil
 }
@@ -598,7 +599,7 @@ func (h *LocalHost) Follow(ctx context.Context, session string) (ahp.ChatState, 
 // Channel returns the session or chat channel at uri for a engine.Host
 // to serve: the session's owner, or a root principal, may subscribe to it
 // and dispatch to the chat. Any other URI is errcode.NotFound.
-func (h *LocalHost) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
+func (h *Host) Channel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	h.mu.Lock()
 	s, isSession := h.sessions[uri]
 	var chat *localSession
@@ -623,20 +624,20 @@ func (h *LocalHost) Channel(ctx context.Context, c engine.Caller, uri string) (e
 
 // BackSessions returns every back session the host holds: copies it
 // follows included.
-func (h *LocalHost) BackSessions() []Held {
+func (h *Host) BackSessions() []wake.Held {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]Held, 0, len(h.sessions))
+	out := make([]wake.Held, 0, len(h.sessions))
 	for uri, s := range h.sessions {
-		if bot, person, _, ok := BackSession(s.spec.Meta); ok {
-			out = append(out, Held{Session: uri, Bot: bot, Person: person})
+		if bot, person, _, ok := wake.BackSession(s.spec.Meta); ok {
+			out = append(out, wake.Held{Session: uri, Bot: bot, Person: person})
 		}
 	}
 	return out
 }
 
 // HeldAt returns the back session whose session or chat URI is uri.
-func (h *LocalHost) HeldAt(uri string) (Held, bool) {
+func (h *Host) HeldAt(uri string) (wake.Held, bool) {
 	h.mu.Lock()
 	s := h.sessions[uri]
 	if s == nil {
@@ -644,15 +645,15 @@ func (h *LocalHost) HeldAt(uri string) (Held, bool) {
 	}
 	h.mu.Unlock()
 	if s == nil {
-		return Held{}, false
+		return wake.Held{}, false
 	}
-	bot, person, _, ok := BackSession(s.spec.Meta)
-	return Held{Session: s.SessionURI, Bot: bot, Person: person}, ok
+	bot, person, _, ok := wake.BackSession(s.spec.Meta)
+	return wake.Held{Session: s.SessionURI, Bot: bot, Person: person}, ok
 }
 
 // Summaries returns the listing rows of the sessions owned by owner (every
 // session for ""), newest first.
-func (h *LocalHost) Summaries(owner string) []ahp.SessionSummary {
+func (h *Host) Summaries(owner string) []ahp.SessionSummary {
 	h.mu.Lock()
 	all := make([]*localSession, 0, len(h.sessions))
 	for _, s := range h.sessions {

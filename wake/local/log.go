@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/replica"
+	"github.com/agenthost/bots/wake"
 )
 
 // A back session's log is kept by a chatlog.Logs under the key
@@ -19,7 +20,7 @@ import (
 // the base64url of the session's URI. Its first line opens the session (its URI, when it began, its provider and
 // model and the Spec it was started from); each other line is one action
 // applied to its chat, or a client's action applied to its session. A
-// LocalHost that starts reads every log back, so a back session outlives
+// Host that starts reads every log back, so a back session outlives
 // the process: same URI, same chat, its latest turns.
 //
 // Every line is written with one write, so a killed process loses none;
@@ -31,13 +32,6 @@ const (
 	backOpen    = "open"
 	backChat    = "chat"
 	backSession = "session"
-)
-
-// Interrupted is the errorType and message of a turn a log shows begun and
-// never ended: the process went away while it ran.
-const (
-	InterruptedType    = replica.InterruptedType
-	InterruptedMessage = replica.InterruptedMessage
 )
 
 // backLine is one line of a back session's log.
@@ -72,13 +66,13 @@ type logSpec struct {
 	Meta         map[string]any           `json:"_meta,omitempty"`
 }
 
-func toLogSpec(s Spec) *logSpec {
+func toLogSpec(s wake.Spec) *logSpec {
 	return &logSpec{Preset: s.Preset, Provider: s.Provider, Model: s.Model, Dir: s.Dir, Owner: s.Owner, Title: s.Title,
 		SystemPrompt: s.SystemPrompt, Client: s.Client, Deny: s.Deny, Meta: s.Meta}
 }
 
-func (l *logSpec) spec() Spec {
-	return Spec{Preset: l.Preset, Provider: l.Provider, Model: l.Model, Dir: l.Dir, Owner: l.Owner, Title: l.Title,
+func (l *logSpec) spec() wake.Spec {
+	return wake.Spec{Preset: l.Preset, Provider: l.Provider, Model: l.Model, Dir: l.Dir, Owner: l.Owner, Title: l.Title,
 		SystemPrompt: l.SystemPrompt, Client: l.Client, Deny: l.Deny, Meta: l.Meta}
 }
 
@@ -86,9 +80,9 @@ func (l *logSpec) spec() Spec {
 // meta; ok is false when the session is not a back session (its _meta
 // names no bot that can name a folder).
 func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
-	bot, _, _, ok := BackSession(meta)
+	bot, _, _, ok := wake.BackSession(meta)
 	key = chatlog.Key{Kind: chatlog.Back, Bot: bot, Session: uri}
-	if !ok || checkRowKey(bot, "x") != nil || key.Check() != nil {
+	if !ok || key.Check() != nil {
 		return chatlog.Key{}, false
 	}
 	return key, true
@@ -131,7 +125,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 const maxTries = 20
 
 // createLog writes the open line of a session's log.
-func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model string) error {
+func (h *Host) createLog(key chatlog.Key, s *localSession, provider, model string) error {
 	data, err := json.Marshal(backLine{Kind: backOpen, At: s.createdAt, Session: s.SessionURI, CreatedAt: s.createdAt,
 		Provider: provider, Model: model, Spec: toLogSpec(s.spec)})
 	if err != nil {
@@ -146,7 +140,7 @@ func (h *LocalHost) createLog(key chatlog.Key, s *localSession, provider, model 
 
 // replay reads back every back session's log the host's logs hold. A log that does not open a session, or whose provider the host
 // no longer runs, is reported and left out.
-func (h *LocalHost) replay() {
+func (h *Host) replay() {
 	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 	keys, err := h.logs.List(ctx, chatlog.Back)
 	cancel()
@@ -167,7 +161,7 @@ func (h *LocalHost) replay() {
 // process), in the log too, with the fence ctx carries; without, the
 // session is held as the log shows it. The agent is opened at the
 // session's next turn.
-func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
+func (h *Host) replayLog(ctx context.Context, key chatlog.Key, repair bool) error {
 	s, err := h.readLog(ctx, key, repair)
 	if err != nil {
 		return err
@@ -185,7 +179,7 @@ func (h *LocalHost) replayLog(ctx context.Context, key chatlog.Key, repair bool)
 // readLog reads the session of one log, as replayLog does, without
 // holding it. A session read with repair is the one this host writes
 // (here); without, it is a copy of what another host writes.
-func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (*localSession, error) {
+func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*localSession, error) {
 	rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
@@ -263,7 +257,7 @@ func (h *LocalHost) readLog(ctx context.Context, key chatlog.Key, repair bool) (
 	return s, nil
 }
 
-// localURI reports whether uri is a session URI LocalHost makes:
+// localURI reports whether uri is a session URI Host makes:
 // ahp-session:/ and an id of lower-case letters and digits.
 func localURI(uri string) bool {
 	id, ok := strings.CutPrefix(uri, "ahp-session:/")

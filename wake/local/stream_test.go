@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"math/rand/v2"

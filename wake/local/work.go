@@ -1,4 +1,4 @@
-package wake
+package local
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"slices"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/wake"
 )
 
-// What a turn of a LocalHost session hands its agent (Work): replies,
+// What a turn of a Host session hands its agent (Work): replies,
 // progress, reasoning, tool reports and calls, questions and approvals.
 
 // runAgent runs one turn, turning a panic of the agent into an error.
-func runAgent(ctx context.Context, a Agent, w Work) (err error) {
+func runAgent(ctx context.Context, a wake.Agent, w wake.Work) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the agent panicked: %v", r)
@@ -83,9 +84,9 @@ func (w *work) Notify(text string) {
 }
 
 var (
-	_ Reasoner     = (*work)(nil)
-	_ ToolReporter = (*work)(nil)
-	_ Notifier     = (*work)(nil)
+	_ wake.Reasoner     = (*work)(nil)
+	_ wake.ToolReporter = (*work)(nil)
+	_ wake.Notifier     = (*work)(nil)
 )
 
 // Reason streams text into the turn's reasoning part.
@@ -110,7 +111,7 @@ func (w *work) Reason(text string) {
 // ReportTool shows one of the agent's own tool calls in the turn: started
 // and running at its first report, completed or failed when its status
 // says so. Reports of a call already ended are dropped.
-func (w *work) ReportTool(r ToolReport) {
+func (w *work) ReportTool(r wake.ToolReport) {
 	if r.ID == "" {
 		return
 	}
@@ -145,11 +146,11 @@ func (w *work) ReportTool(r ToolReport) {
 		msg := ahp.Plain(r.Title)
 		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallDeltaAction{TurnID: w.t.id, ToolCallID: rt.id, InvocationMessage: &msg}), nil)
 	}
-	if rt.done || (r.Status != ToolCompleted && r.Status != ToolFailed) {
+	if rt.done || (r.Status != wake.ToolCompleted && r.Status != wake.ToolFailed) {
 		return
 	}
 	rt.done = true
-	res := ahp.ToolCallResult{Success: r.Status == ToolCompleted, PastTenseMessage: ahp.Plain(rt.title)}
+	res := ahp.ToolCallResult{Success: r.Status == wake.ToolCompleted, PastTenseMessage: ahp.Plain(rt.title)}
 	if r.Output != "" {
 		res.Content = []ahp.ToolResultContent{ahp.TextContent(r.Output)}
 	}
@@ -191,7 +192,7 @@ func (w *work) CallTool(ctx context.Context, name string, input json.RawMessage)
 		reason := ahp.Plain("The session's deny list refuses " + name + ".")
 		s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallConfirmedAction{TurnID: w.t.id, ToolCallID: id, Reason: ahp.CancelDenied, ReasonMessage: &reason}), nil)
 		s.Unlock()
-		return ahp.ToolCallResult{}, ErrDenied
+		return ahp.ToolCallResult{}, wake.ErrDenied
 	}
 	s.emitChatLocked(ahp.NewAction(&ahp.ChatToolCallReadyAction{TurnID: w.t.id, ToolCallID: id, InvocationMessage: invocation, ToolInput: toolInput, Confirmed: ahp.ConfirmedNotNeeded}), nil)
 	if client == nil {
@@ -250,7 +251,7 @@ func (w *work) Ask(ctx context.Context, questions []ahp.ChatInputQuestion) (ahp.
 	}
 }
 
-func (w *work) Approve(ctx context.Context, ap Approval) (bool, error) {
+func (w *work) Approve(ctx context.Context, ap wake.Approval) (bool, error) {
 	s := w.s
 	s.Lock()
 	if !w.liveLocked() {
