@@ -47,13 +47,6 @@ const turnsMeta = "ahpd.turns"
 
 const firstMessageRunes = 120
 
-// Interrupted is the errorType and message of a turn a chat's log shows
-// begun and never ended, as VS Code reads such a turn back.
-const (
-	InterruptedType    = replica.InterruptedType
-	InterruptedMessage = replica.InterruptedMessage
-)
-
 // UnsavedType is the errorType of a turn that ended while a line of it
 // could not be written to the chat's log: shown as complete, it would read
 // back after a restart without its reply, so it ends in chat/error saying

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -168,7 +169,7 @@ func TestATurnBegunAndNeverEndedReadsBackAsInterrupted(t *testing.T) {
 		t.Fatalf("replayed chat %s", jsonText(s))
 	}
 	ei := turnError(s.Turns[0])
-	if s.Turns[0].State != ahp.TurnStateError || ei == nil || ei.ErrorType != bot.InterruptedType || ei.Message != bot.InterruptedMessage {
+	if s.Turns[0].State != ahp.TurnStateError || ei == nil || ei.ErrorType != replica.InterruptedType || ei.Message != replica.InterruptedMessage {
 		t.Errorf("interrupted turn %s", jsonText(s.Turns[0]))
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/replica"
 )
 
 func TestAMessageQueuedBehindAnInterruptedTurnStartsAfterARestart(t *testing.T) {
@@ -27,7 +28,7 @@ func TestAMessageQueuedBehindAnInterruptedTurnStartsAfterARestart(t *testing.T) 
 	s := c2.waitChat(chat, "the queued message answered", func(s ahp.ChatState) bool {
 		return s.ActiveTurn == nil && len(s.QueuedMessages) == 0 && len(s.Turns) == 2
 	})
-	if ei := turnError(s.Turns[0]); ei == nil || ei.ErrorType != bot.InterruptedType {
+	if ei := turnError(s.Turns[0]); ei == nil || ei.ErrorType != replica.InterruptedType {
 		t.Errorf("the interrupted turn reads %s", jsonText(s.Turns[0]))
 	}
 	if got := markdown(s.Turns[1]); s.Turns[1].Message.Text != "after" || !slices.Equal(got, []string{"Motion heard: after"}) {

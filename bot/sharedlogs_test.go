@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/replica"
 )
 
 // logLines reads the log of a bot chat from the shared logs.
@@ -54,7 +54,7 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 	c2.subscribe(session)
 	c2.subscribe(chat)
 	st := c2.waitChat(chat, "the chat as read back", func(s ahp.ChatState) bool { return len(s.Turns) == 1 })
-	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != bot.InterruptedType {
+	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != replica.InterruptedType {
 		t.Fatalf("the other instance reads the running turn as %s", jsonText(st.Turns[0]))
 	}
 
@@ -79,7 +79,7 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 		t.Fatal(err)
 	}
 	failed, ok := next.Action.Body.(*ahp.ChatErrorAction)
-	if next.Kind != "chat" || !ok || failed.TurnID != "t1" || failed.Part.Error.ErrorType != bot.InterruptedType {
+	if next.Kind != "chat" || !ok || failed.TurnID != "t1" || failed.Part.Error.ErrorType != replica.InterruptedType {
 		t.Errorf("the line after the first instance's last is %s, want t1 interrupted", all[len(stopped)])
 	}
 }
@@ -209,7 +209,7 @@ func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndRes
 	st := c2.waitChat(chat, "the turn read as interrupted", func(s ahp.ChatState) bool {
 		return s.ActiveTurn == nil && len(s.Turns) == 1
 	})
-	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != bot.InterruptedType {
+	if ei := turnError(st.Turns[0]); ei == nil || ei.ErrorType != replica.InterruptedType {
 		t.Fatalf("the turn whose instance went away reads %s", jsonText(st.Turns[0]))
 	}
 	c2.dispatch(chat, ahp.TurnResume("t1"))
@@ -228,7 +228,7 @@ func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndRes
 		}
 		switch b := line.Action.Body.(type) {
 		case *ahp.ChatErrorAction:
-			if b.Part.Error.ErrorType == bot.InterruptedType {
+			if b.Part.Error.ErrorType == replica.InterruptedType {
 				interrupted++
 			}
 		case *ahp.ChatTurnCompleteAction:
@@ -327,7 +327,7 @@ func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatc
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
 			t.Fatal(err)
 		}
-		if b, ok := line.Action.Body.(*ahp.ChatErrorAction); ok && b.Part.Error.ErrorType == bot.InterruptedType {
+		if b, ok := line.Action.Body.(*ahp.ChatErrorAction); ok && b.Part.Error.ErrorType == replica.InterruptedType {
 			interrupted++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/telemetry"
 )
 
@@ -83,7 +84,7 @@ func (ch *chat) observeLocked(a ahp.Action) {
 		ch.endLocked(outcomeCancelled)
 	case ahp.ActionChatError:
 		outcome := outcomeError
-		if b, ok := a.Body.(*ahp.ChatErrorAction); ok && b.Part.Error.ErrorType == InterruptedType {
+		if b, ok := a.Body.(*ahp.ChatErrorAction); ok && b.Part.Error.ErrorType == replica.InterruptedType {
 			outcome = outcomeInterrupted
 		}
 		ch.endLocked(outcome)

@@ -70,7 +70,7 @@ func Decide(s ahp.ChatState, a ahp.Action, r Rules, origin *engine.Origin) (Step
 		}
 		return Begin, nil
 	case *ahp.ChatTurnResumeAction:
-		if _, ok := Resumable(s, b.TurnID); !r.Resume || !ok {
+		if _, ok := resumable(s, b.TurnID); !r.Resume || !ok {
 			return refuse("turn %q is not the latest turn, ended with an error that can be resumed", b.TurnID)
 		}
 		return Resume, nil
@@ -153,10 +153,10 @@ func AnswerTo(a ahp.Action) string {
 	return ""
 }
 
-// Resumable returns the chat's latest turn when it is turnID and
+// resumable returns the chat's latest turn when it is turnID and
 // chat/turnResume may begin it again: no turn is active and its last part
 // is an error that can be resumed (a turn the log showed interrupted).
-func Resumable(s ahp.ChatState, turnID string) (ahp.Turn, bool) {
+func resumable(s ahp.ChatState, turnID string) (ahp.Turn, bool) {
 	if s.ActiveTurn != nil || len(s.Turns) == 0 {
 		return ahp.Turn{}, false
 	}

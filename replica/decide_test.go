@@ -62,6 +62,8 @@ func TestDecide(t *testing.T) {
 		{name: "a resume of an interrupted turn", s: interrupted, a: ahp.TurnResume("t1"), r: both, want: replica.Resume},
 		{name: "a resume where the chat takes none", s: interrupted, a: ahp.TurnResume("t1"), refuse: `turn "t1" is not the latest turn, ended with an error that can be resumed`},
 		{name: "a resume of a turn that cannot be resumed", s: failed, a: ahp.TurnResume("t1"), r: both, refuse: `turn "t1" is not the latest turn, ended with an error that can be resumed`},
+		{name: "a resume of a turn the chat does not end with", s: interrupted, a: ahp.TurnResume("t0"), r: both, refuse: `turn "t0" is not the latest turn, ended with an error that can be resumed`},
+		{name: "a resume while a turn runs", s: running, a: ahp.TurnResume("t1"), r: both, refuse: `turn "t1" is not the latest turn, ended with an error that can be resumed`},
 		{name: "a resume of a turn that ended well", s: ended, a: ahp.TurnResume("t1"), r: both, refuse: `turn "t1" is not the latest turn, ended with an error that can be resumed`},
 		{name: "a stop of the turn that runs", s: running, a: ahp.TurnCancelled("t1", 0), want: replica.Stop},
 		{name: "a stop of another turn", s: running, a: ahp.TurnCancelled("t9", 0), refuse: `turn "t9" is not in progress`},
@@ -121,22 +123,6 @@ func TestDecideIsPure(t *testing.T) {
 	}
 	if s.ActiveTurn == nil || s.ActiveTurn.ID != before.ActiveTurn.ID || len(s.Turns) != len(before.Turns) {
 		t.Fatalf("Decide changed the chat it decided on: %+v", s)
-	}
-}
-
-func TestResumable(t *testing.T) {
-	t.Parallel()
-	begun := ahp.TurnStarted("t1", t0, ahp.UserMessage("hello"))
-	s := chatAfter(begun, replica.Interrupted("t1", "", "", true))
-	turn, ok := replica.Resumable(s, "t1")
-	if !ok || turn.ID != "t1" || turn.Message.Text != "hello" {
-		t.Fatalf("Resumable = %+v, %v; want turn t1 with its message", turn, ok)
-	}
-	if _, ok := replica.Resumable(s, "t2"); ok {
-		t.Fatal("Resumable took a turn the chat does not end with")
-	}
-	if _, ok := replica.Resumable(chatAfter(begun), "t1"); ok {
-		t.Fatal("Resumable took the turn that runs")
 	}
 }
 
