@@ -102,6 +102,28 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 // instances wrote first.
 const maxBehind = 20
 
+// emitWhileLocked emits the chat action a while holds says it still
+// applies to the chat as it is: when another instance wrote the chat
+// first, the chat holds what it wrote and holds is asked again. It
+// reports whether a was emitted. Called with ch locked.
+func (ch *chat) emitWhileLocked(a ahp.Action, holds func(ahp.ChatState) bool) bool {
+	for range maxBehind {
+		if ch.Gone() || !holds(ch.ChatState()) {
+			return false
+		}
+		if ch.emitChatLocked(a, nil) {
+			return true
+		}
+	}
+	ch.c.s.log.Warn("bot: a chat action was not written: other instances kept writing the chat first", "chat", ch.ChatURI, "action", a.Type)
+	return false
+}
+
+// activeIs holds of a chat whose active turn is turnID.
+func activeIs(turnID string) func(ahp.ChatState) bool {
+	return func(s ahp.ChatState) bool { return s.ActiveTurn != nil && s.ActiveTurn.ID == turnID }
+}
+
 // mainRules are what a bot chat takes beyond what every chat does: a
 // resume of a turn its log showed interrupted.
 var mainRules = replica.Rules{Resume: true}
@@ -187,14 +209,9 @@ func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
 	}
 	ch.Lock()
 	defer ch.Unlock()
-	for range maxBehind {
-		if s := ch.ChatState().SteeringMessage; s == nil || s.ID != id || ch.Gone() {
-			return
-		}
-		if ch.emitChatLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), nil) {
-			return
-		}
-	}
+	ch.emitWhileLocked(ahp.PendingMessageRemoved(ahp.PendingSteering, id), func(s ahp.ChatState) bool {
+		return s.SteeringMessage != nil && s.SteeringMessage.ID == id
+	})
 }
 
 // next starts the chat's first queued message as a turn when the chat is
@@ -250,11 +267,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 			reason = "The bot " + uri(ch.bot) + " could not be read: " + errcode.Message(err)
 		}
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false)
-		for range maxBehind {
-			if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
-				break
-			}
-		}
+		ch.emitWhileLocked(failed, activeIs(b.TurnID))
 		endSpan(span, outcomeError)
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
@@ -278,11 +291,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	// whoever began it.
 	if !CanRead(s.personNow(ch.owner), r) {
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: ownerLostReason(ch)}, false)
-		for range maxBehind {
-			if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != b.TurnID || ch.emitChatLocked(failed, nil) {
-				break
-			}
-		}
+		ch.emitWhileLocked(failed, activeIs(b.TurnID))
 		return nil
 	}
 	// The turn is measured by the server's clock: a client's startedAt
@@ -357,19 +366,9 @@ type mainTurn struct {
 
 // Chat applies a server action to the main turn while it is active.
 func (m mainTurn) Chat(a ahp.Action) bool {
-	ch := m.ch
-	ch.Lock()
-	defer ch.Unlock()
-	for range maxBehind {
-		if ch.Gone() || ch.ChatState().ActiveTurn == nil || ch.ChatState().ActiveTurn.ID != m.turnID {
-			return false
-		}
-		if ch.emitChatLocked(a, nil) {
-			return true
-		}
-	}
-	ch.c.s.log.Warn("bot: a main turn's action was not written: other instances kept writing the chat first", "chat", ch.ChatURI, "action", a.Type)
-	return false
+	m.ch.Lock()
+	defer m.ch.Unlock()
+	return m.ch.emitWhileLocked(a, activeIs(m.turnID))
 }
 
 // Session applies a server action to the chat's session: the back

@@ -164,22 +164,17 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 			c.s.log.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
 		}
 	}()
-	ended := false
 	ch.Lock()
-	for range maxBehind {
-		at := ch.ChatState().ActiveTurn
+	ended := false
+	if at := ch.ChatState().ActiveTurn; at != nil {
+		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.s.now()), true)
 		// watched is reset when a turn begins or is resumed: the turn in
 		// progress now is not the one the watcher saw dead (it was ended
 		// and resumed meanwhile, on another instance, which takes its
 		// lease once this one lets it go).
-		if ch.Gone() || ch.turn != nil || at == nil || at.ID != id || ch.watched != id {
-			break
-		}
-		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.s.now()), true)
-		if ch.emitChatLocked(a, nil) {
-			ended = true
-			break
-		}
+		ended = ch.emitWhileLocked(a, func(s ahp.ChatState) bool {
+			return ch.turn == nil && ch.watched == id && activeIs(id)(s)
+		})
 	}
 	ch.Unlock()
 	if ended {

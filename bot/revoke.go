@@ -235,12 +235,8 @@ func (ch *chat) cancel() {
 	}
 	ch.turn = nil
 	d := ch.c.s.now().Sub(ch.began)
-	for range maxBehind {
-		ch.syncLocked()
-		if at := ch.ChatState().ActiveTurn; ch.Gone() || at == nil || at.ID != id || ch.emitChatLocked(ahp.TurnCancelled(id, d), nil) {
-			break
-		}
-	}
+	ch.syncLocked()
+	ch.emitWhileLocked(ahp.TurnCancelled(id, d), activeIs(id))
 	ch.Unlock()
 	t.Stop()
 }
