@@ -38,6 +38,13 @@ func (w *work) Message() ahp.Message { return w.msg }
 func (w *work) liveLocked() bool { return !w.s.Gone() && w.s.turn == w.t && !w.t.stopped }
 
 func (w *work) Reply(text string) {
+	w.stream(text, &w.t.reply, func(id string) ahp.ResponsePart { return ahp.MarkdownResponse(id, text) }, ahp.Delta)
+}
+
+// stream streams text into the turn's part whose id *part holds: the
+// first text opens the part (open), and the rest is appended to it
+// (more).
+func (w *work) stream(text string, part *string, open func(id string) ahp.ResponsePart, more func(turnID, partID, text string) ahp.Action) {
 	if text == "" {
 		return
 	}
@@ -47,12 +54,12 @@ func (w *work) Reply(text string) {
 	if !w.liveLocked() {
 		return
 	}
-	if w.t.reply == "" {
-		w.t.reply = newID()
-		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.MarkdownResponse(w.t.reply, text)), nil)
+	if *part == "" {
+		*part = newID()
+		s.emitChatLocked(ahp.AppendPart(w.t.id, open(*part)), nil)
 		return
 	}
-	s.emitChatLocked(ahp.Delta(w.t.id, w.t.reply, text), nil)
+	s.emitChatLocked(more(w.t.id, *part, text), nil)
 }
 
 var errTurnOver = errors.New("the turn is over")
@@ -91,21 +98,7 @@ var (
 
 // Reason streams text into the turn's reasoning part.
 func (w *work) Reason(text string) {
-	if text == "" {
-		return
-	}
-	s := w.s
-	s.Lock()
-	defer s.Unlock()
-	if !w.liveLocked() {
-		return
-	}
-	if w.t.reason == "" {
-		w.t.reason = newID()
-		s.emitChatLocked(ahp.AppendPart(w.t.id, ahp.ReasoningResponse(w.t.reason, text)), nil)
-		return
-	}
-	s.emitChatLocked(ahp.Reasoning(w.t.id, w.t.reason, text), nil)
+	w.stream(text, &w.t.reason, func(id string) ahp.ResponsePart { return ahp.ReasoningResponse(id, text) }, ahp.Reasoning)
 }
 
 // ReportTool shows one of the agent's own tool calls in the turn: started
