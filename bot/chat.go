@@ -207,8 +207,8 @@ type chat struct {
 	c *chats
 	// Chat holds the chat's and its session's states, publishes them, and
 	// is its writer lock (Lock): whoever decides on the chat and writes
-	// its log holds it. The fields below are guarded by it, but for
-	// closed.
+	// its log holds it. The fields below change under it, but bot, owner
+	// and created, which never change, and the atomics closed and head.
 	replica.Chat
 	bot     string
 	owner   string

@@ -47,9 +47,8 @@ type localSession struct {
 	// it back to continue it, or a Waker holding its lease handed it
 	// work); with shared logs a session not here is a copy that follows
 	// the log another host writes, and takes clients' answers alone
-	// (follow.go). diverged says a
-	// write to the log failed: the copy holds a line the log does not.
-	// Both set under Lock.
+	// (follow.go). diverged says a write to the log failed: the copy
+	// holds a line the log does not. Both set under Lock.
 	here     bool
 	diverged bool
 	turn     *localTurn
