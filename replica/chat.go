@@ -38,8 +38,8 @@ var ErrGone = errors.New("replica: the chat has ended")
 // states have a lock of their own, held only while they are read or
 // changed and never across a write: a slow log holds up the chat's
 // writers, not its subscribers. Apply and ApplySession change them and
-// are called with the writer lock held; the readers (Snapshot, State,
-// Follow) take only the states' lock.
+// are called with the writer lock held; the readers (SessionSnapshot,
+// ChatSnapshot, State, Follow) take only the states' lock.
 //
 // A Chat is set up (its exported fields, then Reset) before anyone else
 // holds it, and is not copied after.
@@ -207,8 +207,8 @@ func (c *Chat) applyMu(a ahp.Action) {
 // history dropped ended turns are older than those s holds, and answers
 // it with the new count of older turns. The latest ended turn is always
 // kept (keep is at least 1), so chat/turnResume, which reopens it, finds
-// it. With paged the chat says
-// that count in turnsNextCursor, for fetchTurns.
+// it. With paged the chat says that count in turnsNextCursor, for
+// fetchTurns.
 func Window(s ahp.ChatState, dropped, keep int, paged bool) (ahp.ChatState, int) {
 	n := len(s.Turns) - max(keep, 1)
 	if n <= 0 {
