@@ -366,9 +366,22 @@ type mainTurn struct {
 
 // Chat applies a server action to the main turn while it is active.
 func (m mainTurn) Chat(a ahp.Action) bool {
-	m.ch.Lock()
-	defer m.ch.Unlock()
-	return m.ch.emitWhileLocked(a, activeIs(m.turnID))
+	ch := m.ch
+	_, failed := a.Body.(*ahp.ChatErrorAction)
+	// A turn whose owner may no longer read its bot is cancelled, however
+	// it would end: losing access cancels it (closeTo), and the back
+	// session may be gone first, disposed of by another instance's sweep.
+	revoked := false
+	if failed {
+		v := ch.c.verdict(context.Background(), ch.bot, ch.owner)
+		revoked = v == lost || v == gone
+	}
+	ch.Lock()
+	defer ch.Unlock()
+	if revoked {
+		a = ahp.TurnCancelled(m.turnID, ch.c.s.now().Sub(ch.began))
+	}
+	return ch.emitWhileLocked(a, activeIs(m.turnID))
 }
 
 // Session applies a server action to the chat's session: the back

@@ -386,6 +386,43 @@ func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow
 	})
 }
 
+// TestATurnWhoseBackSessionGoesAfterItsOwnerLostTheBotReadsCancelled:
+// on several instances another one's sweep may dispose of the back
+// session before this one's closes the chat, and the wake then fails the
+// main turn; the turn of an owner who may no longer read the bot reads
+// cancelled all the same, as losing access cancels it.
+func TestATurnWhoseBackSessionGoesAfterItsOwnerLostTheBotReadsCancelled(t *testing.T) {
+	t.Parallel()
+	users := &quietUsers{users: map[string]access.Principal{
+		"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}, Memberships: []string{"backend"}},
+		"tess": {User: "tess", Grants: []string{"session:create"}, Memberships: []string{"backend"}},
+	}}
+	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), users: users}
+	e.configDir = filepath.Join(e.base, "config")
+	e.options.Root = filepath.Join(e.base, "bots")
+	e.start()
+	if _, err := e.svc.Make(context.Background(), users.users["soft"], "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tess := e.connect(t, "tess")
+	_, chat := tess.open("ahp-session:/tess", "team-bot")
+	tess.say(chat, "t1", "sleep 30")
+	waittest.For(t, "tess's back session", func() bool { return len(backSessions(e, "user:tess")) == 1 })
+
+	// No sweep runs (the directory tells of no change): the back session
+	// goes as another instance's sweep would make it go.
+	users.set("tess", access.Principal{User: "tess", Grants: []string{"session:create"}})
+	if err := e.host.Dispose(context.Background(), backSessions(e, "user:tess")[0]); err != nil {
+		t.Fatal(err)
+	}
+	root := e.connect(t, "root")
+	root.subscribe(chat)
+	ended := root.waitChat(chat, "the turn to end", func(s ahp.ChatState) bool { return s.ActiveTurn == nil && len(s.Turns) == 1 })
+	if turn := ended.Turns[0]; turn.State != ahp.TurnStateCancelled {
+		t.Errorf("the turn of an owner who lost the bot ended %s (%s), want cancelled", turn.State, jsonText(turn.Failure()))
+	}
+}
+
 // backOf returns the back chat a main turn's subagent call opens, or "".
 func backOf(t ahp.Turn) string {
 	for _, p := range t.ResponseParts {
