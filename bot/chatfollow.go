@@ -56,36 +56,25 @@ func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	}
 }
 
-// Resync brings every chat up to its log, after the follower may have
-// missed writes (at its start, or after a dropped connection): heads is
-// how many lines every chat's log holds (replica.Follower).
-func (c *chats) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
+// Held returns the keys of the chats' logs, but those being made
+// (replica.Follower).
+func (c *chats) Held() []chatlog.Key {
 	c.mu.Lock()
 	all := make([]*chat, 0, len(c.bySession))
 	for _, ch := range c.bySession {
 		all = append(all, ch)
 	}
 	c.mu.Unlock()
-	known := map[chatlog.Key]bool{}
+	keys := make([]chatlog.Key, 0, len(all))
 	for _, ch := range all {
-		known[ch.log.Key] = true
-		n, ok := heads[ch.log.Key]
 		ch.Lock()
 		creating := ch.log.Lines == 0 // its log is being made
 		ch.Unlock()
-		switch {
-		case creating:
-		case !ok:
-			c.removed(ch)
-		default:
-			c.Heard(ctx, ch.log.Key, n)
+		if !creating {
+			keys = append(keys, ch.log.Key)
 		}
 	}
-	for key := range heads {
-		if !known[key] {
-			c.added(key)
-		}
-	}
+	return keys
 }
 
 // added holds a chat another instance opened.

@@ -12,17 +12,18 @@ type Follower interface {
 	// Heard tells that the log of key holds n lines now, after a write to
 	// it by any instance; 0 says it was removed.
 	Heard(ctx context.Context, key chatlog.Key, n int64)
-	// Resync tells how many lines every log of the kind holds, after a
-	// gap in which writes may have been missed (the first time Follow
-	// listens, and after a dropped connection): a log the follower holds
-	// that heads lacks was removed.
-	Resync(ctx context.Context, heads map[chatlog.Key]int64)
+	// Held returns the keys of the logs the follower holds now (a log it
+	// is making may be left out), which a gap asks about again.
+	Held() []chatlog.Key
 }
 
 // Follow tells f of every write to the logs of kind sh holds, from one
-// goroutine, until ctx ends; a gap is told as Resync. A gap whose heads
-// cannot be read is logged and left until the next one. It returns what
-// ended the following, nil once ctx ended.
+// goroutine, until ctx ends. After a gap in which writes may have been
+// missed (the first time it listens, and after a dropped connection) it
+// reads how many lines every log holds and tells f of each log it holds
+// (0 for one removed meanwhile) and of each it does not; a gap whose
+// counts cannot be read is logged and left until the next one. It
+// returns what ended the following, nil once ctx ended.
 func Follow(ctx context.Context, sh chatlog.Shared, kind chatlog.Kind, f Follower, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -39,7 +40,16 @@ func Follow(ctx context.Context, sh chatlog.Shared, kind chatlog.Kind, f Followe
 			}
 			return
 		}
-		f.Resync(ctx, heads)
+		held := map[chatlog.Key]bool{}
+		for _, key := range f.Held() {
+			held[key] = true
+			f.Heard(ctx, key, heads[key])
+		}
+		for key, n := range heads {
+			if !held[key] {
+				f.Heard(ctx, key, n)
+			}
+		}
 	})
 	if ctx.Err() != nil {
 		return nil

@@ -1,12 +1,9 @@
 package replica_test
 
 import (
-	"context"
 	"errors"
 	"io/fs"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
@@ -134,62 +131,5 @@ func TestCatalogued(t *testing.T) {
 	}
 	if s.Chats[1].Status != ahp.StatusIdle {
 		t.Fatal("Catalogued changed the session it was given, whose list a published snapshot may share")
-	}
-}
-
-// follower records what Follow tells it.
-type follower struct {
-	told chan string
-}
-
-func (f follower) Heard(ctx context.Context, key chatlog.Key, n int64) {
-	f.told <- "heard " + key.Session + " " + string(rune('0'+n))
-}
-
-func (f follower) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
-	var keys []string
-	for k, n := range heads {
-		keys = append(keys, k.Session+" "+string(rune('0'+n)))
-	}
-	f.told <- "resync " + strings.Join(keys, ",")
-}
-
-func TestFollowTellsEveryWrite(t *testing.T) {
-	t.Parallel()
-	mem, a, _ := opened(t)
-	other := chatlog.Key{Kind: chatlog.Back, Bot: "tess", Session: "ahp-session:/b1"}
-	if err := mem.Create(t.Context(), other, []byte(`{}`)); err != nil {
-		t.Fatal(err)
-	}
-	f := follower{told: make(chan string, 8)}
-	ctx, cancel := context.WithCancel(t.Context())
-	ended := make(chan error, 1)
-	go func() { ended <- replica.Follow(ctx, mem, chatlog.Chat, f, nil) }()
-	next := func(want string) {
-		t.Helper()
-		select {
-		case got := <-f.told:
-			if got != want {
-				t.Fatalf("Follow told %q, want %q", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Follow told nothing; want %q", want)
-		}
-	}
-	next("resync ahp-session:/c1 1") // the back session's log is another kind
-	if err := a.Append(t.Context(), []byte(`{}`), false); err != nil {
-		t.Fatal(err)
-	}
-	next("heard ahp-session:/c1 2")
-	if err := mem.Append(t.Context(), other, []byte(`{}`), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.Remove(t.Context(), key); err != nil {
-		t.Fatal(err)
-	}
-	next("heard ahp-session:/c1 0")
-	cancel()
-	if err := <-ended; err != nil {
-		t.Fatalf("Follow ended with %v once its context ended, want nil", err)
 	}
 }

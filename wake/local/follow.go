@@ -54,26 +54,18 @@ func (h *Host) follow(ctx context.Context) {
 	}
 }
 
-// Resync brings every session up to its log, after the follower may have
-// missed writes (at its start, or after a dropped connection): it is how
-// many lines every back session's log holds (replica.Follower).
-func (h *Host) Resync(ctx context.Context, heads map[chatlog.Key]int64) {
+// Held returns the keys of the logs of the sessions the host holds
+// (replica.Follower).
+func (h *Host) Held() []chatlog.Key {
 	h.mu.Lock()
-	held := map[chatlog.Key]bool{}
+	defer h.mu.Unlock()
+	var keys []chatlog.Key
 	for _, s := range h.sessions {
 		if s.logged {
-			held[s.tail.Key] = true
+			keys = append(keys, s.tail.Key)
 		}
 	}
-	h.mu.Unlock()
-	for key := range held {
-		h.Heard(ctx, key, heads[key]) // 0 when it is gone
-	}
-	for key, n := range heads {
-		if !held[key] {
-			h.Heard(ctx, key, n)
-		}
-	}
+	return keys
 }
 
 // Heard takes a write to the log of key, which now holds n lines (0: it

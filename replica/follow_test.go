@@ -1,0 +1,67 @@
+package replica_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/replica"
+)
+
+// follower records what Follow tells it, holding the logs of held.
+type follower struct {
+	told chan string
+	held []chatlog.Key
+}
+
+func (f follower) Heard(ctx context.Context, key chatlog.Key, n int64) {
+	f.told <- fmt.Sprintf("heard %s %d", key.Session, n)
+}
+
+func (f follower) Held() []chatlog.Key { return f.held }
+
+func TestFollowTellsEveryWriteAndAfterAGapEveryLog(t *testing.T) {
+	t.Parallel()
+	mem, a, _ := opened(t)
+	other := chatlog.Key{Kind: chatlog.Back, Bot: "tess", Session: "ahp-session:/b1"}
+	if err := mem.Create(t.Context(), other, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	gone := chatlog.Key{Kind: chatlog.Chat, Bot: "tess", Session: "ahp-session:/gone"}
+	f := follower{told: make(chan string, 8), held: []chatlog.Key{gone}}
+	ctx, cancel := context.WithCancel(t.Context())
+	ended := make(chan error, 1)
+	go func() { ended <- replica.Follow(ctx, mem, chatlog.Chat, f, nil) }()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case got := <-f.told:
+			if got != want {
+				t.Fatalf("Follow told %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Follow told nothing; want %q", want)
+		}
+	}
+	// The gap of the start: the log held and removed meanwhile, then the
+	// one it does not hold (the back session's log is another kind).
+	next("heard ahp-session:/gone 0")
+	next("heard ahp-session:/c1 1")
+	if err := a.Append(t.Context(), []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	next("heard ahp-session:/c1 2")
+	if err := mem.Append(t.Context(), other, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Remove(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	next("heard ahp-session:/c1 0")
+	cancel()
+	if err := <-ended; err != nil {
+		t.Fatalf("Follow ended with %v once its context ended, want nil", err)
+	}
+}
