@@ -337,13 +337,10 @@ func (u *quietUsers) set(id string, p access.Principal) {
 	u.users[id] = p
 }
 
-// TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow:
-// with no sweep at all (a users directory that tells of no change), a
-// person who may no longer read a bot is refused every request on their
-// chat with it and on their back session's channels, and no longer sees
-// the chat in their list.
-func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow(t *testing.T) {
-	t.Parallel()
+// quietTeam is a service whose users directory tells of no change, with
+// soft and tess in the team backend, and team-bot, the team's bot.
+func quietTeam(t *testing.T) (*chatEnv, *quietUsers) {
+	t.Helper()
 	users := &quietUsers{users: map[string]access.Principal{
 		"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}, Memberships: []string{"backend"}},
 		"tess": {User: "tess", Grants: []string{"session:create"}, Memberships: []string{"backend"}},
@@ -355,6 +352,17 @@ func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow
 	if _, err := e.svc.Make(context.Background(), users.users["soft"], "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
 		t.Fatal(err)
 	}
+	return e, users
+}
+
+// TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow:
+// with no sweep at all (a users directory that tells of no change), a
+// person who may no longer read a bot is refused every request on their
+// chat with it and on their back session's channels, and no longer sees
+// the chat in their list.
+func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow(t *testing.T) {
+	t.Parallel()
+	e, users := quietTeam(t)
 	tess := e.connect(t, "tess")
 	session, chat := tess.open("ahp-session:/tess", "team-bot")
 	tess.say(chat, "t1", "hello")
@@ -393,17 +401,7 @@ func TestEveryRequestOnAChatOrItsBackSessionAsksWhetherItsPersonMayReadTheBotNow
 // cancelled all the same, as losing access cancels it.
 func TestATurnWhoseBackSessionGoesAfterItsOwnerLostTheBotReadsCancelled(t *testing.T) {
 	t.Parallel()
-	users := &quietUsers{users: map[string]access.Principal{
-		"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}, Memberships: []string{"backend"}},
-		"tess": {User: "tess", Grants: []string{"session:create"}, Memberships: []string{"backend"}},
-	}}
-	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), users: users}
-	e.configDir = filepath.Join(e.base, "config")
-	e.options.Root = filepath.Join(e.base, "bots")
-	e.start()
-	if _, err := e.svc.Make(context.Background(), users.users["soft"], "team-bot", []byte(`{"name": "Team", "owner": "team:backend"}`)); err != nil {
-		t.Fatal(err)
-	}
+	e, users := quietTeam(t)
 	tess := e.connect(t, "tess")
 	_, chat := tess.open("ahp-session:/tess", "team-bot")
 	tess.say(chat, "t1", "sleep 30")
