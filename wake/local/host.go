@@ -60,7 +60,7 @@ type Config struct {
 	// before it is applied, published or followed (see scrub.go).
 	Scrub wake.Scrubber
 	// ConfigDir, when set and Logs is nil, is where back sessions' logs
-	// are kept (chatlog.Files, beside their rows, see FileRows).
+	// are kept (chatlog.Files, beside their rows, see wake.FileRows).
 	ConfigDir string
 	// Logs keeps back sessions' logs (chatlog.Back), so that a Host
 	// started again, or another on the same logs, holds every back
@@ -84,14 +84,14 @@ type Config struct {
 // default.
 const BackTurns = 4
 
-// Host is a SessionHost that runs back sessions in this process, each
-// on an Agent of its provider's Harness, and serves their state as AHP
-// session and chat channels: Channel answers a engine.Host's question
-// for their URIs. A session's owner (or a root principal) may subscribe to
+// Host is a wake.SessionHost that runs back sessions in this process,
+// each on a wake.Agent of its provider's wake.Harness, and serves their
+// state as AHP session and chat channels: Channel answers an
+// engine.Host's question for their URIs. A session's owner (or a root principal) may subscribe to
 // its channels and dispatch to its chat.
 //
 // With Config.ConfigDir, each back session (one whose _meta names
-// BackSessionMeta) keeps a log, and a Host that starts again holds
+// wake.BackSessionMeta) keeps a log, and a Host that starts again holds
 // every back session it held: a restored session opens its agent at its
 // next turn, which the harness continues (acp loads the agent's session).
 // Other sessions live in memory only.
@@ -500,7 +500,7 @@ func (h *Host) SessionFolder(session string) (string, bool) {
 
 // ForgetBot disposes of the back sessions of bot, a deleted bot, that the
 // host holds, ending their agents, then has every harness that keeps
-// something of the bot's own (BotForgetter) remove it.
+// something of the bot's own (wake.BotForgetter) remove it.
 func (h *Host) ForgetBot(ctx context.Context, bot string) error {
 	h.mu.Lock()
 	var uris []string
