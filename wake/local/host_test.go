@@ -1,4 +1,4 @@
-package wake_test
+package local_test
 
 import (
 	"context"
@@ -45,16 +45,16 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	uri, err := h.Start(ctx(t), wake.Spec{Provider: "abandoning", Dir: t.TempDir(), Owner: "user:soft",
+	uri, err := h.Start(t.Context(), wake.Spec{Provider: "abandoning", Dir: t.TempDir(), Owner: "user:soft",
 		Client: &ahp.SessionActiveClient{ClientID: "c", Tools: ahp.List[ahp.ToolDefinition]{wake.PostMessageTool()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, actions, err := h.Follow(ctx(t), uri)
+	state, actions, err := h.Follow(t.Context(), uri)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Send(ctx(t), uri, wake.Pending{Kind: ahp.PendingQueued, ID: "m1", Message: ahp.UserMessage("post")}); err != nil {
+	if err := h.Send(t.Context(), uri, wake.Pending{Kind: ahp.PendingQueued, ID: "m1", Message: ahp.UserMessage("post")}); err != nil {
 		t.Fatal(err)
 	}
 	until := func(what string, cond func(ahp.ChatState) bool) ahp.ChatState {
@@ -65,7 +65,7 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 			case a := <-actions:
 				state = ahp.ApplyChat(state, a)
 			case <-deadline:
-				t.Fatalf("timed out waiting for %s; chat: %s", what, mustJSON(state))
+				t.Fatalf("timed out waiting for %s; chat: %s", what, jsonOf(state))
 			}
 		}
 		return state
@@ -96,7 +96,7 @@ func TestCallToolWhoseContextEndsEndsItsToolCallInTheChat(t *testing.T) {
 	if st.ActiveTurn == nil {
 		t.Fatal("the turn ended before the abandoned call did")
 	}
-	if err := h.Dispatch(ctx(t), uri, ahp.ToolCallComplete(st.ActiveTurn.ID, call(st).ToolCallID, ahp.ToolCallResult{Success: true})); !errors.Is(err, wake.ErrRefused) {
+	if err := h.Dispatch(t.Context(), uri, ahp.ToolCallComplete(st.ActiveTurn.ID, call(st).ToolCallID, ahp.ToolCallResult{Success: true})); !errors.Is(err, wake.ErrRefused) {
 		t.Fatalf("a client's late result for the abandoned call: %v, want ErrRefused", err)
 	}
 }
@@ -108,11 +108,11 @@ func TestRefusalCarriesItsReasonAsATypedError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	uri, err := h.Start(ctx(t), wake.Spec{Provider: "abandoning", Dir: t.TempDir(), Owner: "user:soft"})
+	uri, err := h.Start(t.Context(), wake.Spec{Provider: "abandoning", Dir: t.TempDir(), Owner: "user:soft"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = h.Dispatch(ctx(t), uri, ahp.TurnCancelled("no-such-turn", 0))
+	err = h.Dispatch(t.Context(), uri, ahp.TurnCancelled("no-such-turn", 0))
 	var r *wake.RefusedError
 	if !errors.As(err, &r) || !errors.Is(err, wake.ErrRefused) {
 		t.Fatalf("Dispatch of an action that does not apply: %v, want a *wake.RefusedError that is ErrRefused", err)
@@ -120,8 +120,17 @@ func TestRefusalCarriesItsReasonAsATypedError(t *testing.T) {
 	if want := `turn "no-such-turn" is not in progress`; r.Reason != want {
 		t.Fatalf("reason %q, want %q", r.Reason, want)
 	}
-	_, err = h.Start(ctx(t), wake.Spec{Provider: "nobody", Dir: t.TempDir()})
+	_, err = h.Start(t.Context(), wake.Spec{Provider: "nobody", Dir: t.TempDir()})
 	if !errors.As(err, &r) || r.Reason != `no agent for provider "nobody"` {
 		t.Fatalf("Start on an unknown provider: %v, want a *wake.RefusedError naming the provider", err)
 	}
+}
+
+// jsonOf is v as JSON, for a failure's message.
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
