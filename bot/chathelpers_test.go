@@ -39,7 +39,7 @@ func (u chatUsers) Principal(id string) (access.Principal, bool) {
 	return p, ok
 }
 
-// chatEnv is a service with a LocalHost running echo, served by a
+// chatEnv is a service with a local.Host running echo, served by a
 // transport.Server, on folders that survive a restart.
 type chatEnv struct {
 	t         testing.TB

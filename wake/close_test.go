@@ -63,7 +63,7 @@ func TestLocalHostCloseWaitsForTheTurnsItRan(t *testing.T) {
 		<-slow.entered
 		closed := make(chan struct{})
 		go func() { h.Close(); close(closed) }()
-		notReturned(t, closed, "LocalHost.Close")
+		notReturned(t, closed, "local.Host.Close")
 		close(slow.release)
 		<-closed
 	})

@@ -26,7 +26,7 @@ import (
 )
 
 // node is one instance of several on shared logs, rows and leases: a
-// LocalHost and a Waker on it.
+// local.Host and a Waker on it.
 type node struct {
 	host *local.Host
 	w    *wake.Waker

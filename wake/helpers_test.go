@@ -127,7 +127,7 @@ func subagentCall(turn ahp.Turn) *ahp.ToolCallState {
 	return nil
 }
 
-// env is a Waker on a LocalHost running echo, and a bot in a folder.
+// env is a Waker on a local.Host running echo, and a bot in a folder.
 type env struct {
 	host  *local.Host
 	sh    wake.SessionHost

@@ -15,7 +15,7 @@ import (
 	"github.com/agenthost/bots/wake/local"
 )
 
-// instance is one of several Wakers, each on a LocalHost of its own,
+// instance is one of several Wakers, each on a local.Host of its own,
 // sharing logs, rows and leases as instances on one database do.
 func instance(t *testing.T, name string, logs chatlog.Logs, rows wake.Rows, leases lease.Leases) *wake.Waker {
 	t.Helper()

@@ -21,7 +21,7 @@ import (
 	"github.com/agenthost/bots/wake/local"
 )
 
-// restartEnv is a config folder and a bot folder that LocalHosts and
+// restartEnv is a config folder and a bot folder that local Hosts and
 // Wakers are started on, one after another, as a restarted server does.
 type restartEnv struct {
 	config, dir string
@@ -38,7 +38,7 @@ func newRestartEnv(t *testing.T) *restartEnv {
 	return e
 }
 
-// host starts a LocalHost keeping its back sessions' logs in the config
+// host starts a local.Host keeping its back sessions' logs in the config
 // folder; the test's end closes it.
 func (e *restartEnv) host(t *testing.T) *local.Host {
 	t.Helper()

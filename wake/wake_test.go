@@ -689,13 +689,13 @@ func TestFileRowsKeepOneRowPerPersonAndName(t *testing.T) {
 	}
 }
 
-// fakeHost is a LocalHost with some methods replaced.
+// fakeHost is a local.Host with some methods replaced.
 type fakeHost struct {
 	*local.Host
 	start func(context.Context, wake.Spec) (string, error)
 	has   func(context.Context, string) (bool, error)
 	send  func(context.Context, string, wake.Pending) error
-	// restore replaces Restore; nil keeps LocalHost's.
+	// restore replaces Restore; nil keeps local.Host's.
 	restore func(context.Context, string, wake.Spec) error
 }
 

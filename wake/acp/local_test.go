@@ -96,7 +96,7 @@ func (m *mainChat) ended(t *testing.T) ahp.Turn {
 
 func markdown(turn ahp.Turn) []string { return turn.Replies() }
 
-// wakeEnv is a Waker on a LocalHost running the fake agent.
+// wakeEnv is a Waker on a local.Host running the fake agent.
 type wakeEnv struct {
 	w     *wake.Waker
 	bot   record.Record
@@ -224,7 +224,7 @@ func TestWakeStopCancelsTheAgentTurn(t *testing.T) {
 	}
 }
 
-// backTurn sends text to a LocalHost session and returns its back turn once
+// backTurn sends text to a local.Host session and returns its back turn once
 // it ended (the session's first turn of that text).
 func backTurn(t *testing.T, host *local.Host, session, id, text string) ahp.Turn {
 	t.Helper()
