@@ -322,9 +322,9 @@ func (w *watcher) work() {
 	var batch []string
 	for {
 		w.mu.Lock()
-		fresh := w.fresh
-		if len(fresh) > 0 {
-			w.fresh = make(map[string]struct{})
+		var fresh map[string]struct{} // taken whole, so note never writes the map read below
+		if len(w.fresh) > 0 {
+			fresh, w.fresh = w.fresh, make(map[string]struct{})
 		}
 		rescan := w.rescan
 		w.rescan = false
