@@ -76,7 +76,13 @@ func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
 // leases are leases, for siblings to share.
 func newSharedChatEnv(t testing.TB, leases lease.Leases) *chatEnv {
 	t.Helper()
-	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), logs: &chatlog.Mem{}, leases: leases, holder: "first"}
+	return newSharedChatEnvOn(t, &chatlog.Mem{}, leases)
+}
+
+// newSharedChatEnvOn is newSharedChatEnv on the shared logs logs.
+func newSharedChatEnvOn(t testing.TB, logs chatlog.Shared, leases lease.Leases) *chatEnv {
+	t.Helper()
+	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), logs: logs, leases: leases, holder: "first"}
 	e.configDir = filepath.Join(e.base, "config")
 	e.options.Root = filepath.Join(e.base, "bots")
 	e.users = chatUsers{"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}}}

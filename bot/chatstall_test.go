@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,17 +8,12 @@ import (
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
 	"github.com/agenthost/bots/lease"
-	"github.com/agenthost/bots/record/memrecord"
 )
 
 func TestASlowLogWriteDoesNotStallTheChatsReaders(t *testing.T) {
 	t.Parallel()
 	logs := &chatlogtest.Gated{Mem: &chatlog.Mem{}}
-	e := &chatEnv{t: t, base: t.TempDir(), store: memrecord.New(), logs: logs, leases: &lease.Mem{}, holder: "first"}
-	e.configDir = filepath.Join(e.base, "config")
-	e.options.Root = filepath.Join(e.base, "bots")
-	e.users = chatUsers{"soft": {User: "soft", Grants: []string{"bot:put", "session:create"}}}
-	e.start()
+	e := newSharedChatEnvOn(t, logs, &lease.Mem{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
 	session, chat := c.open("ahp-session:/slow", "motion")
