@@ -2,10 +2,8 @@ package bots
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
-	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +13,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
-	"github.com/agenthost/bots/wake/acp/sandbox"
+	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/echo"
 )
 
@@ -30,8 +28,8 @@ func TestCheckAgentsWithoutAgentsSaysEchoNeedsNone(t *testing.T) {
 
 func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
 	t.Parallel()
-	s := &Server{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: "claude"}, {Provider: "codex"}}}
-	term := acp.Terminal{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	s := &Server{ConfigDir: t.TempDir(), Agents: acp.Agents{{Provider: "claude"}, {Provider: "codex"}}}
+	term := agents.Terminal{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 	if err := s.LoginAgent(t.Context(), "gemini", term); err == nil || !strings.Contains(err.Error(), `no ACP agent is named "gemini" (the agents are claude, codex)`) {
 		t.Errorf("error %v", err)
 	}
@@ -46,92 +44,45 @@ func TestLoginOfAnUnknownAgentNamesTheKnownOnes(t *testing.T) {
 func TestAnAgentNamedLikeAHarnessIsRefused(t *testing.T) {
 	t.Parallel()
 	for _, s := range []*Server{
-		{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: echo.Provider, Agent: acp.Command{Command: "x"}}}},
-		{ConfigDir: t.TempDir(), Agents: []acp.Config{{Provider: "mine", Agent: acp.Command{Command: "x"}}}, Harnesses: map[string]wake.Harness{"mine": echo.Harness{}}},
+		{ConfigDir: t.TempDir(), Agents: acp.Agents{{Provider: echo.Provider, Agent: acp.Command{Command: "x"}}}},
+		{ConfigDir: t.TempDir(), Agents: acp.Agents{{Provider: "mine", Agent: acp.Command{Command: "x"}}}, Harnesses: map[string]wake.Harness{"mine": echo.Harness{}}},
 	} {
 		err := s.Start(t.Context())
 		if err == nil || !strings.Contains(err.Error(), "named twice") {
-			t.Errorf("agent %q: start %v, want it refused", s.Agents[0].Provider, err)
+			t.Errorf("agent %q: start %v, want it refused", s.Agents.Providers()[0], err)
 		}
 		s.Close()
 	}
 }
 
-func TestAgentsAreBoundedByTheSandboxAndNamedInTheLoginCommand(t *testing.T) {
+func TestAgentsRunBoundedByTheServersFilesAndPortsWithItsLoginCommand(t *testing.T) {
 	t.Parallel()
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, VaultFile: "/secrets/vault.json", UsersFile: "/cfg/users.json",
-		AgentsUnsandboxed: true, LoginCommand: "log in with ",
-		Agents: []acp.Config{{Provider: "claude", Protect: []string{"/mine"}}, {Provider: "codex", LoginHint: "its own"}}}
-	cfgs, err := s.agentConfigs(nil, nil)
-	if err != nil {
-		t.Fatal(err)
+		AgentsUnsandboxed: true, LoginCommand: "log in with "}
+	s.notePort(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9187})
+	env := s.agentsEnv(nil, nil)
+	if want := []string{"/cfg", "/bots", "/secrets/vault.json", "/cfg/users.json"}; !slices.Equal(env.Protect, want) || !env.AllowUnsandboxed {
+		t.Errorf("the agents protect %q (unsandboxed %v), want %q", env.Protect, env.AllowUnsandboxed, want)
 	}
-	want := []string{"/mine", "/cfg", "/bots", "/secrets/vault.json", "/cfg/users.json"}
-	if !slices.Equal(cfgs[0].Protect, want) || !cfgs[0].AllowUnsandboxed {
-		t.Errorf("claude protects %q (unsandboxed %v), want %q", cfgs[0].Protect, cfgs[0].AllowUnsandboxed, want)
+	if env.RefuseConnect == nil || !slices.Equal(env.RefuseConnect(), []uint16{9187}) {
+		t.Error("the agents may connect to the server's own port")
 	}
-	if cfgs[0].LoginHint != "log in with claude" || cfgs[1].LoginHint != "its own" {
-		t.Errorf("login hints %q, %q", cfgs[0].LoginHint, cfgs[1].LoginHint)
+	s.notePort(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9188})
+	if got := env.RefuseConnect(); !slices.Equal(got, []uint16{9187, 9188}) {
+		t.Errorf("a port the server listens on later is not refused: %v", got)
 	}
-	if len(s.Agents[0].Protect) != 1 {
-		t.Errorf("the Server's own Agents changed: %q", s.Agents[0].Protect)
-	}
-}
-
-func TestAgentsAreRefusedWithoutASandboxUnlessAllowed(t *testing.T) {
-	t.Parallel()
-	none := func() (int, error) { return 0, fmt.Errorf("%w: the kernel has no Landlock", sandbox.ErrUnavailable) }
-	some := func() (int, error) { return 7, nil }
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	err := checkSandbox(1, false, none, log)
-	if err == nil || !strings.Contains(err.Error(), "-agents-unsandboxed") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("agents without a sandbox: %v, want one line naming -agents-unsandboxed", err)
-	}
-	if !errors.Is(err, sandbox.ErrUnavailable) && !strings.Contains(err.Error(), "no Landlock") {
-		t.Errorf("the refusal does not say why: %v", err)
-	}
-	if err := checkSandbox(0, false, none, log); err != nil {
-		t.Errorf("echo alone without a sandbox: %v", err)
-	}
-	if err := checkSandbox(1, false, some, log); err != nil {
-		t.Errorf("agents with a sandbox: %v", err)
-	}
-	if logs.Len() != 0 {
-		t.Errorf("logged without the flag: %s", logs.Bytes())
-	}
-	for _, available := range []func() (int, error){none, some} {
-		logs.Reset()
-		if err := checkSandbox(1, true, available, log); err != nil {
-			t.Errorf("with -agents-unsandboxed: %v", err)
-		}
-		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "-agents-unsandboxed") {
-			t.Errorf("-agents-unsandboxed is not logged at Warn: %q", logs.String())
-		}
+	if env.LoginCommand != "log in with " || env.Sessions != nil {
+		t.Errorf("env %+v", env)
 	}
 }
 
-func TestWithADatabaseAnAgentsFileStoreGivesWayToTheDatabasesAndAStoreOfItsOwnStays(t *testing.T) {
+func TestWithADatabaseTheAgentsKeepTheirSessionRecordsInIt(t *testing.T) {
 	t.Parallel()
-	mine := &acp.MemStore{}
-	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}, AgentsUnsandboxed: true,
-		Agents: []acp.Config{{Provider: "claude", Store: acp.FileStore{Dir: "/cfg/agents/claude/sessions"}}, {Provider: "codex", Store: mine}, {Provider: "none"}}}
-	theirs := &acp.MemStore{}
-	cfgs, err := s.agentConfigs(nil, &Shared{Sessions: func(string) acp.Store { return theirs }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfgs[0].Store != theirs {
-		t.Errorf("with a database the agents file's store is %T, want the database's", cfgs[0].Store)
-	}
-	if cfgs[1].Store != mine {
-		t.Errorf("an embedder's own store was replaced by %T", cfgs[1].Store)
-	}
-	if cfgs[2].Store == nil {
-		t.Error("an agent with no store got none with a database")
-	}
-	if without, _ := s.agentConfigs(nil, nil); without[0].Store != s.Agents[0].Store {
-		t.Errorf("without a database the agents file's store is %T", without[0].Store)
+	theirs := &agents.MemSessionStore{}
+	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}}
+	env := s.agentsEnv(nil, &Shared{Sessions: func(string) agents.SessionStore { return theirs }})
+	if env.Sessions == nil || env.Sessions("claude") != theirs {
+		t.Error("with a database the agents' session records are not the database's")
 	}
 }
 

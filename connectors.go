@@ -15,7 +15,7 @@ import (
 	"github.com/agenthost/bots/connector/httpadapter"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // openVault is the vault of path (a file that must be mode 0600 and
@@ -68,7 +68,7 @@ type botConnectors struct {
 	log      *slog.Logger
 }
 
-var _ acp.Connectors = (*botConnectors)(nil)
+var _ agents.Connectors = (*botConnectors)(nil)
 
 // tools reads the session's bot's record now and makes its tools; r is
 // the record.

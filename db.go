@@ -18,7 +18,7 @@ import (
 	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // A Database keeps what the instances of a team share, so that several
@@ -60,9 +60,10 @@ type Shared struct {
 	// Leases are the leases of back sessions, main turns and route
 	// connections, with fencing tokens.
 	Leases lease.Leases
-	// Sessions is the store of a provider's ACP session records: it
-	// replaces an agent's FileStore or nil Store.
-	Sessions func(provider string) acp.Store
+	// Sessions is the store of a provider's agent session records: the
+	// agents take it in place of one in files, or none
+	// (agents.Env.Sessions).
+	Sessions func(provider string) agents.SessionStore
 	// Routes opens the routes kept in the database, each instance
 	// reading the connections from conns (its own files).
 	Routes func(ctx context.Context, conns route.Store) (route.Store, error)

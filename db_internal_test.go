@@ -14,7 +14,7 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // memDatabase is a Database in memory: what one Open answers, counting
@@ -44,13 +44,13 @@ func (d *memDatabase) Open(ctx context.Context, c DatabaseConfig) (*Shared, erro
 // newMemDatabase is a memDatabase keeping everything a Shared requires.
 func newMemDatabase() *memDatabase {
 	d := &memDatabase{}
-	sessions := map[string]*acp.MemStore{}
+	sessions := map[string]*agents.MemSessionStore{}
 	records := memrecord.New()
 	d.shared = &Shared{
 		Records: records, Logs: &chatlog.Mem{}, Rows: &wake.MemRows{}, Leases: prunedLeases{&lease.Mem{}, &d.pruned},
-		Sessions: func(provider string) acp.Store {
+		Sessions: func(provider string) agents.SessionStore {
 			if sessions[provider] == nil {
-				sessions[provider] = &acp.MemStore{}
+				sessions[provider] = &agents.MemSessionStore{}
 			}
 			return sessions[provider]
 		},

@@ -35,7 +35,7 @@ func family(name string, have map[string]bool) string {
 func TestTheDashboardAndTheREADMENameTheSeriesTheServerExports(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	srv.Agents = []acp.Config{{Provider: "fake", Agent: acp.Command{Command: "/bin/true"}}}
+	srv.Agents = acp.Agents{{Provider: "fake", Agent: acp.Command{Command: "/bin/true"}}}
 	srv.AgentsUnsandboxed = true
 	if err := srv.Start(t.Context()); err != nil {
 		t.Fatal(err)

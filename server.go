@@ -63,8 +63,7 @@ import (
 	"github.com/agenthost/bots/telemetry/prom"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/acp"
-	"github.com/agenthost/bots/wake/acp/sandbox"
+	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/web"
@@ -101,8 +100,8 @@ type Server struct {
 	Store record.Store
 	// Database keeps, when Store is nil, what several Servers share to
 	// be one set of bots (postgres.Database{URL: …}): the records, and
-	// with them the chat logs, back-session rows, ACP session records (in
-	// place of an agent's FileStore or nil Store), leases and routes. The
+	// with them the chat logs, back-session rows, the agents' session
+	// records (agents.Env.Sessions), leases and routes. The
 	// root must be the folder they all share: Start refuses one the
 	// database does not know as theirs. Nil keeps all of it under
 	// ConfigDir, and links no database driver.
@@ -138,17 +137,19 @@ type Server struct {
 	// Harnesses are more harnesses back sessions may run on, by provider,
 	// besides echo (echo.Provider), which is always there.
 	Harnesses map[string]wake.Harness
-	// Agents are the ACP agents back sessions may run on, each a child
-	// process in an OS sandbox (acp.ReadAgents reads them from an agents
-	// file). The Server gives each the connectors of the bot its session
-	// serves, the Logger, and the sandbox's bounds: no grant may reach
-	// ConfigDir, the root, VaultFile or UsersFile, no TCP connect may
-	// reach the server's own ListenPorts where Landlock has network rules
-	// (acp.Config.RefuseConnect), and AgentsUnsandboxed says whether an
-	// agent may run where the kernel offers no sandbox.
-	// At Start each agent is checked once (acp.Check) in the background,
-	// its result logged: Info when ready, Warn saying what to do.
-	Agents []acp.Config
+	// Agents are the agents back sessions may run outside the process:
+	// acp.Agents, the ACP agents acp.ReadAgents reads from an agents
+	// file, each a child process in an OS sandbox. Nil runs none, and an
+	// embedder that sets none links no agent SDK. The Server gives each
+	// agent (agents.Env) the connectors of the bot its session serves,
+	// the Logger, and the sandbox's bounds: no grant may reach ConfigDir,
+	// the root, VaultFile or UsersFile, no TCP connect may reach the
+	// server's own ListenPorts where Landlock has network rules, and
+	// AgentsUnsandboxed says whether an agent may run where the kernel
+	// offers no sandbox; with a Database, the agents' session records are
+	// its. At Start each agent is checked once in the background, its
+	// result logged: Info when ready, Warn saying what to do.
+	Agents agents.Set
 	// LoginCommand, when set, is how a person logs an agent in: with the
 	// agent's name appended, it is named in the sentence that says the
 	// agent is not signed in (an agent's own LoginHint wins).
@@ -237,7 +238,7 @@ type Server struct {
 	closers     []func() error // what Start made, closed last first (the wire first of all)
 	loads       sync.WaitGroup // the loads the first request started
 	stopLoad    context.CancelFunc
-	agents      []acp.Config // as their harnesses run them, checked once loaded
+	agentEnv    agents.Env // what Agents run with, checked once loaded
 	checks      sync.WaitGroup
 	stopWork    context.CancelFunc
 	relay       *relay.Relay    // runs the routes once loaded; nil when none run
@@ -418,7 +419,7 @@ func (s *Server) notePort(addr net.Addr) {
 // those of Listen's listeners, of Serve's, and of every request through
 // Handler (the port it came in on), sorted. The sandboxed agents may not
 // connect to them where the kernel offers Landlock network rules
-// (acp.Config.RefuseConnect): an agent reaches the server through its
+// (agents.Env.RefuseConnect): an agent reaches the server through its
 // tools alone, never as a client of its own.
 func (s *Server) ListenPorts() []uint16 {
 	s.portsMu.Lock()
@@ -459,7 +460,8 @@ func (s *Server) load(ctx context.Context) {
 	// The agents are checked while the server serves; Close ends the check.
 	work, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWork = stop
-	s.checks.Go(func() { acp.LogChecks(work, s.agents, s.log) })
+	env := s.agentEnv
+	s.checks.Go(func() { s.logChecks(work, env) })
 }
 
 // open makes everything behind the wire: the store, the vault, the
@@ -548,15 +550,9 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		}
 	}
 	conns := &botConnectors{store: store, users: users, registry: adapters, vault: vault, scrub: s.scrub, log: s.log}
-	agents, err := s.agentConfigs(conns, db)
+	env := s.agentsEnv(conns, db)
+	harnesses, infos, err := s.harnesses(env)
 	if err != nil {
-		return nil, closers, err
-	}
-	harnesses, infos, err := s.harnesses(agents)
-	if err != nil {
-		return nil, closers, err
-	}
-	if err := checkSandbox(len(agents), s.AgentsUnsandboxed, sandbox.Available, s.log); err != nil {
 		return nil, closers, err
 	}
 	defaultAgent := cmp.Or(s.DefaultAgent, echo.Provider)
@@ -596,7 +592,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	step("service")
 	s.log.Debug("bots: loaded the bots", append(took, "total", time.Since(began).Round(time.Microsecond))...)
 	s.mu.Lock()
-	s.agents = agents
+	s.agentEnv = env
 	s.mu.Unlock()
 	return svc, closers, nil
 }
@@ -617,42 +613,34 @@ func DefaultConfigDir() string {
 // root is the folder bots work under, as the options name it.
 func (s *Server) root() string { return cmp.Or(s.Options.Root, bot.DefaultRoot()) }
 
-// agentConfigs returns Agents as their harnesses run them: with conns
-// (nil for none), the logger and the sandbox's bounds.
-func (s *Server) agentConfigs(conns acp.Connectors, db *Shared) ([]acp.Config, error) {
-	protect := slices.DeleteFunc([]string{s.ConfigDir, s.root(), s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" })
-	out := make([]acp.Config, len(s.Agents))
-	for i, cfg := range s.Agents {
-		if _, ok := s.Harnesses[cfg.Provider]; ok || cfg.Provider == echo.Provider {
-			return nil, fmt.Errorf("bots: agent %q is named twice (a harness has its name)", cfg.Provider)
-		}
-		cfg.Connectors = conns
-		if cfg.LoginHint == "" && s.LoginCommand != "" {
-			cfg.LoginHint = s.LoginCommand + cfg.Provider
-		}
-		cfg.Logger = s.log
-		cfg.Telemetry = s.hub
-		cfg.AllowUnsandboxed = s.AgentsUnsandboxed
-		cfg.Protect = append(slices.Clone(cfg.Protect), protect...)
-		cfg.RefuseConnect = s.refuseConnect(cfg.RefuseConnect)
-		if _, files := cfg.Store.(acp.FileStore); db != nil && (cfg.Store == nil || files) {
-			cfg.Store = db.Sessions(cfg.Provider)
-		}
-		out[i] = cfg
+// agentsEnv is what Agents run with: conns (nil for none), the logger,
+// the sandbox's bounds and, with db, its session records.
+func (s *Server) agentsEnv(conns agents.Connectors, db *Shared) agents.Env {
+	env := agents.Env{
+		Connectors: conns, LoginCommand: s.LoginCommand, Logger: s.log, Telemetry: s.hub,
+		AllowUnsandboxed: s.AgentsUnsandboxed,
+		Protect:          slices.DeleteFunc([]string{s.ConfigDir, s.root(), s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
+		RefuseConnect:    s.ListenPorts,
 	}
-	return out, nil
+	if db != nil {
+		env.Sessions = db.Sessions
+	}
+	return env
 }
 
-// refuseConnect is what an agent may not connect to: the server's
-// ListenPorts, and what its own refuses.
-func (s *Server) refuseConnect(own func() []uint16) func() []uint16 {
-	return func() []uint16 {
-		ports := s.ListenPorts()
-		if own != nil {
-			ports = append(ports, own()...)
-		}
-		return ports
+// providers names Agents, refusing one named like echo or one of
+// Harnesses.
+func (s *Server) providers() ([]string, error) {
+	if s.Agents == nil {
+		return nil, nil
 	}
+	names := s.Agents.Providers()
+	for _, name := range names {
+		if _, ok := s.Harnesses[name]; ok || name == echo.Provider {
+			return nil, fmt.Errorf("bots: agent %q is named twice (a harness has its name)", name)
+		}
+	}
+	return names, nil
 }
 
 // startingChoices are the agents and templates the make form offers while
@@ -663,32 +651,44 @@ func (s *Server) startingChoices(ctx context.Context) bot.Choices {
 	for name := range s.Harnesses {
 		agents = append(agents, name)
 	}
-	for _, a := range s.Agents {
-		agents = append(agents, a.Provider)
+	if s.Agents != nil {
+		agents = append(agents, s.Agents.Providers()...)
 	}
 	return bot.HostChoices(ctx, s.ConfigDir, agents, s.log)
 }
 
 // harnesses returns every harness back sessions may run on, by provider,
-// and the root state's entries of the ACP agents.
-func (s *Server) harnesses(agents []acp.Config) (map[string]wake.Harness, []ahp.AgentInfo, error) {
+// and the root state's entries of Agents, run with env.
+func (s *Server) harnesses(env agents.Env) (map[string]wake.Harness, []ahp.AgentInfo, error) {
 	hs := map[string]wake.Harness{echo.Provider: echo.Harness{}}
-	for name, h := range s.Harnesses {
-		hs[name] = h
+	maps.Copy(hs, s.Harnesses)
+	if _, err := s.providers(); err != nil || s.Agents == nil {
+		return hs, nil, err
 	}
-	var infos []ahp.AgentInfo
-	for _, cfg := range agents {
-		if _, ok := hs[cfg.Provider]; ok {
-			return nil, nil, fmt.Errorf("bots: agent %q is named twice", cfg.Provider)
-		}
-		h, err := acp.New(cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("bots: %w", err)
-		}
-		hs[cfg.Provider] = h
-		infos = append(infos, h.Info())
+	more, infos, err := s.Agents.Harnesses(env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bots: %w", err)
 	}
+	maps.Copy(hs, more)
 	return hs, infos, nil
+}
+
+// logChecks checks Agents once, run with env, and logs each result as it
+// comes: Info when the agent is ready, Warn with what to do otherwise;
+// nothing once ctx is done.
+func (s *Server) logChecks(ctx context.Context, env agents.Env) {
+	if s.Agents == nil {
+		return
+	}
+	s.Agents.Check(ctx, env, func(r agents.Result) {
+		switch {
+		case ctx.Err() != nil:
+		case r.Ready:
+			s.log.Info("agent ready", "agent", r.Provider, "took", r.Took.Round(time.Millisecond))
+		default:
+			s.log.Warn("agent not ready", "agent", r.Provider, "problem", r.Problem, "took", r.Took.Round(time.Millisecond))
+		}
+	})
 }
 
 // Handler is the server's HTTP handler: the AHP WebSocket at /, the Page

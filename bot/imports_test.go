@@ -57,6 +57,16 @@ var layers = map[string]int{
 // (package postgres brings it).
 const pgx = "github.com/jackc/pgx/v5"
 
+// unlinked are the modules the embedding value does not link, and where
+// an embedder takes them from: one that keeps its bots in files and runs
+// its back sessions on echo links no database driver, no ACP SDK and no
+// MCP SDK.
+var unlinked = map[string]string{
+	pgx:                                      "take it through Server.Database (package postgres)",
+	"github.com/coder/acp-go-sdk":            "take the agents through Server.Agents (package wake/acp)",
+	"github.com/modelcontextprotocol/go-sdk": "take the agents through Server.Agents (package wake/acp)",
+}
+
 // wireUsers are the only folders that may depend on the WebSocket
 // library, and (but client and route) import transport: the embedding
 // value, its database (postgres, which imports it) and what runs it; the client, which speaks the wire from the other
@@ -95,7 +105,7 @@ func folder(pkg string) (string, bool) {
 // depends on the WebSocket library, even through another package; the
 // client never imports transport; nothing imports the reference server;
 // production packages never import testing; the embedding value links no
-// PostgreSQL driver.
+// PostgreSQL driver, ACP SDK or MCP SDK (unlinked).
 func TestImportGraph(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...").Output()
@@ -153,9 +163,10 @@ func checkImports(lines []string) []string {
 		}
 		if pkg == module {
 			for _, dep := range strings.Fields(parts[2]) {
-				if dep == pgx || strings.HasPrefix(dep, pgx+"/") {
-					bad = append(bad, fmt.Sprintf("the embedding value depends on %s: an embedder on files would link the PostgreSQL driver; take it through Server.Database (package postgres)", dep))
-					break
+				for mod, from := range unlinked {
+					if dep == mod || strings.HasPrefix(dep, mod+"/") {
+						bad = append(bad, fmt.Sprintf("the embedding value depends on %s: every embedder would link it; %s", dep, from))
+					}
 				}
 			}
 		}
@@ -193,6 +204,7 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		m + "wake|" + m + "telemetry|github.com/prometheus/client_golang/prometheus", // a metrics library below the embedding value
 		m + "telemetry/prom|github.com/prometheus/client_golang/prometheus|github.com/prometheus/client_golang/prometheus", // fine: the exporter
 		module + "|" + m + "bot|" + pgx + "/pgxpool",                               // the driver in every embedder
+		module + "|" + m + "wake/acp|github.com/coder/acp-go-sdk",                  // the ACP SDK in every embedder
 		m + "postgres|" + module + " " + m + "record/pgrecord|" + pgx + "/pgxpool", // fine: the database's own package
 	}
 	bad := checkImports(lines)
@@ -209,6 +221,7 @@ func TestImportGraphCatchesWhatItForbids(t *testing.T) {
 		"client (layer 4) imports " + m + "wake",
 		m + "wake depends on the Prometheus client",
 		"the embedding value depends on " + pgx + "/pgxpool",
+		"the embedding value depends on github.com/coder/acp-go-sdk",
 	}
 	if len(bad) != len(wants) {
 		t.Errorf("got %d faults, want %d:\n%s", len(bad), len(wants), strings.Join(bad, "\n"))

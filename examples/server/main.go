@@ -28,6 +28,7 @@ import (
 	"github.com/agenthost/bots/route/xmpp"
 	"github.com/agenthost/bots/transport"
 	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/web"
 )
 
@@ -51,7 +52,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		// The chat networks routes may use; <config>/connections.json and
 		// <config>/routes/ say which run (README: Talk to a bot from IRC).
 		Networks: []route.Network{irc.Network{}, xmpp.Network{}, telegram.Network{}, slack.Network{}}}
-	var addr, agents, login, metricsAddr string
+	var addr, agentsFile, login, metricsAddr string
 	var checkAgents bool
 	var level slog.Level
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 	fs.StringVar(&s.HostName, "host-name", "", "this host's name (default os.Hostname)")
 	fs.StringVar(&s.DefaultAgent, "agent", "echo", "the agent a back session runs on when a bot names none")
-	fs.StringVar(&agents, "agents", "", "agents file (default <config>/agents.json when it exists)")
+	fs.StringVar(&agentsFile, "agents", "", "agents file (default <config>/agents.json when it exists)")
 	fs.BoolVar(&s.AgentsUnsandboxed, "agents-unsandboxed", false, "allow agents where the kernel offers no sandbox (logged at Warn)")
 	fs.StringVar(&s.VaultFile, "vault", "", "connector credentials file, mode 0600, outside -config and -root; environment variables BOTS_CONNECTOR_<ADAPTER>_<ID> are read when it has none")
 	fs.Func("bundled", "a folder of more bundled (read-only, host-owned) bots, one folder each, besides the builder bot", func(dir string) error {
@@ -101,22 +102,23 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	s.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	s.UsersFile = orExisting(s.UsersFile, filepath.Join(s.ConfigDir, "users.json"))
-	var err error
-	if s.Agents, err = acp.ReadAgents(orExisting(agents, filepath.Join(s.ConfigDir, "agents.json")), s.ConfigDir); err != nil {
+	read, err := acp.ReadAgents(orExisting(agentsFile, filepath.Join(s.ConfigDir, "agents.json")), s.ConfigDir)
+	if err != nil {
 		return err
 	}
+	s.Agents = read
 	s.LoginCommand = "go run ./examples/server -login "
 	if s.ConfigDir != bots.DefaultConfigDir() {
 		s.LoginCommand = "go run ./examples/server -config " + s.ConfigDir + " -login "
 	}
 	if login != "" {
-		if len(s.Agents) == 0 {
+		if len(read) == 0 {
 			return fmt.Errorf("-login %s logs in an agent of the agents file, and this server has none: write %s (or give -agents FILE) naming %s - the README's \"Real agents\" shows one for Claude Code, Codex and Gemini CLI", login, filepath.Join(s.ConfigDir, "agents.json"), login)
 		}
 		if !isTerminal(os.Stdin) {
 			return fmt.Errorf("-login %s runs the agent's own login, which asks you things on a terminal: run it in a terminal (its input here is not one)", login)
 		}
-		return s.LoginAgent(ctx, login, acp.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
+		return s.LoginAgent(ctx, login, agents.Terminal{In: os.Stdin, Out: stdout, Err: os.Stderr})
 	} else if checkAgents {
 		return s.CheckAgents(ctx, stdout)
 	}

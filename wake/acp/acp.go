@@ -18,7 +18,7 @@
 //     offers a method it can use (see Command.Auth), then session/load
 //     when the agent advertises loadSession and the Store holds the
 //     session's agent session id, else session/new, with cwd the bot's
-//     folder, and keeps in the Store a Record saying whether the session
+//     folder, and keeps in the Store a record saying whether the session
 //     was continued or started fresh, and why (the agent cannot load, the
 //     load failed, or there was no earlier session);
 //   - bounds the start by Config.StartTimeout and reports its steps to the
@@ -70,6 +70,7 @@ import (
 	"github.com/agenthost/bots/connector"
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // Default timings.
@@ -147,10 +148,10 @@ type Config struct {
 	// Environ is the server's environment Agent.Env picks from; nil means
 	// os.Environ.
 	Environ func() []string
-	// Store keeps each session's agent session Record, so that a session
+	// Store keeps each session's agent session record, so that a session
 	// started again after a restart continues it with session/load, and
 	// says when it started a fresh one instead; nil keeps them in memory.
-	Store Store
+	Store agents.SessionStore
 	// Key names a session in Store; nil uses DefaultKey: the bot, person
 	// and session name of a back session's _meta, which survive a restart
 	// of the server (where the session's URI does not).
@@ -158,7 +159,7 @@ type Config struct {
 	// Connectors gives each session its bot's connectors as tools on its
 	// MCP server, read again at the session's open and at every turn; nil
 	// offers none.
-	Connectors Connectors
+	Connectors agents.Connectors
 	// StartTimeout bounds a child's start, initialize to a session ready;
 	// zero means DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -206,7 +207,7 @@ type Config struct {
 	Telemetry *telemetry.Hub
 }
 
-// DefaultKey names a session in a Store by the bot, person and name of its
+// DefaultKey names a session in a store by the bot, person and name of its
 // wake.BackSessionMeta, or by its URI when its _meta names none.
 func DefaultKey(s wake.SessionInfo) string {
 	bot, person, name, ok := wake.BackSession(s.Meta)
@@ -252,7 +253,7 @@ func New(cfg Config) (*Harness, error) {
 		cfg.CancelGrace = DefaultCancelGrace
 	}
 	if cfg.Store == nil {
-		cfg.Store = &MemStore{}
+		cfg.Store = &agents.MemSessionStore{}
 	}
 	if cfg.Key == nil {
 		cfg.Key = DefaultKey

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // testCtx is a context that ends with the test, or after ten seconds.
@@ -399,7 +400,7 @@ func TestCloseKillsTheChild(t *testing.T) {
 
 func TestSessionLoadContinuesAfterRestart(t *testing.T) {
 	t.Parallel()
-	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
+	store := agents.FileSessionStore{Dir: filepath.Join(t.TempDir(), "ids")}
 	key := func(wake.SessionInfo) string { return "motion/user:soft/work" }
 	h := newHarness(t, func(c *Config) { c.Store, c.Key = store, key })
 	dir := t.TempDir()
@@ -450,14 +451,14 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 		before string // the file's content before the start, "" for none
 		reason string
 	}{
-		{"no earlier session", false, "", ReasonNoEarlier},
-		{"agent cannot load", true, "fake-1-1\n", ReasonNoLoad},
-		{"load failed", false, `{"id":"gone-1","fresh":false}`, ReasonLoadFailed},
-		{"old one-line id file that fails to load", false, "gone-2\n", ReasonLoadFailed},
+		{"no earlier session", false, "", agents.ReasonNoEarlier},
+		{"agent cannot load", true, "fake-1-1\n", agents.ReasonNoLoad},
+		{"load failed", false, `{"id":"gone-1","fresh":false}`, agents.ReasonLoadFailed},
+		{"old one-line id file that fails to load", false, "gone-2\n", agents.ReasonLoadFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := FileStore{Dir: t.TempDir()}
+			store := agents.FileSessionStore{Dir: t.TempDir()}
 			if tc.before != "" {
 				if err := os.WriteFile(store.Path("k"), []byte(tc.before), 0o600); err != nil {
 					t.Fatal(err)
@@ -479,7 +480,7 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 			if !rec.Fresh || !strings.HasPrefix(rec.Reason, tc.reason) || rec.StartedAt.IsZero() || !strings.HasPrefix(got, "session "+rec.ID+" loaded=false") {
 				t.Errorf("record %+v after %q; want a fresh session, reason %q", rec, got, tc.reason)
 			}
-			if tc.reason == ReasonLoadFailed && rec.Reason == ReasonLoadFailed {
+			if tc.reason == agents.ReasonLoadFailed && rec.Reason == agents.ReasonLoadFailed {
 				t.Errorf("reason %q names no error", rec.Reason)
 			}
 		})
@@ -488,7 +489,7 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 
 func TestOldOneLineIDFileIsContinued(t *testing.T) {
 	t.Parallel()
-	store := FileStore{Dir: t.TempDir()}
+	store := agents.FileSessionStore{Dir: t.TempDir()}
 	if err := os.WriteFile(store.Path("k"), []byte("fake-7-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // killWait bounds the wait for a killed child to be reaped.
@@ -308,9 +309,9 @@ func (a *agent) start(ctx context.Context) (c *child, err error) {
 	if prompt != "" && promptInMeta(init.AgentInfo) {
 		meta = map[string]any{"systemPrompt": map[string]any{"append": prompt}}
 	}
-	reason := ReasonNoLoad
+	reason := agents.ReasonNoLoad
 	if init.AgentCapabilities.LoadSession {
-		reason = ReasonNoEarlier
+		reason = agents.ReasonNoEarlier
 		rec, ok, err := cfg.Store.Load(sctx, a.key)
 		if err != nil {
 			a.log.Warn("acp: reading the agent session record failed", "err", err)
@@ -333,7 +334,7 @@ func (a *agent) start(ctx context.Context) (c *child, err error) {
 				return fail(StepOpen, "session/load", err)
 			}
 			said := agentWords(err)
-			reason = ReasonLoadFailed + said
+			reason = agents.ReasonLoadFailed + said
 			a.log.Info("acp: the agent could not load its session; starting a new one", "id", rec.ID, "said", said)
 			a.setNotice(fmt.Sprintf("%s could not continue the earlier session (it answered \"%s\"); this one starts afresh.", name,
 				strings.TrimRight(strings.TrimPrefix(said, "Internal error: "), ".")))
@@ -346,7 +347,7 @@ func (a *agent) start(ctx context.Context) (c *child, err error) {
 		return fail(StepOpen, "session/new", a.explainAuth("session/new", err, c.auth))
 	}
 	c.session, c.fresh = resp.SessionId, meta == nil
-	rec := Record{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
+	rec := agents.SessionRecord{ID: string(resp.SessionId), StartedAt: time.Now().UTC(), Fresh: true, Reason: reason}
 	if err := cfg.Store.Save(sctx, a.key, rec); err != nil {
 		a.log.Warn("acp: keeping the agent session record failed; a restart starts a new session", "err", err)
 	}

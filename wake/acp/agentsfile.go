@@ -2,16 +2,15 @@ package acp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // agentsFile is an agents file, as ReadAgents reads it.
@@ -74,10 +73,10 @@ func (l agentLimits) apply(cfg *Config) error {
 //
 // Each agent keeps what it needs under dir/agents/<name>: its login
 // (home, Config.Home), each bot's own HOME (bots/<bot>/<created>,
-// Config.BotHomes) and its session records (sessions). What the file cannot say is the
-// caller's to fill: Connectors, Logger, Scrubber, Protect,
-// AllowUnsandboxed and LoginHint.
-func ReadAgents(path, dir string) ([]Config, error) {
+// Config.BotHomes) and its session records (sessions). What the file
+// cannot say, the host's agents.Env gives (see Agents.Configs): the
+// connectors, the logger, the sandbox's bounds and the login hint.
+func ReadAgents(path, dir string) (Agents, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -107,7 +106,7 @@ func ReadAgents(path, dir string) ([]Config, error) {
 			Agent:    f.Agents[name].Command,
 			Home:     filepath.Join(home, "home"),
 			BotHomes: filepath.Join(home, "bots"),
-			Store:    FileStore{Dir: filepath.Join(home, "sessions")},
+			Store:    agents.FileSessionStore{Dir: filepath.Join(home, "sessions")},
 		}
 		if err := f.Agents[name].apply(&cfg); err != nil {
 			return nil, fmt.Errorf("agents file %s: agent %q: %w", path, name, err)
@@ -115,39 +114,4 @@ func ReadAgents(path, dir string) ([]Config, error) {
 		cfgs = append(cfgs, cfg)
 	}
 	return cfgs, nil
-}
-
-// CheckAll checks every agent of cfgs at once (see Check) and returns
-// their results in the order of cfgs.
-func CheckAll(ctx context.Context, cfgs []Config) []Result {
-	results := make([]Result, len(cfgs))
-	var wg sync.WaitGroup
-	for i, cfg := range cfgs {
-		wg.Go(func() { results[i] = Check(ctx, cfg) })
-	}
-	wg.Wait()
-	return results
-}
-
-// LogChecks checks every agent of cfgs at once and logs each result as it
-// comes: Info when the agent is ready, Warn with what to do otherwise;
-// nothing once ctx is done. It returns when every check has ended.
-func LogChecks(ctx context.Context, cfgs []Config, log *slog.Logger) {
-	if log == nil {
-		return
-	}
-	var wg sync.WaitGroup
-	for _, cfg := range cfgs {
-		wg.Go(func() {
-			r := Check(ctx, cfg)
-			switch {
-			case ctx.Err() != nil:
-			case r.Ready:
-				log.Info("agent ready", "agent", r.Provider, "took", r.Took.Round(time.Millisecond))
-			default:
-				log.Warn("agent not ready", "agent", r.Provider, "problem", r.Problem, "took", r.Took.Round(time.Millisecond))
-			}
-		})
-	}
-	wg.Wait()
 }

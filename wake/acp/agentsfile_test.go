@@ -1,9 +1,6 @@
 package acp_test
 
 import (
-	"bytes"
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // writeAgents writes an agents file holding body in dir.
@@ -74,7 +72,7 @@ func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
 	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.Agent.Auth != "openai-api-key" || c.Agent.Login == nil || c.Agent.Login.Command != "codex" {
 		t.Errorf("config %+v", c)
 	}
-	if s, ok := c.Store.(acp.FileStore); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
+	if s, ok := c.Store.(agents.FileSessionStore); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
 		t.Errorf("session records kept in %#v", c.Store)
 	}
 	if c.StartTimeout != 90*time.Second || c.TurnIdle != 3*time.Minute || c.TurnTimeout != time.Hour {
@@ -94,27 +92,5 @@ func TestReadAgentsRefusesABadLimitNamingTheAgentAndField(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, `agent "claude"`) || !strings.Contains(msg, field+` "`+value+`"`) {
 			t.Errorf("%s %q is refused with %q; want it to name the agent and the field", field, value, msg)
 		}
-	}
-}
-
-func TestCheckAllAnswersInOrderAndLogChecksWarnsOfAnAgentNotReady(t *testing.T) {
-	t.Parallel()
-	missing := filepath.Join(t.TempDir(), "no-such-agent")
-	cfgs := []acp.Config{{Provider: "b", Agent: acp.Command{Command: missing}}, {Provider: "a", Agent: acp.Command{Command: missing}}}
-	results := acp.CheckAll(context.Background(), cfgs)
-	if len(results) != 2 || results[0].Provider != "b" || results[1].Provider != "a" || results[0].Ready || results[0].Problem == "" {
-		t.Errorf("results %+v", results)
-	}
-	var logs bytes.Buffer
-	acp.LogChecks(context.Background(), cfgs[:1], slog.New(slog.NewTextHandler(&logs, nil)))
-	if !strings.Contains(logs.String(), `level=WARN msg="agent not ready" agent=b problem=`) {
-		t.Errorf("logged %q", logs.String())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	logs.Reset()
-	acp.LogChecks(ctx, cfgs, slog.New(slog.NewTextHandler(&logs, nil)))
-	if logs.Len() != 0 {
-		t.Errorf("a check whose context ended logged %q", logs.String())
 	}
 }

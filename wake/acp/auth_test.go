@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // fakeKey is the key the fake agent's env_var sign-in reads.
@@ -78,7 +79,7 @@ func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
 func TestEnvVarSignInLetsSessionLoadContinueAfterARestart(t *testing.T) {
 	t.Parallel()
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
-	cfg.Store = &MemStore{}
+	cfg.Store = &agents.MemSessionStore{}
 	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
 func login(t *testing.T, cfg Config, answer string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := Login(testCtx(t), cfg, Terminal{In: strings.NewReader(answer), Out: &out, Err: &out})
+	err := Login(testCtx(t), cfg, agents.Terminal{In: strings.NewReader(answer), Out: &out, Err: &out})
 	return out.String(), err
 }
 

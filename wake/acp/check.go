@@ -15,41 +15,12 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // exitWait bounds how long a check waits for a child whose connection
 // closed to be reaped, so that it can say how the child ended.
 const exitWait = time.Second
-
-// Result is what Check found of one agent.
-type Result struct {
-	// Provider names the agent.
-	Provider string
-	// Ready is true when the agent started, signed in and opened a
-	// session.
-	Ready bool
-	// Problem says in one sentence what is missing and what fixes it; ""
-	// when Ready.
-	Problem string
-	// Via says what the agent was signed in with, when Ready and the
-	// server can tell: "the key in OPENAI_API_KEY", "the login kept in
-	// <HOME> (.codex/auth.json)"; "" when it used neither.
-	Via string
-	// Took is how long the check ran.
-	Took time.Duration
-}
-
-// String is the check's line: "<provider>: ready" or "<provider>: not
-// ready: <problem>".
-func (r Result) String() string {
-	if r.Ready && r.Via != "" {
-		return r.Provider + ": ready, signed in with " + r.Via
-	}
-	if r.Ready {
-		return r.Provider + ": ready"
-	}
-	return r.Provider + ": not ready: " + r.Problem
-}
 
 // Check starts cfg's agent once, as a back session would (its command,
 // environment, and a temporary HOME holding a copy of the login in
@@ -58,10 +29,10 @@ func (r Result) String() string {
 // Config.StartTimeout; then kills it and removes the folder. It keeps no
 // session record. The Result says whether the agent is ready, or what is
 // missing and what fixes it.
-func Check(ctx context.Context, cfg Config) Result {
+func Check(ctx context.Context, cfg Config) agents.Result {
 	began := time.Now()
-	r := Result{Provider: cfg.Provider}
-	done := func(problem, via string) Result {
+	r := agents.Result{Provider: cfg.Provider}
+	done := func(problem, via string) agents.Result {
 		r.Ready, r.Problem, r.Took = problem == "", problem, time.Since(began)
 		if r.Ready {
 			r.Via = via
@@ -80,7 +51,7 @@ func Check(ctx context.Context, cfg Config) Result {
 // or a login, keeping no record; closeAgent closes it and removes the
 // folder.
 func scratch(cfg Config, purpose string) (a *agent, closeAgent func(), err error) {
-	cfg.Store = &MemStore{}
+	cfg.Store = &agents.MemSessionStore{}
 	cfg.Telemetry = nil // a check or a login is not a back session's
 	h, err := New(cfg)
 	if err != nil {

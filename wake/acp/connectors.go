@@ -12,22 +12,6 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-// Connectors gives back sessions the connectors of their bot as tools, one
-// per alias. Both methods read the bot's connectors map as it is at the
-// call, so an edit reaches a running session; they may be called
-// concurrently. examples/server implements it over the record store, the
-// host's adapters and its vault.
-type Connectors interface {
-	// List answers the tools of the session's bot's connectors as its map
-	// is now. The session's bot is in s.Meta (wake.BackSession).
-	List(ctx context.Context, s wake.SessionInfo) ([]connector.Tool, error)
-	// Call calls the connector under alias as the map is now, for the
-	// person the session answers (s.Owner). A call after the alias was
-	// taken out is an error wrapping connector.ErrNoAlias. Neither the
-	// result nor the error holds a credential value.
-	Call(ctx context.Context, s wake.SessionInfo, alias string, args json.RawMessage) (connector.Result, error)
-}
-
 // reserved are the names of the bot's own tools; no connector takes them.
 var reserved = append([]string{wake.PostMessage, wake.AskQuestion}, wake.NewToolSet(wake.WorkspaceTools, wake.ChannelTools).Names()...)
 

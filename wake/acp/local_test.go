@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/local"
 )
 
@@ -289,7 +290,7 @@ func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T
 
 func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing.T) {
 	t.Parallel()
-	store := FileStore{Dir: filepath.Join(t.TempDir(), "ids")}
+	store := agents.FileSessionStore{Dir: filepath.Join(t.TempDir(), "ids")}
 	dir := t.TempDir()
 	meta := map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}
 	session := func(host *local.Host) string {

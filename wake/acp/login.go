@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,26 +13,23 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
-)
 
-// Terminal is the terminal a login runs on.
-type Terminal struct {
-	In       io.Reader
-	Out, Err io.Writer
-}
+	"github.com/agenthost/bots/wake/agents"
+)
 
 // Login runs the agent's own login interactively on term, with HOME
 // Config.Home, so that the login lands where every session's HOME copies
-// it from (see Config.Home): Command.Login when the agent names one, else the terminal
-// login the agent offers in initialize's authMethods (the one Command.Auth
-// names, or the first), found by starting the agent once. The login runs
+// it from (see Config.Home): Command.Login when the agent names one, else
+// the terminal login the agent offers in initialize's authMethods (the
+// one Command.Auth names, or the first), found by starting the agent
+// once. The login runs
 // in Config.Home with the agent's environment (Command.Env, PATH, HOME)
 // and the variables the method adds, after a line on term.Err saying what
 // runs; it returns when the login exits, an error when it exits with a
 // status other than zero or leaves nothing in the HOME (a login cut
 // short). The login is given TERM and the locale too, for the screen it
 // draws.
-func Login(ctx context.Context, cfg Config, term Terminal) error {
+func Login(ctx context.Context, cfg Config, term agents.Terminal) error {
 	if cfg.Home == "" {
 		return errors.New("acp: a login needs the agent's HOME")
 	}

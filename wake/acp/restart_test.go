@@ -1,14 +1,18 @@
 package acp
 
 import (
+	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
+	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/local"
 )
 
@@ -77,7 +81,7 @@ func TestARestartOfTheServerShowsTheAgentsStartInTheMainTurn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store := FileStore{Dir: filepath.Join(config, "ids")}
+	store := agents.FileSessionStore{Dir: filepath.Join(config, "ids")}
 	server := func() *wakeEnv {
 		h := newHarness(t, func(c *Config) { c.Store = store })
 		host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}, ConfigDir: config})
@@ -118,7 +122,7 @@ func TestARestartOfTheServerShowsTheAgentsStartInTheMainTurn(t *testing.T) {
 func TestAnAgentThatCannotContinueItsSessionSaysSoInTheChatAndTheRecordSaysWhyInWords(t *testing.T) {
 	t.Parallel()
 	const said = "No previous sessions found for this project"
-	store := &MemStore{}
+	store := &savedKeys{}
 	e := newWakeEnvWith(t, all(withFakeEnv(acpfake.LoadFailEnv, said), func(c *Config) { c.Store = store }))
 	m, _ := e.say("post one")
 	if turn := m.ended(t); len(notices(turn)) != 0 {
@@ -133,14 +137,35 @@ func TestAnAgentThatCannotContinueItsSessionSaysSoInTheChatAndTheRecordSaysWhyIn
 	if got := notices(turn); !slices.Equal(got, []string{want}) || !slices.Equal(markdown(turn), []string{"two"}) {
 		t.Errorf("the main turn told %q and answered %q; want the notice %q and the answer", got, markdown(turn), want)
 	}
-	store.mu.Lock()
-	defer store.mu.Unlock()
-	if len(store.recs) != 1 {
-		t.Fatalf("%d records, want 1", len(store.recs))
+	keys := store.saved()
+	if len(keys) != 1 {
+		t.Fatalf("records of %d sessions, want 1", len(keys))
 	}
-	for _, rec := range store.recs {
-		if !rec.Fresh || rec.Reason != ReasonLoadFailed+said {
-			t.Errorf("the record is %+v; want fresh, with the reason %q", rec, ReasonLoadFailed+said)
-		}
+	if rec, _, _ := store.Load(t.Context(), keys[0]); !rec.Fresh || rec.Reason != agents.ReasonLoadFailed+said {
+		t.Errorf("the record is %+v; want fresh, with the reason %q", rec, agents.ReasonLoadFailed+said)
 	}
+}
+
+// savedKeys is a store in memory that tells the keys it saved records of.
+type savedKeys struct {
+	agents.MemSessionStore
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (s *savedKeys) Save(ctx context.Context, key string, r agents.SessionRecord) error {
+	s.mu.Lock()
+	if s.keys == nil {
+		s.keys = map[string]bool{}
+	}
+	s.keys[key] = true
+	s.mu.Unlock()
+	return s.MemSessionStore.Save(ctx, key, r)
+}
+
+// saved are the keys saved, sorted.
+func (s *savedKeys) saved() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.keys))
 }

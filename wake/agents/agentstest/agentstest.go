@@ -1,7 +1,8 @@
-// Package acptest is the conformance suite of acp.Store, the port that
-// keeps each back session's agent session record: every implementation
-// (acp.MemStore, acp.FileStore, a host's own) runs RunStore from its tests.
-package acptest
+// Package agentstest is the conformance suite of agents.SessionStore, the port
+// that keeps each back session's agent session record: every implementation
+// (agents.MemSessionStore, agents.FileSessionStore, a host's own) runs
+// RunSessionStore from its tests.
+package agentstest
 
 import (
 	"context"
@@ -10,31 +11,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
-// Store is an acp.Store under test.
-type Store struct {
+// SessionStore is an agents.SessionStore under test.
+type SessionStore struct {
 	// Open returns a store on new, empty storage of its own, for one
 	// check. Required.
-	Open func(t *testing.T) acp.Store
+	Open func(t *testing.T) agents.SessionStore
 	// Reopen returns a store on the storage old was opened on. Nil when
 	// the storage does not outlive its store (memory): the reopen check is
 	// then skipped.
-	Reopen func(t *testing.T, old acp.Store) acp.Store
+	Reopen func(t *testing.T, old agents.SessionStore) agents.SessionStore
 }
 
-// RunStore runs the conformance suite of acp.Store against the stores h
-// opens: a record comes back as it was saved (its times to the
-// millisecond), keys are apart, a Save replaces, concurrent Saves of
-// different keys all stay, and records survive a reopen.
-func RunStore(t *testing.T, h Store) {
+// RunSessionStore runs the conformance suite of agents.SessionStore against
+// the stores h opens: a record comes back as it was saved (its times to the
+// millisecond), keys are apart, a Save replaces, concurrent Saves of different
+// keys all stay, and records survive a reopen.
+func RunSessionStore(t *testing.T, h SessionStore) {
 	if h.Open == nil {
-		t.Fatal("acptest: Store.Open is nil")
+		t.Fatal("agentstest: SessionStore.Open is nil")
 	}
 	t.Run("SaveThenLoadGivesTheRecordBack", func(t *testing.T) {
 		s := h.Open(t)
-		for _, r := range []acp.Record{sample("s-1"), {ID: "s-2", Fresh: true, Reason: acp.ReasonNoLoad}} {
+		for _, r := range []agents.SessionRecord{sample("s-1"), {ID: "s-2", Fresh: true, Reason: agents.ReasonNoLoad}} {
 			save(t, s, "key-"+r.ID, r)
 			same(t, load(t, s, "key-"+r.ID), r)
 		}
@@ -57,7 +58,7 @@ func RunStore(t *testing.T, h Store) {
 	t.Run("SaveReplacesTheRecordOfItsKey", func(t *testing.T) {
 		s := h.Open(t)
 		save(t, s, "k", sample("s-1"))
-		r := acp.Record{ID: "s-2", StartedAt: sample("").StartedAt.Add(time.Hour), Fresh: true, Reason: acp.ReasonLoadFailed + "no such session"}
+		r := agents.SessionRecord{ID: "s-2", StartedAt: sample("").StartedAt.Add(time.Hour), Fresh: true, Reason: agents.ReasonLoadFailed + "no such session"}
 		save(t, s, "k", r)
 		same(t, load(t, s, "k"), r)
 	})
@@ -96,19 +97,19 @@ func ctx(t *testing.T) context.Context {
 
 // sample is a record continued with session/load, its times to the
 // millisecond.
-func sample(id string) acp.Record {
+func sample(id string) agents.SessionRecord {
 	at := time.Date(2026, 11, 30, 9, 0, 0, 123e6, time.UTC)
-	return acp.Record{ID: id, StartedAt: at, LoadedAt: at.Add(time.Hour)}
+	return agents.SessionRecord{ID: id, StartedAt: at, LoadedAt: at.Add(time.Hour)}
 }
 
-func save(t *testing.T, s acp.Store, key string, r acp.Record) {
+func save(t *testing.T, s agents.SessionStore, key string, r agents.SessionRecord) {
 	t.Helper()
 	if err := s.Save(ctx(t), key, r); err != nil {
 		t.Fatalf("Save %q: %v", key, err)
 	}
 }
 
-func load(t *testing.T, s acp.Store, key string) acp.Record {
+func load(t *testing.T, s agents.SessionStore, key string) agents.SessionRecord {
 	t.Helper()
 	r, ok, err := s.Load(ctx(t), key)
 	if err != nil || !ok {
@@ -117,7 +118,7 @@ func load(t *testing.T, s acp.Store, key string) acp.Record {
 	return r
 }
 
-func same(t *testing.T, got, want acp.Record) {
+func same(t *testing.T, got, want agents.SessionRecord) {
 	t.Helper()
 	if !got.StartedAt.Equal(want.StartedAt) || !got.LoadedAt.Equal(want.LoadedAt) {
 		t.Fatalf("record times %v %v, want %v %v", got.StartedAt, got.LoadedAt, want.StartedAt, want.LoadedAt)

@@ -1,4 +1,4 @@
-package pgacp_test
+package pgagents_test
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/bots/internal/pgtest"
-	"github.com/agenthost/bots/wake/acp"
-	"github.com/agenthost/bots/wake/acp/acptest"
-	"github.com/agenthost/bots/wake/acp/pgacp"
+	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/agentstest"
+	"github.com/agenthost/bots/wake/agents/pgagents"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // records opens the records on throwaway schemas.
-var records = pgtest.NewStores(pgacp.Open)
+var records = pgtest.NewStores(pgagents.Open)
 
 // claude opens the store of the claude provider, as a harness does.
-var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (acp.Store, error) {
-	recs, err := pgacp.Open(ctx, pool)
+var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (agents.SessionStore, error) {
+	recs, err := pgagents.Open(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -29,14 +29,14 @@ var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (acp
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	acptest.RunStore(t, acptest.Store{Open: claude.Open, Reopen: claude.Reopen})
+	agentstest.RunSessionStore(t, agentstest.SessionStore{Open: claude.Open, Reopen: claude.Reopen})
 }
 
 func TestEachProviderKeepsRecordsOfItsOwn(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	a, b := records.On(t, url).Store("claude"), records.On(t, url).Store("codex")
-	if err := a.Save(t.Context(), "motion/user:soft/work", acp.Record{ID: "s-1"}); err != nil {
+	if err := a.Save(t.Context(), "motion/user:soft/work", agents.SessionRecord{ID: "s-1"}); err != nil {
 		t.Fatal(err)
 	}
 	if r, ok, err := b.Load(t.Context(), "motion/user:soft/work"); err != nil || ok {

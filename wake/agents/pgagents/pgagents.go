@@ -1,8 +1,8 @@
-// Package pgacp keeps ACP agents' session records (acp.Store) in
+// Package pgagents keeps ACP agents' session records (agents.SessionStore) in
 // PostgreSQL, one table row per (provider, key), so that a back session
 // continued on another instance, or after a restart, loads the same agent
 // session with session/load.
-package pgacp
+package pgagents
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/bots/internal/pgschema"
-	"github.com/agenthost/bots/wake/acp"
+	"github.com/agenthost/bots/wake/agents"
 )
 
 // migrations are the schema's versions (see pgschema.Migrate). The record
@@ -38,17 +38,17 @@ type Records struct {
 // the caller's.
 func Open(ctx context.Context, pool *pgxpool.Pool) (*Records, error) {
 	if pool == nil {
-		return nil, errors.New("pgacp: no pool")
+		return nil, errors.New("pgagents: no pool")
 	}
 	if err := pgschema.Migrate(ctx, pool, "acp", migrations); err != nil {
-		return nil, fmt.Errorf("pgacp: %w", err)
+		return nil, fmt.Errorf("pgagents: %w", err)
 	}
 	return &Records{pool: pool}, nil
 }
 
-// Store returns the acp.Store of provider's records: each agent keeps its
-// own, as each keeps its own folder in files.
-func (r *Records) Store(provider string) acp.Store { return store{r: r, provider: provider} }
+// Store returns the agents.SessionStore of provider's records: each agent
+// keeps its own, as each keeps its own folder in files.
+func (r *Records) Store(provider string) agents.SessionStore { return store{r: r, provider: provider} }
 
 type store struct {
 	r        *Records
@@ -56,32 +56,32 @@ type store struct {
 }
 
 // Load returns the record kept for key.
-func (s store) Load(ctx context.Context, key string) (acp.Record, bool, error) {
+func (s store) Load(ctx context.Context, key string) (agents.SessionRecord, bool, error) {
 	var text string
 	err := s.r.pool.QueryRow(ctx, `SELECT record FROM bots_acp_sessions WHERE provider = $1 AND key = $2`, s.provider, key).Scan(&text)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return acp.Record{}, false, nil
+		return agents.SessionRecord{}, false, nil
 	}
 	if err != nil {
-		return acp.Record{}, false, fmt.Errorf("acp: reading a session record: %w", err)
+		return agents.SessionRecord{}, false, fmt.Errorf("agents: reading a session record: %w", err)
 	}
-	var rec acp.Record
+	var rec agents.SessionRecord
 	if err := json.Unmarshal([]byte(text), &rec); err != nil {
-		return acp.Record{}, false, fmt.Errorf("acp: a session record of %s cannot be read: %w", s.provider, err)
+		return agents.SessionRecord{}, false, fmt.Errorf("agents: a session record of %s cannot be read: %w", s.provider, err)
 	}
 	return rec, rec.ID != "", nil
 }
 
 // Save keeps rec for key, committed before it returns.
-func (s store) Save(ctx context.Context, key string, rec acp.Record) error {
+func (s store) Save(ctx context.Context, key string, rec agents.SessionRecord) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("acp: encode a session record: %w", err)
+		return fmt.Errorf("agents: encode a session record: %w", err)
 	}
 	_, err = s.r.pool.Exec(ctx, `INSERT INTO bots_acp_sessions (provider, key, record) VALUES ($1, $2, $3)
 		ON CONFLICT (provider, key) DO UPDATE SET record = excluded.record`, s.provider, key, string(data))
 	if err != nil {
-		return fmt.Errorf("acp: saving a session record: %w", err)
+		return fmt.Errorf("agents: saving a session record: %w", err)
 	}
 	return nil
 }
