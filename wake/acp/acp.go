@@ -105,8 +105,8 @@ type Command struct {
 	// the first env_var method whose variables Env passes and the server
 	// has set, and none when there is none. See auth.go.
 	Auth string `json:"auth,omitempty"`
-	// Login is the command Login runs to log the agent in interactively;
-	// nil runs the agent's own terminal login method.
+	// Login is the command Agents.Login runs to log the agent in
+	// interactively; nil runs the agent's own terminal login method.
 	Login *LoginCommand `json:"login,omitempty"`
 	// Models are the models the agent offers, listed in the root state.
 	Models []string `json:"models,omitempty"`
@@ -125,8 +125,8 @@ type Config struct {
 	DisplayName, Description string
 	// Agent is the command started per session. Its Command is required.
 	Agent Command
-	// Home is where the agent's login is kept: Login runs the agent's
-	// login with it as HOME. No session runs in it: each session's agent
+	// Home is where the agent's login is kept: Agents.Login runs the
+	// agent's login with it as HOME. No session runs in it: each session's agent
 	// gets a HOME of its bot's own (BotHomes), or a temporary one, so it
 	// reads none of the operator's settings or credentials, nor what
 	// another bot's agent left; the login's files are copied into that

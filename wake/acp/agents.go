@@ -117,15 +117,15 @@ func checkSandbox(allowUnsandboxed bool, available func() (int, error), log *slo
 	return nil
 }
 
-// Check checks every agent at once (see the function Check), as env runs
-// them, and calls each with every Result as its check ends, one call at a
-// time. It returns when every check has ended.
+// Check checks every agent at once (see checkOne), as env runs them,
+// and calls each with every Result as its check ends, one call at a time.
+// It returns when every check has ended.
 func (a Agents) Check(ctx context.Context, env agents.Env, each func(agents.Result)) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, cfg := range a.Configs(env) {
 		wg.Go(func() {
-			r := Check(ctx, cfg)
+			r := checkOne(ctx, cfg)
 			mu.Lock()
 			defer mu.Unlock()
 			each(r)
@@ -134,19 +134,18 @@ func (a Agents) Check(ctx context.Context, env agents.Env, each func(agents.Resu
 	wg.Wait()
 }
 
-// Login runs the login of the agent provider names (see the function
-// Login), then prints where the login is kept and the agent's check to
-// term.Out.
+// Login runs the login of the agent provider names (see logIn), then
+// prints where the login is kept and the agent's check to term.Out.
 func (a Agents) Login(ctx context.Context, env agents.Env, provider string, term agents.Terminal) error {
 	cfgs := a.Configs(env)
 	i := slices.IndexFunc(cfgs, func(c Config) bool { return c.Provider == provider })
 	if i < 0 {
 		return errors.New("acp: no agent is named " + provider)
 	}
-	if err := Login(ctx, cfgs[i], term); err != nil {
+	if err := logIn(ctx, cfgs[i], term); err != nil {
 		return err
 	}
 	fmt.Fprintf(term.Out, "%s: logged in; the login is kept in %s\n", provider, cfgs[i].Home)
-	fmt.Fprintln(term.Out, Check(ctx, cfgs[i]))
+	fmt.Fprintln(term.Out, checkOne(ctx, cfgs[i]))
 	return nil
 }

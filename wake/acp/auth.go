@@ -23,7 +23,7 @@ import (
 //     fails until it is called).
 //   - terminal (or an agent method with a "terminal-auth" _meta, as Claude
 //     Code's adapter offers): a person runs the agent's login in a
-//     terminal, once, with the agent's HOME; see Login. authenticate is
+//     terminal, once, with the agent's HOME; see Agents.Login. authenticate is
 //     not called for it.
 //
 // The harness never passes a key itself, so no secret goes into the ACP
@@ -59,7 +59,7 @@ const terminalAuthMeta = "terminal-auth"
 const authRequired = -32000
 
 // initializeRequest is the harness's initialize: files and terminals, and
-// terminal logins (which Login runs), so that agents list them.
+// terminal logins (which Agents.Login runs), so that agents list them.
 func initializeRequest() sdk.InitializeRequest {
 	return sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,

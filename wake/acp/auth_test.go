@@ -163,7 +163,7 @@ func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
 func login(t *testing.T, cfg Config, answer string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := Login(testCtx(t), cfg, agents.Terminal{In: strings.NewReader(answer), Out: &out, Err: &out})
+	err := logIn(testCtx(t), cfg, agents.Terminal{In: strings.NewReader(answer), Out: &out, Err: &out})
 	return out.String(), err
 }
 
@@ -242,7 +242,7 @@ func TestCheckSaysReadyOrWhatIsMissing(t *testing.T) {
 		{"exits", crashes, "fake: not ready: the agent ended during initialize: it exited with status 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := Check(testCtx(t), c.cfg)
+			r := checkOne(testCtx(t), c.cfg)
 			if !strings.HasPrefix(r.String(), c.want) || r.Ready != (c.want == "fake: ready") {
 				t.Errorf("check says %q (ready %v), want %q", r, r.Ready, c.want)
 			}
@@ -257,7 +257,7 @@ func TestCheckStopsWithItsContext(t *testing.T) {
 	// take to get there on a loaded machine, which 300 ms was not.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if r := Check(ctx, cfg); r.Ready || !strings.Contains(r.Problem, "the check was stopped before the agent answered session/new") {
+	if r := checkOne(ctx, cfg); r.Ready || !strings.Contains(r.Problem, "the check was stopped before the agent answered session/new") {
 		t.Errorf("check says %q", r)
 	}
 }
@@ -360,7 +360,7 @@ func TestCheckSaysNotSignedInWhenAKeyIsNamedButUnsetAndNoLoginIsKept(t *testing.
 	cfg := authCfg(t, "", []string{"FAKE_API_KEY"})
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
-	r := Check(testCtx(t), cfg)
+	r := checkOne(testCtx(t), cfg)
 	want := "fake: not ready: the agent is not signed in: FAKE_API_KEY is named in the agents file's env but not set in the server's environment, and its login HOME (" + cfg.Home + ") holds no login; set it, or log it in with go run ./examples/server -login fake"
 	if r.Ready || r.String() != want {
 		t.Errorf("check says %q, want %q", r, want)
@@ -379,7 +379,7 @@ func TestACheckThatPassesSaysWhatSignedTheAgentIn(t *testing.T) {
 		&withKey:    "fake: ready, signed in with the key in FAKE_API_KEY",
 		&withMethod: "fake: ready, signed in with the key in " + acpfake.KeyEnv,
 	} {
-		if r := Check(testCtx(t), *cfg); r.String() != want {
+		if r := checkOne(testCtx(t), *cfg); r.String() != want {
 			t.Errorf("check says %q, want %q", r, want)
 		}
 	}
@@ -391,7 +391,7 @@ func TestACheckNeverTriesAnAgentsOwnSignInWithNoLoginKeptAndNoKey(t *testing.T) 
 	cfg.Agent.Auth = acpfake.LoginMethod
 	cfg.Home = t.TempDir()
 	cfg.LoginHint = "go run ./examples/server -login fake"
-	r := Check(testCtx(t), cfg)
+	r := checkOne(testCtx(t), cfg)
 	want := "fake: not ready: the agent is not signed in: the agents file's auth names fake-login, which signs in through the agent itself (in a browser, for an account) that nobody watches during a check, and its login HOME (" + cfg.Home + ") holds no login; log it in once with go run ./examples/server -login fake, or pass it a key"
 	if r.String() != want {
 		t.Errorf("check says %q, want %q", r, want)
@@ -401,7 +401,7 @@ func TestACheckNeverTriesAnAgentsOwnSignInWithNoLoginKeptAndNoKey(t *testing.T) 
 	}
 	// Once logged in, the check signs in with the login kept.
 	writeAt(t, filepath.Join(cfg.Home, acpfake.LoginFile), "ada\n", time.Now())
-	if r := Check(testCtx(t), cfg); !r.Ready {
+	if r := checkOne(testCtx(t), cfg); !r.Ready {
 		t.Errorf("after the login the check says %q", r)
 	}
 }

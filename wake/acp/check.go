@@ -22,14 +22,14 @@ import (
 // closed to be reaped, so that it can say how the child ended.
 const exitWait = time.Second
 
-// Check starts cfg's agent once, as a back session would (its command,
+// checkOne starts cfg's agent once, as a back session would (its command,
 // environment, and a temporary HOME holding a copy of the login in
 // Config.Home), in a new temporary folder; runs
 // initialize, signs in and opens a session with session/new, all within
 // Config.StartTimeout; then kills it and removes the folder. It keeps no
 // session record. The Result says whether the agent is ready, or what is
 // missing and what fixes it.
-func Check(ctx context.Context, cfg Config) agents.Result {
+func checkOne(ctx context.Context, cfg Config) agents.Result {
 	began := time.Now()
 	r := agents.Result{Provider: cfg.Provider}
 	done := func(problem, via string) agents.Result {

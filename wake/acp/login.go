@@ -17,7 +17,7 @@ import (
 	"github.com/agenthost/bots/wake/agents"
 )
 
-// Login runs the agent's own login interactively on term, with HOME
+// logIn runs the agent's own login interactively on term, with HOME
 // Config.Home, so that the login lands where every session's HOME copies
 // it from (see Config.Home): Command.Login when the agent names one, else
 // the terminal login the agent offers in initialize's authMethods (the
@@ -29,7 +29,7 @@ import (
 // status other than zero or leaves nothing in the HOME (a login cut
 // short). The login is given TERM and the locale too, for the screen it
 // draws.
-func Login(ctx context.Context, cfg Config, term agents.Terminal) error {
+func logIn(ctx context.Context, cfg Config, term agents.Terminal) error {
 	if cfg.Home == "" {
 		return errors.New("acp: a login needs the agent's HOME")
 	}
