@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/bot"
-	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
@@ -47,7 +48,7 @@ func newMemDatabase() *memDatabase {
 	sessions := map[string]*agents.MemSessionStore{}
 	records := memrecord.New()
 	d.shared = &Shared{
-		Records: records, Logs: &chatlog.Mem{}, Rows: &wake.MemRows{}, Leases: prunedLeases{&lease.Mem{}, &d.pruned},
+		Records: records, Logs: &memchatlog.Logs{}, Rows: &wake.MemRows{}, Leases: prunedLeases{&memlease.Leases{}, &d.pruned},
 		Sessions: func(provider string) agents.SessionStore {
 			if sessions[provider] == nil {
 				sessions[provider] = &agents.MemSessionStore{}

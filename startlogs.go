@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/filechatlog"
 	"github.com/agenthost/bots/telemetry"
 )
 
@@ -12,12 +13,12 @@ import (
 // back sessions' replay (wake/local.New) and the bot service's load
 // (bot.New) each list one kind of log: a look at every bot folder each,
 // about a quarter of a second of CPU at 100,000 bots. The first listing
-// lists both kinds in one pass (chatlog.Files.ListKinds), and the other
+// lists both kinds in one pass (filechatlog.Logs.ListKinds), and the other
 // kind's first listing is answered from it: no log is made between the
 // two, which both run before the server serves a chat. Every later
 // listing looks again.
 type startLogs struct {
-	*chatlog.Files
+	*filechatlog.Logs
 
 	mu     sync.Mutex
 	passed bool
@@ -27,9 +28,9 @@ type startLogs struct {
 // newStartLogs returns the logs under configDir, listed once for a start,
 // their operations timed into hub.
 func newStartLogs(configDir string, hub *telemetry.Hub) *startLogs {
-	f := chatlog.NewFiles(configDir)
+	f := filechatlog.New(configDir)
 	f.Measure(hub)
-	return &startLogs{Files: f}
+	return &startLogs{Logs: f}
 }
 
 // List lists the logs of kind: from the pass for each kind's first
@@ -37,7 +38,7 @@ func newStartLogs(configDir string, hub *telemetry.Hub) *startLogs {
 func (l *startLogs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, error) {
 	l.mu.Lock()
 	if !l.passed {
-		listed, err := l.Files.ListKinds(ctx, chatlog.Back, chatlog.Chat)
+		listed, err := l.Logs.ListKinds(ctx, chatlog.Back, chatlog.Chat)
 		if err != nil {
 			l.mu.Unlock()
 			return nil, err
@@ -50,5 +51,5 @@ func (l *startLogs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key,
 	if ok {
 		return keys, nil
 	}
-	return l.Files.List(ctx, kind)
+	return l.Logs.List(ctx, kind)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/filechatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/lease"
@@ -122,7 +123,7 @@ type chats struct {
 // (listLogs) of the chats' logs that New started.
 func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, listed *logListing, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
 	if logs == nil {
-		logs = chatlog.NewFiles(s.configDir)
+		logs = filechatlog.New(s.configDir)
 	}
 	if leaseTTL == 0 {
 		leaseTTL = lease.DefaultTTL

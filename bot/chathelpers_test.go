@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record/memrecord"
@@ -76,7 +77,7 @@ func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
 // leases are leases, for siblings to share.
 func newSharedChatEnv(t testing.TB, leases lease.Leases) *chatEnv {
 	t.Helper()
-	return newSharedChatEnvOn(t, &chatlog.Mem{}, leases)
+	return newSharedChatEnvOn(t, &memchatlog.Logs{}, leases)
 }
 
 // newSharedChatEnvOn is newSharedChatEnv on the shared logs logs.

@@ -5,15 +5,15 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
-	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/chatlog/memchatlog"
+	"github.com/agenthost/bots/lease/memlease"
 )
 
 func TestASlowLogWriteDoesNotStallTheChatsReaders(t *testing.T) {
 	t.Parallel()
-	logs := &chatlogtest.Gated{Mem: &chatlog.Mem{}}
-	e := newSharedChatEnvOn(t, logs, &lease.Mem{})
+	logs := &chatlogtest.Gated{Logs: &memchatlog.Logs{}}
+	e := newSharedChatEnvOn(t, logs, &memlease.Leases{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
 	session, chat := c.open("ahp-session:/slow", "motion")

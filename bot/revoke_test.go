@@ -16,7 +16,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/waittest"
-	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/record/memrecord"
 )
 
@@ -505,7 +505,7 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItOnEveryInstance(t *testin
 		return dir
 	}
 	firstUsers, secondUsers := open(), open()
-	first := newSharedChatEnv(t, &lease.Mem{})
+	first := newSharedChatEnv(t, &memlease.Leases{})
 	first.stop()
 	first.users = firstUsers
 	first.start()

@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/bots/bot/internal/rootwatch"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/filechatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/atomicfile"
@@ -86,7 +87,7 @@ type Config struct {
 	Rows wake.Rows
 	// Logs keeps the bot chats' logs (chatlog.Chat): a restarted service,
 	// or another on the same logs, replays every chat from them. Nil
-	// keeps them in files under ConfigDir (chatlog.Files).
+	// keeps them in files under ConfigDir (filechatlog.Logs).
 	Logs chatlog.Logs
 	// Leases, when set, are the leases of the back sessions shared with
 	// the other instances on one database (wake.Config.Leases); Holder
@@ -309,7 +310,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	var chatLogs *logListing
 	if cfg.Sessions != nil {
 		if cfg.Logs == nil {
-			cfg.Logs = chatlog.NewFiles(configDir)
+			cfg.Logs = filechatlog.New(configDir)
 		}
 		chatLogs = listLogs(cfg.Logs, chatlog.Chat)
 		defer chatLogs.wait()

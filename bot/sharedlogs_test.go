@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/replica"
 )
 
@@ -33,7 +34,7 @@ func logLines(t *testing.T, logs chatlog.Logs, bot, session string) []string {
 func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNextOne(t *testing.T) {
 	t.Parallel()
 	var ahead atomic.Int64 // how far the leases' clock is ahead
-	e := newSharedChatEnv(t, &lease.Mem{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	e := newSharedChatEnv(t, &memlease.Leases{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
 	session := "ahp-session:/shared"
@@ -86,7 +87,7 @@ func TestWithSharedLogsAStartWritesNothingAndTheInterruptedLineComesBeforeTheNex
 
 func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherOnce(t *testing.T) {
 	t.Parallel()
-	e := newSharedChatEnv(t, &lease.Mem{})
+	e := newSharedChatEnv(t, &memlease.Leases{})
 	e.makeBot(t, "motion", motionBody)
 	other := e.sibling("second")
 	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
@@ -141,7 +142,7 @@ func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherO
 
 func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWritesOn(t *testing.T) {
 	t.Parallel()
-	e := newSharedChatEnv(t, &lease.Mem{})
+	e := newSharedChatEnv(t, &memlease.Leases{})
 	e.makeBot(t, "motion", motionBody)
 	c := e.connect(t, "soft")
 	session := "ahp-session:/reread"
@@ -183,7 +184,7 @@ func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWri
 
 func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndResumes(t *testing.T) {
 	t.Parallel()
-	e := newSharedChatEnv(t, &lease.Mem{})
+	e := newSharedChatEnv(t, &memlease.Leases{})
 	e.makeBot(t, "motion", motionBody)
 	other := e.sibling("second")
 	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
@@ -243,13 +244,13 @@ func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndRes
 // refusedLeases are memory leases that count the acquisitions of one key
 // they refused.
 type refusedLeases struct {
-	*lease.Mem
+	*memlease.Leases
 	key     string
 	refused atomic.Int64
 }
 
 func (l *refusedLeases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
-	got, ok, err := l.Mem.Acquire(ctx, key, holder, ttl)
+	got, ok, err := l.Leases.Acquire(ctx, key, holder, ttl)
 	if err == nil && !ok && key == l.key {
 		l.refused.Add(1)
 	}
@@ -260,7 +261,7 @@ func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatc
 	t.Parallel()
 	session := "ahp-session:/looked-at"
 	key := "turn " + session + " t1"
-	leases := &refusedLeases{Mem: &lease.Mem{}, key: key}
+	leases := &refusedLeases{Leases: &memlease.Leases{}, key: key}
 	e := newSharedChatEnv(t, leases)
 	e.makeBot(t, "motion", motionBody)
 	runner, watcher := e.sibling("second"), e.sibling("third")

@@ -5,16 +5,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/lease"
-	"github.com/agenthost/bots/lease/leasetest"
 )
-
-func TestMemConformance(t *testing.T) {
-	t.Parallel()
-	leasetest.Run(t, leasetest.Harness{
-		Open:  func(*testing.T) lease.Leases { return &lease.Mem{} },
-		Holds: func(_ *testing.T, ls lease.Leases, f lease.Fence) bool { return ls.(*lease.Mem).Holds(f) },
-	})
-}
 
 func TestCheckTTLRefusesATooShortOrNegativeTimeToLive(t *testing.T) {
 	t.Parallel()

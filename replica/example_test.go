@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/replica"
 )
 
@@ -32,7 +33,7 @@ func ExampleDecide() {
 // decides again.
 func ExampleLog() {
 	ctx := context.Background()
-	logs := &chatlog.Mem{}
+	logs := &memchatlog.Logs{}
 	key := chatlog.Key{Kind: chatlog.Chat, Bot: "tess", Session: "ahp-session:/c1"}
 	_ = logs.Create(ctx, key, []byte(`{"kind":"open"}`))
 	first := &replica.Log{Logs: logs, Shared: logs, Key: key, Lines: 1}

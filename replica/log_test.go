@@ -7,15 +7,16 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/replica"
 )
 
 var key = chatlog.Key{Kind: chatlog.Chat, Bot: "tess", Session: "ahp-session:/c1"}
 
 // opened is a shared log holding its open line, and two replicas of it.
-func opened(t *testing.T) (*chatlog.Mem, *replica.Log, *replica.Log) {
+func opened(t *testing.T) (*memchatlog.Logs, *replica.Log, *replica.Log) {
 	t.Helper()
-	mem := &chatlog.Mem{}
+	mem := &memchatlog.Logs{}
 	if err := mem.Create(t.Context(), key, []byte(`{"kind":"open"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/waittest"
-	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
@@ -38,13 +39,13 @@ type node struct {
 // bot in a folder for them to wake.
 func nodes(t *testing.T, n int) []*node {
 	t.Helper()
-	return nodesOn(t, &chatlog.Mem{}, n)
+	return nodesOn(t, &memchatlog.Logs{}, n)
 }
 
 // nodesOn starts n instances on logs.
 func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
 	t.Helper()
-	rows, leases := &wake.MemRows{}, &lease.Mem{}
+	rows, leases := &wake.MemRows{}, &memlease.Leases{}
 	bot := newEnv(t, nil).bot
 	out := make([]*node, n)
 	for i := range out {
@@ -298,12 +299,12 @@ func TestABackSessionDisposedOfOnOneHostIsLetGoOnTheOthers(t *testing.T) {
 // writes the line and answers an error, as a database that went away as
 // it committed does.
 type unsureLogs struct {
-	*chatlog.Mem
+	*memchatlog.Logs
 	n atomic.Int32
 }
 
 func (l *unsureLogs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
-	err := l.Mem.Append(ctx, key, line, sync)
+	err := l.Logs.Append(ctx, key, line, sync)
 	if err == nil && l.n.Add(-1) == 0 {
 		return errors.New("the connection was lost as the line was committed")
 	}
@@ -312,7 +313,7 @@ func (l *unsureLogs) Append(ctx context.Context, key chatlog.Key, line []byte, s
 
 func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *testing.T) {
 	t.Parallel()
-	logs := &unsureLogs{Mem: &chatlog.Mem{}}
+	logs := &unsureLogs{Logs: &memchatlog.Logs{}}
 	ns := nodesOn(t, logs, 2)
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")

@@ -9,7 +9,9 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
@@ -35,7 +37,7 @@ func instance(t *testing.T, name string, logs chatlog.Logs, rows wake.Rows, leas
 
 func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *testing.T) {
 	t.Parallel()
-	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
+	logs, rows, leases := &memchatlog.Logs{}, &wake.MemRows{}, &memlease.Leases{}
 	ws := []*wake.Waker{instance(t, "a", logs, rows, leases), instance(t, "b", logs, rows, leases)}
 	e := newEnv(t, nil) // for its bot and folder
 	const n = 20
@@ -70,14 +72,14 @@ func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *t
 
 func TestAWakerWithLeasesNeedsAHolder(t *testing.T) {
 	t.Parallel()
-	if _, err := wake.New(wake.Config{Host: newEnv(t, nil).host, Leases: &lease.Mem{}}); err == nil {
+	if _, err := wake.New(wake.Config{Host: newEnv(t, nil).host, Leases: &memlease.Leases{}}); err == nil {
 		t.Fatal("a Waker with Leases and no Holder was made")
 	}
 }
 
 func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *testing.T) {
 	t.Parallel()
-	logs, rows, leases := &chatlog.Mem{}, &wake.MemRows{}, &lease.Mem{}
+	logs, rows, leases := &memchatlog.Logs{}, &wake.MemRows{}, &memlease.Leases{}
 	e := newEnv(t, nil)
 	wakeOn := func(h *local.Host, name string) *wake.Waker {
 		w, err := wake.New(wake.Config{Host: h, Rows: rows, DefaultAgent: echo.Provider, Leases: leases, Holder: name,

@@ -8,15 +8,15 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
-	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/wake"
 )
 
 func TestASlowLogWriteDoesNotStallTheBackSessionsReaders(t *testing.T) {
 	t.Parallel()
-	logs := &chatlogtest.Gated{Mem: &chatlog.Mem{}}
+	logs := &chatlogtest.Gated{Logs: &memchatlog.Logs{}}
 	nd := nodesOn(t, logs, 1)[0]
 	_, session := nd.say(t, "hello")
 

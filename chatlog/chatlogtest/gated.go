@@ -5,13 +5,14 @@ import (
 	"sync"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 )
 
 // Gated are shared logs in memory whose appends wait, once the gate is
 // shut, until it opens again: a database gone slow, for tests of what a
-// slow write holds up. The zero Gated is not usable; set Mem.
+// slow write holds up. The zero Gated is not usable; set Logs.
 type Gated struct {
-	*chatlog.Mem
+	*memchatlog.Logs
 	mu     sync.Mutex
 	shut   chan struct{} // closed to open the gate; nil while it is open
 	waited chan struct{} // closed when an append first waits at the gate
@@ -28,12 +29,12 @@ func (g *Gated) Shut() (waited <-chan struct{}, open func()) {
 }
 
 // AppendAt waits at the gate while it is shut, or until ctx ends, then
-// appends as chatlog.Mem does.
+// appends as memchatlog.Logs does.
 func (g *Gated) AppendAt(ctx context.Context, key chatlog.Key, n int64, line []byte, sync bool) error {
 	if err := g.wait(ctx); err != nil {
 		return err
 	}
-	return g.Mem.AppendAt(ctx, key, n, line, sync)
+	return g.Logs.AppendAt(ctx, key, n, line, sync)
 }
 
 // Append waits at the gate as AppendAt does.
@@ -41,7 +42,7 @@ func (g *Gated) Append(ctx context.Context, key chatlog.Key, line []byte, sync b
 	if err := g.wait(ctx); err != nil {
 		return err
 	}
-	return g.Mem.Append(ctx, key, line, sync)
+	return g.Logs.Append(ctx, key, line, sync)
 }
 
 func (g *Gated) wait(ctx context.Context) error {

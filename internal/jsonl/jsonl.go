@@ -3,7 +3,7 @@
 // leaves whole lines; a write that fails part way (a full disk) is cut
 // back off; a line cut short by a power loss is cut off when the log is
 // read again, so the next append starts a whole line. It is the file
-// implementation's storage under chatlog.Files.
+// implementation's storage under filechatlog.Logs.
 package jsonl
 
 import (

@@ -22,7 +22,7 @@ type Harness struct {
 	// instance opens it. Nil runs those checks on l itself.
 	Again func(t *testing.T, l lease.Leases) lease.Leases
 	// Holds reports whether a write fenced with f would go in on the
-	// storage of l (pglease: FenceSQL; lease.Mem: Holds). Required.
+	// storage of l (pglease: FenceSQL; memlease.Leases: Holds). Required.
 	Holds func(t *testing.T, l lease.Leases, f lease.Fence) bool
 }
 

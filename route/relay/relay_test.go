@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/lease"
+	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/relay"
@@ -458,7 +459,7 @@ func TestRelayOnSharedLeasesHoldsEachConnectionOnceAndTakesItOverWhenItsHolderSt
 	t.Parallel()
 	r := newRig(t)
 	r.relay.Close() // the rig's own runs without leases
-	leases := &lease.Mem{}
+	leases := &memlease.Leases{}
 	ttl := lease.MinTTL
 	one := r.startWith(func(c *relay.Config) { c.Leases, c.Holder, c.LeaseTTL = leases, "one", ttl })
 	waitState(t, one, "lounge", route.Connected)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/filechatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/feed"
@@ -60,7 +61,7 @@ type Config struct {
 	// before it is applied, published or followed (see scrub.go).
 	Scrub wake.Scrubber
 	// ConfigDir, when set and Logs is nil, is where back sessions' logs
-	// are kept (chatlog.Files, beside their rows, see wake.FileRows).
+	// are kept (filechatlog.Logs, beside their rows, see wake.FileRows).
 	ConfigDir string
 	// Logs keeps back sessions' logs (chatlog.Back), so that a Host
 	// started again, or another on the same logs, holds every back
@@ -210,7 +211,7 @@ func New(cfg Config) (*Host, error) {
 		h.presets[name] = p
 	}
 	if h.logs == nil && cfg.ConfigDir != "" {
-		h.logs = chatlog.NewFiles(cfg.ConfigDir)
+		h.logs = filechatlog.New(cfg.ConfigDir)
 	}
 	if h.logs != nil {
 		h.replay()

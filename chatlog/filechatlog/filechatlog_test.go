@@ -1,4 +1,4 @@
-package chatlog_test
+package filechatlog_test
 
 import (
 	"os"
@@ -9,26 +9,22 @@ import (
 
 	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/chatlog/chatlogtest"
+	"github.com/agenthost/bots/chatlog/filechatlog"
 )
 
-func TestMemConformance(t *testing.T) {
-	t.Parallel()
-	chatlogtest.Run(t, chatlogtest.Harness{Open: func(*testing.T) chatlog.Logs { return &chatlog.Mem{} }})
-}
-
-func TestFilesConformance(t *testing.T) {
+func TestConformance(t *testing.T) {
 	t.Parallel()
 	dirs := map[chatlog.Logs]string{}
 	chatlogtest.Run(t, chatlogtest.Harness{
 		Open: func(t *testing.T) chatlog.Logs {
 			dir := t.TempDir()
-			logs := chatlog.NewFiles(dir)
+			logs := filechatlog.New(dir)
 			dirs[logs] = dir
 			return logs
 		},
-		Reopen: func(t *testing.T, old chatlog.Logs) chatlog.Logs { return chatlog.NewFiles(dirs[old]) },
+		Reopen: func(t *testing.T, old chatlog.Logs) chatlog.Logs { return filechatlog.New(dirs[old]) },
 		Tear: func(t *testing.T, logs chatlog.Logs, key chatlog.Key) {
-			f, err := os.OpenFile(logs.(*chatlog.Files).Path(key), os.O_WRONLY|os.O_APPEND, 0)
+			f, err := os.OpenFile(logs.(*filechatlog.Logs).Path(key), os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,11 +36,11 @@ func TestFilesConformance(t *testing.T) {
 	})
 }
 
-func TestFilesKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
+func TestKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	key := chatlog.Key{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/x"}
-	if err := chatlog.NewFiles(dir).Create(t.Context(), key, []byte(`{"kind":"open"}`)); err != nil {
+	if err := filechatlog.New(dir).Create(t.Context(), key, []byte(`{"kind":"open"}`)); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "bots", "motion", "logs", "YWhwLXNlc3Npb246L3g.jsonl"))
@@ -53,18 +49,10 @@ func TestFilesKeepALogWhereTheBotsFolderHasIt(t *testing.T) {
 	}
 }
 
-func TestMemIsShared(t *testing.T) {
-	t.Parallel()
-	chatlogtest.RunShared(t, chatlogtest.SharedHarness{Open: func(t *testing.T) (chatlog.Shared, chatlog.Shared) {
-		m := &chatlog.Mem{}
-		return m, m
-	}})
-}
-
-func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
+func TestListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	logs := chatlog.NewFiles(dir)
+	logs := filechatlog.New(dir)
 	for _, bot := range []string{"bare", "notes"} { // a bot.md alone; a folder of the bot's own
 		if err := os.MkdirAll(filepath.Join(dir, "bots", bot), 0o700); err != nil {
 			t.Fatal(err)
@@ -86,13 +74,16 @@ func TestFilesListTheLogsOfBotsBesideBotFoldersWithoutLogs(t *testing.T) {
 	}
 }
 
-// TestFilesListKindsListsEachKindAsItsOwnListingDoes: one pass over the
+// TestListKindsListsEachKindAsItsOwnListingDoes: one pass over the
+
 // bot folders answers every kind asked as List answers it alone, with an
+
 // entry for a kind that has no log; a kind no log may have is refused.
-func TestFilesListKindsListsEachKindAsItsOwnListingDoes(t *testing.T) {
+
+func TestListKindsListsEachKindAsItsOwnListingDoes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	logs := chatlog.NewFiles(dir)
+	logs := filechatlog.New(dir)
 	for _, k := range []chatlog.Key{
 		{Kind: chatlog.Back, Bot: "motion", Session: "ahp-session:/a"},
 		{Kind: chatlog.Chat, Bot: "motion", Session: "ahp-session:/b"},

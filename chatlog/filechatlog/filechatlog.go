@@ -1,4 +1,6 @@
-package chatlog
+// Package filechatlog keeps chat logs (chatlog.Logs) as files of JSON
+// lines under a host's configuration folder.
+package filechatlog
 
 import (
 	"context"
@@ -15,45 +17,46 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agenthost/bots/chatlog"
 	"github.com/agenthost/bots/internal/atomicfile"
 	"github.com/agenthost/bots/internal/jsonl"
 	"github.com/agenthost/bots/telemetry"
 )
 
-// Files keeps each log as a file of JSON lines,
+// Logs keeps each log as a file of JSON lines,
 // <configDir>/bots/<bot>/<kind>/<base64url(session)>.jsonl: its lines
 // appended with one write each (fsynced with sync), a torn last line cut
 // off when it is read (internal/jsonl). Create makes the folders; Append
 // never does, so a bot whose folder was removed gets no new one. One
 // process writes a configuration folder: within it, a Read and an Append
 // of one log never overlap, so a Read never cuts off a line being written.
-type Files struct {
+type Logs struct {
 	ops     *telemetry.Series // bots_chatlog_operation_duration_seconds{store="file"}
 	botsDir string
 	seed    maphash.Seed
 	locks   [64]sync.Mutex
 }
 
-var _ Logs = (*Files)(nil)
+var _ chatlog.Logs = (*Logs)(nil)
 
-// NewFiles returns the logs kept under configDir. It touches no file.
-func NewFiles(configDir string) *Files {
-	return &Files{botsDir: filepath.Join(configDir, "bots"), seed: maphash.MakeSeed()}
+// New returns the logs kept under configDir. It touches no file.
+func New(configDir string) *Logs {
+	return &Logs{botsDir: filepath.Join(configDir, "bots"), seed: maphash.MakeSeed()}
 }
 
 // Measure times the logs' operations into hub (store="file"). Call it
 // before the logs are used.
-func (f *Files) Measure(hub *telemetry.Hub) { f.ops = hub.LogSeries("file") }
+func (f *Logs) Measure(hub *telemetry.Hub) { f.ops = hub.LogSeries("file") }
 
 // timed records an operation begun at began, when measured.
-func (f *Files) timed(op string, began time.Time) {
+func (f *Logs) timed(op string, began time.Time) {
 	if f.ops != nil {
 		f.ops.Since(began, op)
 	}
 }
 
 // now is the time when the logs are measured, else zero.
-func (f *Files) now() time.Time {
+func (f *Logs) now() time.Time {
 	if f.ops == nil {
 		return time.Time{}
 	}
@@ -61,19 +64,19 @@ func (f *Files) now() time.Time {
 }
 
 // lock locks the stripe of path's log and returns its unlock.
-func (f *Files) lock(path string) func() {
+func (f *Logs) lock(path string) func() {
 	m := &f.locks[maphash.String(f.seed, path)%uint64(len(f.locks))]
 	m.Lock()
 	return m.Unlock
 }
 
 // Path is the file of key's log.
-func (f *Files) Path(key Key) string {
+func (f *Logs) Path(key chatlog.Key) string {
 	return filepath.Join(f.botsDir, key.Bot, string(key.Kind), base64.RawURLEncoding.EncodeToString([]byte(key.Session))+".jsonl")
 }
 
 // path checks key and returns its file.
-func (f *Files) path(key Key) (string, error) {
+func (f *Logs) path(key chatlog.Key) (string, error) {
 	if err := key.Check(); err != nil {
 		return "", err
 	}
@@ -81,13 +84,13 @@ func (f *Files) path(key Key) (string, error) {
 }
 
 // Create makes the log's folder (mode 0700) and its file with first.
-func (f *Files) Create(ctx context.Context, key Key, first []byte) error {
+func (f *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error {
 	defer f.timed("create", f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return err
 	}
-	if err := CheckLine(first); err != nil {
+	if err := chatlog.CheckLine(first); err != nil {
 		return err
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -98,13 +101,13 @@ func (f *Files) Create(ctx context.Context, key Key, first []byte) error {
 }
 
 // Append appends line with one write, fsynced with sync.
-func (f *Files) Append(ctx context.Context, key Key, line []byte, sync bool) error {
+func (f *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
 	defer f.timed(telemetry.AppendOp(sync), f.now())
 	path, err := f.path(key)
 	if err != nil {
 		return err
 	}
-	if err := CheckLine(line); err != nil {
+	if err := chatlog.CheckLine(line); err != nil {
 		return err
 	}
 	defer f.lock(path)()
@@ -112,7 +115,7 @@ func (f *Files) Append(ctx context.Context, key Key, line []byte, sync bool) err
 }
 
 // Read reads the log's file, cutting off a torn last line.
-func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
+func (f *Logs) Read(ctx context.Context, key chatlog.Key) ([][]byte, []string, error) {
 	defer f.timed("read", f.now())
 	path, err := f.path(key)
 	if err != nil {
@@ -130,7 +133,7 @@ func (f *Files) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
 // List lists bots/*/<kind>/*.jsonl: every file whose name is the base64url
 // of a session URI, leaving out hidden bot folders and temporary files. A
 // bot folder known to hold no folder (holdsNoFolder) is not looked into.
-func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
+func (f *Logs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, error) {
 	listed, err := f.ListKinds(ctx, kind)
 	return listed[kind], err
 }
@@ -139,14 +142,14 @@ func (f *Files) List(ctx context.Context, kind Kind) ([]Key, error) {
 // the bot folders: the look at each bot folder (a system call, most of a
 // listing at 100,000 bots) serves every kind. The answer has an entry
 // for every kind asked, nil for one that has no log.
-func (f *Files) ListKinds(ctx context.Context, kinds ...Kind) (map[Kind][]Key, error) {
+func (f *Logs) ListKinds(ctx context.Context, kinds ...chatlog.Kind) (map[chatlog.Kind][]chatlog.Key, error) {
 	defer f.timed("list", f.now())
 	for _, kind := range kinds {
-		if err := (Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
+		if err := (chatlog.Key{Kind: kind, Bot: "x", Session: "x"}).Check(); err != nil {
 			return nil, err
 		}
 	}
-	out := make(map[Kind][]Key, len(kinds))
+	out := make(map[chatlog.Kind][]chatlog.Key, len(kinds))
 	for _, kind := range kinds {
 		out[kind] = nil
 	}
@@ -181,7 +184,7 @@ func (f *Files) ListKinds(ctx context.Context, kinds ...Kind) (map[Kind][]Key, e
 				if err != nil {
 					continue
 				}
-				k := Key{Kind: kind, Bot: b.Name(), Session: string(session)}
+				k := chatlog.Key{Kind: kind, Bot: b.Name(), Session: string(session)}
 				if k.Check() == nil {
 					out[kind] = append(out[kind], k)
 				}
@@ -223,7 +226,7 @@ func foldersHoldingNone(dir *os.File, ents []os.DirEntry) []bool {
 }
 
 // Remove removes the log's file.
-func (f *Files) Remove(ctx context.Context, key Key) error {
+func (f *Logs) Remove(ctx context.Context, key chatlog.Key) error {
 	defer f.timed("remove", f.now())
 	path, err := f.path(key)
 	if err != nil {

@@ -1,25 +1,29 @@
-package lease
+// Package memlease keeps leases (lease.Leases) in memory, for one process
+// and tests.
+package memlease
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agenthost/bots/lease"
 )
 
-// Mem keeps leases in memory, for one process and tests. The zero value
-// is ready to use. Its tokens are drawn from one counter for every key.
-type Mem struct {
+// Leases keeps leases in memory. The zero value is ready to use. Its
+// tokens are drawn from one counter for every key.
+type Leases struct {
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 
 	mu     sync.Mutex
-	leases map[string]Lease
+	leases map[string]lease.Lease
 	last   int64 // the last token given, of any key
 }
 
-var _ Leases = (*Mem)(nil)
+var _ lease.Leases = (*Leases)(nil)
 
-func (m *Mem) now() time.Time {
+func (m *Leases) now() time.Time {
 	if m.Now != nil {
 		return m.Now()
 	}
@@ -27,9 +31,9 @@ func (m *Mem) now() time.Time {
 }
 
 // Acquire takes key for holder.
-func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (Lease, bool, error) {
-	if err := CheckArgs(key, holder, ttl); err != nil {
-		return Lease{}, false, err
+func (m *Leases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
+	if err := lease.CheckArgs(key, holder, ttl); err != nil {
+		return lease.Lease{}, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -45,22 +49,22 @@ func (m *Mem) Acquire(ctx context.Context, key, holder string, ttl time.Duration
 	}
 	l.Key, l.Holder, l.Expires = key, holder, now.Add(ttl)
 	if m.leases == nil {
-		m.leases = map[string]Lease{}
+		m.leases = map[string]lease.Lease{}
 	}
 	m.leases[key] = l
 	return l, true, nil
 }
 
 // Renew extends holder's lease.
-func (m *Mem) Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error {
-	if err := CheckArgs(key, holder, ttl); err != nil {
+func (m *Leases) Renew(ctx context.Context, key, holder string, token int64, ttl time.Duration) error {
+	if err := lease.CheckArgs(key, holder, ttl); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, held := m.leases[key]
 	if !held || l.Holder != holder || l.Token != token || l.Expires.IsZero() {
-		return ErrLost
+		return lease.ErrLost
 	}
 	l.Expires = m.now().Add(ttl)
 	m.leases[key] = l
@@ -68,7 +72,7 @@ func (m *Mem) Renew(ctx context.Context, key, holder string, token int64, ttl ti
 }
 
 // Release ends holder's lease.
-func (m *Mem) Release(ctx context.Context, key, holder string, token int64) error {
+func (m *Leases) Release(ctx context.Context, key, holder string, token int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, held := m.leases[key]; held && l.Holder == holder && l.Token == token {
@@ -79,8 +83,8 @@ func (m *Mem) Release(ctx context.Context, key, holder string, token int64) erro
 }
 
 // Prune deletes the leases released, or expired more than grace ago.
-func (m *Mem) Prune(ctx context.Context, grace time.Duration) (int, error) {
-	if err := CheckGrace(grace); err != nil {
+func (m *Leases) Prune(ctx context.Context, grace time.Duration) (int, error) {
+	if err := lease.CheckGrace(grace); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
@@ -98,7 +102,7 @@ func (m *Mem) Prune(ctx context.Context, grace time.Duration) (int, error) {
 
 // Holds reports whether f is its key's lease: whether a store that
 // checks fences would take a write made with it.
-func (m *Mem) Holds(f Fence) bool {
+func (m *Leases) Holds(f lease.Fence) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, ok := m.leases[f.Key]

@@ -1,4 +1,6 @@
-package chatlog
+// Package memchatlog keeps chat logs in memory (chatlog.Logs and
+// chatlog.Shared), for tests and hosts that keep nothing.
+package memchatlog
 
 import (
 	"context"
@@ -6,25 +8,27 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+
+	"github.com/agenthost/bots/chatlog"
 )
 
-// Mem keeps logs in memory, for tests and hosts that keep nothing. It is
-// a Shared too, whose followers hear the writes made through the same
-// Mem: processes in a test sharing it. The zero value is ready to use.
-type Mem struct {
+// Logs keeps logs in memory. It is a chatlog.Shared too, whose followers
+// hear the writes made through the same Logs: processes in a test sharing
+// it. The zero value is ready to use.
+type Logs struct {
 	mu        sync.Mutex
-	logs      map[Key][][]byte
+	logs      map[chatlog.Key][][]byte
 	followers map[*memFollower]struct{}
 }
 
-var _ Logs = (*Mem)(nil)
+var _ chatlog.Logs = (*Logs)(nil)
 
 // Create makes the log with first.
-func (m *Mem) Create(ctx context.Context, key Key, first []byte) error {
+func (m *Logs) Create(ctx context.Context, key chatlog.Key, first []byte) error {
 	if err := key.Check(); err != nil {
 		return err
 	}
-	if err := CheckLine(first); err != nil {
+	if err := chatlog.CheckLine(first); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -33,7 +37,7 @@ func (m *Mem) Create(ctx context.Context, key Key, first []byte) error {
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrExist)
 	}
 	if m.logs == nil {
-		m.logs = map[Key][][]byte{}
+		m.logs = map[chatlog.Key][][]byte{}
 	}
 	m.logs[key] = [][]byte{slices.Clone(first)}
 	m.tellLocked(key, 1)
@@ -41,12 +45,12 @@ func (m *Mem) Create(ctx context.Context, key Key, first []byte) error {
 }
 
 // Append appends line.
-func (m *Mem) Append(ctx context.Context, key Key, line []byte, sync bool) error {
+func (m *Logs) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
 	return m.appendAt(key, 0, false, line)
 }
 
 // Read returns copies of the log's lines.
-func (m *Mem) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
+func (m *Logs) Read(ctx context.Context, key chatlog.Key) ([][]byte, []string, error) {
 	if err := key.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -64,10 +68,10 @@ func (m *Mem) Read(ctx context.Context, key Key) ([][]byte, []string, error) {
 }
 
 // List returns the keys of the logs of kind.
-func (m *Mem) List(ctx context.Context, kind Kind) ([]Key, error) {
+func (m *Logs) List(ctx context.Context, kind chatlog.Kind) ([]chatlog.Key, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Key
+	var out []chatlog.Key
 	for k := range m.logs {
 		if k.Kind == kind {
 			out = append(out, k)
@@ -77,7 +81,7 @@ func (m *Mem) List(ctx context.Context, kind Kind) ([]Key, error) {
 }
 
 // Remove removes the log.
-func (m *Mem) Remove(ctx context.Context, key Key) error {
+func (m *Logs) Remove(ctx context.Context, key chatlog.Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.logs[key]; ok {
@@ -87,19 +91,19 @@ func (m *Mem) Remove(ctx context.Context, key Key) error {
 	return nil
 }
 
-var _ Shared = (*Mem)(nil)
+var _ chatlog.Shared = (*Logs)(nil)
 
 // AppendAt appends line when the log holds n lines.
-func (m *Mem) AppendAt(ctx context.Context, key Key, n int64, line []byte, sync bool) error {
+func (m *Logs) AppendAt(ctx context.Context, key chatlog.Key, n int64, line []byte, sync bool) error {
 	return m.appendAt(key, n, true, line)
 }
 
 // appendAt appends line, when at is set only if the log holds n lines.
-func (m *Mem) appendAt(key Key, n int64, at bool, line []byte) error {
+func (m *Logs) appendAt(key chatlog.Key, n int64, at bool, line []byte) error {
 	if err := key.Check(); err != nil {
 		return err
 	}
-	if err := CheckLine(line); err != nil {
+	if err := chatlog.CheckLine(line); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -109,7 +113,7 @@ func (m *Mem) appendAt(key Key, n int64, at bool, line []byte) error {
 		return fmt.Errorf("chat log %s: %w", key, fs.ErrNotExist)
 	}
 	if at && int64(len(lines)) != n {
-		return fmt.Errorf("chat log %s: %w", key, ErrConflict)
+		return fmt.Errorf("chat log %s: %w", key, chatlog.ErrConflict)
 	}
 	m.logs[key] = append(lines, slices.Clone(line))
 	m.tellLocked(key, int64(len(lines)+1))
@@ -117,7 +121,7 @@ func (m *Mem) appendAt(key Key, n int64, at bool, line []byte) error {
 }
 
 // ReadAfter returns copies of the log's lines after its first n.
-func (m *Mem) ReadAfter(ctx context.Context, key Key, n int64) ([][]byte, error) {
+func (m *Logs) ReadAfter(ctx context.Context, key chatlog.Key, n int64) ([][]byte, error) {
 	lines, _, err := m.Read(ctx, key)
 	if err != nil {
 		return nil, err
@@ -126,10 +130,10 @@ func (m *Mem) ReadAfter(ctx context.Context, key Key, n int64) ([][]byte, error)
 }
 
 // Heads returns the count of lines of every log of kind.
-func (m *Mem) Heads(ctx context.Context, kind Kind) (map[Key]int64, error) {
+func (m *Logs) Heads(ctx context.Context, kind chatlog.Kind) (map[chatlog.Key]int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[Key]int64{}
+	out := map[chatlog.Key]int64{}
 	for k, lines := range m.logs {
 		if k.Kind == kind {
 			out[k] = int64(len(lines))
@@ -138,22 +142,22 @@ func (m *Mem) Heads(ctx context.Context, kind Kind) (map[Key]int64, error) {
 	return out, nil
 }
 
-// memHeard is one write a follower of a Mem has yet to hear.
+// memHeard is one write a follower of a Logs has yet to hear.
 type memHeard struct {
-	key Key
+	key chatlog.Key
 	n   int64
 }
 
 // memFollower is one Follow's queue of writes.
 type memFollower struct {
-	kind    Kind
+	kind    chatlog.Kind
 	queue   []memHeard
 	waiting chan struct{} // has a value when the queue may not be empty
 }
 
 // Follow calls changed with every write to a log of kind made through m
 // after it began, in order.
-func (m *Mem) Follow(ctx context.Context, kind Kind, changed func(Key, int64)) error {
+func (m *Logs) Follow(ctx context.Context, kind chatlog.Kind, changed func(chatlog.Key, int64)) error {
 	f := &memFollower{kind: kind, waiting: make(chan struct{}, 1)}
 	m.mu.Lock()
 	if m.followers == nil {
@@ -166,7 +170,7 @@ func (m *Mem) Follow(ctx context.Context, kind Kind, changed func(Key, int64)) e
 		delete(m.followers, f)
 		m.mu.Unlock()
 	}()
-	changed(Key{}, 0)
+	changed(chatlog.Key{}, 0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -187,7 +191,7 @@ func (m *Mem) Follow(ctx context.Context, kind Kind, changed func(Key, int64)) e
 }
 
 // tellLocked queues a write for every follower of its kind.
-func (m *Mem) tellLocked(key Key, n int64) {
+func (m *Logs) tellLocked(key chatlog.Key, n int64) {
 	for f := range m.followers {
 		if f.kind != key.Kind {
 			continue

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package chatlog
+package filechatlog
 
 import "os"
 
