@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/memsessions"
 	"github.com/agenthost/bots/wake/echo"
 )
 
@@ -78,7 +79,7 @@ func TestAgentsRunBoundedByTheServersFilesAndPortsWithItsLoginCommand(t *testing
 
 func TestWithADatabaseTheAgentsKeepTheirSessionRecordsInIt(t *testing.T) {
 	t.Parallel()
-	theirs := &agents.MemSessionStore{}
+	theirs := &memsessions.Store{}
 	s := &Server{ConfigDir: "/cfg", Options: bot.Options{Root: "/bots"}}
 	env := s.agentsEnv(nil, &Shared{Sessions: func(string) agents.SessionStore { return theirs }})
 	if env.Sessions == nil || env.Sessions("claude") != theirs {

@@ -14,8 +14,9 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/record/memrecord"
-	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/memsessions"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // memDatabase is a Database in memory: what one Open answers, counting
@@ -45,13 +46,13 @@ func (d *memDatabase) Open(ctx context.Context, c DatabaseConfig) (*Shared, erro
 // newMemDatabase is a memDatabase keeping everything a Shared requires.
 func newMemDatabase() *memDatabase {
 	d := &memDatabase{}
-	sessions := map[string]*agents.MemSessionStore{}
+	sessions := map[string]*memsessions.Store{}
 	records := memrecord.New()
 	d.shared = &Shared{
-		Records: records, Logs: &memchatlog.Logs{}, Rows: &wake.MemRows{}, Leases: prunedLeases{&memlease.Leases{}, &d.pruned},
+		Records: records, Logs: &memchatlog.Logs{}, Rows: &memrows.Rows{}, Leases: prunedLeases{&memlease.Leases{}, &d.pruned},
 		Sessions: func(provider string) agents.SessionStore {
 			if sessions[provider] == nil {
-				sessions[provider] = &agents.MemSessionStore{}
+				sessions[provider] = &memsessions.Store{}
 			}
 			return sessions[provider]
 		},

@@ -65,6 +65,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/filerows"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/web"
 )
@@ -566,7 +567,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 	// With the database, a back session runs on the instance holding its
 	// lease (wake.Config.Leases).
 	var logs chatlog.Logs = newStartLogs(s.ConfigDir, s.hub)
-	var rows wake.Rows = wake.NewFileRows(s.ConfigDir)
+	var rows wake.Rows = filerows.New(s.ConfigDir)
 	var leases lease.Leases
 	if db != nil {
 		logs, rows, leases = db.Logs, db.Rows, db.Leases

@@ -28,6 +28,8 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/filerows"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // ChatProvider is the provider of a bot chat: a session a person talks to a
@@ -129,9 +131,9 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		leaseTTL = lease.DefaultTTL
 	}
 	if rows == nil {
-		rows = &wake.MemRows{}
+		rows = &memrows.Rows{}
 		if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
-			rows = wake.NewFileRows(s.configDir)
+			rows = filerows.New(s.configDir)
 		}
 	}
 	w, err := wake.New(wake.Config{

@@ -1,7 +1,7 @@
 // Package postgres keeps in PostgreSQL what several bots.Servers share to
 // be one set of bots: the records (pgrecord), the chat logs (pgchatlog),
 // the back sessions' rows (pgrows), the agents' ACP session records
-// (pgagents), the leases (pglease) and the routes with what the relay
+// (pgsessions), the leases (pglease) and the routes with what the relay
 // remembers (pgroute), all on the records' pool. It is the one importer
 // of them the embedding value needs, so that an embedder that keeps its
 // bots in files links no database driver:
@@ -20,7 +20,7 @@ import (
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/pgroute"
 	"github.com/agenthost/bots/route/relay"
-	"github.com/agenthost/bots/wake/agents/pgagents"
+	"github.com/agenthost/bots/wake/agents/pgsessions"
 	"github.com/agenthost/bots/wake/pgrows"
 )
 
@@ -67,7 +67,7 @@ func open(ctx context.Context, store *pgrecord.Store, c bots.DatabaseConfig) (*b
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}
-	sessions, err := pgagents.Open(ctx, pool)
+	sessions, err := pgsessions.Open(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("bots: database: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // BenchmarkWakeToQueuedMessage is the wake's own overhead, in process: from
@@ -24,7 +25,7 @@ func BenchmarkWakeToQueuedMessage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	w, err := wake.New(wake.Config{Host: h, DefaultAgent: "idle"})
+	w, err := wake.New(wake.Config{Host: h, Rows: &memrows.Rows{}, DefaultAgent: "idle"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // node is one instance of several on shared logs, rows and leases: a
@@ -45,7 +46,7 @@ func nodes(t *testing.T, n int) []*node {
 // nodesOn starts n instances on logs.
 func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
 	t.Helper()
-	rows, leases := &wake.MemRows{}, &memlease.Leases{}
+	rows, leases := &memrows.Rows{}, &memlease.Leases{}
 	bot := newEnv(t, nil).bot
 	out := make([]*node, n)
 	for i := range out {

@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // fakeMain is a main chat: it applies what the wake emits with the
@@ -132,7 +133,7 @@ type env struct {
 	host  *local.Host
 	sh    wake.SessionHost
 	w     *wake.Waker
-	rows  *wake.MemRows
+	rows  *memrows.Rows
 	bot   record.Record
 	dir   string
 	turns int
@@ -158,7 +159,7 @@ func newEnv(t *testing.T, wrap func(*local.Host) wake.SessionHost, opts ...envOp
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n## Instructions\nBe brief.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rows := &wake.MemRows{}
+	rows := &memrows.Rows{}
 	cfg := wake.Config{Host: sh, Rows: rows, DefaultAgent: echo.Provider}
 	for _, o := range opts {
 		o(&cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // instance is one of several Wakers, each on a local.Host of its own,
@@ -37,7 +38,7 @@ func instance(t *testing.T, name string, logs chatlog.Logs, rows wake.Rows, leas
 
 func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *testing.T) {
 	t.Parallel()
-	logs, rows, leases := &memchatlog.Logs{}, &wake.MemRows{}, &memlease.Leases{}
+	logs, rows, leases := &memchatlog.Logs{}, &memrows.Rows{}, &memlease.Leases{}
 	ws := []*wake.Waker{instance(t, "a", logs, rows, leases), instance(t, "b", logs, rows, leases)}
 	e := newEnv(t, nil) // for its bot and folder
 	const n = 20
@@ -72,14 +73,14 @@ func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *t
 
 func TestAWakerWithLeasesNeedsAHolder(t *testing.T) {
 	t.Parallel()
-	if _, err := wake.New(wake.Config{Host: newEnv(t, nil).host, Leases: &memlease.Leases{}}); err == nil {
+	if _, err := wake.New(wake.Config{Host: newEnv(t, nil).host, Rows: &memrows.Rows{}, Leases: &memlease.Leases{}}); err == nil {
 		t.Fatal("a Waker with Leases and no Holder was made")
 	}
 }
 
 func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *testing.T) {
 	t.Parallel()
-	logs, rows, leases := &memchatlog.Logs{}, &wake.MemRows{}, &memlease.Leases{}
+	logs, rows, leases := &memchatlog.Logs{}, &memrows.Rows{}, &memlease.Leases{}
 	e := newEnv(t, nil)
 	wakeOn := func(h *local.Host, name string) *wake.Waker {
 		w, err := wake.New(wake.Config{Host: h, Rows: rows, DefaultAgent: echo.Provider, Leases: leases, Holder: name,

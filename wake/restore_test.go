@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/filerows"
 	"github.com/agenthost/bots/wake/local"
 )
 
@@ -53,7 +54,7 @@ func (e *restartEnv) host(t *testing.T) *local.Host {
 // waker starts a Waker on h with the rows of the config folder.
 func (e *restartEnv) waker(t *testing.T, h wake.SessionHost) *wake.Waker {
 	t.Helper()
-	w, err := wake.New(wake.Config{Host: h, Rows: wake.NewFileRows(e.config), DefaultAgent: echo.Provider})
+	w, err := wake.New(wake.Config{Host: h, Rows: filerows.New(e.config), DefaultAgent: echo.Provider})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestWakerRestoresTheSessionARowNamesWhenTheHostLostIt(t *testing.T) {
 	t.Parallel()
 	e := newRestartEnv(t)
 	lost := "ahp-session:/01lost"
-	if err := wake.NewFileRows(e.config).Put(ctx(t), wake.Row{Bot: "motion", Person: "user:soft", Name: "work", Session: lost, Provider: echo.Provider}); err != nil {
+	if err := filerows.New(e.config).Put(ctx(t), wake.Row{Bot: "motion", Person: "user:soft", Name: "work", Session: lost, Provider: echo.Provider}); err != nil {
 		t.Fatal(err)
 	}
 	h := e.host(t)

@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 const leaked = "tok-wake-9f8e7d6c5b4a3210"
@@ -71,7 +72,7 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	w, err := wake.New(wake.Config{Host: h, DefaultAgent: "leaky"})
+	w, err := wake.New(wake.Config{Host: h, Rows: &memrows.Rows{}, DefaultAgent: "leaky"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestWakerScrubsTheMainChatOfAnyHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	w, err := wake.New(wake.Config{Host: h, DefaultAgent: "leaky", Scrub: replaceScrubber{leaked}})
+	w, err := wake.New(wake.Config{Host: h, Rows: &memrows.Rows{}, DefaultAgent: "leaky", Scrub: replaceScrubber{leaked}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,8 +74,8 @@ type Config struct {
 	Telemetry *telemetry.Hub
 	// Host is where back sessions live.
 	Host SessionHost
-	// Rows keeps which session each (bot, person, name) is on; nil keeps
-	// them in memory.
+	// Rows keeps which session each (bot, person, name) is on (memrows,
+	// filerows, pgrows). Required.
 	Rows Rows
 	// Persona writes AGENTS.md at the first wake where the folder has
 	// none; nil writes nothing.
@@ -183,7 +183,7 @@ func New(cfg Config) (*Waker, error) {
 		sessions: map[string]*followed{}, turns: map[*Turn]struct{}{},
 	}
 	if w.rows == nil {
-		w.rows = &MemRows{}
+		return nil, errors.New("wake: Config.Rows is required (memrows.Rows keeps them in memory)")
 	}
 	if cfg.Leases != nil {
 		if cfg.Holder == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 func TestWakePostsTheEchoReplyAndEndsTheMainTurn(t *testing.T) {
@@ -77,6 +78,15 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 	}
 }
 
+func TestAWakerNeedsRows(t *testing.T) {
+	t.Parallel()
+	h, _ := local.New(local.Config{})
+	defer h.Close()
+	if _, err := wake.New(wake.Config{Host: h}); err == nil || !strings.Contains(err.Error(), "Config.Rows is required") {
+		t.Errorf("a Waker with no Rows: %v", err)
+	}
+}
+
 func TestUnknownOptionValueRefusesNewNamingIt(t *testing.T) {
 	t.Parallel()
 	h, _ := local.New(local.Config{})
@@ -106,7 +116,7 @@ func TestEmptyOptionValuesAreTheDefaults(t *testing.T) {
 	t.Parallel()
 	h, _ := local.New(local.Config{})
 	defer h.Close()
-	w, err := wake.New(wake.Config{Host: h})
+	w, err := wake.New(wake.Config{Host: h, Rows: &memrows.Rows{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,34 +668,6 @@ func TestPostMessageInATurnBegunInTheBackChatPostsNothing(t *testing.T) {
 	}
 	if mc := m.current(); len(mc.Turns) != 1 || len(texts(mc.Turns[0])) != 1 {
 		t.Errorf("the main chat changed: %s", mustJSON(mc))
-	}
-}
-
-func TestFileRowsKeepOneRowPerPersonAndName(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	rows := wake.NewFileRows(dir)
-	r := wake.Row{Bot: "motion", Person: "user:soft", Name: "work", Session: "ahp-session:/1", UpdatedAt: time.Now().UTC()}
-	if err := rows.Put(ctx(t), r); err != nil {
-		t.Fatal(err)
-	}
-	r.Session = "ahp-session:/2"
-	if err := rows.Put(ctx(t), r); err != nil {
-		t.Fatal(err)
-	}
-	got, ok, err := wake.NewFileRows(dir).Get(ctx(t), "motion", "user:soft", "work")
-	if err != nil || !ok || got.Session != "ahp-session:/2" {
-		t.Fatalf("row %+v %v %v, want the second session", got, ok, err)
-	}
-	entries, _ := os.ReadDir(filepath.Join(dir, "bots", "motion", "sessions"))
-	if len(entries) != 1 {
-		t.Errorf("%d files, want one row file", len(entries))
-	}
-	if _, ok, _ := wake.NewFileRows(dir).Get(ctx(t), "motion", "user:other", "work"); ok {
-		t.Error("another person shares the row")
-	}
-	if err := rows.Put(ctx(t), wake.Row{Bot: "../x", Name: "work", Session: "s"}); err == nil {
-		t.Error("a bot slug leaving the folder was written")
 	}
 }
 

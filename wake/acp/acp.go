@@ -71,6 +71,7 @@ import (
 	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/memsessions"
 )
 
 // Default timings.
@@ -253,7 +254,7 @@ func New(cfg Config) (*Harness, error) {
 		cfg.CancelGrace = DefaultCancelGrace
 	}
 	if cfg.Store == nil {
-		cfg.Store = &agents.MemSessionStore{}
+		cfg.Store = &memsessions.Store{}
 	}
 	if cfg.Key == nil {
 		cfg.Key = DefaultKey

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
 )
 
 // testCtx is a context that ends with the test, or after ten seconds.
@@ -400,7 +401,7 @@ func TestCloseKillsTheChild(t *testing.T) {
 
 func TestSessionLoadContinuesAfterRestart(t *testing.T) {
 	t.Parallel()
-	store := agents.FileSessionStore{Dir: filepath.Join(t.TempDir(), "ids")}
+	store := filesessions.Store{Dir: filepath.Join(t.TempDir(), "ids")}
 	key := func(wake.SessionInfo) string { return "motion/user:soft/work" }
 	h := newHarness(t, func(c *Config) { c.Store, c.Key = store, key })
 	dir := t.TempDir()
@@ -458,7 +459,7 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := agents.FileSessionStore{Dir: t.TempDir()}
+			store := filesessions.Store{Dir: t.TempDir()}
 			if tc.before != "" {
 				if err := os.WriteFile(store.Path("k"), []byte(tc.before), 0o600); err != nil {
 					t.Fatal(err)
@@ -489,7 +490,7 @@ func TestRecordSaysWhenASessionStartedFresh(t *testing.T) {
 
 func TestOldOneLineIDFileIsContinued(t *testing.T) {
 	t.Parallel()
-	store := agents.FileSessionStore{Dir: t.TempDir()}
+	store := filesessions.Store{Dir: t.TempDir()}
 	if err := os.WriteFile(store.Path("k"), []byte("fake-7-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

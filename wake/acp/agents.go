@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
 )
 
 // Agents are ACP agents as a Set a host runs (bots.Server.Agents): each
@@ -47,7 +48,7 @@ func (a Agents) Configs(env agents.Env) []Config {
 		cfg.AllowUnsandboxed = env.AllowUnsandboxed
 		cfg.Protect = append(slices.Clone(cfg.Protect), env.Protect...)
 		cfg.RefuseConnect = refuseBoth(env.RefuseConnect, cfg.RefuseConnect)
-		if _, files := cfg.Store.(agents.FileSessionStore); env.Sessions != nil && (cfg.Store == nil || files) {
+		if _, files := cfg.Store.(filesessions.Store); env.Sessions != nil && (cfg.Store == nil || files) {
 			cfg.Store = env.Sessions(cfg.Provider)
 		}
 		out[i] = cfg

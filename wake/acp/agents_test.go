@@ -12,6 +12,8 @@ import (
 
 	"github.com/agenthost/bots/wake/acp/sandbox"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
+	"github.com/agenthost/bots/wake/agents/memsessions"
 )
 
 func TestAgentsCheckTellsEveryAgentOnceAndWhyOneIsNotReady(t *testing.T) {
@@ -57,10 +59,10 @@ func TestAgentsAreBoundedByTheEnvAndNamedInTheLoginCommand(t *testing.T) {
 
 func TestAnEnvsSessionsReplaceAStoreInFilesAndAStoreOfItsOwnStays(t *testing.T) {
 	t.Parallel()
-	mine := &agents.MemSessionStore{}
-	files := agents.FileSessionStore{Dir: "/cfg/agents/claude/sessions"}
+	mine := &memsessions.Store{}
+	files := filesessions.Store{Dir: "/cfg/agents/claude/sessions"}
 	a := Agents{{Provider: "claude", Store: files}, {Provider: "codex", Store: mine}, {Provider: "none"}}
-	theirs := &agents.MemSessionStore{}
+	theirs := &memsessions.Store{}
 	cfgs := a.Configs(agents.Env{Sessions: func(string) agents.SessionStore { return theirs }})
 	if cfgs[0].Store != theirs {
 		t.Errorf("with shared sessions the agents file's store is %T, want the shared one", cfgs[0].Store)

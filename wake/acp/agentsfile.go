@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
 )
 
 // agentsFile is an agents file, as ReadAgents reads it.
@@ -106,7 +106,7 @@ func ReadAgents(path, dir string) (Agents, error) {
 			Agent:    f.Agents[name].Command,
 			Home:     filepath.Join(home, "home"),
 			BotHomes: filepath.Join(home, "bots"),
-			Store:    agents.FileSessionStore{Dir: filepath.Join(home, "sessions")},
+			Store:    filesessions.Store{Dir: filepath.Join(home, "sessions")},
 		}
 		if err := f.Agents[name].apply(&cfg); err != nil {
 			return nil, fmt.Errorf("agents file %s: agent %q: %w", path, name, err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/wake/acp"
-	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
 )
 
 // writeAgents writes an agents file holding body in dir.
@@ -72,7 +72,7 @@ func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
 	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.Agent.Auth != "openai-api-key" || c.Agent.Login == nil || c.Agent.Login.Command != "codex" {
 		t.Errorf("config %+v", c)
 	}
-	if s, ok := c.Store.(agents.FileSessionStore); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
+	if s, ok := c.Store.(filesessions.Store); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
 		t.Errorf("session records kept in %#v", c.Store)
 	}
 	if c.StartTimeout != 90*time.Second || c.TurnIdle != 3*time.Minute || c.TurnTimeout != time.Hour {

@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/memsessions"
 )
 
 // fakeKey is the key the fake agent's env_var sign-in reads.
@@ -79,7 +80,7 @@ func TestEnvVarSignInIsCalledBeforeSessionNew(t *testing.T) {
 func TestEnvVarSignInLetsSessionLoadContinueAfterARestart(t *testing.T) {
 	t.Parallel()
 	cfg := authCfg(t, "env", []string{acpfake.KeyEnv}, acpfake.KeyEnv+"="+fakeKey)
-	cfg.Store = &agents.MemSessionStore{}
+	cfg.Store = &memsessions.Store{}
 	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/memsessions"
 )
 
 // exitWait bounds how long a check waits for a child whose connection
@@ -51,7 +52,7 @@ func checkOne(ctx context.Context, cfg Config) agents.Result {
 // or a login, keeping no record; closeAgent closes it and removes the
 // folder.
 func scratch(cfg Config, purpose string) (a *agent, closeAgent func(), err error) {
-	cfg.Store = &agents.MemSessionStore{}
+	cfg.Store = &memsessions.Store{}
 	cfg.Telemetry = nil // a check or a login is not a back session's
 	h, err := New(cfg)
 	if err != nil {

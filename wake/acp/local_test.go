@@ -12,8 +12,9 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
 	"github.com/agenthost/bots/wake/local"
+	"github.com/agenthost/bots/wake/memrows"
 )
 
 // mainChat is a main chat a Waker answers into: it applies what the wake
@@ -128,7 +129,7 @@ func newWakeEnvWith(t *testing.T, mod func(*Config)) *wakeEnv {
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := wake.New(wake.Config{Host: host, DefaultAgent: "fake"})
+	w, err := wake.New(wake.Config{Host: host, Rows: &memrows.Rows{}, DefaultAgent: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestBackChatShowsReasoningAndTheAgentsToolCallsWithTheirStatus(t *testing.T
 
 func TestDefaultKeyContinuesTheAgentSessionOfABackSessionStartedAgain(t *testing.T) {
 	t.Parallel()
-	store := agents.FileSessionStore{Dir: filepath.Join(t.TempDir(), "ids")}
+	store := filesessions.Store{Dir: filepath.Join(t.TempDir(), "ids")}
 	dir := t.TempDir()
 	meta := map[string]any{wake.BackSessionMeta: map[string]any{"bot": "motion", "person": "user:soft", "name": "work"}}
 	session := func(host *local.Host) string {

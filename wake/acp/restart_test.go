@@ -13,6 +13,9 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 	"github.com/agenthost/bots/wake/agents"
+	"github.com/agenthost/bots/wake/agents/filesessions"
+	"github.com/agenthost/bots/wake/agents/memsessions"
+	"github.com/agenthost/bots/wake/filerows"
 	"github.com/agenthost/bots/wake/local"
 )
 
@@ -81,14 +84,14 @@ func TestARestartOfTheServerShowsTheAgentsStartInTheMainTurn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store := agents.FileSessionStore{Dir: filepath.Join(config, "ids")}
+	store := filesessions.Store{Dir: filepath.Join(config, "ids")}
 	server := func() *wakeEnv {
 		h := newHarness(t, func(c *Config) { c.Store = store })
 		host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}, ConfigDir: config})
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := wake.New(wake.Config{Host: host, Rows: wake.NewFileRows(config), DefaultAgent: "fake"})
+		w, err := wake.New(wake.Config{Host: host, Rows: filerows.New(config), DefaultAgent: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +151,7 @@ func TestAnAgentThatCannotContinueItsSessionSaysSoInTheChatAndTheRecordSaysWhyIn
 
 // savedKeys is a store in memory that tells the keys it saved records of.
 type savedKeys struct {
-	agents.MemSessionStore
+	memsessions.Store
 	mu   sync.Mutex
 	keys map[string]bool
 }
@@ -160,7 +163,7 @@ func (s *savedKeys) Save(ctx context.Context, key string, r agents.SessionRecord
 	}
 	s.keys[key] = true
 	s.mu.Unlock()
-	return s.MemSessionStore.Save(ctx, key, r)
+	return s.Store.Save(ctx, key, r)
 }
 
 // saved are the keys saved, sorted.

@@ -6,9 +6,9 @@
 // (bots.Server.Agents), so an embedder that runs none links no agent SDK.
 //
 // The package also holds the port that keeps each back session's agent
-// session record (SessionStore), with its memory and file stores, so
-// that the stores of a database (wake/agents/pgagents) need no agent SDK
-// either.
+// session record (SessionStore): memsessions and filesessions keep them
+// in memory and files, pgsessions in a database, none of them needing an
+// agent SDK.
 package agents
 
 import (

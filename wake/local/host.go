@@ -61,7 +61,7 @@ type Config struct {
 	// before it is applied, published or followed (see scrub.go).
 	Scrub wake.Scrubber
 	// ConfigDir, when set and Logs is nil, is where back sessions' logs
-	// are kept (filechatlog.Logs, beside their rows, see wake.FileRows).
+	// are kept (filechatlog.Logs, beside their rows, see filerows.Rows).
 	ConfigDir string
 	// Logs keeps back sessions' logs (chatlog.Back), so that a Host
 	// started again, or another on the same logs, holds every back

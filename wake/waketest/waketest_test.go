@@ -33,22 +33,3 @@ func TestLocalHostConformance(t *testing.T) {
 		Script:   waketest.EchoScript(),
 	})
 }
-
-func TestMemRowsConformance(t *testing.T) {
-	t.Parallel()
-	waketest.RunRows(t, waketest.Rows{Open: func(*testing.T) wake.Rows { return &wake.MemRows{} }})
-}
-
-func TestFileRowsConformance(t *testing.T) {
-	t.Parallel()
-	dirs := map[wake.Rows]string{}
-	waketest.RunRows(t, waketest.Rows{
-		Open: func(t *testing.T) wake.Rows {
-			dir := t.TempDir()
-			r := wake.NewFileRows(dir)
-			dirs[r] = dir
-			return r
-		},
-		Reopen: func(_ *testing.T, old wake.Rows) wake.Rows { return wake.NewFileRows(dirs[old]) },
-	})
-}

@@ -1,6 +1,6 @@
 // Package agentstest is the conformance suite of agents.SessionStore, the port
 // that keeps each back session's agent session record: every implementation
-// (agents.MemSessionStore, agents.FileSessionStore, a host's own) runs
+// (memsessions.Store, filesessions.Store, a host's own) runs
 // RunSessionStore from its tests.
 package agentstest
 

@@ -1,8 +1,8 @@
-// Package pgagents keeps ACP agents' session records (agents.SessionStore) in
-// PostgreSQL, one table row per (provider, key), so that a back session
-// continued on another instance, or after a restart, loads the same agent
-// session with session/load.
-package pgagents
+// Package pgsessions keeps agents' session records (agents.SessionStore)
+// in PostgreSQL, one table row per (provider, key), so that a back
+// session continued on another instance, or after a restart, loads the
+// same agent session with session/load.
+package pgsessions
 
 import (
 	"context"
@@ -38,10 +38,10 @@ type Records struct {
 // the caller's.
 func Open(ctx context.Context, pool *pgxpool.Pool) (*Records, error) {
 	if pool == nil {
-		return nil, errors.New("pgagents: no pool")
+		return nil, errors.New("pgsessions: no pool")
 	}
 	if err := pgschema.Migrate(ctx, pool, "acp", migrations); err != nil {
-		return nil, fmt.Errorf("pgagents: %w", err)
+		return nil, fmt.Errorf("pgsessions: %w", err)
 	}
 	return &Records{pool: pool}, nil
 }

@@ -1,4 +1,4 @@
-package pgagents_test
+package pgsessions_test
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/wake/agents"
 	"github.com/agenthost/bots/wake/agents/agentstest"
-	"github.com/agenthost/bots/wake/agents/pgagents"
+	"github.com/agenthost/bots/wake/agents/pgsessions"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // records opens the records on throwaway schemas.
-var records = pgtest.NewStores(pgagents.Open)
+var records = pgtest.NewStores(pgsessions.Open)
 
 // claude opens the store of the claude provider, as a harness does.
 var claude = pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (agents.SessionStore, error) {
-	recs, err := pgagents.Open(ctx, pool)
+	recs, err := pgsessions.Open(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
