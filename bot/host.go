@@ -174,11 +174,11 @@ func (s *Service) Problems() []record.Problem {
 	}
 	_, kept := s.raw.(problemKeeper)
 	if !kept {
-		s.folderMu.Lock()
-		for id, b := range s.badFolders {
+		s.badFolders.mu.Lock()
+		for id, b := range s.badFolders.byID {
 			out = append(out, record.Problem{ID: id, Path: b.dir, Reason: b.reason, Since: b.since})
 		}
-		s.folderMu.Unlock()
+		s.badFolders.mu.Unlock()
 	}
 	if s.hiding != nil {
 		out = append(out, s.hiding.hiddenProblems()...)

@@ -118,7 +118,7 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 	if _, err := s.raw.Update(ctx, stored, e.ETag); err != nil {
 		return fmt.Errorf("the record cannot be written back without its persona: %w", err)
 	}
-	s.forget(r.ID)
+	s.partsSeen.forget(r.ID)
 	return nil
 }
 
@@ -130,21 +130,11 @@ func (s *Service) migratePersona(ctx context.Context, e record.Entry) error {
 // over 100,000 bots). Close stops it and waits for it.
 func (s *Service) startPersonaSweep() {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
-	go func() {
-		defer close(s.sweepDone)
+	s.sweep.goUntil(cancel, func() {
 		if err := s.clearPersonaTemps(ctx, time.Now, time.After); err != nil && ctx.Err() == nil {
 			s.log.Warn("bot: the sweep of persona temp files stopped", "reason", err.Error())
 		}
-	}()
-}
-
-// stopPersonaSweep stops the background sweep and waits for it to end.
-func (s *Service) stopPersonaSweep() {
-	if s.sweepStop != nil {
-		s.sweepStop()
-		<-s.sweepDone
-	}
+	})
 }
 
 // clearPersonaTemps removes, from the work folder of every bot on this

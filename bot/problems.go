@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/engine"
@@ -120,6 +121,22 @@ func seenBy(p access.Principal, problems []standing) []Problem {
 	return out
 }
 
+// problemFeed is the problems channel's state: what was last published,
+// at which serverSeq, and the follower that publishes what changes.
+type problemFeed struct {
+	mu    sync.Mutex // held while the problems are published and while a snapshot of them is taken
+	shown []standing // the problems last published on ProblemsURI
+	seq   int64      // the serverSeq of the last problems action
+	kick  chan struct{}
+	loop  background
+}
+
+// folderProblems are the problems checkFolder reported, by bot id.
+type folderProblems struct {
+	mu   sync.Mutex
+	byID map[string]badFolder
+}
+
 // problemWatcher is a store that tells when its problems change, as
 // filerecord.Store does.
 type problemWatcher interface {
@@ -141,11 +158,8 @@ func (s *Service) startProblems(ctx context.Context) error {
 		cancel()
 		return err
 	}
-	s.shown = s.standingProblems(ctx)
-	s.probStop = cancel
-	s.probDone = make(chan struct{})
-	go func() {
-		defer close(s.probDone)
+	s.problems.shown = s.standingProblems(ctx)
+	s.problems.loop.goUntil(cancel, func() {
 		for {
 			select {
 			case <-life.Done():
@@ -159,26 +173,18 @@ func (s *Service) startProblems(ctx context.Context) error {
 				if !ok {
 					return // the store is closed
 				}
-			case <-s.probKick:
+			case <-s.problems.kick:
 			}
 			s.publishProblems(life)
 		}
-	}()
+	})
 	return nil
-}
-
-// stopProblems stops following the problems and waits for the follower.
-func (s *Service) stopProblems() {
-	if s.probStop != nil {
-		s.probStop()
-		<-s.probDone
-	}
 }
 
 // kickProblems tells the follower that the service's own problems changed.
 func (s *Service) kickProblems() {
 	select {
-	case s.probKick <- struct{}{}:
+	case s.problems.kick <- struct{}{}:
 	default:
 	}
 }
@@ -187,13 +193,13 @@ func (s *Service) kickProblems() {
 // subscriber whose own list changed gets its new list.
 func (s *Service) publishProblems(ctx context.Context) {
 	now := s.standingProblems(ctx)
-	s.probMu.Lock()
-	defer s.probMu.Unlock()
-	prev := s.shown
+	s.problems.mu.Lock()
+	defer s.problems.mu.Unlock()
+	prev := s.problems.shown
 	if slices.EqualFunc(prev, now, standing.same) {
 		return
 	}
-	s.shown = now
+	s.problems.shown = now
 	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		p := s.principalNow(sub)
 		mine := seenBy(p, now)
@@ -206,7 +212,7 @@ func (s *Service) publishProblems(ctx context.Context) {
 		s.log.Error("bot: publish the problems", "err", err)
 		return
 	}
-	s.probSeq = seq
+	s.problems.seq = seq
 }
 
 // problemsMembershipsChanged sends the subscribers of userIDs their list
@@ -215,9 +221,9 @@ func (s *Service) problemsMembershipsChanged(userIDs []string) {
 	if len(userIDs) == 0 {
 		return
 	}
-	s.probMu.Lock()
-	defer s.probMu.Unlock()
-	shown := s.shown
+	s.problems.mu.Lock()
+	defer s.problems.mu.Unlock()
+	shown := s.problems.shown
 	seq, err := s.bus.Publish(ProblemsURI, engine.Event{For: func(sub *engine.Subscriber) (any, bool) {
 		if sub.Principal.Root || !slices.Contains(userIDs, sub.Principal.User) {
 			return nil, false
@@ -225,7 +231,7 @@ func (s *Service) problemsMembershipsChanged(userIDs []string) {
 		return problemsAction{Type: ActionProblemsChanged, Problems: seenBy(s.principalNow(sub), shown)}, true
 	}})
 	if err == nil {
-		s.probSeq = seq
+		s.problems.seq = seq
 	}
 }
 
@@ -240,9 +246,9 @@ func (problemsChannel) URI() string { return ProblemsURI }
 // serverSeq of the last problems action.
 func (ch problemsChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	s := ch.s
-	s.probMu.Lock()
-	defer s.probMu.Unlock()
-	return engine.Snapshot{State: problemsState{Problems: seenBy(s.principalNow(sub), s.shown)}, Seq: s.probSeq}, nil
+	s.problems.mu.Lock()
+	defer s.problems.mu.Unlock()
+	return engine.Snapshot{State: problemsState{Problems: seenBy(s.principalNow(sub), s.problems.shown)}, Seq: s.problems.seq}, nil
 }
 
 // Dispatch rejects the action: the channel takes none.

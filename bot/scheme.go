@@ -100,7 +100,7 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 		return Bot{}, s.takenError(ctx, p, id, err)
 	}
 	s.folders.claim(id, e.ETag, e.Record) // before the next make is let in
-	s.forget(id)
+	s.partsSeen.forget(id)
 	return s.withPersona(ctx, e, true)
 }
 
@@ -325,13 +325,13 @@ func (s *Service) checkFolder(r record.Record, ident *agentsIdentity) error {
 // folderBad reports a problem with bot id's work folder once, at Warn and,
 // when the store keeps problems, as one of the bot's.
 func (s *Service) folderBad(id, dir, reason string) {
-	s.folderMu.Lock()
-	old, known := s.badFolders[id]
+	s.badFolders.mu.Lock()
+	old, known := s.badFolders.byID[id]
 	same := known && old.dir == dir && old.reason == reason
 	if !same {
-		s.badFolders[id] = badFolder{dir: dir, reason: reason, since: s.now()}
+		s.badFolders.byID[id] = badFolder{dir: dir, reason: reason, since: s.now()}
 	}
-	s.folderMu.Unlock()
+	s.badFolders.mu.Unlock()
 	if same {
 		return
 	}
@@ -345,10 +345,10 @@ func (s *Service) folderBad(id, dir, reason string) {
 
 // folderGood clears the problem folderBad reported for bot id, if any.
 func (s *Service) folderGood(id string) {
-	s.folderMu.Lock()
-	old, known := s.badFolders[id]
-	delete(s.badFolders, id)
-	s.folderMu.Unlock()
+	s.badFolders.mu.Lock()
+	old, known := s.badFolders.byID[id]
+	delete(s.badFolders.byID, id)
+	s.badFolders.mu.Unlock()
 	if !known {
 		return
 	}
@@ -530,13 +530,13 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 	}
 	out := make([]Bot, len(list))
 	var unknown []int // bots whose parts were never read: read now, outside the lock
-	s.partsMu.RLock()
+	s.partsSeen.mu.RLock()
 	for i, e := range list {
 		out[i] = Bot{Record: e.Record.Clone(), ETag: e.ETag}
 		if !s.personaInFile(e.Record) || s.unmigrated(e.Record) {
 			continue
 		}
-		parts, ok := s.partsCache[e.Record.ID]
+		parts, ok := s.partsSeen.byID[e.Record.ID]
 		if !ok {
 			unknown = append(unknown, i)
 			continue
@@ -544,7 +544,7 @@ func (s *Service) List(ctx context.Context, p access.Principal) ([]Bot, error) {
 		r := &out[i].Record
 		r.Name, r.Description, r.Instructions = parts.Name, parts.Description, parts.Instructions
 	}
-	s.partsMu.RUnlock()
+	s.partsSeen.mu.RUnlock()
 	for _, i := range unknown {
 		b, err := s.withPersona(ctx, record.Entry{Record: out[i].Record, ETag: out[i].ETag}, false) // the record is out's own copy
 		if err != nil {
@@ -713,7 +713,7 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 	if err := s.personas.Write(ctx, r.Workspace, parts, r.Template); err != nil {
 		return personaWriteError("edit", r.ID, err)
 	}
-	s.forget(r.ID)
+	s.partsSeen.forget(r.ID)
 	return nil
 }
 
@@ -750,7 +750,7 @@ func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifM
 	if err := s.store.Delete(ctx, id, ifMatch); err != nil {
 		return storeError(id, err)
 	}
-	s.forget(id)
+	s.partsSeen.forget(id)
 	if s.chats != nil {
 		s.chats.dropBot(ctx, id)
 	}

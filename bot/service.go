@@ -179,8 +179,7 @@ type Service struct {
 	folders       *folderIndex
 	locks         [64]sync.Mutex
 	seed          maphash.Seed
-	partsMu       sync.RWMutex
-	partsCache    map[string]persona.Parts // id → the parts AGENTS.md held when last read or written
+	partsSeen     partsCache // the parts each bot's AGENTS.md held when last read or written
 	users         Users
 	bus           *engine.Bus
 	catalog       *catalog.Catalog
@@ -189,18 +188,9 @@ type Service struct {
 	routes        *routeDesk // the chat-network routes; nil without Config.Routes
 	closeOnce     sync.Once
 	agents        []ahp.AgentInfo // Config.Agents
-	folderMu      sync.Mutex
-	badFolders    map[string]badFolder // id → the problem checkFolder reported
-
-	probMu   sync.Mutex // held while the problems are published and while a snapshot of them is taken
-	shown    []standing // the problems last published on ProblemsURI
-	probSeq  int64      // the serverSeq of the last problems action
-	probKick chan struct{}
-	probStop context.CancelFunc
-	probDone chan struct{}
-
-	sweepStop context.CancelFunc // stops the background sweep of persona temp files
-	sweepDone chan struct{}      // closed when that sweep has ended
+	badFolders    folderProblems  // the problems checkFolder reported
+	problems      problemFeed     // the problems channel's state and its follower
+	sweep         background      // the sweep of persona temp files
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -289,9 +279,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		now:        now,
 		firstSeen:  sync.OnceValue(now),
 		seed:       maphash.MakeSeed(),
-		partsCache: make(map[string]persona.Parts),
-		badFolders: make(map[string]badFolder),
-		probKick:   make(chan struct{}, 1),
+		partsSeen:  partsCache{byID: make(map[string]persona.Parts)},
+		badFolders: folderProblems{byID: make(map[string]badFolder)},
+		problems:   problemFeed{kick: make(chan struct{}, 1)},
 		users:      cfg.Users,
 		bus:        bus,
 		stop:       func() {},
@@ -365,7 +355,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := s.startProblems(ctx); err != nil {
 		return nil, fmt.Errorf("bot: problems: %w", err)
 	}
-	undo.push(s.stopProblems)
+	undo.push(s.problems.loop.close)
 	if cfg.Sessions != nil {
 		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, chatLogs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
 			return nil, fmt.Errorf("bot: chats: %w", err)
@@ -389,6 +379,76 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.startPersonaSweep()
 	undo.release()
 	return s, nil
+}
+
+// background is a goroutine a Service started, which Close stops and
+// waits for.
+type background struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// goUntil runs f in a goroutine, which stop must end.
+func (b *background) goUntil(stop context.CancelFunc, f func()) {
+	b.stop, b.done = stop, make(chan struct{})
+	go func() {
+		defer close(b.done)
+		f()
+	}()
+}
+
+// close stops the goroutine and waits for it to end; nothing when none
+// was started.
+func (b *background) close() {
+	if b.stop != nil {
+		b.stop()
+		<-b.done
+	}
+}
+
+// partsCache holds the persona parts each bot's AGENTS.md held when last
+// read or written, by id.
+type partsCache struct {
+	mu   sync.RWMutex // a listing holds it for reading across its bots
+	byID map[string]persona.Parts
+}
+
+// get returns the parts last seen of bot id.
+func (c *partsCache) get(id string) (persona.Parts, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.byID[id]
+	return p, ok
+}
+
+// put keeps p as bot id's parts. A read of an unchanged file finds its
+// parts there already: a read lock spares the readers of the cache the
+// write lock's wait.
+func (c *partsCache) put(id string, p persona.Parts) {
+	if old, ok := c.get(id); ok && old == p {
+		return
+	}
+	c.mu.Lock()
+	c.byID[id] = p
+	c.mu.Unlock()
+}
+
+// putListed keeps the parts a listing read unless a read or a write kept
+// some meanwhile: those are as new, or newer (the catalogue's first
+// listing runs in the background while the service already serves).
+func (c *partsCache) putListed(id string, p persona.Parts) {
+	c.mu.Lock()
+	if _, ok := c.byID[id]; !ok {
+		c.byID[id] = p
+	}
+	c.mu.Unlock()
+}
+
+// forget drops bot id's parts.
+func (c *partsCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.byID, id)
+	c.mu.Unlock()
 }
 
 // undoStack holds what a constructor started, to be stopped last first
@@ -423,14 +483,14 @@ func DefaultHostName() string {
 // The store is the caller's to close. It is idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
-		s.stopPersonaSweep()
+		s.sweep.close()
 		s.stop()
 		if s.chats != nil {
 			s.chats.close()
 		}
 		s.catalog.Close()
 		s.folders.stop()
-		s.stopProblems()
+		s.problems.loop.close()
 		s.walk.Close()
 	})
 	return nil
@@ -585,10 +645,7 @@ func (s *Service) withPersona(ctx context.Context, e record.Entry, fresh bool) (
 // folder check took it.
 func (s *Service) parts(ctx context.Context, r record.Record, fresh bool, ident agentsIdentity) (persona.Parts, error) {
 	if !fresh {
-		s.partsMu.RLock()
-		p, ok := s.partsCache[r.ID]
-		s.partsMu.RUnlock()
-		if ok {
+		if p, ok := s.partsSeen.get(r.ID); ok {
 			return p, nil
 		}
 	}
@@ -603,22 +660,11 @@ func (s *Service) parts(ctx context.Context, r record.Record, fresh bool, ident 
 		return persona.Parts{}, personaError(r.ID, err)
 	}
 	if fresh {
-		s.remember(r.ID, p)
+		s.partsSeen.put(r.ID, p)
 	} else {
-		s.rememberListed(r.ID, p)
+		s.partsSeen.putListed(r.ID, p)
 	}
 	return p, nil
-}
-
-// rememberListed keeps the parts a listing read unless a read or a write
-// kept some meanwhile: those are as new, or newer (the catalogue's first
-// listing runs in the background while the service already serves).
-func (s *Service) rememberListed(id string, p persona.Parts) {
-	s.partsMu.Lock()
-	if _, ok := s.partsCache[id]; !ok {
-		s.partsCache[id] = p
-	}
-	s.partsMu.Unlock()
 }
 
 // personaError gives an error reading bot id's AGENTS.md its code: a file
@@ -633,26 +679,6 @@ func personaError(id string, err error) error {
 		return errcode.Wrap(errcode.Conflict, err, "the persona of %s cannot be read: %v; mend the file by hand", uri(id), err)
 	}
 	return fmt.Errorf("read persona of %s: %w", uri(id), err)
-}
-
-func (s *Service) remember(id string, p persona.Parts) {
-	// a read of an unchanged file finds its parts there already: a
-	// read lock spares the readers of the cache the write lock's wait.
-	s.partsMu.RLock()
-	old, ok := s.partsCache[id]
-	s.partsMu.RUnlock()
-	if ok && old == p {
-		return
-	}
-	s.partsMu.Lock()
-	s.partsCache[id] = p
-	s.partsMu.Unlock()
-}
-
-func (s *Service) forget(id string) {
-	s.partsMu.Lock()
-	delete(s.partsCache, id)
-	s.partsMu.Unlock()
 }
 
 // catalogueWait bounds how long an acknowledged write waits for the
