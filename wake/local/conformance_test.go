@@ -1,4 +1,4 @@
-package waketest_test
+package local_test
 
 import (
 	"testing"
@@ -9,16 +9,7 @@ import (
 	"github.com/agenthost/bots/wake/waketest"
 )
 
-func TestEchoHarnessConformance(t *testing.T) {
-	t.Parallel()
-	waketest.RunHarness(t, waketest.Harness{
-		Open:     func(*testing.T) wake.Harness { return echo.Harness{} },
-		Provider: echo.Provider,
-		Script:   waketest.EchoScript(),
-	})
-}
-
-func TestLocalHostConformance(t *testing.T) {
+func TestConformance(t *testing.T) {
 	t.Parallel()
 	waketest.RunSessionHost(t, waketest.SessionHost{
 		Open: func(t *testing.T) wake.SessionHost {
