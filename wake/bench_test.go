@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/memrows"
 )
@@ -31,7 +32,7 @@ func BenchmarkWakeToQueuedMessage(b *testing.B) {
 	}
 	defer w.Close()
 	bot := record.Record{ID: "motion", Name: "Motion", Workspace: b.TempDir()}
-	warm := newMain("warm", "hi")
+	warm := maintest.New("warm", "hi")
 	turn := w.Wake(wake.Message{Bot: bot, Person: "user:soft", Session: "s", Chat: "c", TurnID: "warm", Text: "hi", StartedAt: time.Now()}, warm)
 	for turn.Session() == "" {
 		time.Sleep(time.Millisecond) // the first wake starts the session; polling, not a wait for a result
@@ -47,7 +48,7 @@ func BenchmarkWakeToQueuedMessage(b *testing.B) {
 	for i := range b.N {
 		id := fmt.Sprintf("t%d", i)
 		start := time.Now()
-		w.Wake(wake.Message{Bot: bot, Person: "user:soft", Session: "s", Chat: "c", TurnID: id, Text: "hi", StartedAt: start}, newMain(id, "hi"))
+		w.Wake(wake.Message{Bot: bot, Person: "user:soft", Session: "s", Chat: "c", TurnID: id, Text: "hi", StartedAt: start}, maintest.New(id, "hi"))
 		for a := range ch {
 			if a.Type == ahp.ActionChatPendingMessageSet {
 				break

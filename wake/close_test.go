@@ -100,9 +100,9 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	e := newEnv(t, nil)
 	m, _, _ := e.say("hello")
-	m.ended(t)
+	m.Ended(t)
 	m, turn, _ := e.say("sleep 30")
-	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	m.Wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		call := subagentCall(ahp.Turn{ResponseParts: c.ActiveTurn.ResponseParts})
 		return call != nil && len(call.Content) > 0
 	})

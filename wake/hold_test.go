@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/memrows"
 )
@@ -42,13 +43,13 @@ func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *t
 	ws := []*wake.Waker{instance(t, "a", logs, rows, leases), instance(t, "b", logs, rows, leases)}
 	e := newEnv(t, nil) // for its bot and folder
 	const n = 20
-	mains := make([]*fakeMain, n)
+	mains := make([]*maintest.Main, n)
 	turns := make([]*wake.Turn, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			id, text := fmt.Sprintf("turn-%d", i), fmt.Sprintf("m-%d", i)
-			mains[i] = newMain(id, text)
+			mains[i] = maintest.New(id, text)
 			turns[i] = ws[i%2].Wake(wake.Message{Bot: e.bot, Person: "user:soft", Session: fmt.Sprintf("ahp-session:/main-%d", i),
 				Chat: fmt.Sprintf("ahp-chat://main-%d", i), TurnID: id, Text: text, StartedAt: time.Now()}, mains[i])
 		})
@@ -56,9 +57,9 @@ func TestMessagesToOneNameOnTwoInstancesGoToOneBackSessionAndAllAreAnswered(t *t
 	wg.Wait()
 	sessions := map[string]bool{}
 	for i := range n {
-		turn := mains[i].ended(t)
+		turn := mains[i].Ended(t)
 		if want := []string{fmt.Sprintf("Motion heard: m-%d", i)}; turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), want) {
-			t.Errorf("message %d: the main turn ended %s: %s", i, turn.State, mustJSON(turn))
+			t.Errorf("message %d: the main turn ended %s: %s", i, turn.State, maintest.JSON(turn))
 		}
 		sessions[turns[i].Session()] = true
 	}
@@ -101,23 +102,23 @@ func TestAWakerThatClosesLetsGoOfItsLeaseSoAnotherTakesTheSessionOverAtOnce(t *t
 	}
 	ha := host()
 	a := wakeOn(ha, "a")
-	msg := func(i int, text string) (*fakeMain, wake.Message) {
+	msg := func(i int, text string) (*maintest.Main, wake.Message) {
 		id := fmt.Sprintf("turn-%d", i)
-		return newMain(id, text), wake.Message{Bot: e.bot, Person: "user:soft", Session: fmt.Sprintf("ahp-session:/main-%d", i),
+		return maintest.New(id, text), wake.Message{Bot: e.bot, Person: "user:soft", Session: fmt.Sprintf("ahp-session:/main-%d", i),
 			Chat: fmt.Sprintf("ahp-chat://main-%d", i), TurnID: id, Text: text, StartedAt: time.Now()}
 	}
 	m1, msg1 := msg(1, "sleep 30")
 	t1 := a.Wake(msg1, m1)
-	m1.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool { return t1.Session() != "" })
+	m1.Wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool { return t1.Session() != "" })
 	// The instance goes away mid-turn, its lease an hour from expiring.
 	a.Close()
 	ha.Close()
 	b := wakeOn(host(), "b")
 	m2, msg2 := msg(2, "hello")
 	t2 := b.Wake(msg2, m2)
-	turn := m2.ended(t)
+	turn := m2.Ended(t)
 	if turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), []string{"Motion heard: hello"}) {
-		t.Fatalf("the other instance's turn ended %s: %s", turn.State, mustJSON(turn))
+		t.Fatalf("the other instance's turn ended %s: %s", turn.State, maintest.JSON(turn))
 	}
 	if t2.Session() != t1.Session() {
 		t.Errorf("the other instance used %s, want the same back session %s", t2.Session(), t1.Session())

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
 	"github.com/agenthost/bots/wake/filerows"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 )
 
@@ -65,10 +66,10 @@ func (e *restartEnv) waker(t *testing.T, h wake.SessionHost) *wake.Waker {
 // say wakes the bot with text and waits for the main turn to end.
 func (e *restartEnv) say(t *testing.T, w *wake.Waker, turnID, text string) (ahp.Turn, string) {
 	t.Helper()
-	m := newMain(turnID, text)
+	m := maintest.New(turnID, text)
 	turn := w.Wake(wake.Message{Bot: e.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: turnID, Text: text, StartedAt: time.Now()}, m)
-	return m.ended(t), turn.Session()
+	return m.Ended(t), turn.Session()
 }
 
 // spec is a back session of the bot, as the Waker starts one.
@@ -91,7 +92,7 @@ func TestLocalHostStartedAgainHoldsItsBackSessionsAndTheWakeContinuesThem(t *tes
 	w1 := e.waker(t, h1)
 	turn, session := e.say(t, w1, "t1", "hello")
 	if !slices.Equal(texts(turn), []string{"Motion heard: hello"}) {
-		t.Fatalf("before the restart: %s", mustJSON(turn))
+		t.Fatalf("before the restart: %s", maintest.JSON(turn))
 	}
 	w1.Close()
 	h1.Close()
@@ -105,7 +106,7 @@ func TestLocalHostStartedAgainHoldsItsBackSessionsAndTheWakeContinuesThem(t *tes
 		t.Fatal(err)
 	}
 	if len(state.Turns) != 1 || backWords(state.Turns[0]) != "hello" || state.Turns[0].State != ahp.TurnStateComplete {
-		t.Fatalf("the restored back chat holds %s", mustJSON(state.Turns))
+		t.Fatalf("the restored back chat holds %s", maintest.JSON(state.Turns))
 	}
 	turn, again := e.say(t, e.waker(t, h2), "t2", "again")
 	if again != session || !slices.Equal(texts(turn), []string{"Motion heard: again"}) {
@@ -113,7 +114,7 @@ func TestLocalHostStartedAgainHoldsItsBackSessionsAndTheWakeContinuesThem(t *tes
 	}
 	state = waitBack(t, h2, session, "the second back turn", func(s ahp.ChatState) bool { return len(s.Turns) == 2 && s.ActiveTurn == nil })
 	if backWords(state.Turns[1]) != "again" || state.Turns[1].State != ahp.TurnStateComplete {
-		t.Errorf("the back chat holds %s", mustJSON(state.Turns))
+		t.Errorf("the back chat holds %s", maintest.JSON(state.Turns))
 	}
 }
 
@@ -144,12 +145,12 @@ func TestRestoredBackSessionEndsItsInterruptedTurnAndTakesBackWaitingMessages(t 
 			t.Fatal(err)
 		}
 		if state.ActiveTurn != nil || len(state.QueuedMessages) != 0 || len(state.Turns) != 1 {
-			t.Fatalf("the restored back chat is %s, want its one turn ended and nothing waiting", mustJSON(state))
+			t.Fatalf("the restored back chat is %s, want its one turn ended and nothing waiting", maintest.JSON(state))
 		}
 		tn := state.Turns[0]
 		tail := tn.ResponseParts[len(tn.ResponseParts)-1]
 		if tn.State != ahp.TurnStateError || tail.Error == nil || tail.Error.Error.ErrorType != replica.InterruptedType {
-			t.Errorf("the interrupted turn reads %s", mustJSON(tn))
+			t.Errorf("the interrupted turn reads %s", maintest.JSON(tn))
 		}
 		h.Close()
 	}
@@ -226,7 +227,7 @@ func TestBackLogWithATornLastLineIsRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(state.Turns) != 1 || backWords(state.Turns[0]) != "hello" {
-		t.Errorf("the restored chat holds %s", mustJSON(state.Turns))
+		t.Errorf("the restored chat holds %s", maintest.JSON(state.Turns))
 	}
 	data, _ := os.ReadFile(e.logPath(session))
 	if !strings.HasSuffix(string(data), "}\n") {

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/memrows"
 )
@@ -81,7 +82,7 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("be brief\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := newMain("turn-1", "hello")
+	m := maintest.New("turn-1", "hello")
 	turn := w.Wake(wake.Message{
 		Bot: record.Record{ID: "motion", Name: "Motion", Workspace: dir, Owner: "user:soft"}, Person: "user:soft",
 		Session: "ahp-session:/main", Chat: "ahp-chat://main", TurnID: "turn-1", Text: "hello", StartedAt: time.Now(),
@@ -91,7 +92,7 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 		mu   sync.Mutex
 		back []ahp.Action
 	)
-	st, _ := m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	st, _ := m.Wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		if turn.Session() == "" {
 			return false
 		}
@@ -120,11 +121,11 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 		}
 	}
 	answer := ahp.InputCompleted(qid, ahp.InputDecline, nil)
-	m.apply(answer)
+	m.Apply(answer)
 	if err := turn.Answer(ctx(t), answer); err != nil {
 		t.Fatal(err)
 	}
-	ended := m.ended(t)
+	ended := m.Ended(t)
 	if ended.State != ahp.TurnStateError {
 		t.Fatalf("the main turn ended %s", ended.State)
 	}
@@ -133,11 +134,9 @@ func TestNothingAnAgentHandsOutCarriesASecret(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m.mu.Lock()
-	mainLog := mustJSON(m.log) + mustJSON(m.chat)
-	m.mu.Unlock()
+	mainLog := maintest.JSON(m.Log()) + maintest.JSON(m.Current())
 	mu.Lock()
-	backLog := mustJSON(back) + mustJSON(backState)
+	backLog := maintest.JSON(back) + maintest.JSON(backState)
 	mu.Unlock()
 	for name, s := range map[string]string{"the main chat": mainLog, "the back chat": backLog} {
 		if strings.Contains(s, leaked) {
@@ -172,12 +171,12 @@ func TestWakerScrubsTheMainChatOfAnyHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	m := newMain("turn-1", "hello")
+	m := maintest.New("turn-1", "hello")
 	turn := w.Wake(wake.Message{
 		Bot: record.Record{ID: "motion", Name: "Motion", Workspace: t.TempDir(), Owner: "user:soft"}, Person: "user:soft",
 		Session: "ahp-session:/main", Chat: "ahp-chat://main", TurnID: "turn-1", Text: "hello", StartedAt: time.Now(),
 	}, m)
-	st, _ := m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	st, _ := m.Wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		for _, p := range c.ActiveTurn.ResponseParts {
 			if p.InputRequest != nil {
 				return true
@@ -188,16 +187,14 @@ func TestWakerScrubsTheMainChatOfAnyHost(t *testing.T) {
 	for _, p := range st.ActiveTurn.ResponseParts {
 		if p.InputRequest != nil {
 			answer := ahp.InputCompleted(p.InputRequest.Request.ID, ahp.InputDecline, nil)
-			m.apply(answer)
+			m.Apply(answer)
 			if err := turn.Answer(ctx(t), answer); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	m.ended(t)
-	m.mu.Lock()
-	mainLog := mustJSON(m.log) + mustJSON(m.chat)
-	m.mu.Unlock()
+	m.Ended(t)
+	mainLog := maintest.JSON(m.Log()) + maintest.JSON(m.Current())
 	if strings.Contains(mainLog, leaked) || !strings.Contains(mainLog, "posted [redacted]") || !strings.Contains(mainLog, "holding [redacted]") {
 		t.Errorf("the main chat: %s", mainLog)
 	}

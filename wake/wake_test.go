@@ -18,6 +18,7 @@ import (
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/memrows"
 )
@@ -26,19 +27,19 @@ func TestWakePostsTheEchoReplyAndEndsTheMainTurn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("hello there")
-	got := m.ended(t)
+	got := m.Ended(t)
 	if got.State != ahp.TurnStateComplete {
-		t.Fatalf("main turn %s, want complete: %s", got.State, mustJSON(got))
+		t.Fatalf("main turn %s, want complete: %s", got.State, maintest.JSON(got))
 	}
 	if want := []string{"Motion heard: hello there"}; !slices.Equal(texts(got), want) {
 		t.Errorf("main turn says %q, want %q", texts(got), want)
 	}
 	call := subagentCall(got)
 	if call == nil || call.Status != ahp.ToolCallStatusCompleted || !call.Success {
-		t.Fatalf("subagent call %s, want completed", mustJSON(call))
+		t.Fatalf("subagent call %s, want completed", maintest.JSON(call))
 	}
 	if len(call.Content) != 1 || call.Content[0].Type != ahp.ContentSubagent || call.Content[0].Resource != ahp.DefaultChatURI(turn.Session()) {
-		t.Errorf("subagent content %s, want the back chat of %s", mustJSON(call.Content), turn.Session())
+		t.Errorf("subagent content %s, want the back chat of %s", maintest.JSON(call.Content), turn.Session())
 	}
 	<-turn.Done()
 }
@@ -47,7 +48,7 @@ func TestWakeTwicePostsTwoMessagesToTheMainTurn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, _, _ := e.say("twice")
-	if got := texts(m.ended(t)); !slices.Equal(got, []string{"first", "second"}) {
+	if got := texts(m.Ended(t)); !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("main turn says %q, want first, second", got)
 	}
 }
@@ -70,7 +71,7 @@ func TestMainTurnPostMessageAbsentPolicies(t *testing.T) {
 		t.Run(c.policy+"/"+c.words, func(t *testing.T) {
 			e := newEnv(t, nil, func(cfg *wake.Config) { cfg.MainTurnPostMessageAbsent = wake.PostMessageAbsent(c.policy) })
 			m, _, _ := e.say(c.words)
-			got := m.ended(t)
+			got := m.Ended(t)
 			if got.State != ahp.TurnStateComplete || !slices.Equal(texts(got), c.want) {
 				t.Errorf("main turn %s says %q, want complete saying %q", got.State, texts(got), c.want)
 			}
@@ -130,13 +131,13 @@ func TestFailedBackTurnFailsTheMainTurnTypedSendFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, _, _ := e.say("fail")
-	got := m.ended(t)
+	got := m.Ended(t)
 	ei := errorOf(got)
 	if got.State != ahp.TurnStateError || ei == nil || ei.ErrorType != wake.ErrorSendFailed || !strings.Contains(ei.Message, "asked to fail") {
-		t.Fatalf("main turn %s, want an error typed sendFailed with the back turn's reason", mustJSON(got))
+		t.Fatalf("main turn %s, want an error typed sendFailed with the back turn's reason", maintest.JSON(got))
 	}
 	if call := subagentCall(got); call == nil || call.Status != ahp.ToolCallStatusCancelled {
-		t.Errorf("subagent call %s, want cancelled", mustJSON(call))
+		t.Errorf("subagent call %s, want cancelled", maintest.JSON(call))
 	}
 }
 
@@ -144,19 +145,19 @@ func TestQuestionIsShownInTheMainChatAndTheAnswerGoesBack(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, msg := e.say("ask what colour?")
-	c, _ := m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
+	c, _ := m.Wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
 	req := openInput(c)
 	if len(req.Request.Questions) != 1 || req.Request.Questions[0].Message != "what colour?" {
-		t.Fatalf("question %s", mustJSON(req))
+		t.Fatalf("question %s", maintest.JSON(req))
 	}
 	answer := ahp.InputCompleted(req.Request.ID, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
 		echo.QuestionID: {State: "submitted", Value: &ahp.ChatInputAnswerValue{Kind: "text", Value: "blue"}},
 	})
-	m.apply(answer)
+	m.Apply(answer)
 	if err := turn.Answer(ctx(t), answer); err != nil {
 		t.Fatal(err)
 	}
-	got := m.ended(t)
+	got := m.Ended(t)
 	if !slices.Equal(texts(got), []string{"you said: blue"}) {
 		t.Errorf("main turn says %q, want you said: blue", texts(got))
 	}
@@ -193,14 +194,14 @@ func TestApprovalIsShownAsAToolCallWaitingForConfirmation(t *testing.T) {
 		t.Run(fmt.Sprint(approve), func(t *testing.T) {
 			e := newEnv(t, nil)
 			m, turn, _ := e.say("approve")
-			c, _ := m.wait(t, "the approval", func(c ahp.ChatState, _ ahp.SessionState) bool { return pendingCall(c) != nil })
+			c, _ := m.Wait(t, "the approval", func(c ahp.ChatState, _ ahp.SessionState) bool { return pendingCall(c) != nil })
 			call := pendingCall(c)
 			a := ahp.ToolCallConfirmed(c.ActiveTurn.ID, call.ToolCallID, approve)
-			m.apply(a)
+			m.Apply(a)
 			if err := turn.Answer(ctx(t), a); err != nil {
 				t.Fatal(err)
 			}
-			got := m.ended(t)
+			got := m.Ended(t)
 			want := map[bool]string{true: "approved", false: "denied"}[approve]
 			if !slices.Equal(texts(got), []string{want}) {
 				t.Errorf("main turn says %q, want %s", texts(got), want)
@@ -213,7 +214,7 @@ func TestWithdrawnRequestLeavesTheMainChat(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("ask anything?")
-	m.wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
+	m.Wait(t, "the question", func(c ahp.ChatState, _ ahp.SessionState) bool { return openInput(c) != nil })
 	// The back turn is stopped in the back chat: its question is withdrawn.
 	back := turn.Session()
 	bs, _, err := e.host.Follow(ctx(t), back)
@@ -223,7 +224,7 @@ func TestWithdrawnRequestLeavesTheMainChat(t *testing.T) {
 	if err := e.host.Dispatch(ctx(t), back, ahp.TurnCancelled(bs.ActiveTurn.ID, 1)); err != nil {
 		t.Fatal(err)
 	}
-	got := m.ended(t)
+	got := m.Ended(t)
 	for _, p := range got.ResponseParts {
 		if p.InputRequest != nil && p.InputRequest.Response != ahp.InputCancel {
 			t.Errorf("question left %q, want cancel", p.InputRequest.Response)
@@ -238,12 +239,12 @@ func TestAskInOwnListsTheRequestOnTheMainSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.AskIn = wake.AskInOwn })
 	m, turn, _ := e.say("ask name?")
-	_, s := m.wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
+	_, s := m.Wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
 	in := s.InputNeeded[0]
 	if in.Kind != ahp.InputNeededChatInput || in.Chat != ahp.DefaultChatURI(turn.Session()) || !s.Status.Has(ahp.StatusInputNeeded) {
-		t.Fatalf("inputNeeded %s status %d, want a chatInput naming the back chat, status InputNeeded", mustJSON(in), s.Status)
+		t.Fatalf("inputNeeded %s status %d, want a chatInput naming the back chat, status InputNeeded", maintest.JSON(in), s.Status)
 	}
-	if openInput(m.current()) != nil {
+	if openInput(m.Current()) != nil {
 		t.Error("the question was copied into the main chat")
 	}
 	err := e.host.Dispatch(ctx(t), turn.Session(), ahp.InputCompleted(in.ID, ahp.InputAccept, map[string]ahp.ChatInputAnswer{
@@ -252,8 +253,8 @@ func TestAskInOwnListsTheRequestOnTheMainSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := m.ended(t)
-	_, s = m.wait(t, "inputNeeded to clear", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 0 })
+	got := m.Ended(t)
+	_, s = m.Wait(t, "inputNeeded to clear", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 0 })
 	if s.Status.Has(ahp.StatusInputNeeded) || !slices.Equal(texts(got), []string{"you said: Ada"}) {
 		t.Errorf("status %d, main says %q", s.Status, texts(got))
 	}
@@ -263,25 +264,25 @@ func TestAskInOwnListsAnApproval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.AskIn = wake.AskInOwn })
 	m, turn, _ := e.say("approve")
-	_, s := m.wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
+	_, s := m.Wait(t, "inputNeeded", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 1 })
 	in := s.InputNeeded[0]
 	if in.Kind != ahp.InputNeededToolConfirmation || in.ToolCall == nil || in.TurnID == "" {
-		t.Fatalf("inputNeeded %s", mustJSON(in))
+		t.Fatalf("inputNeeded %s", maintest.JSON(in))
 	}
 	if err := e.host.Dispatch(ctx(t), turn.Session(), ahp.ToolCallConfirmed(in.TurnID, in.ID, true)); err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(m.ended(t)); !slices.Equal(got, []string{"approved"}) {
+	if got := texts(m.Ended(t)); !slices.Equal(got, []string{"approved"}) {
 		t.Errorf("main says %q", got)
 	}
-	m.wait(t, "inputNeeded to clear", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 0 })
+	m.Wait(t, "inputNeeded to clear", func(_ ahp.ChatState, s ahp.SessionState) bool { return len(s.InputNeeded) == 0 })
 }
 
 func TestStopTakesBackWaitingMessagesAndStopsTheBackTurn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m1, t1, _ := e.say("sleep 30")
-	m1.wait(t, "the back turn", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	m1.Wait(t, "the back turn", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		call := c.ActiveTurn.ResponseParts
 		return len(call) > 0 && len(call[0].ToolCall.Content) > 0
 	})
@@ -293,10 +294,10 @@ func TestStopTakesBackWaitingMessagesAndStopsTheBackTurn(t *testing.T) {
 	})
 	m2, t2, _ := e.say("hello") // waits in the back queue behind the sleep
 	waitBack(t, e.host, back, "the second message queued", func(c ahp.ChatState) bool { return len(c.QueuedMessages) == 1 })
-	m2.stop(t)
+	m2.Stop(t)
 	t2.Stop()
 	waitBack(t, e.host, back, "the queue to empty", func(c ahp.ChatState) bool { return len(c.QueuedMessages) == 0 })
-	m1.stop(t)
+	m1.Stop(t)
 	t1.Stop()
 	c := waitBack(t, e.host, back, "the sleep to stop", func(c ahp.ChatState) bool { return c.ActiveTurn == nil && len(c.Turns) == 1 })
 	if c.Turns[0].State != ahp.TurnStateCancelled {
@@ -318,11 +319,11 @@ func waitBack(t *testing.T, h *local.Host, session, what string, cond func(ahp.C
 		select {
 		case a, ok := <-ch:
 			if !ok {
-				t.Fatalf("timed out waiting for %s: %s", what, mustJSON(state))
+				t.Fatalf("timed out waiting for %s: %s", what, maintest.JSON(state))
 			}
 			state = ahp.ApplyChat(state, a)
 		case <-c.Done():
-			t.Fatalf("timed out waiting for %s: %s", what, mustJSON(state))
+			t.Fatalf("timed out waiting for %s: %s", what, maintest.JSON(state))
 		}
 	}
 	return state
@@ -332,14 +333,14 @@ func TestSteerMainTurnEndsWithTheTurnTheSteerBecomes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("sleep 0.2")
-	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	m.Wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		p := c.ActiveTurn.ResponseParts
 		return len(p) > 0 && len(p[0].ToolCall.Content) > 0
 	})
 	if err := turn.Steer(ctx(t), "and then?"); err != nil {
 		t.Fatal(err)
 	}
-	got := m.ended(t)
+	got := m.Ended(t)
 	if want := []string{"awake", "Motion heard: and then?"}; !slices.Equal(texts(got), want) {
 		t.Errorf("main turn says %q, want %q", texts(got), want)
 	}
@@ -357,7 +358,7 @@ func TestSteerThatCannotBeHandedOnIsDroppedAndTheTurnKeepsWaiting(t *testing.T) 
 		}}
 	})
 	m, turn, _ := e.say("sleep 0.2")
-	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	m.Wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		p := c.ActiveTurn.ResponseParts
 		return len(p) > 0 && len(p[0].ToolCall.Content) > 0
 	})
@@ -366,8 +367,8 @@ func TestSteerThatCannotBeHandedOnIsDroppedAndTheTurnKeepsWaiting(t *testing.T) 
 	if err := turn.Steer(ctx(t), "more"); err == nil || !strings.Contains(err.Error(), "queue full") {
 		t.Fatalf("steer: %v, want the host's refusal", err)
 	}
-	if got := m.ended(t); !slices.Equal(texts(got), []string{"awake"}) {
-		t.Errorf("main turn says %q, want awake: %s", texts(got), mustJSON(got))
+	if got := m.Ended(t); !slices.Equal(texts(got), []string{"awake"}) {
+		t.Errorf("main turn says %q, want awake: %s", texts(got), maintest.JSON(got))
 	}
 }
 
@@ -377,7 +378,7 @@ func TestContextBlockGoesInFrontOfTheWords(t *testing.T) {
 	at := time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
 	e := newEnv(t, nil, func(c *wake.Config) { c.Location = loc; c.Now = func() time.Time { return at } })
 	m, turn, _ := e.say("context")
-	got := texts(m.ended(t))
+	got := texts(m.Ended(t))
 	want := "<context>\nmain chat: ahp-chat://main\nfrom: soft\ntime: 2026-10-11T11:00:00+02:00\n</context>\ncontext"
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("posted %q, want %q", got, want)
@@ -385,7 +386,7 @@ func TestContextBlockGoesInFrontOfTheWords(t *testing.T) {
 	c := waitBack(t, e.host, turn.Session(), "the back turn", func(c ahp.ChatState) bool { return len(c.Turns) == 1 })
 	msg := c.Turns[0].Message
 	if msg.Origin.Kind != ahp.MessageAgent || msg.Model != nil || msg.Agent != nil || len(msg.Attachments) != 0 {
-		t.Errorf("back message %s, want an agent's message with no model, agent or attachments", mustJSON(msg))
+		t.Errorf("back message %s, want an agent's message with no model, agent or attachments", maintest.JSON(msg))
 	}
 	d, _ := msg.Meta[wake.DelegationMeta].(map[string]any)
 	if d["sourceSession"] != "ahp-session:/main" || d["sourceChat"] != "ahp-chat://main" {
@@ -397,7 +398,7 @@ func TestContextInMetaSendsTheWordsAlone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.ContextIn = wake.ContextInMeta })
 	m, _, _ := e.say("context")
-	if got := texts(m.ended(t)); !slices.Equal(got, []string{"context"}) {
+	if got := texts(m.Ended(t)); !slices.Equal(got, []string{"context"}) {
 		t.Errorf("posted %q, want the words alone", got)
 	}
 }
@@ -406,9 +407,9 @@ func TestMessagesToOneNameContinueOneSessionAndTheRowNamesIt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m1, t1, _ := e.say("one")
-	m1.ended(t)
+	m1.Ended(t)
 	m2, t2, _ := e.say("two")
-	m2.ended(t)
+	m2.Ended(t)
 	if t1.Session() == "" || t1.Session() != t2.Session() {
 		t.Fatalf("sessions %q and %q, want one", t1.Session(), t2.Session())
 	}
@@ -423,9 +424,9 @@ func TestTurnInTheSessionNameStartsASessionPerMessage(t *testing.T) {
 	e := newEnv(t, nil)
 	e.bot.Session = "w-{turn}"
 	m1, t1, _ := e.say("one")
-	m1.ended(t)
+	m1.Ended(t)
 	m2, t2, _ := e.say("two")
-	m2.ended(t)
+	m2.Ended(t)
 	if t1.Session() == t2.Session() {
 		t.Fatalf("one session %s for two messages, want one each", t1.Session())
 	}
@@ -444,16 +445,16 @@ func TestFiftyConcurrentMessagesToOneNameStartOneSession(t *testing.T) {
 			return h.Start(ctx, s)
 		}}
 	})
-	var mains []*fakeMain
+	var mains []*maintest.Main
 	var turns []*wake.Turn
 	for i := range 50 {
-		m := newMain(fmt.Sprintf("t%d", i), "hi")
+		m := maintest.New(fmt.Sprintf("t%d", i), "hi")
 		mains = append(mains, m)
 		turns = append(turns, e.w.Wake(wake.Message{Bot: e.bot, Person: "user:soft", Session: "s", Chat: "c", TurnID: fmt.Sprintf("t%d", i), Text: "hi", StartedAt: time.Now()}, m))
 	}
 	for _, m := range mains {
-		if got := m.ended(t); got.State != ahp.TurnStateComplete {
-			t.Fatalf("a main turn %s", mustJSON(got))
+		if got := m.Ended(t); got.State != ahp.TurnStateComplete {
+			t.Fatalf("a main turn %s", maintest.JSON(got))
 		}
 	}
 	if n := starts.Load(); n != 1 {
@@ -478,11 +479,11 @@ func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t 
 		}, restore: func(context.Context, string, wake.Spec) error { return fmt.Errorf("lost: %w", wake.ErrRefused) }}
 	})
 	m1, t1, _ := e.say("one")
-	m1.ended(t)
+	m1.Ended(t)
 	forget.Store(true)
 	m2, t2, _ := e.say("two")
-	if got := m2.ended(t); got.State != ahp.TurnStateComplete {
-		t.Fatalf("second turn %s", mustJSON(got))
+	if got := m2.Ended(t); got.State != ahp.TurnStateComplete {
+		t.Fatalf("second turn %s", maintest.JSON(got))
 	}
 	if t1.Session() == t2.Session() {
 		t.Fatal("the lost session was used again")
@@ -520,10 +521,10 @@ func TestFailuresEndTheMainTurnWithTheReason(t *testing.T) {
 				c.bot(e)
 			}
 			m, _, _ := e.say("hello")
-			got := m.ended(t)
+			got := m.Ended(t)
 			ei := errorOf(got)
 			if got.State != ahp.TurnStateError || ei == nil || ei.ErrorType != wake.ErrorSendFailed || !strings.Contains(ei.Message, c.want) {
-				t.Fatalf("main turn %s, want an error saying %q", mustJSON(got), c.want)
+				t.Fatalf("main turn %s, want an error saying %q", maintest.JSON(got), c.want)
 			}
 		})
 	}
@@ -545,9 +546,9 @@ func TestSendNotConfirmedInTenSecondsIsNotSentAgain(t *testing.T) {
 		if d := time.Since(start); d != 10*time.Second {
 			t.Errorf("the turn failed after %v, want 10s", d)
 		}
-		got := m.current().Turns[0]
+		got := m.Current().Turns[0]
 		if ei := errorOf(got); ei == nil || ei.Message != wake.NotConfirmed || ei.ErrorType != wake.ErrorSendFailed {
-			t.Errorf("main turn %s, want VS Code's words", mustJSON(got))
+			t.Errorf("main turn %s, want VS Code's words", maintest.JSON(got))
 		}
 		if n := sends.Load(); n != 1 {
 			t.Errorf("sent %d times, want once", n)
@@ -561,16 +562,16 @@ func TestLostSessionWhileWaitingFailsTheMainTurn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("sleep 30")
-	m.wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
+	m.Wait(t, "the back session", func(c ahp.ChatState, _ ahp.SessionState) bool {
 		p := c.ActiveTurn.ResponseParts
 		return len(p) > 0 && len(p[0].ToolCall.Content) > 0
 	})
 	if err := e.host.Dispose(ctx(t), turn.Session()); err != nil {
 		t.Fatal(err)
 	}
-	got := m.ended(t)
+	got := m.Ended(t)
 	if ei := errorOf(got); ei == nil || !strings.Contains(ei.Message, "no longer holds") {
-		t.Errorf("main turn %s, want it failed with the lost session", mustJSON(got))
+		t.Errorf("main turn %s, want it failed with the lost session", maintest.JSON(got))
 	}
 }
 
@@ -589,13 +590,13 @@ func TestBackSessionStartsOnPresetElseProviderElseDefaultAgent(t *testing.T) {
 	e.bot.Session = "s-{turn}"
 	e.bot.Preset, e.bot.Provider, e.bot.Model = "quick", "echo", "m2"
 	m, _, _ := e.say("a")
-	m.ended(t)
+	m.Ended(t)
 	e.bot.Preset = ""
 	m, _, _ = e.say("b")
-	m.ended(t)
+	m.Ended(t)
 	e.bot.Provider, e.bot.Model = "", ""
 	m, _, _ = e.say("c")
-	m.ended(t)
+	m.Ended(t)
 	if len(specs) != 3 {
 		t.Fatalf("%d starts", len(specs))
 	}
@@ -628,7 +629,7 @@ func TestFirstWakeWritesAgentsMdWhereTheFolderHasNone(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	e.bot.Workspace = fresh
 	m, _, _ := e.say("hi")
-	if got := texts(m.ended(t)); !slices.Equal(got, []string{"Motion heard: hi"}) {
+	if got := texts(m.Ended(t)); !slices.Equal(got, []string{"Motion heard: hi"}) {
 		t.Errorf("main says %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(fresh, "AGENTS.md")); err != nil {
@@ -637,7 +638,7 @@ func TestFirstWakeWritesAgentsMdWhereTheFolderHasNone(t *testing.T) {
 	mine := []byte("---\nname: Mine\n---\nhand written\n")
 	os.WriteFile(filepath.Join(fresh, "AGENTS.md"), mine, 0o644)
 	m, _, _ = e.say("again")
-	m.ended(t)
+	m.Ended(t)
 	if got, _ := os.ReadFile(filepath.Join(fresh, "AGENTS.md")); string(got) != string(mine) {
 		t.Errorf("a wake wrote over AGENTS.md: %q", got)
 	}
@@ -647,9 +648,9 @@ func TestPostMessageRefusedByADenyList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, func(c *wake.Config) { c.Deny = []string{wake.PostMessage} })
 	m, _, _ := e.say("hello")
-	got := m.ended(t)
+	got := m.Ended(t)
 	if len(texts(got)) != 0 || got.State != ahp.TurnStateError {
-		t.Errorf("main turn %s, want nothing posted and the back turn's failure", mustJSON(got))
+		t.Errorf("main turn %s, want nothing posted and the back turn's failure", maintest.JSON(got))
 	}
 }
 
@@ -657,17 +658,17 @@ func TestPostMessageInATurnBegunInTheBackChatPostsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	m, turn, _ := e.say("hi")
-	m.ended(t)
+	m.Ended(t)
 	back := turn.Session()
 	if err := e.host.Dispatch(ctx(t), back, ahp.TurnStarted("own", time.Now(), ahp.UserMessage("hello"))); err != nil {
 		t.Fatal(err)
 	}
 	c := waitBack(t, e.host, back, "the own turn", func(c ahp.ChatState) bool { return len(c.Turns) == 2 })
 	if c.Turns[1].State != ahp.TurnStateError {
-		t.Errorf("own turn %s, want its post refused", mustJSON(c.Turns[1]))
+		t.Errorf("own turn %s, want its post refused", maintest.JSON(c.Turns[1]))
 	}
-	if mc := m.current(); len(mc.Turns) != 1 || len(texts(mc.Turns[0])) != 1 {
-		t.Errorf("the main chat changed: %s", mustJSON(mc))
+	if mc := m.Current(); len(mc.Turns) != 1 || len(texts(mc.Turns[0])) != 1 {
+		t.Errorf("the main chat changed: %s", maintest.JSON(mc))
 	}
 }
 
@@ -717,7 +718,7 @@ func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
 	var session string
 	for i := range local.BackTurns + 3 {
 		m, turn, _ := e.say(fmt.Sprint("m", i))
-		if got := texts(m.ended(t)); !slices.Equal(got, []string{fmt.Sprint("Motion heard: m", i)}) {
+		if got := texts(m.Ended(t)); !slices.Equal(got, []string{fmt.Sprint("Motion heard: m", i)}) {
 			t.Fatalf("turn %d says %q", i, got)
 		}
 		<-turn.Done()
@@ -732,6 +733,6 @@ func TestABackChatHoldsOnlyItsLatestEndedTurns(t *testing.T) {
 	}
 	last := state.Turns[len(state.Turns)-1]
 	if last.Message.Text == "" || !strings.HasSuffix(last.Message.Text, fmt.Sprint("m", local.BackTurns+2)) {
-		t.Errorf("the latest turn held is %s", mustJSON(last.Message))
+		t.Errorf("the latest turn held is %s", maintest.JSON(last.Message))
 	}
 }

@@ -1,4 +1,4 @@
-package wake_test
+package local_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/wake"
+	"github.com/agenthost/bots/wake/internal/maintest"
 )
 
 func TestASlowLogWriteDoesNotStallTheBackSessionsReaders(t *testing.T) {
@@ -24,7 +25,7 @@ func TestASlowLogWriteDoesNotStallTheBackSessionsReaders(t *testing.T) {
 	// session's writer: its readers still read it.
 	waited, open := logs.Shut()
 	defer open()
-	m := newMain("turn-slow", "again")
+	m := maintest.New("turn-slow", "again")
 	turn := nd.w.Wake(wake.Message{Bot: nd.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: "turn-slow", Text: "again", StartedAt: time.Now()}, m)
 	select {
@@ -68,7 +69,7 @@ func TestASlowLogWriteDoesNotStallTheBackSessionsReaders(t *testing.T) {
 
 	// Once the log answers, the message is answered.
 	open()
-	if got := texts(m.ended(t)); len(got) != 1 || got[0] != "Motion heard: again" {
+	if got := m.Ended(t).Replies(); len(got) != 1 || got[0] != "Motion heard: again" {
 		t.Fatalf("the bot says %q once the log answered", got)
 	}
 	<-turn.Done()

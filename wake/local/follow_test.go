@@ -1,10 +1,12 @@
-package wake_test
+package local_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +25,7 @@ import (
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/wake"
 	"github.com/agenthost/bots/wake/echo"
+	"github.com/agenthost/bots/wake/internal/maintest"
 	"github.com/agenthost/bots/wake/local"
 	"github.com/agenthost/bots/wake/memrows"
 )
@@ -47,7 +50,7 @@ func nodes(t *testing.T, n int) []*node {
 func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
 	t.Helper()
 	rows, leases := &memrows.Rows{}, &memlease.Leases{}
-	bot := newEnv(t, nil).bot
+	bot := testBot(t)
 	out := make([]*node, n)
 	for i := range out {
 		h, err := local.New(local.Config{Harnesses: map[string]wake.Harness{echo.Provider: echo.Harness{}}, Logs: logs, Shared: true})
@@ -66,16 +69,26 @@ func nodesOn(t *testing.T, logs chatlog.Shared, n int) []*node {
 	return out
 }
 
+// testBot is a bot in a folder of the test's own, with its AGENTS.md.
+func testBot(t *testing.T) record.Record {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("---\nname: Motion\n---\n## Instructions\nBe brief.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return record.Record{ID: "motion", Name: "Motion", Workspace: dir, Owner: "user:soft"}
+}
+
 // say wakes the bot on the node's Waker in a main chat of the node's own
 // and waits for the main turn to end.
 func (nd *node) say(t *testing.T, text string) (ahp.Turn, string) {
 	t.Helper()
 	nd.n++
 	id := fmt.Sprintf("turn-%d", nd.n)
-	m := newMain(id, text)
+	m := maintest.New(id, text)
 	turn := nd.w.Wake(wake.Message{Bot: nd.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: id, Text: text, StartedAt: time.Now()}, m)
-	return m.ended(t), turn.Session()
+	return m.Ended(t), turn.Session()
 }
 
 // chatNow is the host's state of the session's chat, as a snapshot.
@@ -87,14 +100,14 @@ func chatNow(t *testing.T, h *local.Host, session string) string {
 	if err != nil {
 		return err.Error()
 	}
-	return mustJSON(st)
+	return maintest.JSON(st)
 }
 
 // listed is the host's listing row of the session, "" when it lists none.
 func listed(h *local.Host, owner, session string) string {
 	for _, s := range h.Summaries(owner) {
 		if s.Resource == session {
-			return mustJSON(s)
+			return maintest.JSON(s)
 		}
 	}
 	return ""
@@ -121,7 +134,7 @@ func recordOn(t *testing.T, h *local.Host, session string) *recorder {
 		for a := range ch {
 			r.mu.Lock()
 			r.state = ahp.ApplyChat(r.state, a)
-			r.actions = append(r.actions, mustJSON(a))
+			r.actions = append(r.actions, maintest.JSON(a))
 			r.mu.Unlock()
 		}
 		r.mu.Lock()
@@ -142,8 +155,8 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 	ns := nodes(t, 3)
 	a := ns[0]
 	first, session := a.say(t, "hello")
-	if !slices.Equal(texts(first), []string{"Motion heard: hello"}) {
-		t.Fatalf("the first turn says %q", texts(first))
+	if !slices.Equal(first.Replies(), []string{"Motion heard: hello"}) {
+		t.Fatalf("the first turn says %q", first.Replies())
 	}
 	for i, nd := range ns[1:] {
 		waittest.For(t, fmt.Sprintf("host %d to list the back session as host 0 does", i+1), func() bool {
@@ -161,8 +174,8 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 		recs[i] = recordOn(t, nd.host, session)
 	}
 	second, again := a.say(t, "stream one two three")
-	if again != session || !slices.Equal(texts(second), []string{"one two three"}) {
-		t.Fatalf("the second message went to %s and says %q", again, texts(second))
+	if again != session || !slices.Equal(second.Replies(), []string{"one two three"}) {
+		t.Fatalf("the second message went to %s and says %q", again, second.Replies())
 	}
 	waittest.For(t, "host 0's back turn to end", func() bool {
 		st, _, _ := recs[0].now()
@@ -170,7 +183,7 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 	})
 	want, wantActions, _ := recs[0].now()
 	if len(want.Turns) != 2 || want.ActiveTurn != nil || len(wantActions) < 5 {
-		t.Fatalf("host 0's chat is %s after %d actions", mustJSON(want), len(wantActions))
+		t.Fatalf("host 0's chat is %s after %d actions", maintest.JSON(want), len(wantActions))
 	}
 	for i, r := range recs[1:] {
 		waittest.For(t, fmt.Sprintf("host %d to be sent the turn", i+1), func() bool {
@@ -181,8 +194,8 @@ func TestABackSessionRunningOnOneHostIsListedAndFollowedOnTheOthers(t *testing.T
 		if !slices.Equal(got, wantActions) {
 			t.Errorf("host %d sent\n%s\nwant host 0's\n%s", i+1, strings.Join(got, "\n"), strings.Join(wantActions, "\n"))
 		}
-		if mustJSON(st) != mustJSON(want) || !open {
-			t.Errorf("host %d holds the chat as %s (open %v), want %s", i+1, mustJSON(st), open, mustJSON(want))
+		if maintest.JSON(st) != maintest.JSON(want) || !open {
+			t.Errorf("host %d holds the chat as %s (open %v), want %s", i+1, maintest.JSON(st), open, maintest.JSON(want))
 		}
 		if l, w := listed(ns[i+1].host, "", session), listed(a.host, "", session); l != w {
 			t.Errorf("host %d lists %s, want %s", i+1, l, w)
@@ -251,14 +264,14 @@ func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithI
 	// The next message is said on B: B takes the lease and the session
 	// over, and A follows it.
 	turn, s2 := b.say(t, "two")
-	if s2 != session || !slices.Equal(texts(turn), []string{"Motion heard: two"}) {
-		t.Fatalf("on host 1 the message went to %s saying %q", s2, texts(turn))
+	if s2 != session || !slices.Equal(turn.Replies(), []string{"Motion heard: two"}) {
+		t.Fatalf("on host 1 the message went to %s saying %q", s2, turn.Replies())
 	}
 	// And back on A, which continues the session with its agent opened
 	// anew.
 	turn, s3 := a.say(t, "three")
-	if s3 != session || !slices.Equal(texts(turn), []string{"Motion heard: three"}) {
-		t.Fatalf("back on host 0 the message went to %s saying %q", s3, texts(turn))
+	if s3 != session || !slices.Equal(turn.Replies(), []string{"Motion heard: three"}) {
+		t.Fatalf("back on host 0 the message went to %s saying %q", s3, turn.Replies())
 	}
 	waittest.For(t, "both hosts to be sent both turns", func() bool {
 		sa, _, _ := ra.now()
@@ -270,10 +283,10 @@ func TestABackSessionTakenOverByAnotherHostIsFollowedByTheFirstAndTakenBackWithI
 	if !openA || !openB {
 		t.Errorf("a subscription ended (A open %v, B open %v): the copies were read over rather than followed", openA, openB)
 	}
-	if !slices.Equal(aa, ab) || mustJSON(sa) != mustJSON(sb) {
+	if !slices.Equal(aa, ab) || maintest.JSON(sa) != maintest.JSON(sb) {
 		t.Errorf("the hosts were sent\n%s\nand\n%s", strings.Join(aa, "\n"), strings.Join(ab, "\n"))
 	}
-	if got := mustJSON(sa); chatNow(t, a.host, session) != got || chatNow(t, b.host, session) != got {
+	if got := maintest.JSON(sa); chatNow(t, a.host, session) != got || chatNow(t, b.host, session) != got {
 		t.Errorf("the hosts hold the chat as\n%s\nand\n%s\nwant what they sent\n%s", chatNow(t, a.host, session), chatNow(t, b.host, session), got)
 	}
 }
@@ -322,12 +335,12 @@ func TestALineWrittenWhoseWriteReportedAnErrorDoesNotStopTheTurnThatWroteIt(t *t
 	r := recordOn(t, a.host, session)
 	logs.n.Store(3) // a line of the turn below
 	turn, _ := a.say(t, "stream one two three four")
-	if turn.State != ahp.TurnStateComplete || !slices.Equal(texts(turn), []string{"one two three four"}) {
-		t.Fatalf("the main turn ended %s saying %q", turn.State, texts(turn))
+	if turn.State != ahp.TurnStateComplete || !slices.Equal(turn.Replies(), []string{"one two three four"}) {
+		t.Fatalf("the main turn ended %s saying %q", turn.State, turn.Replies())
 	}
 	waittest.For(t, "both hosts to hold the ended back turn alike", func() bool {
 		st, _, _ := r.now()
-		return len(st.Turns) == 2 && st.ActiveTurn == nil && chatNow(t, b.host, session) == mustJSON(st) && chatNow(t, a.host, session) == mustJSON(st)
+		return len(st.Turns) == 2 && st.ActiveTurn == nil && chatNow(t, b.host, session) == maintest.JSON(st) && chatNow(t, a.host, session) == maintest.JSON(st)
 	})
 	if _, _, open := r.now(); !open {
 		t.Error("the subscription on the host that ran the turn ended: it read its own line as another's")
@@ -355,7 +368,7 @@ func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRu
 	a, b := ns[0], ns[1]
 	_, session := a.say(t, "hello")
 	chat := ahp.DefaultChatURI(session)
-	m := newMain("asking", "ask your name?")
+	m := maintest.New("asking", "ask your name?")
 	a.w.Wake(wake.Message{Bot: a.bot, Person: "user:soft", Session: "ahp-session:/main", Chat: "ahp-chat://main",
 		TurnID: "asking", Text: "ask your name?", StartedAt: time.Now()}, m)
 	waittest.For(t, "host 1 to show the question asked on host 0", func() bool { return openRequest(t, b.host, session) != "" })
@@ -367,8 +380,8 @@ func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRu
 	if err := dispatch(t, b.host, chat, answer); err != nil {
 		t.Fatalf("the answer on host 1 was refused: %v", err)
 	}
-	if turn := m.ended(t); !slices.Equal(texts(turn), []string{"you said: Ada"}) {
-		t.Fatalf("the turn on host 0, answered on host 1, ended %s saying %q", turn.State, texts(turn))
+	if turn := m.Ended(t); !slices.Equal(turn.Replies(), []string{"you said: Ada"}) {
+		t.Fatalf("the turn on host 0, answered on host 1, ended %s saying %q", turn.State, turn.Replies())
 	}
 	// The same answer again is refused: the question is closed.
 	if err := dispatch(t, b.host, chat, answer); errcode.Of(err) != errcode.Invalid {
@@ -377,7 +390,7 @@ func TestAnAnswerGivenOnAHostThatDoesNotRunTheBackSessionReachesTheTurnWhereItRu
 	waittest.For(t, "both hosts to hold the ended turn alike", func() bool {
 		sa, _, _ := ra.now()
 		sb, _, _ := rb.now()
-		return sa.ActiveTurn == nil && mustJSON(sa) == mustJSON(sb)
+		return sa.ActiveTurn == nil && maintest.JSON(sa) == maintest.JSON(sb)
 	})
 	_, aa, _ := ra.now()
 	_, ab, _ := rb.now()
