@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/wake/acp"
 )
 
 // A Server is the whole system behind one http.Handler: here on an
@@ -64,4 +65,32 @@ func Example_server() {
 	// Output:
 	// agenthost-bots speaks 1.0.0
 	// you are root:my-host
+}
+
+// Example_agents gives a Server the ACP agents of an agents file, and
+// checks them as -check-agents does. Only a program that imports package
+// wake/acp links the ACP and MCP SDKs: Server.Agents takes any
+// agents.Set.
+func Example_agents() {
+	dir, err := os.MkdirTemp("", "bots-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(file, []byte(`{"agents": {"mine": {"command": "/no/such/agent-acp"}}}`), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	agents, err := acp.ReadAgents(file, dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &bots.Server{ConfigDir: dir, Agents: agents, DefaultAgent: "mine"}
+	defer srv.Close()
+	if err := srv.CheckAgents(context.Background(), os.Stdout); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// mine: not ready: command /no/such/agent-acp not found; install it there, or give where it is in the agents file's command
+	// 1 of 1 agents are not ready
 }
