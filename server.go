@@ -661,10 +661,13 @@ func (s *Server) startingChoices(ctx context.Context) bot.Choices {
 // harnesses returns every harness back sessions may run on, by provider,
 // and the root state's entries of Agents, run with env.
 func (s *Server) harnesses(env agents.Env) (map[string]wake.Harness, []ahp.AgentInfo, error) {
+	if _, err := s.providers(); err != nil {
+		return nil, nil, err
+	}
 	hs := map[string]wake.Harness{echo.Provider: echo.Harness{}}
 	maps.Copy(hs, s.Harnesses)
-	if _, err := s.providers(); err != nil || s.Agents == nil {
-		return hs, nil, err
+	if s.Agents == nil {
+		return hs, nil, nil
 	}
 	more, infos, err := s.Agents.Harnesses(env)
 	if err != nil {
