@@ -414,24 +414,6 @@ func (c *chatClient) waitChat(chat, what string, cond func(ahp.ChatState) bool) 
 	}
 }
 
-func (c *chatClient) waitSession(session, what string, cond func(ahp.SessionState) bool) ahp.SessionState {
-	c.t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		s := c.sessions[session]
-		c.mu.Unlock()
-		if cond(s) {
-			return s
-		}
-		select {
-		case <-c.changed:
-		case <-deadline:
-			c.t.Fatalf("timed out waiting for %s: %s", what, jsonText(s))
-		}
-	}
-}
-
 // turn waits for the chat's turn turnID to end and returns it.
 func (c *chatClient) turn(chat, turnID string) ahp.Turn {
 	c.t.Helper()

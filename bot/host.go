@@ -89,11 +89,6 @@ func (s *Service) meta(ctx context.Context, p access.Principal) map[string]any {
 	return advertised(s.hostName, s.tools, s.choices(ctx), p)
 }
 
-// providerInfo advertises the service's bot: scheme.
-func (s *Service) providerInfo(ctx context.Context) map[string]any {
-	return schemeInfo(s.hostName, s.tools, s.choices(ctx))
-}
-
 // choices are the agents and templates a make may name now.
 func (s *Service) choices(ctx context.Context) Choices {
 	return choicesOf(ctx, s.offered, s.personas, s.log)

@@ -279,3 +279,8 @@ func TestAGateAllowsOnlyPostMessageToASessionWhosePersonMayNoLongerReadItsBot(t 
 		t.Errorf("out of the team tess holds %v (%v), want post_message alone", held.Names(), err)
 	}
 }
+
+// providerInfo advertises the service's bot: scheme.
+func (s *Service) providerInfo(ctx context.Context) map[string]any {
+	return schemeInfo(s.hostName, s.tools, s.choices(ctx))
+}

@@ -115,22 +115,16 @@ var hintsByFirst = func() (t [256][]shapeHint) {
 	return t
 }()
 
-// maxSecretDepth bounds how deep CheckSecrets looks into nested values.
+// maxSecretDepth bounds how deep checkSecrets looks into nested values.
 const maxSecretDepth = 8
 
-// CheckSecrets reports the first field of a decoded body whose value - a
-// string, a label or a connector - looks like a secret: one sentence naming
-// the field and the kind of secret, never the value. Keys a bot does not
-// have are searched too (a key is named only when it looks like no secret);
-// _meta is the host's and is not.
-//
-// It runs before the fields' own checks, whose errors may quote a value.
-func CheckSecrets(m map[string]any) error {
-	var buf [len(keys) + 4]string
-	return checkSecrets(m, appendOrderedKeys(buf[:0], m))
-}
-
-// checkSecrets is CheckSecrets with m's keys in order (appendOrderedKeys).
+// checkSecrets reports the first field of a decoded body, whose keys
+// names holds in order (appendOrderedKeys), whose value - a string, a
+// label or a connector - looks like a secret: one sentence naming the
+// field and the kind of secret, never the value. Keys a bot does not have
+// are searched too (a key is named only when it looks like no secret);
+// _meta is the host's and is not. It runs before the fields' own checks
+// (ParsePatch), whose errors may quote a value.
 func checkSecrets(m map[string]any, names []string) error {
 	for _, k := range names {
 		if k == metaKey {
@@ -157,7 +151,7 @@ func checkSecretValue(field string, v any, depth int) error {
 		}
 	case []any:
 		if depth >= maxSecretDepth {
-			return nil // as deep as CheckSecrets looks
+			return nil // as deep as checkSecrets looks
 		}
 		for i, e := range t {
 			if str, ok := e.(string); ok {

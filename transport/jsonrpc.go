@@ -50,9 +50,6 @@ type message struct {
 	route routeParams
 }
 
-// isRequest reports whether m expects a response.
-func (m *message) isRequest() bool { return m.Method != "" && m.ID != nil }
-
 // isResponse reports whether m answers a request (the server sends none,
 // so responses are ignored).
 func (m *message) isResponse() bool { return m.Method == "" }
@@ -106,19 +103,9 @@ type optString struct {
 	set bool
 }
 
-// decodeFrame decodes one text frame into a JSON-RPC message, reading it
-// once. On failure it returns the error to answer and the id to answer it
-// with (null when the id could not be read).
-func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
-	m := &message{}
-	if id, werr := readMessage(data, m); werr != nil {
-		return nil, id, werr
-	}
-	return m, nil, nil
-}
-
-// readMessage is decodeFrame into m, which the caller may keep on its
-// stack.
+// readMessage decodes one text frame into m, which the caller may keep on
+// its stack, reading it once. On failure it returns the error to answer
+// and the id to answer it with (null when the id could not be read).
 func readMessage(data []byte, m *message) (json.RawMessage, *wireError) {
 	var f frameFields
 	var d jsonx.Decoder

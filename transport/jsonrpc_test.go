@@ -150,3 +150,14 @@ func TestErrorForNeverAnswersAnEmptyMessage(t *testing.T) {
 		t.Errorf("an empty Unavailable answers %q, which does not say to try again", e.Message)
 	}
 }
+
+// decodeFrame decodes one text frame into a JSON-RPC message, reading it
+// once. On failure it returns the error to answer and the id to answer it
+// with (null when the id could not be read).
+func decodeFrame(data []byte) (*message, json.RawMessage, *wireError) {
+	m := &message{}
+	if id, werr := readMessage(data, m); werr != nil {
+		return nil, id, werr
+	}
+	return m, nil, nil
+}

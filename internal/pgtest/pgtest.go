@@ -73,13 +73,6 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Available reports whether tests can have a PostgreSQL, starting the
-// throwaway cluster when it is the one to use.
-func Available() bool {
-	the.once.Do(the.start)
-	return the.missing == "" && the.err == nil
-}
-
 // URL returns the URL of a fresh, empty schema for tb (its search_path),
 // dropped when tb ends. Without a PostgreSQL it skips tb with one line, or
 // fails it when BOTS_REQUIRE_POSTGRES=1.

@@ -6,23 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-// decodeFast reads a frontmatter written in exactly the form Encode writes,
-// giving the map the YAML decoder gives for it, and answers false for
-// anything else, which the YAML decoder then reads. It is what makes a load
-// of many bots fast; a differential fuzz test (FuzzFastDecodeAgreesWithYAML)
-// holds it to the YAML decoder's answers.
+// fast reads a frontmatter written in exactly the form Encode writes into
+// d's map, which must be empty, with the values of the fields many bots
+// repeat shared (see value): the map the YAML decoder gives for it. It
+// answers false for anything else, which the YAML decoder then reads. It
+// is what makes a load of many bots fast; a differential fuzz test
+// (FuzzFastDecodeAgreesWithYAML) holds it to the YAML decoder's answers.
 //
 // The form: lines ending in \n; "key: scalar" with a record key at the start
 // of the line; or "key:" followed by one or more "- scalar" lines (a list) or
 // "  name: scalar" lines (a map). A scalar is plain as isPlain allows, a
 // time in record.TimeLayout, or double-quoted with the escapes appendQuoted
 // writes. No comments, blank lines, repeated keys or other indentation.
-func decodeFast(front []byte) (map[string]any, bool) {
-	return newDecoder().fast(front)
-}
-
-// fast is decodeFast into d's map, which must be empty, with the values of
-// the fields many bots repeat shared (see value).
 func (d *decoder) fast(front []byte) (map[string]any, bool) {
 	if len(front) == 0 || front[len(front)-1] != '\n' || bytes.IndexByte(front, '\r') >= 0 {
 		return nil, false

@@ -39,14 +39,6 @@ func elems(dir string) []string {
 	return out
 }
 
-// add keeps r under its folder; a record without one is not kept.
-func (t *folderTrie) add(r record.Record) {
-	if r.Workspace == "" {
-		return
-	}
-	t.addAt(elems(r.Workspace), &r)
-}
-
 // addAt keeps r, which the trie holds by pointer (r must not change
 // while the trie is in use), under the folder split into parts by elems.
 func (t *folderTrie) addAt(parts []string, r *record.Record) {
@@ -63,15 +55,6 @@ func (t *folderTrie) addAt(parts []string, r *record.Record) {
 		n = next
 	}
 	n.recs = append(n.recs, r)
-}
-
-// near returns the records whose folder is dir, holds it or lies inside
-// it.
-func (t *folderTrie) near(dir string) []record.Record {
-	if dir == "" {
-		return nil
-	}
-	return t.nearAt(elems(dir))
 }
 
 // nearAt is near for a folder split into parts by elems.

@@ -87,3 +87,20 @@ func TestFolderTrieAgreesWithAScanOfEveryFolder(t *testing.T) {
 		}
 	}
 }
+
+// add keeps r under its folder; a record without one is not kept.
+func (t *folderTrie) add(r record.Record) {
+	if r.Workspace == "" {
+		return
+	}
+	t.addAt(elems(r.Workspace), &r)
+}
+
+// near returns the records whose folder is dir, holds it or lies inside
+// it.
+func (t *folderTrie) near(dir string) []record.Record {
+	if dir == "" {
+		return nil
+	}
+	return t.nearAt(elems(dir))
+}

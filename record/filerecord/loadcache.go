@@ -115,15 +115,6 @@ func (w *cacheWriter) finish() []byte {
 	return binary.BigEndian.AppendUint32(w.b, crc32.ChecksumIEEE(w.b))
 }
 
-// encodeCache is the cache file holding items.
-func encodeCache(items []cacheItem) []byte {
-	w := newCacheWriter()
-	for _, it := range items {
-		w.add(it.id, it.file.key, it.file.data)
-	}
-	return w.finish()
-}
-
 // errBadCache is why a cache file is left aside.
 var errBadCache = errors.New("not a load cache this version writes, or not whole")
 

@@ -105,3 +105,12 @@ func TestALoadFindsEachSlugsCachedFileBesideItsOwnSortedSlugs(t *testing.T) {
 		t.Errorf("with no cache: %v, want nil", got)
 	}
 }
+
+// encodeCache is the cache file holding items.
+func encodeCache(items []cacheItem) []byte {
+	w := newCacheWriter()
+	for _, it := range items {
+		w.add(it.id, it.file.key, it.file.data)
+	}
+	return w.finish()
+}

@@ -52,15 +52,6 @@ type Harness struct{}
 
 var _ wake.Harness = Harness{}
 
-// Info is the agent's entry in a root state's agents.
-func Info() ahp.AgentInfo {
-	return ahp.AgentInfo{
-		Provider: Provider, DisplayName: "Echo",
-		Description: "A deterministic agent that answers from the words it is sent; it runs no model.",
-		Models:      ahp.List[ahp.SessionModelInfo]{},
-	}
-}
-
 // Open returns the agent of one session.
 func (Harness) Open(ctx context.Context, s wake.SessionInfo) (wake.Agent, error) {
 	if s.Dir == "" {
