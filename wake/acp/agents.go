@@ -56,8 +56,8 @@ func (a Agents) Configs(env agents.Env) []Config {
 	return out
 }
 
-// refuseBoth answers the ports both host and own refuse; nil when neither
-// refuses any.
+// refuseBoth answers the ports host refuses and those own refuses; nil
+// when neither is set.
 func refuseBoth(host, own func() []uint16) func() []uint16 {
 	switch {
 	case host == nil:
