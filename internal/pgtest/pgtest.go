@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ type cluster struct {
 	bin     string
 	seq     int
 	seqMu   sync.Mutex
+	inMain  atomic.Bool // Main runs the tests: it stops the cluster after them
 }
 
 var the cluster // one per test binary: TestMain owns its start and stop
@@ -63,6 +65,7 @@ var the cluster // one per test binary: TestMain owns its start and stop
 // Main runs the tests of m and then stops the throwaway cluster, if one was
 // started. Its result is the exit code to pass to os.Exit.
 func Main(m *testing.M) int {
+	the.inMain.Store(true)
 	code := m.Run()
 	if err := the.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: stop the throwaway PostgreSQL: %v\n", err)
@@ -73,11 +76,25 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// outsideMain says why a test may not have a PostgreSQL when Main does
+// not run the tests: the throwaway cluster would outlive the test binary,
+// a server left running on the machine after every run; "" when Main
+// runs them.
+func (c *cluster) outsideMain() string {
+	if c.inMain.Load() {
+		return ""
+	}
+	return "pgtest: the package's tests do not run through pgtest.Main, which stops the throwaway PostgreSQL when they end: add func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }"
+}
+
 // URL returns the URL of a fresh, empty schema for tb (its search_path),
 // dropped when tb ends. Without a PostgreSQL it skips tb with one line, or
 // fails it when BOTS_REQUIRE_POSTGRES=1.
 func URL(tb testing.TB) string {
 	tb.Helper()
+	if problem := the.outsideMain(); problem != "" {
+		tb.Fatal(problem)
+	}
 	the.once.Do(the.start)
 	if the.missing != "" {
 		if os.Getenv(EnvRequire) == "1" {

@@ -2,6 +2,7 @@ package pgroute_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/agenthost/bots/route/pgroute"
 	"github.com/agenthost/bots/route/routetest"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func open(t *testing.T, url string, conns []route.Connection) *pgroute.Store {
 	t.Helper()
