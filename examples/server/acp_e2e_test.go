@@ -45,7 +45,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(pgtest.Main(m)) // stops the throwaway PostgreSQL of the -db tests
+	code := pgtest.Main(m) // stops the throwaway PostgreSQL of the -db tests
+	removeServerBinary()
+	os.Exit(code)
 }
 
 // acpServer is the built server running the fake agent as provider

@@ -559,13 +559,17 @@ func TestEndToEndAskInOwnListsTheQuestionOnTheSession(t *testing.T) {
 	}
 }
 
+// serverBinary is the server built once for the tests that kill it; its
+// folder is removed when the tests end (removeServerBinary).
 var serverBinary struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
 
-// buildServer builds the server once for the tests that kill it.
+// buildServer builds the server once for the tests that kill it. A build
+// that fails fails the test.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	serverBinary.once.Do(func() {
@@ -574,16 +578,25 @@ func buildServer(t *testing.T) string {
 			serverBinary.err = err
 			return
 		}
-		serverBinary.path = filepath.Join(dir, "server")
+		serverBinary.dir, serverBinary.path = dir, filepath.Join(dir, "server")
 		out, err := exec.Command("go", "build", "-o", serverBinary.path, ".").CombinedOutput()
 		if err != nil {
 			serverBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
 	if serverBinary.err != nil {
-		t.Skip(serverBinary.err)
+		t.Fatal(serverBinary.err)
 	}
 	return serverBinary.path
+}
+
+// removeServerBinary removes the folder of the server buildServer built,
+// if it built one: a binary of some 40 MB, left in the temporary folder
+// by every run before.
+func removeServerBinary() {
+	if serverBinary.dir != "" {
+		os.RemoveAll(serverBinary.dir)
+	}
 }
 
 // startProcess runs the built server, with more flags when given, and

@@ -60,13 +60,16 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("no Chromium installed (apt-get install chromium, or scripts/ci-deps.sh): the browser tests are skipped")
 	}
-	browserHome := t.TempDir()
+	browserHome, browserTmp := t.TempDir(), t.TempDir()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
 		// Chromium writes crash reports and dconf under HOME whatever its
-		// profile folder: give it a HOME of the test's own.
-		chromedp.Env("HOME="+browserHome, "XDG_CONFIG_HOME="+browserHome+"/.config", "XDG_CACHE_HOME="+browserHome+"/.cache"),
+		// profile folder, and a folder of its own under TMPDIR that it
+		// leaves when it is stopped: give it a HOME and a TMPDIR of the
+		// test's own.
+		chromedp.Env("HOME="+browserHome, "XDG_CONFIG_HOME="+browserHome+"/.config", "XDG_CACHE_HOME="+browserHome+"/.cache",
+			"TMPDIR="+browserTmp),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true),
