@@ -60,7 +60,15 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("no Chromium installed (apt-get install chromium, or scripts/ci-deps.sh): the browser tests are skipped")
 	}
-	browserHome, browserTmp := t.TempDir(), t.TempDir()
+	browserHome := t.TempDir()
+	// Chromium's singleton socket goes under TMPDIR, whose path a UNIX
+	// socket allows only about 100 bytes: a folder of a short name, not
+	// one named after the test.
+	browserTmp, err := os.MkdirTemp("", "chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(browserTmp) })
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
