@@ -236,10 +236,11 @@ type chat struct {
 	unsaved string // why a line of the active turn is not in the log; "" when none failed
 	// metered is when the active main turn began here, parted whether it
 	// has a part of its answer yet: for telemetry alone.
-	metered time.Time
-	parted  bool
-	outcome string // how the last main turn ended
-	watched string // the followed turn the watcher saw in progress on its last tick
+	metered      time.Time
+	parted       bool
+	outcome      string    // how the last main turn ended
+	watched      string    // the followed turn in progress the watcher looks at
+	watchedSince time.Time // when that turn began here, or the watcher first saw it
 }
 
 func (c *chats) get(uri string) *chat {
@@ -654,7 +655,9 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	idle := ch.ChatState().ActiveTurn == nil
 	change, changed := ch.Apply(a, origin)
 	if idle && ch.ChatState().ActiveTurn != nil {
-		ch.watched = "" // a turn begun (or resumed) now: the watcher waits a look before checking its lease
+		// A turn begun (or resumed) now: the watcher gives its instance
+		// a TTL to take its lease.
+		ch.watched, ch.watchedSince = "", ch.c.s.now()
 	}
 	if changed {
 		ch.c.notify(ch.notified(), "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{

@@ -53,7 +53,8 @@ type chatEnv struct {
 	srv       *transport.Server
 	configDir string
 	// logs, leases and holder, when set, are shared with sibling envs,
-	// as instances on one database share them.
+	// as instances on one database share them. Shared leases live a
+	// second (sharedTTL), so that a dead instance's turn is ended soon.
 	logs   chatlog.Logs
 	leases lease.Leases
 	holder string
@@ -72,6 +73,9 @@ func newChatEnv(t testing.TB, opts bot.Options) *chatEnv {
 	e.start()
 	return e
 }
+
+// sharedTTL is the time to live of the leases shared envs share.
+const sharedTTL = time.Second
 
 // newSharedChatEnv is a chat env whose logs are in memory and whose
 // leases are leases, for siblings to share.
@@ -113,8 +117,13 @@ func (e *chatEnv) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var ttl time.Duration // the default, with no leases
+	if e.leases != nil {
+		ttl = sharedTTL
+	}
 	svc, err := bot.New(context.Background(), bot.Config{
-		Store: e.store, ConfigDir: e.configDir, HostName: "testhost", Options: e.options,
+		LeaseTTL: ttl,
+		Store:    e.store, ConfigDir: e.configDir, HostName: "testhost", Options: e.options,
 		PersonaIn: bot.PersonaInFiles, Users: e.users, Bus: bus, Sessions: h, DefaultAgent: echo.Provider,
 		Logs: e.logs, Leases: e.leases, Holder: e.holder,
 	})

@@ -12,9 +12,10 @@ import (
 // that follow its chat: nobody else ends it. So the instance that runs a
 // main turn holds a lease on it (turnKey), renewed every TTL/3 while the
 // turn runs and released when it ends; and every instance watches the
-// turns it follows but does not run (watch), every TTL/5. A turn seen
-// in progress on two ticks running whose lease it can take (its holder
-// stopped renewing it, or never took it) is ended there as
+// turns it follows but does not run (watch), every TTL/5. A turn in
+// progress for a TTL or longer, since it began here or since the watcher
+// first saw it, whose lease it can take (its holder stopped renewing it,
+// or did not take it within a TTL of beginning it) is ended there as
 // executionInterrupted and resumable, appended at the count the chat
 // holds: of several instances doing so at once the log lets one in, and a
 // late line of the dead instance's turn loses the same race (its turn has
@@ -113,28 +114,35 @@ func (c *chats) watch(ctx context.Context, period time.Duration) {
 			if ctx.Err() != nil {
 				return
 			}
-			if id := ch.watchedTurn(); id != "" {
+			if id := ch.watchedTurn(c.s.now(), c.leaseTTL); id != "" {
 				c.takeOver(ctx, ch, id)
 			}
 		}
 	}
 }
 
-// watchedTurn returns the followed turn of the chat that was in progress
-// on the last tick too, "" when there is none. It locks ch.
-func (ch *chat) watchedTurn() string {
+// watchedTurn returns the followed turn of the chat that has been in
+// progress for ttl or longer at now, "" when there is none. Younger, its
+// instance may not have taken its lease yet: a turn begins in the log
+// before its instance reads the bot and wakes the agent, and on a loaded
+// machine or database that can take more than a tick. It locks ch.
+func (ch *chat) watchedTurn(now time.Time, ttl time.Duration) string {
 	ch.Lock()
 	defer ch.Unlock()
 	ch.syncLocked()
 	at := ch.ChatState().ActiveTurn
 	if ch.Gone() || ch.turn != nil || at == nil || ch.log.Lines == 0 {
-		ch.watched = ""
+		ch.watched, ch.watchedSince = "", time.Time{}
 		return ""
 	}
 	if ch.watched != at.ID {
-		// Seen for the first time: its instance may not have taken its
-		// lease yet.
+		// Seen for the first time: since it began here, or since now.
 		ch.watched = at.ID
+		if ch.watchedSince.IsZero() {
+			ch.watchedSince = now
+		}
+	}
+	if now.Sub(ch.watchedSince) < ttl {
 		return ""
 	}
 	return at.ID

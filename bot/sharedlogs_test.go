@@ -336,3 +336,45 @@ func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatc
 		t.Errorf("the log holds %d interrupted lines, want the one of the instance that went away", interrupted)
 	}
 }
+
+// slowLeases are memory leases whose holder's first acquisition of key
+// takes a while, as on a loaded database.
+type slowLeases struct {
+	*memlease.Leases
+	key, holder string
+	delay       time.Duration
+	once        sync.Once
+}
+
+func (l *slowLeases) Acquire(ctx context.Context, key, holder string, ttl time.Duration) (lease.Lease, bool, error) {
+	if key == l.key && holder == l.holder {
+		l.once.Do(func() { time.Sleep(l.delay) }) // the latency of a loaded database
+	}
+	return l.Leases.Acquire(ctx, key, holder, ttl)
+}
+
+func TestAFollowedTurnWhoseInstanceTakesItsLeaseLateButWithinATTLIsNotEnded(t *testing.T) {
+	t.Parallel()
+	// The watchers look every TTL/5: half a TTL is two looks and more.
+	session := "ahp-session:/slow-lease"
+	e := newSharedChatEnv(t, &slowLeases{Leases: &memlease.Leases{}, key: "turn " + session + " t1", holder: "first", delay: sharedTTL / 2})
+	e.makeBot(t, "motion", motionBody)
+	watcher := e.sibling("second")
+	c1, c2 := e.connect(t, "soft"), watcher.connect(t, "soft")
+	_, chat := c1.open(session, "motion")
+	deadline := time.Now().Add(10 * time.Second)
+	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance does not hold the chat")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	c2.subscribe(chat)
+	c1.say(chat, "t1", "sleep 1")
+	got := c2.waitChat(chat, "the turn's end", func(s ahp.ChatState) bool {
+		return s.ActiveTurn == nil && len(s.Turns) == 1
+	}).Turns[0]
+	if got.State != ahp.TurnStateComplete {
+		t.Errorf("a turn whose lease was taken half a TTL late ended %s on the watcher: %s", got.State, jsonText(got))
+	}
+}
