@@ -167,10 +167,13 @@ func watch(t testing.TB, open func() route.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drain := func() {
+	drain := func() { // what the watch heard before; not past its end
 		for {
 			select {
-			case <-ch:
+			case _, ok := <-ch:
+				if !ok {
+					return
+				}
 			default:
 				return
 			}
