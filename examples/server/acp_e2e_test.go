@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	waitMore()
 	code := pgtest.Main(m) // stops the throwaway PostgreSQL of the -db tests
 	removeServerBinary()
 	os.Exit(code)
