@@ -68,14 +68,29 @@ type acpSetup struct {
 	extra                     []string
 	environ                   []string // more of the server's environment, NAME=value
 	logs, wire                *waittest.Log
+	// tmp is the servers' TMPDIR, removed when the test ends: a server
+	// killed while it checks its agents leaves the check's folder there.
+	// Its name is short, for the UNIX sockets made in it.
+	tmp string
+}
+
+// env is the environment of a server of s: the test's, with the fake
+// agent, tmp and environ.
+func (s *acpSetup) env() []string {
+	return append(append(os.Environ(), acpfake.Env+"=1", "TMPDIR="+s.tmp), s.environ...)
 }
 
 func newACPSetup(t *testing.T, extra ...string) *acpSetup {
 	t.Helper()
 	bin := buildServer(t)
 	base := t.TempDir()
+	tmp, err := os.MkdirTemp("", "srv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	s := &acpSetup{bin: bin, config: filepath.Join(base, "config"), root: filepath.Join(base, "bots"),
-		agents: filepath.Join(base, "agents.json"), extra: extra, logs: &waittest.Log{}, wire: &waittest.Log{}}
+		agents: filepath.Join(base, "agents.json"), extra: extra, logs: &waittest.Log{}, wire: &waittest.Log{}, tmp: tmp}
 	agents, err := json.Marshal(map[string]any{"agents": map[string]any{"fake": map[string]any{
 		"command": os.Args[0], "args": []string{"-test.run=^$"}, "env": []string{acpfake.Env},
 	}}})
@@ -94,7 +109,7 @@ func (s *acpSetup) start(t *testing.T) *acpServer {
 	args := append([]string{"-addr", "127.0.0.1:0", "-config", s.config, "-root", s.root, "-host-name", "chathost",
 		"-log-level", "debug", "-agents", s.agents}, s.extra...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Env = append(append(os.Environ(), acpfake.Env+"=1"), s.environ...)
+	cmd.Env = s.env()
 	cmd.Stderr = s.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -103,7 +103,7 @@ func (s *acpSetup) runServerOnTerminal(t *testing.T, typed string, args ...strin
 func (s *acpSetup) runServerOn(t *testing.T, stdin io.Reader, keys io.Writer, typed string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(s.bin, append([]string{"-config", s.config, "-root", s.root, "-agents", s.agents}, args...)...)
-	cmd.Env = append(append(os.Environ(), acpfake.Env+"=1"), s.environ...)
+	cmd.Env = s.env()
 	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
