@@ -530,7 +530,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 			}
 		}
 	}
-	var memory relay.Memory = relay.NewFiles(filepath.Join(s.ConfigDir, RouteStateDir))
+	var memory relay.Memory = fileroute.NewMemory(filepath.Join(s.ConfigDir, RouteStateDir))
 	if db != nil && db.RouteMemory != nil && routes != nil {
 		// What the relay remembers is shared too: a connection taken over,
 		// or a code paired on another instance's page.

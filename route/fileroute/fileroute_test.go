@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/fileroute"
+	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/route/routetest"
 )
 
@@ -102,4 +104,25 @@ func TestRoutesAreWrittenForTheOwnerAlone(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("dm.json: %v, %v; want mode 0600", fi.Mode(), err)
 	}
+}
+
+func TestMemoryConformance(t *testing.T) {
+	t.Parallel()
+	dirs := map[relay.Memory]string{}
+	var mu sync.Mutex
+	openIn := func(dir string) relay.Memory {
+		m := fileroute.NewMemory(dir)
+		mu.Lock()
+		dirs[m] = dir
+		mu.Unlock()
+		return m
+	}
+	routetest.RunMemory(t, routetest.MemoryHarness{
+		Open: func(t *testing.T) relay.Memory { return openIn(filepath.Join(t.TempDir(), "routes-state")) },
+		Again: func(_ *testing.T, m relay.Memory) relay.Memory {
+			mu.Lock()
+			defer mu.Unlock()
+			return fileroute.NewMemory(dirs[m])
+		},
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/pgroute"
+	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/route/routetest"
 )
 
@@ -56,6 +57,31 @@ func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Version != r.Version || got[0].Scope.ID != "alice" {
 		t.Errorf("the other instance reads %+v, %v", got, err)
 	}
+}
+
+func TestMemoryConformance(t *testing.T) {
+	t.Parallel()
+	urls := map[relay.Memory]string{}
+	var mu sync.Mutex
+	openOn := func(t *testing.T, url string) relay.Memory {
+		m, err := pgroute.OpenMemory(t.Context(), pgtest.Pool(t, url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		urls[m] = url
+		mu.Unlock()
+		return m
+	}
+	routetest.RunMemory(t, routetest.MemoryHarness{
+		Open: func(t *testing.T) relay.Memory { return openOn(t, pgtest.URL(t)) },
+		Again: func(t *testing.T, m relay.Memory) relay.Memory {
+			mu.Lock()
+			url := urls[m]
+			mu.Unlock()
+			return openOn(t, url)
+		},
+	})
 }
 
 func TestMemoryUpdatesOfOneKeyFromTwoInstancesTakeTurns(t *testing.T) {

@@ -54,9 +54,9 @@ type Config struct {
 	Scrub func(string) string
 	// Memory keeps, per connection, which chat each scope talks in and
 	// which messages it has passed on, so that a restart or a takeover
-	// answers nothing twice, and the pairings: NewFiles of a folder, or a
-	// memory in the database the instances share (pgroute.Memory). Nil
-	// keeps them in memory only (Mem).
+	// answers nothing twice, and the pairings: files in a folder
+	// (fileroute.NewMemory), the database the instances share
+	// (pgroute.Memory), or memory alone (memroute.Memory). Required.
 	Memory Memory
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
@@ -102,6 +102,8 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 		return nil, errors.New("relay: Config.People is required")
 	case cfg.Open == nil:
 		return nil, errors.New("relay: Config.Open is required")
+	case cfg.Memory == nil:
+		return nil, errors.New("relay: Config.Memory is required (memroute.Memory forgets at the end)")
 	case cfg.Leases != nil && cfg.Holder == "":
 		return nil, errors.New("relay: Config.Holder is required with Leases")
 	}
@@ -129,9 +131,6 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 		r.networks[n.Name()] = n
 	}
 	r.mem = cfg.Memory
-	if r.mem == nil {
-		r.mem = &Mem{}
-	}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	changes, err := cfg.Store.Watch(r.ctx)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/fileroute"
 	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/relay"
 	"github.com/agenthost/bots/wake"
@@ -196,7 +197,7 @@ func (r *rig) startWith(edit func(*relay.Config)) *relay.Relay {
 			return "", fmt.Errorf("no credential %s", ref)
 		},
 		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
-		Memory:     relay.NewFiles(r.state),
+		Memory:     fileroute.NewMemory(r.state),
 		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 	}
 	edit(&cfg)
