@@ -12,10 +12,20 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/replica"
 )
+
+// waitHolding waits until c's instance holds chat, which it does once it
+// heard of it from the shared logs: until c may subscribe to it.
+func (c *chatClient) waitHolding(t *testing.T, chat string) {
+	t.Helper()
+	waittest.For(t, "the instance to hold "+chat, func() bool {
+		return c.call("subscribe", map[string]any{"channel": chat}, nil) == nil
+	})
+}
 
 // logLines reads the log of a bot chat from the shared logs.
 func logLines(t *testing.T, logs chatlog.Logs, bot, session string) []string {
@@ -94,13 +104,7 @@ func TestTwoInstancesOnSharedLogsHoldOneChatAndAnswerEveryMessageQueuedOnEitherO
 	session := "ahp-session:/both"
 	_, chat := c1.open(session, "motion")
 	// The other instance holds the chat once it heard of it.
-	deadline := time.Now().Add(10 * time.Second)
-	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the other instance does not hold the chat")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	c2.waitHolding(t, chat)
 	c2.subscribe(session)
 	c2.subscribe(chat)
 
@@ -190,13 +194,7 @@ func TestAFollowedTurnWhoseInstanceLetGoOfItsLeaseIsEndedAsInterruptedOnceAndRes
 	c1, c2 := e.connect(t, "soft"), other.connect(t, "soft")
 	session := "ahp-session:/watched"
 	_, chat := c1.open(session, "motion")
-	deadline := time.Now().Add(10 * time.Second)
-	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the other instance does not hold the chat")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	c2.waitHolding(t, chat)
 	c2.subscribe(session)
 	c2.subscribe(chat)
 	c1.say(chat, "t1", "sleep 3")
@@ -268,13 +266,7 @@ func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatc
 	c1, c2 := e.connect(t, "soft"), runner.connect(t, "soft")
 	_, chat := c1.open(session, "motion")
 	for _, c := range []*chatClient{c2, watcher.connect(t, "soft")} {
-		deadline := time.Now().Add(10 * time.Second)
-		for c.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
-			if time.Now().After(deadline) {
-				t.Fatal("another instance does not hold the chat")
-			}
-			time.Sleep(10 * time.Millisecond) // polling with a deadline
-		}
+		c.waitHolding(t, chat)
 	}
 	c2.subscribe(chat)
 	c1.say(chat, "t1", "sleep 5")
@@ -362,13 +354,7 @@ func TestAFollowedTurnWhoseInstanceTakesItsLeaseLateButWithinATTLIsNotEnded(t *t
 	watcher := e.sibling("second")
 	c1, c2 := e.connect(t, "soft"), watcher.connect(t, "soft")
 	_, chat := c1.open(session, "motion")
-	deadline := time.Now().Add(10 * time.Second)
-	for c2.call("subscribe", map[string]any{"channel": chat}, nil) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the other instance does not hold the chat")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	c2.waitHolding(t, chat)
 	c2.subscribe(chat)
 	c1.say(chat, "t1", "sleep 1")
 	got := c2.waitChat(chat, "the turn's end", func(s ahp.ChatState) bool {
