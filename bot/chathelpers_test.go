@@ -122,10 +122,9 @@ func (e *chatEnv) start() {
 		ttl = sharedTTL
 	}
 	svc, err := bot.New(context.Background(), bot.Config{
-		LeaseTTL: ttl,
-		Store:    e.store, ConfigDir: e.configDir, HostName: "testhost", Options: e.options,
+		Store: e.store, ConfigDir: e.configDir, HostName: "testhost", Options: e.options,
 		PersonaIn: bot.PersonaInFiles, Users: e.users, Bus: bus, Sessions: h, DefaultAgent: echo.Provider,
-		Logs: e.logs, Leases: e.leases, Holder: e.holder,
+		Logs: e.logs, Leases: e.leases, Holder: e.holder, LeaseTTL: ttl,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -637,3 +637,32 @@ func TestRelayProbesAConnectionNoRouteRunsYet(t *testing.T) {
 		t.Errorf("probing the connected one: %v", err)
 	}
 }
+
+func TestStartNamesWhatItsConfigLacks(t *testing.T) {
+	t.Parallel()
+	open := func(context.Context, string) (*client.Client, error) { return nil, errors.New("no server") }
+	full := relay.Config{Store: memroute.New(nil), People: people{}, Open: open, Memory: &memroute.Memory{}}
+	for field, edit := range map[string]func(*relay.Config){
+		"Store":  func(c *relay.Config) { c.Store = nil },
+		"People": func(c *relay.Config) { c.People = nil },
+		"Open":   func(c *relay.Config) { c.Open = nil },
+		"Memory": func(c *relay.Config) { c.Memory = nil },
+	} {
+		cfg := full
+		edit(&cfg)
+		rl, err := relay.Start(t.Context(), cfg)
+		if err == nil {
+			rl.Close()
+			t.Errorf("a config without %s started a relay", field)
+			continue
+		}
+		if want := "relay: Config." + field + " is required"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("without %s: %v, want %q", field, err, want)
+		}
+	}
+	rl, err := relay.Start(t.Context(), full)
+	if err != nil {
+		t.Fatalf("the full config: %v", err)
+	}
+	rl.Close()
+}
