@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/agenthost/bots/access/usersfile"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/engine"
+	"github.com/agenthost/bots/internal/goldentest"
 	"github.com/agenthost/bots/internal/txtar"
 	"github.com/agenthost/bots/record/memrecord"
 	"github.com/agenthost/bots/transport"
@@ -43,80 +41,16 @@ const goldenUsers = `{
 // over transport.Server.Pipe against a bot.Service on memrecord with a
 // clock that ticks one second per reading and personas in AGENTS.md files.
 // Each testdata/golden/*.txtar holds a comment saying what it shows and a
-// "script" file. Script lines:
-//
-//	! conn NAME TOKEN        open a connection
-//	! close NAME             the client closes it
-//	NAME> JSON               the client sends a frame
-//	NAME< …                  what the server sent: rewritten by -update
-//	# …                      a comment
-//
-// After each command every open connection is synchronised with a ping,
-// and what each received is recorded as NAME< lines, its responses first.
-// A write or delete that succeeded is first followed until the catalogue
-// and the watches have published it. The temp folder is written $TMP (in
-// base64 data too), etags <etag-N> and watch channels
+// script (internal/goldentest). What each connection received is recorded
+// its responses first. A write or delete that succeeded is first followed
+// until the catalogue and the watches have published it. The temp folder
+// is written $TMP (in base64 data too), etags <etag-N> and watch channels
 // ahp-resource-watch:/<watch-N>; a frame sent may use them, and is sent
 // with the real values.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/golden/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ar := txtar.Parse(data)
-			script, ok := ar.File("script")
-			if !ok {
-				t.Fatal("no script file")
-			}
-			got := runGolden(t, string(script))
-			if *update {
-				ar.Set("script", []byte(got))
-				if err := os.WriteFile(file, ar.Format(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if diff := cmp.Diff(strings.Split(string(script), "\n"), strings.Split(got, "\n")); diff != "" {
-				t.Errorf("exchange differs from %s (-want +got); run go test ./bot -run TestGolden -update to accept:\n%s", file, diff)
-			}
-		})
-	}
-}
-
-// goldenConn is one connection of a script, with a goroutine receiving
-// from it.
-type goldenConn struct {
-	conn  *transport.Conn
-	recv  chan []byte
-	ended chan error
-	dead  bool
-}
-
-func newGoldenConn(ctx context.Context, c *transport.Conn) *goldenConn {
-	gc := &goldenConn{conn: c, recv: make(chan []byte, 1024), ended: make(chan error, 1)}
-	go func() {
-		defer close(gc.recv)
-		for {
-			msg, err := c.Recv(ctx)
-			if err != nil {
-				gc.ended <- err
-				return
-			}
-			gc.recv <- msg
-		}
-	}()
-	return gc
+	goldentest.Run(t, "testdata/golden/*.txtar", *update, "go test ./bot -run TestGolden -update",
+		func(t *testing.T, _ *txtar.Archive, script string) string { return runGolden(t, script) })
 }
 
 // ticker is a clock that starts at a fixed time and moves one second each
@@ -162,86 +96,21 @@ func runGolden(t *testing.T, script string) string {
 	defer srv.Close()
 	fence := newFence(ctx, t, srv)
 	sc := &scrubber{base: base, real: map[string]string{}, holder: map[string]string{}, n: map[string]int{}}
-
-	conns := map[string]*goldenConn{}
-	var order []string
-	var out strings.Builder
-	lines := strings.Split(strings.TrimRight(script, "\n"), "\n")
-	for n, line := range lines {
-		if name, _, ok := strings.Cut(line, "< "); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "!") &&
-			!strings.Contains(name, " ") && !strings.Contains(name, ">") {
-			continue // a recorded answer: made again below
-		}
-		out.WriteString(line + "\n")
-		fail := func(format string, args ...any) {
-			t.Fatalf("script line %d (%s): %s", n+1, line, fmt.Sprintf(format, args...))
-		}
-		var sender string
-		var sent []byte
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-			continue
-		case strings.HasPrefix(line, "! "):
-			f := strings.Fields(line[2:])
-			switch {
-			case len(f) == 3 && f[0] == "conn":
-				c, err := srv.Pipe(ctx, f[2])
-				if err != nil {
-					fail("%v", err)
-				}
-				conns[f[1]] = newGoldenConn(ctx, c)
-				order = append(order, f[1])
-			case len(f) == 2 && f[0] == "close":
-				gc := conns[f[1]]
-				if gc == nil {
-					fail("no connection %s", f[1])
-				}
-				gc.conn.Close()
-				gc.dead = true
-			default:
-				fail("unknown command")
-			}
-		default:
-			name, frame, ok := strings.Cut(line, "> ")
-			gc := conns[name]
-			if !ok || gc == nil {
-				fail("not a command")
-			}
-			sender, sent = name, []byte(sc.in(frame))
-			if err := gc.conn.Send(ctx, sent); err != nil {
-				fail("send: %v", err)
-			}
-		}
-		got := map[string][]string{}
-		if sender != "" {
-			got[sender] = syncGolden(ctx, t, conns[sender])
-			if changed(sent, got[sender]) {
+	return goldentest.Script{
+		Dial: func(ctx context.Context, token string) (goldentest.Conn, error) { return srv.Pipe(ctx, token) },
+		In:   sc.in,
+		Out:  sc.out,
+		// A write or delete that succeeded is followed until the
+		// catalogue and the watches have published it.
+		Settle: func(frame []byte, got []string, more func() []string) []string {
+			if changed(frame, got) {
 				fence.wait(ctx, t)
-				got[sender] = append(got[sender], syncGolden(ctx, t, conns[sender])...)
+				got = append(got, more()...)
 			}
-		}
-		for _, name := range order {
-			if name == sender || conns[name].dead {
-				continue
-			}
-			got[name] = syncGolden(ctx, t, conns[name])
-		}
-		names := order
-		if sender != "" {
-			names = append([]string{sender}, order...)
-		}
-		written := map[string]bool{}
-		for _, name := range names {
-			if written[name] {
-				continue
-			}
-			written[name] = true
-			for _, l := range responsesFirst(got[name]) {
-				out.WriteString(name + "< " + sc.out(l) + "\n")
-			}
-		}
-	}
-	return out.String()
+			return got
+		},
+		Order: responsesFirst,
+	}.Run(ctx, t, script)
 }
 
 // changed reports whether frame was a resourceWrite or resourceDelete that
@@ -281,42 +150,15 @@ func responsesFirst(msgs []string) []string {
 	return append(responses, notes...)
 }
 
-const goldenSync = `{"jsonrpc":"2.0","id":"~sync","method":"ping"}`
-
-// syncGolden pings the connection and returns what it received before the
-// answer, or until the server closed it.
-func syncGolden(ctx context.Context, t *testing.T, gc *goldenConn) []string {
-	t.Helper()
-	if gc.dead {
-		return nil
-	}
-	var got []string
-	sendErr := gc.conn.Send(ctx, []byte(goldenSync))
-	for {
-		select {
-		case msg, ok := <-gc.recv:
-			if !ok {
-				err := <-gc.ended
-				gc.dead = true
-				return append(got, fmt.Sprintf("closed: %v", err))
-			}
-			if bytes.Contains(msg, []byte(`"id":"~sync"`)) {
-				return got
-			}
-			got = append(got, string(msg))
-		case <-ctx.Done():
-			t.Fatalf("no answer to the sync ping (send: %v)", sendErr)
-		}
-	}
-}
-
 // fence is a root connection subscribed to the catalogue, which hears of
 // every change: once it has, and a subscribe of its own (which waits for
 // the catalogue's lock) is answered, the change has been published on the
 // catalogue and every watch.
 type fence struct {
-	gc *goldenConn
-	id int
+	conn  *transport.Conn
+	recv  <-chan []byte
+	ended <-chan error
+	id    int
 }
 
 func newFence(ctx context.Context, t *testing.T, srv *transport.Server) *fence {
@@ -325,7 +167,8 @@ func newFence(ctx context.Context, t *testing.T, srv *transport.Server) *fence {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fence{gc: newGoldenConn(ctx, c)}
+	f := &fence{conn: c}
+	f.recv, f.ended = goldentest.Receive(ctx, c)
 	f.call(ctx, t, `"initialize","params":{"channel":"ahp-root://","protocolVersions":["1.0.0"],"clientId":"~fence"}`)
 	f.call(ctx, t, `"subscribe","params":{"channel":"x-ahpd-bots://"}`)
 	return f
@@ -337,14 +180,14 @@ func (f *fence) call(ctx context.Context, t *testing.T, methodAndParams string) 
 	t.Helper()
 	f.id++
 	id := fmt.Sprintf(`"id":%d,`, f.id)
-	if err := f.gc.conn.Send(ctx, []byte(`{"jsonrpc":"2.0",`+id+`"method":`+methodAndParams+`}`)); err != nil {
+	if err := f.conn.Send(ctx, []byte(`{"jsonrpc":"2.0",`+id+`"method":`+methodAndParams+`}`)); err != nil {
 		t.Fatal(err)
 	}
 	for {
 		select {
-		case msg, ok := <-f.gc.recv:
+		case msg, ok := <-f.recv:
 			if !ok {
-				t.Fatalf("the fence connection ended: %v", <-f.gc.ended)
+				t.Fatalf("the fence connection ended: %v", <-f.ended)
 			}
 			if bytes.Contains(msg, []byte(id)) && !bytes.Contains(msg, []byte(`"method"`)) {
 				if bytes.Contains(msg, []byte(`"error"`)) {
@@ -363,9 +206,9 @@ func (f *fence) wait(ctx context.Context, t *testing.T) {
 	t.Helper()
 	for {
 		select {
-		case msg, ok := <-f.gc.recv:
+		case msg, ok := <-f.recv:
 			if !ok {
-				t.Fatalf("the fence connection ended: %v", <-f.gc.ended)
+				t.Fatalf("the fence connection ended: %v", <-f.ended)
 			}
 			if !bytes.Contains(msg, []byte(`"method":"action"`)) {
 				continue

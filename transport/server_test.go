@@ -426,3 +426,12 @@ func TestSchemeOf(t *testing.T) {
 		}
 	}
 }
+
+// closeReason is the reason a close error gives, or the error.
+func closeReason(err error) string {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
+}
