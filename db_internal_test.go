@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/chatlog/memchatlog"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/record/memrecord"
@@ -84,11 +85,7 @@ func TestAServerOnADatabasePrunesTheLeasesThatEnded(t *testing.T) {
 	if err := ls.Release(ctx, "turn s t1", "other", ended.Token); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); db.pruned.Load() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the released lease is not pruned after 10 s")
-		}
-	}
+	waittest.For(t, "the released lease to be pruned", func() bool { return db.pruned.Load() != 0 })
 	if got := db.pruned.Load(); got != 1 {
 		t.Errorf("the server pruned %d leases, want the one released", got)
 	}

@@ -11,6 +11,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // tracedChat runs one chat turn saying words through a Server whose spans
@@ -30,17 +32,14 @@ func tracedChat(t *testing.T, token, words string) []sdktrace.ReadOnlySpan {
 	if got := chat(t, "ws"+strings.TrimPrefix(web.URL, "http")+"/?tkn="+token, words); !strings.Contains(got, "heard") {
 		t.Fatalf("the bot answered %q", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		spans := rec.Ended()
-		if slices.ContainsFunc(spans, func(s sdktrace.ReadOnlySpan) bool { return s.Name() == "chat turn" }) {
-			return spans
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no chat turn span ended; spans: %v", names(spans))
-		}
-		time.Sleep(10 * time.Millisecond)
+	var spans []sdktrace.ReadOnlySpan
+	if !waittest.Within(10*time.Second, func() bool {
+		spans = rec.Ended()
+		return slices.ContainsFunc(spans, func(s sdktrace.ReadOnlySpan) bool { return s.Name() == "chat turn" })
+	}) {
+		t.Fatalf("no chat turn span ended; spans: %v", names(spans))
 	}
+	return spans
 }
 
 func names(spans []sdktrace.ReadOnlySpan) []string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -239,11 +240,7 @@ func TestAStoreBotABundledBotHidesIsKeptAndAProblemOnlyItsOwnerSees(t *testing.T
 	if err := store.Delete(ctx, "house", ""); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(seenBy(mallory, s.standingProblems(ctx))) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the problem of the deleted hidden bot stands: %+v", s.Problems())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waittest.Within(5*time.Second, func() bool { return len(seenBy(mallory, s.standingProblems(ctx))) == 0 }) {
+		t.Fatalf("the problem of the deleted hidden bot stands: %+v", s.Problems())
 	}
 }

@@ -2,9 +2,10 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"testing"
-	"time"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -63,16 +64,10 @@ func TestFolderIndexFollowsEditsDeletesAndMovesToAComputer(t *testing.T) {
 // feed it follows arrives a moment after each write.
 func waitTaken(t *testing.T, x *folderIndex, dir string, taken bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, _, ok := x.takenBy("someone-else", dir); ok == taken {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s taken is not %v after 10 s", dir, taken)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waittest.For(t, fmt.Sprintf("%s taken to be %v", dir, taken), func() bool {
+		_, _, ok := x.takenBy("someone-else", dir)
+		return ok == taken
+	})
 }
 
 func TestFolderIndexHoldsAClaimUntilTheFeedDeliversItsWrite(t *testing.T) {

@@ -110,16 +110,11 @@ func (e *fileEnv) botFile(id string) string { return filepath.Join(e.configDir, 
 // returns its reason.
 func (e *fileEnv) waitProblem(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if r := problemAt(e.store.Problems(), path); r != "" {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no problem at %s: %+v", path, e.store.Problems())
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	var r string
+	if !waittest.Within(10*time.Second, func() bool { r = problemAt(e.store.Problems(), path); return r != "" }) {
+		t.Fatalf("no problem at %s: %+v", path, e.store.Problems())
 	}
+	return r
 }
 
 func TestAHandEditCannotBringABotIntoAnothersFolder(t *testing.T) {

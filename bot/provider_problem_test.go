@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // problemsOf is what the problems channel shows c now.
@@ -43,12 +44,8 @@ func TestABotNamingAProviderTheHostRunsNoAgentForIsAProblemUntilItDoes(t *testin
 	if _, err := e.svc.Edit(context.Background(), access.Principal{User: "soft", Grants: []string{"bot:put"}}, "far", []byte(`{"provider": "echo"}`), ""); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(problemsOf(t, soft)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the problem stands after the edit: %+v", problemsOf(t, soft))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waittest.Within(10*time.Second, func() bool { return len(problemsOf(t, soft)) == 0 }) {
+		t.Fatalf("the problem stands after the edit: %+v", problemsOf(t, soft))
 	}
 }
 

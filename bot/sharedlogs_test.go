@@ -169,20 +169,16 @@ func TestAnInstanceThatReadATurnAsInterruptedReadsTheChatAgainWhenItsInstanceWri
 	if got := markdown(want.Turns[0]); !slices.Equal(got, []string{"awake"}) {
 		t.Fatalf("the turn says %q", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got ahp.ChatState
+	if !waittest.Within(10*time.Second, func() bool {
 		c3 := other.connect(t, "soft")
 		c3.subscribe(chat)
 		c3.mu.Lock()
-		got := c3.chats[chat]
+		got = c3.chats[chat]
 		c3.mu.Unlock()
-		if jsonText(got) == jsonText(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the other instance holds the chat as\n%s\nwant the first's\n%s", jsonText(got), jsonText(want))
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+		return jsonText(got) == jsonText(want)
+	}) {
+		t.Fatalf("the other instance holds the chat as\n%s\nwant the first's\n%s", jsonText(got), jsonText(want))
 	}
 }
 
@@ -280,31 +276,19 @@ func TestAResumedTurnWhoseLeaseALookerHeldAMomentIsTakenSoonAndNotEndedByTheWatc
 	// watcher does while it looks), then lets go: the instance that runs
 	// the resumed turn takes it soon, so no watcher ends the turn.
 	var held lease.Lease
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waittest.For(t, "the turn's lease to be free", func() bool {
 		l, ok, err := leases.Acquire(t.Context(), key, "looker", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok {
-			held = l
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the turn's lease stays held")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+		held = l
+		return ok
+	})
 	refused := leases.refused.Load()
 	c2.dispatch(chat, ahp.TurnResume("t1"))
 	c2.waitChat(chat, "the resumed turn", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
-	deadline = time.Now().Add(10 * time.Second)
-	for leases.refused.Load() == refused { // the runner tried, and was refused
-		if time.Now().After(deadline) {
-			t.Fatal("the instance that runs the resumed turn did not try to take its lease")
-		}
-		time.Sleep(time.Millisecond) // polling with a deadline
-	}
+	waittest.For(t, "the instance that runs the resumed turn to try to take its lease, and be refused",
+		func() bool { return leases.refused.Load() != refused })
 	if err := leases.Release(t.Context(), key, "looker", held.Token); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // listedSession is c's listSessions row of session, and whether it has
@@ -101,12 +102,8 @@ func TestEndToEndABackSessionRunningOnOneInstanceIsListedAndFollowedOnTheOthers(
 	// A client of B cannot act on the back session A runs, but to answer:
 	// it is told where it runs, and nothing changes anywhere.
 	b.dispatch(backChat, ahp.NewAction(&ahp.ChatIsArchivedChangedAction{IsArchived: true}))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(b.rejections(backChat)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the action on B was neither taken nor refused")
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	if !waittest.Within(10*time.Second, func() bool { return len(b.rejections(backChat)) != 0 }) {
+		t.Fatal("the action on B was neither taken nor refused")
 	}
 	if r := b.rejections(backChat); !strings.Contains(r[0], "runs on another instance") {
 		t.Errorf("B refused the action saying %q", r[0])

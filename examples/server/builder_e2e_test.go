@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // The end-to-end tests of issue 14: the builder bot and the workspace
@@ -385,19 +386,14 @@ func TestEndToEndWorkspaceToolsRefuseSecretsUnknownToolsAndBundledSlugsAndFollow
 // readUntil reads bot://slug until its JSON holds want, within a deadline.
 func readUntil(t *testing.T, c *ahpClient, slug, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var read struct {
-			Data string `json:"data"`
-		}
+	var read struct {
+		Data string `json:"data"`
+	}
+	if !waittest.Within(15*time.Second, func() bool {
 		c.must("resourceRead", map[string]any{"channel": ahp.RootURI, "uri": "bot://" + slug}, &read)
-		if strings.Contains(read.Data, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bot://%s reads %s, never %s", slug, read.Data, want)
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+		return strings.Contains(read.Data, want)
+	}) {
+		t.Fatalf("bot://%s reads %s, never %s", slug, read.Data, want)
 	}
 }
 
@@ -462,19 +458,15 @@ func TestEndToEndAHandMadeFolderOfABundledSlugWhileServingIsLoggedWithBothPathsA
 	}
 	writeAtomic(t, hand, "---\nname: Impostor\nowner: root:chathost\nworkspace: "+filepath.Join(setup.root, "impostor")+"\n---\n")
 	origin := filepath.Join(bundle, "house-rules")
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		warned := false
-		for _, line := range strings.Split(string(setup.logs.Bytes()), "\n") {
-			warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, hand) && strings.Contains(line, origin)
+	if !waittest.Within(15*time.Second, func() bool {
+		for line := range strings.Lines(string(setup.logs.Bytes())) {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, hand) && strings.Contains(line, origin) {
+				return true
+			}
 		}
-		if warned {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Warn line naming %s and %s in the logs:\n%s", hand, origin, setup.logs.Bytes())
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+		return false
+	}) {
+		t.Fatalf("no Warn line naming %s and %s in the logs:\n%s", hand, origin, setup.logs.Bytes())
 	}
 	readUntil(t, c, "house-rules", `"name":"House Rules"`)
 	chat := c.openChat("ahp-session:/rules", "house-rules")

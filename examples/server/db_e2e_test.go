@@ -20,6 +20,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record/pgrecord"
 )
 
@@ -341,19 +342,15 @@ func TestDBKillDashNineDuringAThousandWritesLosesNoAcknowledgedWrite(t *testing.
 	}
 	// Kill it once a fifth of the writes are acknowledged, many more in
 	// flight.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		total := 0
+	var total int
+	if !waittest.Within(20*time.Second, func() bool {
+		total = 0
 		for _, b := range bursts {
 			total += len(b.ackedSoFar())
 		}
-		if total >= n/5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d writes acknowledged in 20s", total)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return total >= n/5
+	}) {
+		t.Fatalf("only %d writes acknowledged in 20s", total)
 	}
 	if err := victimCmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/pglease"
 )
@@ -165,19 +166,15 @@ func TestEndToEndFiftyConcurrentMessagesOverThreeInstancesStartOneBackSession(t 
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var left int
+	if !waittest.Within(15*time.Second, func() bool {
 		if _, err := ls.Prune(t.Context(), lease.PruneGrace); err != nil {
 			t.Fatal(err)
 		}
-		left := count(t, db, `SELECT count(*) FROM bots_leases WHERE key LIKE 'turn %'`)
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d turns and a prune, bots_leases holds %d rows of ended turns", n, left)
-		}
-		time.Sleep(20 * time.Millisecond)
+		left = count(t, db, `SELECT count(*) FROM bots_leases WHERE key LIKE 'turn %'`)
+		return left == 0
+	}) {
+		t.Fatalf("after %d turns and a prune, bots_leases holds %d rows of ended turns", n, left)
 	}
 }
 
@@ -249,13 +246,9 @@ func TestEndToEndKillingTheInstanceThatHoldsALeaseMidTurnLetsAnotherTakeOverAndR
 func (c *ahpClient) follow(session string) string {
 	c.t.Helper()
 	chat := ahp.DefaultChatURI(session)
-	deadline := time.Now().Add(10 * time.Second)
-	for c.call("subscribe", map[string]any{"channel": chat}, nil, nil) != nil {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the instance does not hold the chat %s", chat)
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
-	}
+	waittest.For(c.t, "the instance to hold the chat "+chat, func() bool {
+		return c.call("subscribe", map[string]any{"channel": chat}, nil, nil) == nil
+	})
 	c.mu.Lock()
 	if c.recorded == nil {
 		c.recorded = map[string][]string{}
@@ -289,21 +282,18 @@ func sameActions(t *testing.T, uri string, clients ...*ahpClient) {
 // first one's.
 func waitSameState(t *testing.T, uri string, clients ...*ahpClient) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		want, differ := stateJSON(clients[0], uri), -1
+	var want string
+	differ := -1
+	if !waittest.Within(10*time.Second, func() bool {
+		want, differ = stateJSON(clients[0], uri), -1
 		for i, c := range clients[1:] {
 			if stateJSON(c, uri) != want {
 				differ = i + 1
 			}
 		}
-		if differ < 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("client %d holds %s as\n%s\nwant client 0's\n%s", differ, uri, stateJSON(clients[differ], uri), want)
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+		return differ < 0
+	}) {
+		t.Fatalf("client %d holds %s as\n%s\nwant client 0's\n%s", differ, uri, stateJSON(clients[differ], uri), want)
 	}
 }
 
@@ -583,10 +573,8 @@ func TestEndToEndDeletingABotOnTheDatabaseLeavesNothingOfItsChatsThere(t *testin
 		}
 		return out
 	}
-	for deadline := time.Now().Add(15 * time.Second); slices.Contains(sessions(b), session); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("15 s after the deletion the other instance still lists the chat: %q", sessions(b))
-		}
+	if !waittest.Within(15*time.Second, func() bool { return !slices.Contains(sessions(b), session) }) {
+		t.Fatalf("15 s after the deletion the other instance still lists the chat: %q", sessions(b))
 	}
 	_, addr := startProcess(t, in[0].bin, filepath.Join(in[0].base, "config-later"), in[0].root, "-db", db)
 	if got := sessions(dialChat(t, addr, "later")); len(got) != 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
@@ -106,16 +107,13 @@ func labels(s string) map[string]string {
 // fails after ten seconds saying what it was.
 func waitSample(t *testing.T, addr, name, lbls string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, ok := sample(scrape(t, addr), name, labels(lbls))
-		if ok && got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s{%s} = %v (present %v), want %v", name, lbls, got, ok, want)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got float64
+	var ok bool
+	if !waittest.Within(10*time.Second, func() bool {
+		got, ok = sample(scrape(t, addr), name, labels(lbls))
+		return ok && got == want
+	}) {
+		t.Fatalf("%s{%s} = %v (present %v), want %v", name, lbls, got, ok, want)
 	}
 }
 

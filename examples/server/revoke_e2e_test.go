@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // revokeUsersJSON is the users file of the revocation test: soft makes
@@ -90,19 +91,11 @@ func TestEndToEndAPersonRemovedFromTheOwningTeamLosesTheirChatWithinASecond(t *t
 		t.Errorf("subscribing again: %v, want permission denied", err)
 	}
 	tess.dispatch(chat, ahp.TurnStarted("t3", time.Now(), ahp.UserMessage("pid")))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waittest.For(t, "a new turn to be refused", func() bool {
 		tess.mu.Lock()
-		n := len(tess.rejected[chat])
-		tess.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a new turn was not refused")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer tess.mu.Unlock()
+		return len(tess.rejected[chat]) == 1
+	})
 	if log, _ := os.ReadFile(logPath); strings.Contains(string(log), `"turnId":"t3"`) {
 		t.Errorf("the refused turn reached the chat's log")
 	}

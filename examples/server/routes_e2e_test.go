@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/internal/pgtest"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/irc/irctest"
 	"github.com/agenthost/bots/route/slack/slacktest"
@@ -261,12 +262,8 @@ func newNetworkRig(t *testing.T, identity string, conn map[string]any, secrets m
 // waitUntil polls cond until it holds, for 20 seconds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("20 s without %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waittest.Within(20*time.Second, cond) {
+		t.Fatalf("20 s without %s", what)
 	}
 }
 

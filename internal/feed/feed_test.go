@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 func recv[T any](t *testing.T, ch <-chan T) (T, bool) {
@@ -53,12 +55,8 @@ func TestCancelClosesChannelAndRemovesSubscriber(t *testing.T) {
 	if _, ok := recv(t, ch); ok {
 		t.Fatal("channel still open after cancel")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for f.Len() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("subscriber not removed")
-		}
-		time.Sleep(time.Millisecond)
+	if !waittest.Within(5*time.Second, func() bool { return f.Len() == 0 }) {
+		t.Fatal("subscriber not removed")
 	}
 }
 

@@ -108,12 +108,8 @@ func (w *watched) quiet() []record.Change {
 // idle polls until the watch has nothing left to read.
 func (w *watched) idle() {
 	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for w.s.WatchPending() != 0 {
-		if time.Now().After(deadline) {
-			w.t.Fatal("the watch does not go idle")
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+	if !waittest.Within(10*time.Second, func() bool { return w.s.WatchPending() == 0 }) {
+		w.t.Fatal("the watch does not go idle")
 	}
 }
 
@@ -478,12 +474,8 @@ func TestSpentSlugComingBackIsReportedLeftOutAndItsFolderKept(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(w.s.Problems()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("problems stand after the file went: %+v", w.s.Problems())
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+	if !waittest.Within(5*time.Second, func() bool { return len(w.s.Problems()) == 0 }) {
+		t.Fatalf("problems stand after the file went: %+v", w.s.Problems())
 	}
 }
 
@@ -630,13 +622,9 @@ func TestWatchStopsOnCloseWithNoGoroutineLeft(t *testing.T) {
 // waitGoroutines polls until at most n goroutines run.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+	if !waittest.Within(5*time.Second, func() bool { return runtime.NumGoroutine() <= n }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/bot"
 	"github.com/agenthost/bots/client"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/lease/memlease"
 	"github.com/agenthost/bots/route"
@@ -447,12 +448,8 @@ func TestRelayScrubsWhatItSends(t *testing.T) {
 // waitState waits until the relay reports the connection in the state.
 func waitState(t *testing.T, rl *relay.Relay, conn string, want route.ConnState) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for rl.States()[conn].State != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("the connection %s is %+v, want %s", conn, rl.States()[conn], want)
-		}
-		time.Sleep(time.Millisecond)
+	if !waittest.Within(10*time.Second, func() bool { return rl.States()[conn].State == want }) {
+		t.Fatalf("the connection %s is %+v, want %s", conn, rl.States()[conn], want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/routetest"
 	"github.com/agenthost/bots/route/telegram"
@@ -62,18 +63,14 @@ func TestTelegramConfirmsUpdatesSoNoneIsDeliveredTwice(t *testing.T) {
 	if a, b := routetest.Receive(t, c), routetest.Receive(t, c); a.Text != "one" || b.Text != "two" {
 		t.Fatalf("received %q then %q", a.Text, b.Text)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var asked int64
+	if !waittest.Within(10*time.Second, func() bool {
 		f.Mu.Lock()
-		asked := f.Offsets[len(f.Offsets)-1]
+		asked = f.Offsets[len(f.Offsets)-1]
 		f.Mu.Unlock()
-		if asked == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("getUpdates was last asked from offset %d, want 3", asked)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return asked == 3
+	}) {
+		t.Fatalf("getUpdates was last asked from offset %d, want 3", asked)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
