@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/bots"
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/memrecord"
 )
@@ -372,16 +373,13 @@ func TestCloseWhileTheBotsLoadWaitsForTheLoadAndStartAnswersClosed(t *testing.T)
 	go func() { closed <- h.srv.Close() }()
 	// Close has begun once the server says it is not running, rather
 	// than loading; the load goes on until the store is released.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, body := get(t, h.srv.Handler(), "/healthz")
-		if code == http.StatusServiceUnavailable && strings.Contains(body, "not running") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET /healthz answers %d %q after Close", code, body)
-		}
-		time.Sleep(time.Millisecond)
+	var code int
+	var body string
+	if !waittest.Within(10*time.Second, func() bool {
+		code, body = get(t, h.srv.Handler(), "/healthz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "not running")
+	}) {
+		t.Fatalf("GET /healthz answers %d %q after Close", code, body)
 	}
 	// Start may not have begun yet (its goroutine can come after Close,
 	// and then answers ErrClosed at once), so what is held to waiting is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
@@ -43,24 +44,20 @@ func (s *acpSetup) writeAgents(t *testing.T, agents map[string]any) {
 // returns them.
 func (s *acpSetup) waitLog(t *testing.T, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		logs := string(s.logs.Bytes())
-		missing := ""
+	var logs, missing string
+	if !waittest.Within(20*time.Second, func() bool {
+		logs, missing = string(s.logs.Bytes()), ""
 		for _, w := range want {
 			if !strings.Contains(logs, w) {
 				missing = w
 				break
 			}
 		}
-		if missing == "" {
-			return logs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the logs never said %q:\n%s", missing, logs)
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
+		return missing == ""
+	}) {
+		t.Fatalf("the logs never said %q:\n%s", missing, logs)
 	}
+	return logs
 }
 
 // sayFails starts a turn in chat that must fail, and returns the error the

@@ -116,18 +116,19 @@ func (w *watched) idle() {
 // problem polls until a problem stands at path, and returns it.
 func (w *watched) problem(path string) record.Problem {
 	w.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var found record.Problem
+	if !waittest.Within(5*time.Second, func() bool {
 		for _, p := range w.s.Problems() {
 			if p.Path == path {
-				return p
+				found = p
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("no problem at %s: %+v", path, w.s.Problems())
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+		return false
+	}) {
+		w.t.Fatalf("no problem at %s: %+v", path, w.s.Problems())
 	}
+	return found
 }
 
 // noProblem checks that no problem stands at path.
