@@ -226,12 +226,8 @@ func TestAStartRemovesThePersonaTempFilesACrashLeftInTheBackgroundAndKeepsTheBot
 	own := plant(".tmp-notes-789") // the bot's own
 	e.start(t)
 	// The sweep runs in the background once the service is made.
-	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range stale {
-		for exists(p) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling with a deadline
-		}
-		if exists(p) {
+		if !waittest.Within(10*time.Second, func() bool { return !exists(p) }) {
 			t.Errorf("%s survived the restart", p)
 		}
 	}

@@ -57,16 +57,13 @@ func TestEndToEndABackSessionRunningOnOneInstanceIsListedAndFollowedOnTheOthers(
 
 	// B and C list it as A does, and subscribe to it.
 	for i, cl := range clients[1:] {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			got, ok := listedSession(cl, back)
-			if ok && mustJSON(got) == mustJSON(onA) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d lists the back session as %s (%v), want A's %s", i+1, mustJSON(got), ok, mustJSON(onA))
-			}
-			time.Sleep(20 * time.Millisecond) // polling with a deadline
+		var got ahp.SessionSummary
+		var ok bool
+		if !waittest.Within(10*time.Second, func() bool {
+			got, ok = listedSession(cl, back)
+			return ok && mustJSON(got) == mustJSON(onA)
+		}) {
+			t.Fatalf("instance %d lists the back session as %s (%v), want A's %s", i+1, mustJSON(got), ok, mustJSON(onA))
 		}
 	}
 	for _, cl := range clients {

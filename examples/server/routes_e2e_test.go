@@ -183,21 +183,17 @@ func TestEndToEndIRCUsersTheHostDoesNotKnowOrWhoMayNotReadTheBotAreAnsweredSo(t 
 func TestEndToEndTheRouteMethodsListTheConnectionWithoutItsCredential(t *testing.T) {
 	t.Parallel()
 	r := newIRCRig(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		raw := string(r.soft.result(t, "x-ahpd/routeConnections", map[string]any{}, nil))
+	var raw string
+	if !waittest.Within(20*time.Second, func() bool {
+		raw = string(r.soft.result(t, "x-ahpd/routeConnections", map[string]any{}, nil))
 		if strings.Contains(raw, "connectors://") || strings.Contains(raw, irctest.Password) {
 			t.Fatalf("the connections show a credential: %s", raw)
 		}
-		if strings.Contains(raw, `"state":"connected"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the connection never read as connected: %s", raw)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return strings.Contains(raw, `"state":"connected"`)
+	}) {
+		t.Fatalf("the connection never read as connected: %s", raw)
 	}
-	raw := string(r.soft.result(t, "x-ahpd/routeList", map[string]any{"bot": "motion"}, nil))
+	raw = string(r.soft.result(t, "x-ahpd/routeList", map[string]any{"bot": "motion"}, nil))
 	if !strings.Contains(raw, `"id":"dm"`) {
 		t.Errorf("soft's routes to motion: %s", raw)
 	}
