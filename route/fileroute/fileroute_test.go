@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,21 +107,14 @@ func TestRoutesAreWrittenForTheOwnerAlone(t *testing.T) {
 
 func TestMemoryConformance(t *testing.T) {
 	t.Parallel()
-	dirs := map[relay.Memory]string{}
-	var mu sync.Mutex
-	openIn := func(dir string) relay.Memory {
-		m := fileroute.NewMemory(dir)
-		mu.Lock()
-		dirs[m] = dir
-		mu.Unlock()
-		return m
-	}
+	dirs := map[relay.Memory]string{} // RunMemory opens one memory at a time
 	routetest.RunMemory(t, routetest.MemoryHarness{
-		Open: func(t *testing.T) relay.Memory { return openIn(filepath.Join(t.TempDir(), "routes-state")) },
-		Again: func(_ *testing.T, m relay.Memory) relay.Memory {
-			mu.Lock()
-			defer mu.Unlock()
-			return fileroute.NewMemory(dirs[m])
+		Open: func(t *testing.T) relay.Memory {
+			dir := filepath.Join(t.TempDir(), "routes-state")
+			m := fileroute.NewMemory(dir)
+			dirs[m] = dir
+			return m
 		},
+		Again: func(_ *testing.T, m relay.Memory) relay.Memory { return fileroute.NewMemory(dirs[m]) },
 	})
 }

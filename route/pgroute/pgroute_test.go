@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/bots/internal/pgtest"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/memroute"
@@ -61,27 +63,10 @@ func TestAWriteOnOneInstanceIsHeardAndReadOnAnother(t *testing.T) {
 
 func TestMemoryConformance(t *testing.T) {
 	t.Parallel()
-	urls := map[relay.Memory]string{}
-	var mu sync.Mutex
-	openOn := func(t *testing.T, url string) relay.Memory {
-		m, err := pgroute.OpenMemory(t.Context(), pgtest.Pool(t, url))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		urls[m] = url
-		mu.Unlock()
-		return m
-	}
-	routetest.RunMemory(t, routetest.MemoryHarness{
-		Open: func(t *testing.T) relay.Memory { return openOn(t, pgtest.URL(t)) },
-		Again: func(t *testing.T, m relay.Memory) relay.Memory {
-			mu.Lock()
-			url := urls[m]
-			mu.Unlock()
-			return openOn(t, url)
-		},
+	mems := pgtest.NewStores(func(ctx context.Context, pool *pgxpool.Pool) (relay.Memory, error) {
+		return pgroute.OpenMemory(ctx, pool)
 	})
+	routetest.RunMemory(t, routetest.MemoryHarness{Open: mems.Open, Again: mems.Reopen})
 }
 
 func TestMemoryUpdatesOfOneKeyFromTwoInstancesTakeTurns(t *testing.T) {

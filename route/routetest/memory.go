@@ -37,7 +37,8 @@ var MemoryChecks = map[string]func(t testing.TB, m relay.Memory, again func(rela
 	"KeysWithASlashAreApartFromOneAnother": slashKeys,
 }
 
-// RunMemory runs every check of MemoryChecks against memories h opens.
+// RunMemory runs every check of MemoryChecks against memories h opens,
+// one check at a time.
 func RunMemory(t *testing.T, h MemoryHarness) {
 	for name, check := range MemoryChecks {
 		t.Run(name, func(t *testing.T) {
