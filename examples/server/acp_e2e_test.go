@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 	waitMore()
 	code := pgtest.Main(m) // stops the throwaway PostgreSQL of the -db tests
 	removeServerBinary()
+	stopBrowser()
 	os.Exit(code)
 }
 

@@ -31,9 +31,9 @@ import (
 )
 
 // The browser tests: the web page served by the real server, driven in
-// headless Chromium as a person would use it. Each test starts one
-// browser, which its subtests share in tabs. They skip when no Chromium is installed,
-// unless BOTS_REQUIRE_CHROMIUM=1 (CI) makes that a failure.
+// headless Chromium as a person would use it. The tests share one
+// browser, each in tabs of its own. They skip when no Chromium is
+// installed, unless BOTS_REQUIRE_CHROMIUM=1 (CI) makes that a failure.
 // BOTS_SCREENSHOTS=<dir> writes screenshots of the main screens there.
 
 // chromium returns the path of a Chromium or Chrome, or "".
@@ -49,8 +49,22 @@ func chromium() string {
 	return ""
 }
 
-// browser starts one headless Chromium for t and returns its context; a
-// tab is a chromedp.NewContext of it.
+// sharedBrowser is the one headless Chromium the browser tests share,
+// each in tabs of its own: started by the first of them, stopped when the
+// tests end (stopBrowser). A browser's start and stop cost some three
+// seconds of CPU, which each test paid when it had a browser of its own.
+var sharedBrowser struct {
+	once sync.Once
+	ctx  context.Context
+	stop func()
+	dir  string // its HOME, profile and TMPDIR
+	err  error
+}
+
+// browser returns a browser context of t's own in the tests' headless
+// Chromium, started on the first call; a tab is a chromedp.NewContext of
+// it. Without Chromium
+// the test is skipped, or fails under BOTS_REQUIRE_CHROMIUM=1.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	exe := chromium()
@@ -60,40 +74,81 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("no Chromium installed (apt-get install chromium, or scripts/ci-deps.sh): the browser tests are skipped")
 	}
-	browserHome := t.TempDir()
-	// Chromium's singleton socket goes under TMPDIR, whose path a UNIX
-	// socket allows only about 100 bytes: a folder of a short name, not
-	// one named after the test.
-	browserTmp, err := os.MkdirTemp("", "chromium-")
-	if err != nil {
-		t.Fatal(err)
+	sharedBrowser.once.Do(func() {
+		sharedBrowser.ctx, sharedBrowser.stop, sharedBrowser.dir, sharedBrowser.err = startBrowser(exe)
+	})
+	if sharedBrowser.err != nil {
+		t.Fatal(sharedBrowser.err)
 	}
-	t.Cleanup(func() { os.RemoveAll(browserTmp) })
+	// A browser context of the test's own, as a fresh profile: what one
+	// test's page keeps (its token, in local storage by host and port)
+	// is not there for another's, on a port the system gave again.
+	ctx, cancel := chromedp.NewContext(sharedBrowser.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a browser context: %v", err)
+	}
+	return ctx
+}
+
+// startBrowser starts headless Chromium exe, and returns its context, how
+// to stop it and the folder it keeps its HOME, profile and TMPDIR in.
+func startBrowser(exe string) (context.Context, func(), string, error) {
+	// Chromium's singleton socket goes under TMPDIR, whose path a UNIX
+	// socket allows only about 100 bytes: a folder of a short name.
+	dir, err := os.MkdirTemp("", "chromium-")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	home, profile, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
+	for _, d := range []string{home, profile, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, "", err
+		}
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
 		// Chromium writes crash reports and dconf under HOME whatever its
 		// profile folder, and a folder of its own under TMPDIR that it
 		// leaves when it is stopped: give it a HOME and a TMPDIR of the
-		// test's own.
-		chromedp.Env("HOME="+browserHome, "XDG_CONFIG_HOME="+browserHome+"/.config", "XDG_CACHE_HOME="+browserHome+"/.cache",
-			"TMPDIR="+browserTmp),
+		// tests' own.
+		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_CACHE_HOME="+home+"/.cache",
+			"TMPDIR="+tmp),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true), chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900),
+		// The omnibox's popup is a page of its own, loaded in a renderer
+		// of its own that no test sees, which took more of the CPU than
+		// the tab under test.
+		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
+	stop := func() { cancelB(); cancelA() }
 	// Start the browser now, so a browser that cannot start fails here. The
 	// first run on a context owns what it starts: it gets no deadline of
 	// its own, or the browser would end with it.
 	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", exe, err)
+		stop()
+		os.RemoveAll(dir)
+		return nil, nil, "", fmt.Errorf("start %s: %w", exe, err)
 	}
-	return bctx
+	return bctx, stop, dir, nil
+}
+
+// stopBrowser stops the tests' Chromium, if one started, and removes its
+// folder.
+func stopBrowser() {
+	if sharedBrowser.stop != nil {
+		sharedBrowser.stop()
+	}
+	if sharedBrowser.dir != "" {
+		os.RemoveAll(sharedBrowser.dir)
+	}
 }
 
 // tab is one browser tab on the page, with the test's deadline.
