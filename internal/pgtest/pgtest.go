@@ -2,7 +2,8 @@
 // by BOTS_TEST_DATABASE_URL when it is set, else a throwaway cluster
 // (initdb and pg_ctl in a temporary folder, on a free loopback port) that
 // one test binary starts at its first use and stops when it ends. Each
-// test gets a schema of its own, dropped when it ends.
+// test gets a schema of its own, dropped when it ends. The cluster fsyncs
+// only when benchmarks run (durability).
 //
 // A package uses it from TestMain:
 //
@@ -18,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -284,7 +286,7 @@ func (c *cluster) startCluster() error {
 		if err != nil {
 			return err
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=on", port, dir)
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300 %s", port, dir, durability())
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		out, err := c.command(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "100", "-o", opts, "start").CombinedOutput()
 		cancel()
@@ -320,6 +322,19 @@ func (c *cluster) stop() error {
 		}
 	}
 	return errors.Join(err, os.RemoveAll(c.dir))
+}
+
+// durability is how the cluster writes to its disk. Benchmarks run on a
+// database that keeps what it acknowledged through a power loss (fsync
+// on), as docs/PERFORMANCE.md gives their figures. Tests check what the
+// programs do with the database, and none crashes the machine under it:
+// without fsync the cluster still keeps every commit through a crash of
+// its own processes, at less of the CPU the whole suite shares.
+func durability() string {
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		return "-c fsync=on"
+	}
+	return "-c fsync=off -c full_page_writes=off"
 }
 
 func freePort() (int, error) {

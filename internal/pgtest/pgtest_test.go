@@ -39,3 +39,40 @@ func TestEachTestGetsAnEmptySchemaOfItsOwn(t *testing.T) {
 		t.Fatalf("the second schema holds %d tables, want none", n)
 	}
 }
+
+// fsyncSetting reads the cluster's fsync setting; BOTS_TEST_DATABASE_URL
+// names a database whose settings are its own.
+func fsyncSetting(tb testing.TB) string {
+	tb.Helper()
+	if os.Getenv(pgtest.EnvURL) != "" {
+		tb.Skip("the database of " + pgtest.EnvURL + " keeps its own settings")
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, pgtest.URL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var fsync string
+	if err := c.QueryRow(ctx, "SHOW fsync").Scan(&fsync); err != nil {
+		tb.Fatal(err)
+	}
+	return fsync
+}
+
+func TestTheThrowawayClusterOfTestsDoesNotFsync(t *testing.T) {
+	if got := fsyncSetting(t); got != "off" {
+		t.Fatalf("fsync is %s while tests run, want off", got)
+	}
+}
+
+// BenchmarkTheThrowawayClusterOfBenchmarksFsyncs fails unless the
+// benchmarks' cluster keeps what it acknowledged through a power loss, as
+// docs/PERFORMANCE.md gives their figures.
+func BenchmarkTheThrowawayClusterOfBenchmarksFsyncs(b *testing.B) {
+	if got := fsyncSetting(b); got != "on" {
+		b.Fatalf("fsync is %s while benchmarks run, want on", got)
+	}
+	for b.Loop() {
+	}
+}
