@@ -1131,6 +1131,20 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		one.until("the first turn", textOf(".msg.bot", "Motion heard: m0"))
 		one.until("no more older turns", `!document.querySelector("#older")`)
 	})
+	t.Run("OlderTurnsLoadWhenTheWindowShowsTheChatsTop", func(t *testing.T) {
+		// In a window taller than the turns it holds, the top of the chat
+		// is in view as soon as it is drawn: the older turns load with no
+		// scrolling (there is nothing to scroll).
+		tall := newTab(t, b, base)
+		tall.do("a tall window", chromedp.EmulateViewport(1200, 12000))
+		tall.do("open the printed address", chromedp.Navigate(s.page()))
+		tall.until("the bot list", `document.querySelector('#bots li[data-id="motion"]')`)
+		tall.do("open the chat", chromedp.Navigate(base+"/#/chats/"+url.PathEscape(session)))
+		tall.until("the first turn", textOf(".msg.bot", "Motion heard: m0"))
+		if n := eval[int](tall, `document.querySelectorAll("article.turn").length`); n != turns {
+			t.Errorf("%d turns drawn, want all %d", n, turns)
+		}
+	})
 	t.Run("ARestartIsReconnectedAndTheTurnKeptGoing", func(t *testing.T) {
 		one.t = t
 		one.say("sleep 60")

@@ -255,6 +255,7 @@ export function chatView(app, main, session, chat) {
       watching = bot.id;
       stops.push(app.watchBotProblems(bot.id, trouble));
     }
+    const olderAdded = !older.firstChild && st.turnsNextCursor;
     replace(older, st.turnsNextCursor ? olderButton : null);
     const turns = st.turns || [];
     // The last ended turn is redrawn when it stops being the last, so a
@@ -268,6 +269,10 @@ export function chatView(app, main, session, chat) {
     if (sendWhenIn) { sendWhenIn = false; submit(); }
     state.textContent = st.activeTurn ? "replying…" : "";
     if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
+    // The observer hears only of changes: a button drawn where its empty
+    // place was already in view (a window taller than the turns, or a
+    // scroll to the top before the next frame) is asked here.
+    if (olderAdded) requestAnimationFrame(() => { if (!loading && inView(older)) loadOlder(); });
   }
 
   // What waits on the person in the session rather than the chat (a back
