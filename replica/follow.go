@@ -33,6 +33,10 @@ func Follow(ctx context.Context, sh chatlog.Shared, kind chatlog.Kind, f Followe
 			f.Heard(ctx, key, n)
 			return
 		}
+		// What the follower holds is asked before the counts are read: a
+		// log it made meanwhile is not in the counts, and would be taken
+		// for one removed (its own write tells of it next).
+		holds := f.Held()
 		heads, err := sh.Heads(ctx, kind)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -41,7 +45,7 @@ func Follow(ctx context.Context, sh chatlog.Shared, kind chatlog.Kind, f Followe
 			return
 		}
 		held := map[chatlog.Key]bool{}
-		for _, key := range f.Held() {
+		for _, key := range holds {
 			held[key] = true
 			f.Heard(ctx, key, heads[key])
 		}

@@ -3,10 +3,13 @@ package replica_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/chatlog/memchatlog"
 	"github.com/agenthost/bots/replica"
 )
 
@@ -63,5 +66,73 @@ func TestFollowTellsEveryWriteAndAfterAGapEveryLog(t *testing.T) {
 	cancel()
 	if err := <-ended; err != nil {
 		t.Fatalf("Follow ended with %v once its context ended, want nil", err)
+	}
+}
+
+// racingHeads is a shared log store whose Heads answers the counts as
+// they were read, and then runs made: a log made while the counts were
+// read is not in them.
+type racingHeads struct {
+	*memchatlog.Logs
+	made func()
+}
+
+func (r racingHeads) Heads(ctx context.Context, kind chatlog.Kind) (map[chatlog.Key]int64, error) {
+	heads, err := r.Logs.Heads(ctx, kind)
+	r.made()
+	return heads, err
+}
+
+// holding is a follower whose held logs change as the test makes them.
+type holding struct {
+	told chan string
+	mu   sync.Mutex
+	held []chatlog.Key
+}
+
+func (h *holding) Heard(ctx context.Context, key chatlog.Key, n int64) {
+	h.told <- fmt.Sprintf("heard %s %d", key.Session, n)
+}
+
+func (h *holding) Held() []chatlog.Key {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.held)
+}
+
+func TestALogMadeWhileAGapIsReadIsNotToldRemoved(t *testing.T) {
+	t.Parallel()
+	mem, _, _ := opened(t)
+	h := &holding{told: make(chan string, 8), held: []chatlog.Key{key}}
+	made := chatlog.Key{Kind: chatlog.Chat, Bot: "tess", Session: "ahp-session:/new"}
+	var once sync.Once
+	sh := racingHeads{Logs: mem, made: func() {
+		once.Do(func() {
+			if err := mem.Create(t.Context(), made, []byte(`{}`)); err != nil {
+				t.Error(err)
+			}
+			h.mu.Lock()
+			h.held = append(h.held, made)
+			h.mu.Unlock()
+		})
+	}}
+	ctx, cancel := context.WithCancel(t.Context())
+	ended := make(chan error, 1)
+	go func() { ended <- replica.Follow(ctx, sh, chatlog.Chat, h, nil) }()
+	if got := <-h.told; got != "heard ahp-session:/c1 1" {
+		t.Fatalf("Follow told %q first, want the log held before the gap", got)
+	}
+	// The log made meanwhile is told of by its write, not as removed.
+	select {
+	case got := <-h.told:
+		if got != "heard ahp-session:/new 1" {
+			t.Fatalf("Follow told %q of the log made while the gap was read, want its write (1 line)", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow told nothing of the log made while the gap was read")
+	}
+	cancel()
+	if err := <-ended; err != nil {
+		t.Fatalf("Follow ended with %v, want nil", err)
 	}
 }
