@@ -63,8 +63,8 @@ var sharedBrowser struct {
 
 // browser returns a browser context of t's own in the tests' headless
 // Chromium, started on the first call; a tab is a chromedp.NewContext of
-// it. Without Chromium
-// the test is skipped, or fails under BOTS_REQUIRE_CHROMIUM=1.
+// it. Without Chromium the test is skipped, or fails under
+// BOTS_REQUIRE_CHROMIUM=1.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	exe := chromium()
