@@ -122,8 +122,8 @@ func startBrowser(exe string) (context.Context, func(), string, error) {
 		chromedp.Flag("disable-backgrounding-occluded-windows", true), chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900),
 		// The omnibox's popup is a page of its own, loaded in a renderer
-		// of its own that no test sees, which took more of the CPU than
-		// the tab under test.
+		// of its own that no test sees, which took a fifth of the
+		// browser's CPU.
 		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
