@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/chatlog"
+	"github.com/agenthost/bots/internal/tick"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/route"
@@ -120,20 +121,14 @@ func pruneLeases(leases lease.Leases, every time.Duration, log *slog.Logger) (st
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+		tick.Every(ctx, every, func() bool {
 			if n, err := leases.Prune(ctx, lease.PruneGrace); err != nil && ctx.Err() == nil {
 				log.Warn("bots: the leases that ended could not be pruned", "err", err)
 			} else if n > 0 {
 				log.Debug("bots: pruned the leases that ended", "leases", n)
 			}
-		}
+			return true
+		})
 	}()
 	return func() error {
 		cancel()

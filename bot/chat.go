@@ -243,6 +243,13 @@ type chat struct {
 	watchedSince time.Time // when that turn began here, or the watcher first saw it
 }
 
+// all returns every chat held now.
+func (c *chats) all() []*chat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Values(c.bySession))
+}
+
 func (c *chats) get(uri string) *chat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -417,17 +424,13 @@ func (c *chats) letGo(ch *chat, disposed bool) bool {
 // the session host holds for it, newest first.
 func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsResult, error) {
 	who := c.s.current(call.Principal)
-	c.mu.Lock()
-	all := make([]*chat, 0, len(c.bySession))
-	for _, ch := range c.bySession {
-		if who.Any() || who.Owns(ch.owner) {
-			all = append(all, ch)
-		}
-	}
-	c.mu.Unlock()
-	if !who.Any() { // and the bots they may read now, each asked once
+	all := c.all()
+	if !who.Any() { // their own chats with the bots they may read now, each bot asked once
 		reads := map[string]bool{}
 		all = slices.DeleteFunc(all, func(ch *chat) bool {
+			if !who.Owns(ch.owner) {
+				return true
+			}
 			ok, asked := reads[ch.bot]
 			if !asked {
 				ok = c.s.readsBot(ctx, who, ch.bot)

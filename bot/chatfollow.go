@@ -59,12 +59,7 @@ func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 // Held returns the keys of the chats' logs, but those being made
 // (replica.Follower).
 func (c *chats) Held() []chatlog.Key {
-	c.mu.Lock()
-	all := make([]*chat, 0, len(c.bySession))
-	for _, ch := range c.bySession {
-		all = append(all, ch)
-	}
-	c.mu.Unlock()
+	all := c.all()
 	keys := make([]chatlog.Key, 0, len(all))
 	for _, ch := range all {
 		ch.Lock()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/internal/tick"
 	"github.com/agenthost/bots/replica"
 )
 
@@ -96,29 +97,17 @@ func watchEvery(ttl time.Duration) time.Duration { return ttl / 5 }
 // watch ends, every period until ctx ends, the followed main turns whose
 // instance stopped holding their lease.
 func (c *chats) watch(ctx context.Context, period time.Duration) {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		c.mu.Lock()
-		all := make([]*chat, 0, len(c.bySession))
-		for _, ch := range c.bySession {
-			all = append(all, ch)
-		}
-		c.mu.Unlock()
-		for _, ch := range all {
+	tick.Every(ctx, period, func() bool {
+		for _, ch := range c.all() {
 			if ctx.Err() != nil {
-				return
+				return false
 			}
 			if id := ch.watchedTurn(c.s.now(), c.leaseTTL); id != "" {
 				c.takeOver(ctx, ch, id)
 			}
 		}
-	}
+		return true
+	})
 }
 
 // watchedTurn returns the followed turn of the chat that has been in

@@ -16,7 +16,7 @@ const module = "github.com/agenthost/bots"
 // and access import nothing above them. "" is the module's own package,
 // the embedding value.
 var layers = map[string]int{
-	"internal": 0, // crash-safe writes, JSON helpers, feeds: no project imports
+	"internal": 0, // crash-safe writes, JSON helpers, feeds, tickers: no project imports
 	"web":      0, // the page: an AHP client in the browser, imports nothing
 	// telemetry: counters, gauges, histograms and spans every layer counts
 	// into; its prom subpackage, the one importer of the Prometheus

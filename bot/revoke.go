@@ -127,15 +127,10 @@ func (c *chats) sweep(ctx context.Context, only string) {
 		seen[k] = st
 		return st
 	}
-	c.mu.Lock()
-	all := make([]*chat, 0, len(c.bySession))
-	for _, ch := range c.bySession {
-		if only == "" || ch.bot == only {
-			all = append(all, ch)
+	for _, ch := range c.all() {
+		if only != "" && ch.bot != only {
+			continue
 		}
-	}
-	c.mu.Unlock()
-	for _, ch := range all {
 		switch of(ch.bot, ch.owner) {
 		case holds:
 			c.reopen(ch)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agenthost/bots/internal/tick"
 	"github.com/agenthost/bots/lease"
 )
 
@@ -128,19 +129,12 @@ func (w *Waker) hold(ctx context.Context, key string, progress func(string)) (le
 // renew renews h every TTL/3 until ctx ends; a lease lost is let go, so
 // the next turn takes it again (and reads the session back).
 func (w *Waker) renew(ctx context.Context, key string, h *holding) {
-	tick := time.NewTicker(w.leaseTTL / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	tick.Every(ctx, w.leaseTTL/3, func() bool {
 		err := w.leases.Renew(ctx, key, w.holder, h.lease.Token, w.leaseTTL)
-		if ctx.Err() != nil {
-			return
-		}
-		if errors.Is(err, lease.ErrLost) {
+		switch {
+		case ctx.Err() != nil:
+			return false
+		case errors.Is(err, lease.ErrLost):
 			w.log.Warn("wake: the lease of a back session was taken over; its writes from here are refused", "key", key, "token", h.lease.Token)
 			w.leaseMu.Lock()
 			if w.held[key] == h {
@@ -148,12 +142,12 @@ func (w *Waker) renew(ctx context.Context, key string, h *holding) {
 			}
 			w.leaseMu.Unlock()
 			h.stop()
-			return
-		}
-		if err != nil {
+			return false
+		case err != nil:
 			w.log.Warn("wake: the lease of a back session could not be renewed", "key", key, "err", err)
 		}
-	}
+		return true
+	})
 }
 
 // found tells the turns sharing key's lease that the turn that took it

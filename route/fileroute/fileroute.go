@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/internal/atomicfile"
+	"github.com/agenthost/bots/internal/tick"
 	"github.com/agenthost/bots/route"
 )
 
@@ -250,14 +251,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 	last := s.fingerprint()
 	go func() {
 		defer close(ch)
-		t := time.NewTicker(s.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		tick.Every(ctx, s.interval, func() bool {
 			if now := s.fingerprint(); now != last {
 				last = now
 				select {
@@ -265,7 +259,8 @@ func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 				default:
 				}
 			}
-		}
+			return true
+		})
 	}()
 	return ch, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/bots/ahp"
 	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/errcode"
+	"github.com/agenthost/bots/internal/tick"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
 )
@@ -149,23 +150,17 @@ func (w *worker) hold() (held context.Context, release func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		tick.Every(ctx, ttl/3, func() bool {
 			err := ls.Renew(ctx, key, holder, l.Token, ttl)
 			if errors.Is(err, lease.ErrLost) {
 				cancel()
-				return
+				return false
 			}
 			if err != nil && ctx.Err() == nil {
 				w.r.log.Warn("cannot renew the connection's lease", "connection", w.conn.ID, "err", err)
 			}
-		}
+			return true
+		})
 	}()
 	return ctx, func() {
 		cancel()
