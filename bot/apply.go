@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot/internal/mainchat"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/engine"
 )
@@ -84,7 +85,7 @@ func register(ctx context.Context, h Host, svc *Service) error {
 		return fmt.Errorf("register %s: %w", Scheme, err)
 	}
 	if p := svc.Chats(); p != nil {
-		if err := h.RegisterSessions(chatAgent(), p); err != nil {
+		if err := h.RegisterSessions(mainchat.Agent(), p); err != nil {
 			return fmt.Errorf("register %s: %w", ChatProvider, err)
 		}
 	}

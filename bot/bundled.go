@@ -479,9 +479,6 @@ func (b *bundledStore) hiddenProblems() []record.Problem {
 	return out
 }
 
-// errHiddenChat fails a turn in a chat with a bot a bundled bot hides.
-var errHiddenChat = errors.New("the chat's bot is hidden by a bundled bot")
-
 // chatOfHidden reports whether a chat with bot id that works in dirs (its
 // session's working directories, as file URLs) is one with the store's
 // bot a bundled bot of its slug hides: that chat is never carried on by

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot/internal/mainchat"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
@@ -223,10 +224,10 @@ func (s *Service) Channel(ctx context.Context, c engine.Caller, uri string) (eng
 // an errcode.NotFound error otherwise.
 func (s *Service) sessionChannel(ctx context.Context, c engine.Caller, uri string) (engine.Channel, error) {
 	if s.chats != nil {
-		if ch, ok, err := s.chats.channel(ctx, c, uri); ok {
+		if ch, ok, err := s.chats.Channel(ctx, c, uri); ok {
 			return ch, err
 		}
-		if src, ok := s.chats.host.(channelSource); ok {
+		if src, ok := s.chats.Host().(channelSource); ok {
 			cc := c
 			cc.Principal = s.current(c.Principal)
 			ch, err := src.Channel(ctx, cc, uri)
@@ -273,7 +274,7 @@ func (r rootChannel) URI() string { return ahp.RootURI }
 func (r rootChannel) Subscribe(ctx context.Context, sub *engine.Subscriber) (engine.Snapshot, error) {
 	agents := []ahp.AgentInfo{}
 	if r.s.chats != nil {
-		agents = append(agents, chatAgent())
+		agents = append(agents, mainchat.Agent())
 	}
 	agents = append(agents, r.s.agents...)
 	meta := r.s.meta(ctx, sub.Principal)
@@ -305,13 +306,13 @@ func (s *Service) HandleMethod(ctx context.Context, call engine.Call) (any, erro
 	}
 	switch call.Method {
 	case "createSession":
-		return nil, s.chats.create(ctx, call)
+		return nil, s.chats.Create(ctx, call)
 	case "disposeSession":
-		return struct{}{}, s.chats.dispose(ctx, call)
+		return struct{}{}, s.chats.Dispose(ctx, call)
 	case "listSessions":
-		return s.chats.list(ctx, call)
+		return s.chats.List(ctx, call)
 	case "fetchTurns":
-		return struct{}{}, s.chats.fetchTurns(ctx, call)
+		return struct{}{}, s.chats.FetchTurns(ctx, call)
 	}
 	return nil, errcode.New(errcode.Unsupported, "method not found: %s", call.Method)
 }

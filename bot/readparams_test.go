@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/engine"
 )
 
 var readParamsCases = []string{
@@ -35,15 +36,15 @@ func FuzzReadParams(f *testing.F) {
 }
 
 // checkReadParamsAgree checks that readParams, in one pass, decodes what
-// decodeParams (json.Unmarshal) decodes and fails as it fails, in the same
+// engine.DecodeParams (json.Unmarshal) decodes and fails as it fails, in the same
 // words.
 func checkReadParamsAgree(t *testing.T, raw []byte) {
 	t.Helper()
 	got, err := readParams(raw, "bot://a")
 	var want ahp.ResourceReadParams
-	wantErr := decodeParams(raw, &want)
+	wantErr := engine.DecodeParams(raw, &want)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-		t.Fatalf("%q: error %v, decodeParams %v", raw, err, wantErr)
+		t.Fatalf("%q: error %v, DecodeParams %v", raw, err, wantErr)
 	}
 	if err == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: read %+v, want %+v", raw, got, want)

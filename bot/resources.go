@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"unicode/utf8"
 
@@ -62,14 +61,14 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 
 	case ahp.MethodResourceWrite:
 		var params ahp.ResourceWriteParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		if err := call.Decode(&params); err != nil {
 			return nil, err
 		}
 		return ahp.EmptyResult{}, r.write(ctx, p, params)
 
 	case ahp.MethodResourceList:
 		var params ahp.ResourceListParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		if err := call.Decode(&params); err != nil {
 			return nil, err
 		}
 		id, err := parseURI(params.URI)
@@ -94,7 +93,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 
 	case ahp.MethodResourceResolve:
 		var params ahp.ResourceResolveParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		if err := call.Decode(&params); err != nil {
 			return nil, err
 		}
 		id, err := parseURI(params.URI)
@@ -115,7 +114,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 
 	case ahp.MethodResourceDelete:
 		var params ahp.ResourceDeleteParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		if err := call.Decode(&params); err != nil {
 			return nil, err
 		}
 		id, err := botID(params.URI)
@@ -126,7 +125,7 @@ func (r Provider) ServeResource(ctx context.Context, call engine.Call) (any, err
 
 	case ahp.MethodCreateResourceWatch:
 		var params ahp.CreateResourceWatchParams
-		if err := decodeParams(call.Params, &params); err != nil {
+		if err := call.Decode(&params); err != nil {
 			return nil, err
 		}
 		ch, err := r.svc.catalog.CreateWatch(ctx, p, params.URI)
@@ -254,22 +253,11 @@ func botID(u string) (string, error) {
 	return id, nil
 }
 
-func decodeParams(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return errcode.New(errcode.Invalid, "params.%s must be %s", typeErr.Field, typeErr.Type)
-		}
-		return errcode.New(errcode.Invalid, "params are not valid: %v", err)
-	}
-	return nil
-}
-
-// readParams decodes the params of a read as decodeParams does, in one
-// pass with jsonx; _meta, which holds any JSON, and a field of the wrong
-// kind (to name it as decodeParams does) are left to decodeParams. uri is
-// the URI the call names, which params.uri usually is: it is used rather
-// than a copy.
+// readParams decodes the params of a read as engine.DecodeParams does, in
+// one pass with jsonx; _meta, which holds any JSON, and a field of the
+// wrong kind (to name it as DecodeParams does) are left to DecodeParams.
+// uri is the URI the call names, which params.uri usually is: it is used
+// rather than a copy.
 func readParams(raw json.RawMessage, uri string) (ahp.ResourceReadParams, error) {
 	var p ahp.ResourceReadParams
 	var d jsonx.Decoder
@@ -303,7 +291,7 @@ func readParams(raw json.RawMessage, uri string) (ahp.ResourceReadParams, error)
 		return p, nil
 	}
 	var q ahp.ResourceReadParams
-	return q, decodeParams(raw, &q)
+	return q, engine.DecodeParams(raw, &q)
 }
 
 // knownString is string(v), without an allocation for the usual values:

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/bot/internal/diskfull"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/internal/frontmatter"
 	"github.com/agenthost/bots/persona"
@@ -24,7 +25,7 @@ func (s *Service) Make(ctx context.Context, p access.Principal, id string, body 
 	b, err := s.makeBot(ctx, p, id, body)
 	if err != nil {
 		s.countDiskFull(err)
-		return Bot{}, unsaved(uri(id), err)
+		return Bot{}, diskfull.Unsaved(uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, b.ETag)
 	return b, nil
@@ -605,7 +606,7 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id string, body 
 	}
 	if err != nil {
 		s.countDiskFull(err)
-		return Bot{}, unsaved(uri(id), err)
+		return Bot{}, diskfull.Unsaved(uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, b.ETag)
 	return b, nil
@@ -725,7 +726,7 @@ func (s *Service) writePersona(ctx context.Context, r record.Record, parts perso
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string, ifMatch string) error {
 	if err := s.remove(ctx, p, id, ifMatch); err != nil {
 		s.countDiskFull(err)
-		return unsaved("the deletion of "+uri(id), err)
+		return diskfull.Unsaved("the deletion of "+uri(id), err)
 	}
 	s.awaitCatalogue(ctx, id, "")
 	return nil
@@ -752,7 +753,7 @@ func (s *Service) remove(ctx context.Context, p access.Principal, id string, ifM
 	}
 	s.partsSeen.forget(id)
 	if s.chats != nil {
-		s.chats.dropBot(ctx, id)
+		s.chats.DropBot(ctx, id)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot/internal/mainchat"
 	"github.com/agenthost/bots/bot/internal/rootwatch"
 	"github.com/agenthost/bots/catalog"
 	"github.com/agenthost/bots/chatlog"
@@ -183,9 +184,9 @@ type Service struct {
 	users         Users
 	bus           *engine.Bus
 	catalog       *catalog.Catalog
-	stop          func()     // stops following the users directory
-	chats         *chats     // the bot-chat provider; nil without a session host
-	routes        *routeDesk // the chat-network routes; nil without Config.Routes
+	stop          func()          // stops following the users directory
+	chats         *mainchat.Chats // the bot-chat provider; nil without a session host
+	routes        *routeDesk      // the chat-network routes; nil without Config.Routes
 	closeOnce     sync.Once
 	agents        []ahp.AgentInfo // Config.Agents
 	badFolders    folderProblems  // the problems checkFolder reported
@@ -297,13 +298,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	// The chats' logs are listed while the bots are checked and indexed
 	// below: each is a pass over every bot folder (100,000 at scale), and
 	// neither needs the other. The listing ends before New returns.
-	var chatLogs *logListing
+	var chatLogs *mainchat.Listing
 	if cfg.Sessions != nil {
 		if cfg.Logs == nil {
 			cfg.Logs = filechatlog.New(configDir)
 		}
-		chatLogs = listLogs(cfg.Logs, chatlog.Chat)
-		defer chatLogs.wait()
+		chatLogs = mainchat.List(cfg.Logs)
+		defer chatLogs.Wait()
 	}
 	if g, ok := cfg.Store.(record.Guarded); ok {
 		// The guard looks at every bot's folder under root: one listing
@@ -357,10 +358,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	undo.push(s.problems.loop.close)
 	if cfg.Sessions != nil {
-		if s.chats, err = newChats(s, cfg.Sessions, cfg.Rows, cfg.Logs, chatLogs, cfg.Leases, cfg.Holder, cfg.LeaseTTL, cfg.DefaultAgent, cfg.DenyTools); err != nil {
+		if s.chats, err = s.startChats(cfg, chatLogs); err != nil {
 			return nil, fmt.Errorf("bot: chats: %w", err)
 		}
-		s.meters.countChats(s.chats)
 	}
 	if g, ok := cfg.Sessions.(wake.Gated); ok {
 		g.SetToolGate(gate{s})
@@ -370,7 +370,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			s.catalog.MembershipsChanged(changed)
 			s.problemsMembershipsChanged(changed)
 			if s.chats != nil {
-				s.chats.rejudge()
+				s.chats.Rejudge()
 			}
 		})
 	}
@@ -486,7 +486,7 @@ func (s *Service) Close() error {
 		s.sweep.close()
 		s.stop()
 		if s.chats != nil {
-			s.chats.close()
+			s.chats.Close()
 		}
 		s.catalog.Close()
 		s.folders.stop()

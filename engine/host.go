@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
@@ -74,6 +75,24 @@ type Call struct {
 	// Params are the params as the client sent them (a JSON object), for
 	// the host to decode into the method's own type.
 	Params json.RawMessage
+}
+
+// Decode decodes the call's params into v: an errcode.Invalid error
+// naming what was wrong when they do not decode (DecodeParams).
+func (c Call) Decode(v any) error { return DecodeParams(c.Params, v) }
+
+// DecodeParams decodes a request's params into v: an errcode.Invalid
+// error when they do not decode, naming the field of the wrong kind
+// when there is one.
+func DecodeParams(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return errcode.New(errcode.Invalid, "params.%s must be %s", typeErr.Field, typeErr.Type)
+		}
+		return errcode.New(errcode.Invalid, "params are not valid: %v", err)
+	}
+	return nil
 }
 
 // ResourceProvider serves the resource methods (resourceRead,

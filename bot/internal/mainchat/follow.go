@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"context"
@@ -26,15 +26,15 @@ import (
 
 // follow applies what other instances write to the chats' logs until
 // ctx ends.
-func (c *chats) follow(ctx context.Context) {
-	if err := replica.Follow(ctx, c.sh, chatlog.Chat, c, c.s.log); err != nil {
-		c.s.log.Error("bot: the chats' logs are no longer followed", "err", err)
+func (c *Chats) follow(ctx context.Context) {
+	if err := replica.Follow(ctx, c.sh, chatlog.Chat, c, c.logger); err != nil {
+		c.logger.Error("bot: the chats' logs are no longer followed", "err", err)
 	}
 }
 
 // Heard takes a write to the log of key, which now holds n lines (0: it
 // was removed) (replica.Follower).
-func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
+func (c *Chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 	c.mu.Lock()
 	ch := c.bySession[key.Session]
 	c.mu.Unlock()
@@ -58,7 +58,7 @@ func (c *chats) Heard(ctx context.Context, key chatlog.Key, n int64) {
 
 // Held returns the keys of the chats' logs, but those being made
 // (replica.Follower).
-func (c *chats) Held() []chatlog.Key {
+func (c *Chats) Held() []chatlog.Key {
 	all := c.all()
 	keys := make([]chatlog.Key, 0, len(all))
 	for _, ch := range all {
@@ -73,7 +73,7 @@ func (c *chats) Held() []chatlog.Key {
 }
 
 // added holds a chat another instance opened.
-func (c *chats) added(key chatlog.Key) {
+func (c *Chats) added(key chatlog.Key) {
 	c.mu.Lock()
 	skip := c.disposed[key.Session]
 	c.mu.Unlock()
@@ -96,7 +96,7 @@ func (c *chats) added(key chatlog.Key) {
 }
 
 // removed lets go of a chat another instance disposed of.
-func (c *chats) removed(ch *chat) {
+func (c *Chats) removed(ch *chat) {
 	if !c.letGo(ch, false) {
 		return
 	}
@@ -115,7 +115,7 @@ func (ch *chat) catchUpLocked() {
 	raw, err := ch.log.ReadNew(context.Background())
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) { // removed: the follower hears it
-			ch.c.s.log.Warn("bot: a chat's new lines could not be read", "log", ch.log.Key, "err", err)
+			ch.c.logger.Warn("bot: a chat's new lines could not be read", "log", ch.log.Key, "err", err)
 		}
 		return
 	}
@@ -128,7 +128,7 @@ func (ch *chat) catchUpLocked() {
 	}
 	lines, bad := decodeLines(raw, ch.log.Lines, nil)
 	for _, b := range bad {
-		ch.c.s.log.Warn("bot: chat log", "log", ch.log.Key, "problem", b)
+		ch.c.logger.Warn("bot: chat log", "log", ch.log.Key, "problem", b)
 	}
 	ch.log.Lines += int64(len(raw))
 	for _, l := range lines {
@@ -159,8 +159,8 @@ func (ch *chat) reloadLocked() {
 	ch.Reset(fresh.State())
 	ch.mark, ch.log.Lines, ch.repair = fresh.mark, fresh.log.Lines, nil
 	ch.head.Store(fresh.log.Lines)
-	ch.c.s.bus.End(ch.SessionURI)
-	ch.c.s.bus.End(ch.ChatURI)
+	ch.c.bus.End(ch.SessionURI)
+	ch.c.bus.End(ch.ChatURI)
 	ch.effectsLocked(nil)
 }
 
@@ -186,7 +186,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 				case *ahp.ChatInputAnswerChangedAction, *ahp.ChatInputCompletedAction, *ahp.ChatToolCallConfirmedAction:
 					effects = append(effects, func() {
 						if err := t.Answer(ctx, a); err != nil {
-							ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
+							ch.c.logger.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
 						}
 					})
 				case *ahp.ChatPendingMessageSetAction:
@@ -211,7 +211,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 
 // goTask runs f in a goroutine close waits for, unless the chats are
 // closing.
-func (c *chats) goTask(f func()) {
+func (c *Chats) goTask(f func()) {
 	c.taskMu.Lock()
 	defer c.taskMu.Unlock()
 	if c.closed.Load() {

@@ -1,4 +1,6 @@
-package bot
+// Package diskfull tells a write the disk refused from any other failure,
+// in a sentence a person can act on.
+package diskfull
 
 import (
 	"errors"
@@ -7,10 +9,10 @@ import (
 	"github.com/agenthost/bots/errcode"
 )
 
-// diskRefusal says why the disk refused a write, when it did for a reason
-// a person can act on and the server cannot: no space left, a quota
+// Reason says why the disk refused a write, when it did for a reason a
+// person can act on and the server cannot: no space left, a quota
 // reached, a read-only filesystem. ok is false for any other error.
-func diskRefusal(err error) (reason string, ok bool) {
+func Reason(err error) (reason string, ok bool) {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "the server's disk is full", true
@@ -20,15 +22,15 @@ func diskRefusal(err error) (reason string, ok bool) {
 	return "", false
 }
 
-// unsaved answers a write of what (e.g. "bot://motion") that the disk
+// Unsaved answers a write of what (e.g. "bot://motion") that the disk
 // refused as Unavailable, with a sentence that says why and that nothing
 // was saved; any other error, and one already given a code other than
 // Internal, is returned as it is.
-func unsaved(what string, err error) error {
+func Unsaved(what string, err error) error {
 	if err == nil || errcode.Of(err) != errcode.Internal {
 		return err
 	}
-	if reason, ok := diskRefusal(err); ok {
+	if reason, ok := Reason(err); ok {
 		return errcode.Wrap(errcode.Unavailable, err, "%s: %s was not saved", reason, what)
 	}
 	return err

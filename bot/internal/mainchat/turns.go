@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"context"
@@ -34,16 +34,16 @@ type fetchTurnsParams struct {
 // of turns before the cursor, read from the chat's log, and the cursor of
 // still older ones. Nobody else's state changes: the chat's own keeps its
 // window.
-func (c *chats) fetchTurns(ctx context.Context, call engine.Call) error {
+func (c *Chats) FetchTurns(ctx context.Context, call engine.Call) error {
 	var p fetchTurnsParams
-	if err := decodeParams(call.Params, &p); err != nil {
+	if err := call.Decode(&p); err != nil {
 		return err
 	}
 	ch := c.get(call.URI)
 	if ch == nil || ch.ChatURI != call.URI {
 		return errcode.New(errcode.NotFound, "no chat %s", call.URI)
 	}
-	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
+	if !ch.mayUse(ctx, c.bots.Principal(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
 	_, _, to := ch.State()
@@ -113,4 +113,20 @@ func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, e
 	}
 	collect(s.Turns, dropped)
 	return out, nil
+}
+
+// SetWindow sets how many ended turns the chats hold in memory and how
+// many one fetchTurns answers, for tests of the window; the chats already
+// open (replayed) keep that many from now on.
+func (c *Chats) SetWindow(keep, page int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pub.Keep, c.page = keep, page
+	for _, ch := range c.bySession {
+		ch.Lock()
+		ss, cs, dropped := ch.State()
+		cs, dropped = replica.Window(cs, dropped, keep, true)
+		ch.Reset(ss, cs, dropped)
+		ch.Unlock()
+	}
 }

@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // each ACP agent's HOME of the bot). The ACP agents' session records
 // stay, as the file store keeps them (in each agent's folder). What
 // cannot be removed is reported: the deletion itself is done.
-func (c *chats) dropBot(ctx context.Context, bot string) {
+func (c *Chats) DropBot(ctx context.Context, bot string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replica.Wait)
 	defer cancel()
 	// The bot's running turns are cancelled, and logged so, before its
@@ -31,7 +31,7 @@ func (c *chats) dropBot(ctx context.Context, bot string) {
 	for _, kind := range []chatlog.Kind{chatlog.Chat, chatlog.Back} {
 		keys, err := c.logs.List(ctx, kind)
 		if err != nil {
-			c.s.log.Warn("bot: the logs of a deleted bot could not be listed", "bot", bot, "kind", kind, "err", err)
+			c.logger.Warn("bot: the logs of a deleted bot could not be listed", "bot", bot, "kind", kind, "err", err)
 			continue
 		}
 		for _, k := range keys {
@@ -39,16 +39,16 @@ func (c *chats) dropBot(ctx context.Context, bot string) {
 				continue
 			}
 			if err := c.logs.Remove(ctx, k); err != nil {
-				c.s.log.Warn("bot: a log of a deleted bot could not be removed", "log", k, "err", err)
+				c.logger.Warn("bot: a log of a deleted bot could not be removed", "log", k, "err", err)
 			}
 		}
 	}
 	if err := c.rows.RemoveBot(ctx, bot); err != nil {
-		c.s.log.Warn("bot: the back-session rows of a deleted bot could not be removed", "bot", bot, "err", err)
+		c.logger.Warn("bot: the back-session rows of a deleted bot could not be removed", "bot", bot, "err", err)
 	}
 	if f, ok := c.host.(wake.BotForgetter); ok {
 		if err := f.ForgetBot(ctx, bot); err != nil {
-			c.s.log.Warn("bot: what the agents kept of a deleted bot (its HOMEs) could not all be removed", "bot", bot, "err", err)
+			c.logger.Warn("bot: what the agents kept of a deleted bot (its HOMEs) could not all be removed", "bot", bot, "err", err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -20,21 +21,19 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/ahp"
+	"github.com/agenthost/bots/bot/internal/diskfull"
 	"github.com/agenthost/bots/chatlog"
-	"github.com/agenthost/bots/chatlog/filechatlog"
 	"github.com/agenthost/bots/engine"
 	"github.com/agenthost/bots/errcode"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/replica"
 	"github.com/agenthost/bots/wake"
-	"github.com/agenthost/bots/wake/filerows"
-	"github.com/agenthost/bots/wake/memrows"
 )
 
-// ChatProvider is the provider of a bot chat: a session a person talks to a
+// Provider is the provider of a bot chat: a session a person talks to a
 // bot in, which runs no model.
-const ChatProvider = "bot-chat"
+const Provider = "bot-chat"
 
 // chatGrant is what opening a bot chat needs, as any session does.
 const chatGrant = "session:create"
@@ -56,10 +55,10 @@ const firstMessageRunes = 120
 // why instead.
 const UnsavedType = "turnNotSaved"
 
-// chatAgent is the bot-chat provider's entry in the root state's agents.
-func chatAgent() ahp.AgentInfo {
+// Agent is the bot-chat provider's entry in the root state's agents.
+func Agent() ahp.AgentInfo {
 	return ahp.AgentInfo{
-		Provider: ChatProvider, DisplayName: "Bot chat",
+		Provider: Provider, DisplayName: "Bot chat",
 		Description: "A chat with a bot: it runs no model; each message wakes the bot's back session, which answers here.",
 		Models:      ahp.List[ahp.SessionModelInfo]{},
 	}
@@ -85,14 +84,80 @@ const KeepTurns = 16
 // turnsPage is how many older turns one fetchTurns answers by default.
 const turnsPage = 50
 
-// chats is the bot-chat provider: every chat by session and chat URI.
-type chats struct {
-	s      *Service
+// Bots is what the chats ask of the service that keeps the bots. Its
+// methods are safe for concurrent use.
+type Bots interface {
+	// Principal is who the principal a connection authenticated as is
+	// now, as the users directory has them.
+	Principal(p access.Principal) access.Principal
+	// Person is who the owner string of a chat is now.
+	Person(owner string) access.Principal
+	// Reads reports whether p may talk with bot id now: p may read its
+	// record, or the bot is deleted (its chats stay their owners').
+	Reads(ctx context.Context, p access.Principal, id string) bool
+	// CanRead reports whether p may read the bot r.
+	CanRead(p access.Principal, r record.Record) bool
+	// Open returns the bot a chat is opened with, named by its slug or
+	// its bot: URI, as p may read it: an errcode error otherwise.
+	Open(ctx context.Context, p access.Principal, bot string) (record.Record, error)
+	// ForTurn returns the bot id as a turn in its chat, which works in
+	// dirs, runs it: its persona read, a bundled bot's folder written.
+	// The error is record.ErrNotFound once the bot is deleted, ErrHidden
+	// while a bundled bot of its slug hides it.
+	ForTurn(ctx context.Context, id string, dirs []string) (record.Record, error)
+}
+
+// ErrHidden is what Bots.ForTurn answers for a bot a bundled bot of its
+// slug hides: its chats are kept, and answer again once the host no
+// longer ships that slug.
+var ErrHidden = errors.New("the chat's bot is hidden by a bundled bot")
+
+// Config is what New needs.
+type Config struct {
+	// Bots is the service that keeps the bots.
+	Bots Bots
+	// Store is the bots' records as people see them: the chats follow its
+	// changes to judge who may still use them (revoke.go).
+	Store record.Store
+	// Wake configures the waker of the back sessions; its Host, Rows,
+	// Leases, Holder, LeaseTTL (required), Logger, Now and Telemetry are
+	// the chats' too. With Leases set, other instances write the logs
+	// too.
+	Wake wake.Config
+	// Logs keeps the chats' logs; Listed is their listing, begun with
+	// List before New.
+	Logs   chatlog.Logs
+	Listed *Listing
+	// Bus is where the chats publish.
+	Bus *engine.Bus
+	// HostName is the host's name, whose principals' owner strings say.
+	HostName string
+	// Directory says a users directory tells who is who: a root
+	// notification then goes only to whom its chat concerns. Without
+	// one every connection is root and hears of every chat.
+	Directory bool
+	// DiskFull counts a write the disk refused; nil counts none.
+	DiskFull func(error)
+}
+
+// Chats is the bot-chat provider: every chat by session and chat URI.
+// Its methods are safe for concurrent use.
+type Chats struct {
+	bots     Bots
+	store    record.Store
+	bus      *engine.Bus
+	logger   *slog.Logger
+	now      func() time.Time
+	hostName string
+	users    bool // Config.Directory
+	diskFull func(error)
+	meters   meters
+
 	host   wake.SessionHost
 	waker  *wake.Waker
 	logs   chatlog.Logs
 	rows   wake.Rows // the back sessions' rows, the Waker's
-	shared bool      // other instances write the logs too: Config.Leases is set
+	shared bool      // other instances write the logs too: Config.Wake.Leases is set
 	// sh is logs when shared and they can be followed (chatlog.Shared):
 	// every write is then an append at the count of lines the chat has
 	// applied, and the follower applies what other instances append.
@@ -101,7 +166,7 @@ type chats struct {
 	// holds in memory (at least 1).
 	pub *replica.Publisher
 	// leases hold the main turns this instance runs, with sh
-	// (chatlease.go): holder names this instance, leaseTTL is their time
+	// (lease.go): holder names this instance, leaseTTL is their time
 	// to live.
 	leases   lease.Leases
 	holder   string
@@ -121,52 +186,50 @@ type chats struct {
 	kick     chan struct{}      // asks the judge for a sweep (revoke.go)
 }
 
-// newChats makes the provider and replays every chat listed, the listing
-// (listLogs) of the chats' logs that New started.
-func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Logs, listed *logListing, leases lease.Leases, holder string, leaseTTL time.Duration, defaultAgent string, deny []string) (*chats, error) {
-	if logs == nil {
-		logs = filechatlog.New(s.configDir)
+// New makes the provider, its waker of back sessions, and replays every
+// chat cfg.Listed lists. Close stops what it starts.
+func New(cfg Config) (*Chats, error) {
+	log := cfg.Wake.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	if leaseTTL == 0 {
-		leaseTTL = lease.DefaultTTL
+	now := cfg.Wake.Now
+	if now == nil {
+		now = time.Now
 	}
-	if rows == nil {
-		rows = &memrows.Rows{}
-		if fb, ok := s.raw.(record.FileBacked); ok && fb.FileBacked() {
-			rows = filerows.New(s.configDir)
-		}
+	diskFull := cfg.DiskFull
+	if diskFull == nil {
+		diskFull = func(error) {}
 	}
-	w, err := wake.New(wake.Config{
-		Telemetry: s.meters.hub,
-		Host:      host, Rows: rows, Persona: s.personas, DefaultAgent: defaultAgent,
-		MainTurnPostMessageAbsent: s.options.MainTurnPostMessageAbsent, ContextIn: s.options.ContextIn, AskIn: s.options.AskIn,
-		Deny: deny, Logger: s.log, Now: s.now, Leases: leases, Holder: holder, LeaseTTL: leaseTTL,
-	})
+	w, err := wake.New(cfg.Wake)
 	if err != nil {
 		return nil, err
 	}
-	c := &chats{
-		s: s, host: host, waker: w, logs: logs, rows: rows, shared: leases != nil, page: turnsPage,
-		pub:       &replica.Publisher{Bus: s.bus, Keep: KeepTurns, Paged: true, Log: s.log},
+	c := &Chats{
+		bots: cfg.Bots, store: cfg.Store, bus: cfg.Bus, logger: log, now: now, hostName: cfg.HostName,
+		users: cfg.Directory, diskFull: diskFull, meters: newMeters(cfg.Wake.Telemetry),
+		host: cfg.Wake.Host, waker: w, logs: cfg.Logs, rows: cfg.Wake.Rows, shared: cfg.Wake.Leases != nil, page: turnsPage,
+		pub:       &replica.Publisher{Bus: cfg.Bus, Keep: KeepTurns, Paged: true, Log: log},
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
 		kick: make(chan struct{}, 1),
 	}
-	if sh, ok := logs.(chatlog.Shared); ok && c.shared {
+	if sh, ok := cfg.Logs.(chatlog.Shared); ok && c.shared {
 		c.sh = sh
-		c.leases, c.holder, c.leaseTTL = leases, holder, leaseTTL
+		c.leases, c.holder, c.leaseTTL = cfg.Wake.Leases, cfg.Wake.Holder, cfg.Wake.LeaseTTL
 	}
-	if err := c.replay(listed); err != nil {
+	if err := c.replay(cfg.Listed); err != nil {
 		w.Close()
 		return nil, err
 	}
+	c.meters.countChats(c)
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop, c.ctx = stop, ctx
 	// The judge follows every change of a record: an owner changed by
 	// the store, or a bot deleted, ends what its people may no longer
 	// hold.
-	feed, err := s.store.Watch(ctx)
+	feed, err := cfg.Store.Watch(ctx)
 	if err != nil {
-		s.log.Warn("bot: the bots' changes cannot be followed; a chat is judged again only when the users change", "err", err)
+		log.Warn("bot: the bots' changes cannot be followed; a chat is judged again only when the users change", "err", err)
 	}
 	c.tasks.Add(1)
 	go func() {
@@ -182,7 +245,7 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 		c.tasks.Add(1)
 		go func() {
 			defer c.tasks.Done()
-			c.watch(ctx, watchEvery(leaseTTL))
+			c.watch(ctx, watchEvery(c.leaseTTL))
 		}()
 	}
 	// A message that waited behind a turn the process lost starts now;
@@ -196,7 +259,8 @@ func newChats(s *Service, host wake.SessionHost, rows wake.Rows, logs chatlog.Lo
 	return c, nil
 }
 
-func (c *chats) close() {
+// Close stops the chats' goroutines and their waker, and waits for them.
+func (c *Chats) Close() {
 	c.taskMu.Lock()
 	c.closed.Store(true)
 	c.taskMu.Unlock()
@@ -205,9 +269,12 @@ func (c *chats) close() {
 	c.waker.Close()
 }
 
+// Host is the session host the chats' back sessions run on.
+func (c *Chats) Host() wake.SessionHost { return c.host }
+
 // chat is one bot chat: its session and its default chat.
 type chat struct {
-	c *chats
+	c *Chats
 	// Chat holds the chat's and its session's states, publishes them, and
 	// is its writer lock (Lock): whoever decides on the chat and writes
 	// its log holds it. The fields below change under it, but bot, owner
@@ -244,13 +311,13 @@ type chat struct {
 }
 
 // all returns every chat held now.
-func (c *chats) all() []*chat {
+func (c *Chats) all() []*chat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Collect(maps.Values(c.bySession))
 }
 
-func (c *chats) get(uri string) *chat {
+func (c *Chats) get(uri string) *chat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch := c.bySession[uri]; ch != nil {
@@ -263,14 +330,14 @@ func (c *chats) get(uri string) *chat {
 // principal that may do anything, or its owner while they may read its
 // bot, as its record is now.
 func (ch *chat) mayUse(ctx context.Context, p access.Principal) bool {
-	return p.Any() || (p.Owns(ch.owner) && ch.c.s.readsBot(ctx, p, ch.bot))
+	return p.Any() || (p.Owns(ch.owner) && ch.c.bots.Reads(ctx, p, ch.bot))
 }
 
 // initial is the state of a chat just made.
 func initialStates(session, chatURI, title, dir, created string, mark map[string]any) (ahp.SessionState, ahp.ChatState) {
 	summary := ahp.ChatSummary{Resource: chatURI, Title: title, Status: ahp.StatusIdle, ModifiedAt: created}
 	ss := ahp.SessionState{
-		SessionMetadata: ahp.SessionMetadata{Provider: ChatProvider, Title: title, Status: ahp.StatusIdle},
+		SessionMetadata: ahp.SessionMetadata{Provider: Provider, Title: title, Status: ahp.StatusIdle},
 		Lifecycle:       ahp.LifecycleReady,
 		ActiveClients:   ahp.List[ahp.SessionActiveClient]{},
 		Chats:           ahp.List[ahp.ChatSummary]{summary},
@@ -285,19 +352,19 @@ func initialStates(session, chatURI, title, dir, created string, mark map[string
 }
 
 // create makes a chat with the bot named in the call's config.
-func (c *chats) create(ctx context.Context, call engine.Call) error {
+func (c *Chats) Create(ctx context.Context, call engine.Call) error {
 	var p ahp.CreateSessionParams
-	if err := decodeParams(call.Params, &p); err != nil {
+	if err := call.Decode(&p); err != nil {
 		return err
 	}
-	if p.Provider != ChatProvider {
+	if p.Provider != Provider {
 		return errcode.New(errcode.Invalid, "no agent for provider %q", p.Provider)
 	}
 	session := p.Channel
 	if session == "" || len(session) > maxSessionURI {
 		return errcode.New(errcode.Invalid, "a bot chat's session URI is 1 to %d bytes", maxSessionURI)
 	}
-	who := c.s.current(call.Principal)
+	who := c.bots.Principal(call.Principal)
 	if !who.Has(chatGrant) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: opening a chat needs %s", chatGrant)
 	}
@@ -305,23 +372,18 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 	if slug == "" {
 		return errcode.New(errcode.Invalid, "a bot chat's config names its bot: {\"bot\": \"<slug>\"}")
 	}
-	if id, err := parseURI(slug); err == nil && id != "" {
-		slug = id
-	}
-	b, err := c.s.Read(ctx, who, slug)
+	r, err := c.bots.Open(ctx, who, slug)
 	if err != nil {
 		return err
 	}
-	r := b.Record
-	now := c.s.stamp()
-	created := ahp.FormatTime(now)
+	created := ahp.FormatTime(c.now().UTC().Truncate(time.Millisecond))
 	chatURI := ahp.DefaultChatURI(session)
 	title := r.Name
 	if title == "" {
 		title = r.ID
 	}
 	mark := botMark(r)
-	ch := c.newChat(session, r.ID, who.Owner(c.s.hostName), created, logKey(r.ID, session), 0, mark)
+	ch := c.newChat(session, r.ID, who.Owner(c.hostName), created, logKey(r.ID, session), 0, mark)
 	ss, cs := initialStates(session, chatURI, title, r.Workspace, created, mark)
 	ch.Reset(ss, cs, 0)
 
@@ -350,8 +412,8 @@ func (c *chats) create(ctx context.Context, call engine.Call) error {
 		delete(c.bySession, session)
 		delete(c.byChat, chatURI)
 		c.mu.Unlock()
-		c.s.countDiskFull(err)
-		return unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", uri(r.ID), err))
+		c.diskFull(err)
+		return diskfull.Unsaved("the chat "+session, fmt.Errorf("open a chat with %s: %w", botURI(r.ID), err))
 	}
 	ch.Lock()
 	ch.log.Lines = max(ch.log.Lines, 1)
@@ -371,12 +433,12 @@ func sessionNotAvailable(session string) error {
 
 // dispose ends a chat: its turn is stopped, its channels end and its log
 // is removed.
-func (c *chats) dispose(ctx context.Context, call engine.Call) error {
+func (c *Chats) Dispose(ctx context.Context, call engine.Call) error {
 	ch := c.get(call.URI)
 	if ch == nil || ch.SessionURI != call.URI {
 		return errcode.New(errcode.NotFound, "no session %s", call.URI)
 	}
-	if !ch.mayUse(ctx, c.s.current(call.Principal)) {
+	if !ch.mayUse(ctx, c.bots.Principal(call.Principal)) {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: %s", call.URI)
 	}
 	if !c.letGo(ch, c.sh != nil) {
@@ -385,7 +447,7 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replica.Wait)
 	defer cancel()
 	if err := c.logs.Remove(rctx, ch.log.Key); err != nil {
-		c.s.log.Warn("bot: a disposed chat's log could not be removed", "log", ch.log.Key, "err", err)
+		c.logger.Warn("bot: a disposed chat's log could not be removed", "log", ch.log.Key, "err", err)
 	}
 	c.notify(ch.owner, "root/sessionRemoved", ahp.SessionRemovedParams{Channel: ahp.RootURI, Session: ch.SessionURI})
 	return nil
@@ -395,7 +457,7 @@ func (c *chats) dispose(ctx context.Context, call engine.Call) error {
 // stopped and its channels end. disposed remembers that this instance
 // disposed of it (with shared logs, so a follower does not bring it back).
 // It reports whether the chats held ch.
-func (c *chats) letGo(ch *chat, disposed bool) bool {
+func (c *Chats) letGo(ch *chat, disposed bool) bool {
 	c.mu.Lock()
 	if c.bySession[ch.SessionURI] != ch {
 		c.mu.Unlock()
@@ -415,15 +477,15 @@ func (c *chats) letGo(ch *chat, disposed bool) bool {
 	if t != nil {
 		t.Stop()
 	}
-	c.s.bus.End(ch.SessionURI)
-	c.s.bus.End(ch.ChatURI)
+	c.bus.End(ch.SessionURI)
+	c.bus.End(ch.ChatURI)
 	return true
 }
 
 // summaries lists the sessions p may see: its chats, and the back sessions
 // the session host holds for it, newest first.
-func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsResult, error) {
-	who := c.s.current(call.Principal)
+func (c *Chats) List(ctx context.Context, call engine.Call) (ahp.ListSessionsResult, error) {
+	who := c.bots.Principal(call.Principal)
 	all := c.all()
 	if !who.Any() { // their own chats with the bots they may read now, each bot asked once
 		reads := map[string]bool{}
@@ -433,7 +495,7 @@ func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsRes
 			}
 			ok, asked := reads[ch.bot]
 			if !asked {
-				ok = c.s.readsBot(ctx, who, ch.bot)
+				ok = c.bots.Reads(ctx, who, ch.bot)
 				reads[ch.bot] = ok
 			}
 			return !ok
@@ -446,7 +508,7 @@ func (c *chats) list(ctx context.Context, call engine.Call) (ahp.ListSessionsRes
 	if l, ok := c.host.(interface {
 		Summaries(owner string) []ahp.SessionSummary
 	}); ok {
-		owner := who.Owner(c.s.hostName)
+		owner := who.Owner(c.hostName)
 		if who.Any() && !who.Root {
 			owner = ""
 		}
@@ -513,22 +575,22 @@ func listingMeta(ss ahp.SessionState, cs ahp.ChatState, dropped int) map[string]
 // users directory every connection that gets in (the host authenticates
 // it, as bots.Server does with its local token) is root and hears of
 // every chat.
-func (c *chats) notify(owner, method string, params any) {
+func (c *Chats) notify(owner, method string, params any) {
 	var to func(*engine.Subscriber) bool
-	if c.s.users != nil {
+	if c.users {
 		to = func(sub *engine.Subscriber) bool {
-			p := c.s.principalNow(sub)
+			p := c.bots.Principal(sub.Principal)
 			return p.Any() || p.Owns(owner)
 		}
 	}
-	if err := c.s.bus.NotifyFor(ahp.RootURI, method, params, to); err != nil {
-		c.s.log.Warn("bot: a root notification did not go out", "method", method, "err", err)
+	if err := c.bus.NotifyFor(ahp.RootURI, method, params, to); err != nil {
+		c.logger.Warn("bot: a root notification did not go out", "method", method, "err", err)
 	}
 }
 
 // logAt is the place in the log of key of a chat that holds its first n
 // lines applied.
-func (c *chats) logAt(key chatlog.Key, n int64) replica.Log {
+func (c *Chats) logAt(key chatlog.Key, n int64) replica.Log {
 	l := replica.Log{Logs: c.logs, Key: key, Lines: n}
 	if c.sh != nil {
 		l.Shared = c.sh
@@ -539,7 +601,7 @@ func (c *chats) logAt(key chatlog.Key, n int64) replica.Log {
 // newChat is the chat of session with bot, whose owner is owner, made at
 // created, whose log key holds lines lines; the caller sets its states
 // (Reset).
-func (c *chats) newChat(session, bot, owner, created string, key chatlog.Key, lines int64, mark map[string]any) *chat {
+func (c *Chats) newChat(session, bot, owner, created string, key chatlog.Key, lines int64, mark map[string]any) *chat {
 	ch := &chat{c: c, bot: bot, owner: owner, created: created, log: c.logAt(key, lines), mark: mark}
 	ch.Publisher, ch.SessionURI, ch.ChatURI = c.pub, session, ahp.DefaultChatURI(session)
 	return ch
@@ -570,20 +632,20 @@ func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	if r := ch.repair; r != nil {
 		if err := ch.writeLocked(*r, true); err != nil {
 			if !errors.Is(err, replica.ErrBehind) {
-				ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
+				ch.c.logger.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
 			}
 			return err
 		}
 		ch.repair = nil
 	}
-	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
 	if err := ch.writeLocked(l, replica.Durable(a)); err != nil {
 		if errors.Is(err, replica.ErrBehind) {
 			return err
 		}
 		if !ch.logError {
 			ch.logError = true
-			ch.c.s.log.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
+			ch.c.logger.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
 		}
 		return err
 	}
@@ -594,7 +656,7 @@ func (ch *chat) logLocked(kind string, a ahp.Action) error {
 // unsavedReason is the sentence a turn ends with when its log line could
 // not be written.
 func unsavedReason(err error) string {
-	if reason, ok := diskRefusal(err); ok {
+	if reason, ok := diskfull.Reason(err); ok {
 		return "This turn could not be saved: " + reason + ", so its reply would be lost after a restart."
 	}
 	return "This turn could not be saved: the chat's log could not be written, so its reply would be lost after a restart."
@@ -624,7 +686,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 		if errors.Is(err, replica.ErrBehind) {
 			return a, err
 		}
-		ch.c.s.countDiskFull(err)
+		ch.c.diskFull(err)
 		if ch.unsaved == "" {
 			ch.unsaved = unsavedReason(err)
 		}
@@ -660,7 +722,7 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 	if idle && ch.ChatState().ActiveTurn != nil {
 		// A turn begun (or resumed) now: the watcher gives its instance
 		// a TTL to take its lease.
-		ch.watched, ch.watchedSince = "", ch.c.s.now()
+		ch.watched, ch.watchedSince = "", ch.c.now()
 	}
 	if changed {
 		ch.c.notify(ch.notified(), "root/sessionSummaryChanged", ahp.SessionSummaryChangedParams{
@@ -683,13 +745,13 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool)
 	return true
 }
 
-// replay opens and replays every chat the logs hold, as listed (listLogs
-// of chatlog.Chat, started before). A turn a log
+// replay opens and replays every chat the logs hold, as listed (List,
+// started before). A turn a log
 // shows begun and never ended is ended as interrupted, in the log too, with
-// an error chat/turnResume may resume; newChats then starts the messages
+// an error chat/turnResume may resume; New then starts the messages
 // that waited behind it.
-func (c *chats) replay(listed *logListing) error {
-	keys, err := listed.wait()
+func (c *Chats) replay(listed *Listing) error {
+	keys, err := listed.Wait()
 	if err != nil {
 		return err
 	}
@@ -702,30 +764,31 @@ func (c *chats) replay(listed *logListing) error {
 	return nil
 }
 
-// logListing is a listing of logs of one kind made in the background
-// (listLogs); wait gives its answer.
-type logListing struct {
+// Listing is a listing of the chats' logs made in the background (List);
+// New waits for its answer.
+type Listing struct {
 	done chan struct{}
 	keys []chatlog.Key
 	err  error
 }
 
-// listLogs starts listing the logs of kind, on a goroutine that ends
-// with the listing: whoever calls it waits for the answer (wait), which
-// a start does before it returns, error or not.
-func listLogs(logs chatlog.Logs, kind chatlog.Kind) *logListing {
-	l := &logListing{done: make(chan struct{})}
+// List starts listing the chats' logs in logs, on a goroutine that ends
+// with the listing: whoever calls it waits for the answer (Wait), which
+// New does, error or not. A service lists them while it checks its bots,
+// each a pass over every bot's folder.
+func List(logs chatlog.Logs) *Listing {
+	l := &Listing{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
 		defer cancel()
-		l.keys, l.err = logs.List(ctx, kind)
+		l.keys, l.err = logs.List(ctx, chatlog.Chat)
 	}()
 	return l
 }
 
-// wait waits for the listing to end and answers it.
-func (l *logListing) wait() ([]chatlog.Key, error) {
+// Wait waits for the listing to end and answers it.
+func (l *Listing) Wait() ([]chatlog.Key, error) {
 	<-l.done
 	return l.keys, l.err
 }
@@ -733,19 +796,19 @@ func (l *logListing) wait() ([]chatlog.Key, error) {
 // load reads the log of key and returns its chat, nil when it holds none.
 // A turn the log shows begun and never ended is ended as interrupted,
 // unless live: the chat is followed while another instance writes it.
-func (c *chats) load(key chatlog.Key, live bool) *chat {
+func (c *Chats) load(key chatlog.Key, live bool) *chat {
 	lines, n, bad, err := readLog(c.logs, key)
 	for _, b := range bad {
-		c.s.log.Warn("bot: chat log", "log", key, "problem", b)
+		c.logger.Warn("bot: chat log", "log", key, "problem", b)
 	}
 	if err != nil {
 		if !live || !errors.Is(err, fs.ErrNotExist) { // a followed log may be removed meanwhile
-			c.s.log.Warn("bot: a chat log could not be read", "log", key, "err", err)
+			c.logger.Warn("bot: a chat log could not be read", "log", key, "err", err)
 		}
 		return nil
 	}
 	if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
-		c.s.log.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
+		c.logger.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
 		return nil
 	}
 	o := lines[0]
@@ -783,12 +846,12 @@ func (c *chats) load(key chatlog.Key, live bool) *chat {
 		if c.shared {
 			// Another instance may be running the turn: the log gets
 			// the line only when this one writes to the chat.
-			ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.s.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+			ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
 		} else {
 			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
 		}
 		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, c.pub.Keep, true)
-		c.s.meters.turns.Inc(outcomeInterrupted)
+		c.meters.turns.Inc(outcomeInterrupted)
 	}
 	// The session's catalogue entry follows the chat as replayed.
 	ch.Reset(replica.Catalogued(ss, ch.ChatURI, cs), cs, dropped)

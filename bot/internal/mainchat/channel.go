@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 )
 
 // channel returns the session or chat channel of a bot chat at uri.
-func (c *chats) channel(ctx context.Context, caller engine.Caller, uri string) (engine.Channel, bool, error) {
+func (c *Chats) Channel(ctx context.Context, caller engine.Caller, uri string) (engine.Channel, bool, error) {
 	ch := c.get(uri)
 	if ch == nil {
 		return nil, false, nil
 	}
-	if !ch.mayUse(ctx, c.s.current(caller.Principal)) {
+	if !ch.mayUse(ctx, c.bots.Principal(caller.Principal)) {
 		return nil, true, errcode.New(errcode.PermissionDenied, "Permission denied: %s", uri)
 	}
 	if uri == ch.SessionURI {
@@ -115,7 +115,7 @@ func (ch *chat) emitWhileLocked(a ahp.Action, holds func(ahp.ChatState) bool) bo
 			return true
 		}
 	}
-	ch.c.s.log.Warn("bot: a chat action was not written: other instances kept writing the chat first", "chat", ch.ChatURI, "action", a.Type)
+	ch.c.logger.Warn("bot: a chat action was not written: other instances kept writing the chat first", "chat", ch.ChatURI, "action", a.Type)
 	return false
 }
 
@@ -166,7 +166,7 @@ func (ch *chat) stepLocked(ctx context.Context, step replica.Step, a ahp.Action)
 		return ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
 	case replica.Resume:
 		at := ch.ChatState().ActiveTurn // the turn resumed, with its message
-		return ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: at.ID, StartedAt: ahp.FormatTime(ch.c.s.now()), Message: at.Message})
+		return ch.beginLocked(ctx, &ahp.ChatTurnStartedAction{TurnID: at.ID, StartedAt: ahp.FormatTime(ch.c.now()), Message: at.Message})
 	case replica.Stop:
 		if t := ch.turn; t != nil {
 			ch.turn = nil
@@ -195,7 +195,7 @@ func (ch *chat) answerLocked(ctx context.Context, a ahp.Action) func() {
 	}
 	return func() {
 		if err := t.Answer(context.WithoutCancel(ctx), a); err != nil {
-			ch.c.s.log.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
+			ch.c.logger.Warn("bot: an answer could not be handed to the back session", "chat", ch.ChatURI, "action", a.Type, "err", err)
 		}
 	}
 }
@@ -205,7 +205,7 @@ func (ch *chat) answerLocked(ctx context.Context, a ahp.Action) func() {
 // the chat's pending message.
 func (ch *chat) steer(ctx context.Context, t *wake.Turn, id, text string) {
 	if err := t.Steer(ctx, text); err != nil {
-		ch.c.s.log.Warn("bot: a steering message was dropped", "chat", ch.ChatURI, "id", id, "reason", err.Error())
+		ch.c.logger.Warn("bot: a steering message was dropped", "chat", ch.ChatURI, "id", id, "reason", err.Error())
 	}
 	ch.Lock()
 	defer ch.Unlock()
@@ -228,7 +228,7 @@ func (ch *chat) next(ctx context.Context) {
 			break
 		}
 		q := ch.ChatState().QueuedMessages[0]
-		a := ahp.TurnStartedFromQueue(newTurnID(), ch.c.s.now(), q.ID, q.Message)
+		a := ahp.TurnStartedFromQueue(newTurnID(), ch.c.now(), q.ID, q.Message)
 		if ch.emitChatLocked(a, nil) {
 			after = ch.beginLocked(ctx, a.Body.(*ahp.ChatTurnStartedAction))
 			break
@@ -244,27 +244,16 @@ func (ch *chat) next(ctx context.Context) {
 // or fails the turn when the bot is gone. It returns what to do once
 // ch is unlocked.
 func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) func() {
-	s := ch.c.s
+	c := ch.c
 	ctx = context.WithoutCancel(ctx) // the turn outlives the request that began it
-	ctx, span := s.turnSpan(ctx)
-	e, err := s.store.Get(ctx, ch.bot)
-	if err == nil && s.chatOfHidden(ctx, ch.bot, ch.SessionState().WorkingDirectories) {
-		err = errHiddenChat
-	}
-	var r record.Record
-	if err == nil {
-		var bt Bot
-		if bt, err = s.withPersona(ctx, e, true); err == nil {
-			r = bt.Record
-			err = s.writeBundled(ctx, ch.bot)
-		}
-	}
+	ctx, span := c.meters.turnSpan(ctx)
+	r, err := c.bots.ForTurn(ctx, ch.bot, ch.SessionState().WorkingDirectories)
 	if err != nil {
-		reason := "The bot " + uri(ch.bot) + " has been deleted."
-		if errors.Is(err, errHiddenChat) {
-			reason = "The bot " + uri(ch.bot) + " this chat is with is hidden by a bot of its slug bundled with this host: the bot and this chat are kept, and it answers here again once the host no longer ships that slug."
+		reason := "The bot " + botURI(ch.bot) + " has been deleted."
+		if errors.Is(err, ErrHidden) {
+			reason = "The bot " + botURI(ch.bot) + " this chat is with is hidden by a bot of its slug bundled with this host: the bot and this chat are kept, and it answers here again once the host no longer ships that slug."
 		} else if !errors.Is(err, record.ErrNotFound) {
-			reason = "The bot " + uri(ch.bot) + " could not be read: " + errcode.Message(err)
+			reason = "The bot " + botURI(ch.bot) + " could not be read: " + errcode.Message(err)
 		}
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: reason}, false)
 		ch.emitWhileLocked(failed, activeIs(b.TurnID))
@@ -289,14 +278,14 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 	}
 	// The turn acts for the chat's owner: they must still read the bot,
 	// whoever began it.
-	if !CanRead(s.personNow(ch.owner), r) {
+	if !c.bots.CanRead(c.bots.Person(ch.owner), r) {
 		failed := ahp.TurnFailed(b.TurnID, 0, ahp.ErrorInfo{ErrorType: wake.ErrorSendFailed, Message: ownerLostReason(ch)}, false)
 		ch.emitWhileLocked(failed, activeIs(b.TurnID))
 		return nil
 	}
 	// The turn is measured by the server's clock: a client's startedAt
 	// says when its clock thinks the turn began, which may be a day off.
-	started := s.now()
+	started := c.now()
 	msg := wake.Message{
 		Bot: r, Person: ch.owner, Session: ch.SessionURI, Chat: ch.ChatURI, TurnID: b.TurnID, Text: b.Message.Text, StartedAt: started,
 		Via: viaOf(b.Message.Meta), Route: routeOf(b.Message.Meta),
@@ -379,7 +368,7 @@ func (m mainTurn) Chat(a ahp.Action) bool {
 	ch.Lock()
 	defer ch.Unlock()
 	if revoked {
-		a = ahp.TurnCancelled(m.turnID, ch.c.s.now().Sub(ch.began))
+		a = ahp.TurnCancelled(m.turnID, ch.c.now().Sub(ch.began))
 	}
 	return ch.emitWhileLocked(a, activeIs(m.turnID))
 }

@@ -1,4 +1,4 @@
-package bot
+package mainchat
 
 import (
 	"context"
@@ -31,9 +31,9 @@ func turnKey(session, turnID string) string { return "turn " + session + " " + t
 // (a watcher that read the turn as dead) is tried again after 50 ms, then
 // twice as long each time up to TTL/3: the turn is ended by whoever holds
 // it.
-func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) {
-	c.s.meters.held.Inc()
-	defer c.s.meters.held.Add(-1)
+func (c *Chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) {
+	c.meters.held.Inc()
+	defer c.meters.held.Add(-1)
 	var token int64
 	warned := false
 	acquire := func() {
@@ -43,13 +43,13 @@ func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) 
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
-				c.s.log.Warn("bot: a main turn's lease could not be taken or renewed", "lease", key, "err", err)
+				c.logger.Warn("bot: a main turn's lease could not be taken or renewed", "lease", key, "err", err)
 			}
 		case !ok:
 			token = 0
 			if !warned {
 				warned = true
-				c.s.log.Warn("bot: a main turn's lease is held by another instance", "lease", key, "holder", l.Holder)
+				c.logger.Warn("bot: a main turn's lease is held by another instance", "lease", key, "holder", l.Holder)
 			}
 		default:
 			token = l.Token
@@ -84,7 +84,7 @@ func (c *chats) holdTurn(ctx context.Context, key string, done <-chan struct{}) 
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.leaseTTL)
 		defer cancel()
 		if err := c.leases.Release(rctx, key, c.holder, token); err != nil {
-			c.s.log.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
+			c.logger.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
 		}
 	}
 }
@@ -96,13 +96,13 @@ func watchEvery(ttl time.Duration) time.Duration { return ttl / 5 }
 
 // watch ends, every period until ctx ends, the followed main turns whose
 // instance stopped holding their lease.
-func (c *chats) watch(ctx context.Context, period time.Duration) {
+func (c *Chats) watch(ctx context.Context, period time.Duration) {
 	tick.Every(ctx, period, func() bool {
 		for _, ch := range c.all() {
 			if ctx.Err() != nil {
 				return false
 			}
-			if id := ch.watchedTurn(c.s.now(), c.leaseTTL); id != "" {
+			if id := ch.watchedTurn(c.now(), c.leaseTTL); id != "" {
 				c.takeOver(ctx, ch, id)
 			}
 		}
@@ -139,32 +139,32 @@ func (ch *chat) watchedTurn(now time.Time, ttl time.Duration) string {
 
 // takeOver ends the chat's turn id as interrupted when its lease can be
 // taken: the instance that ran it stopped renewing it.
-func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
+func (c *Chats) takeOver(ctx context.Context, ch *chat, id string) {
 	key := turnKey(ch.SessionURI, id)
 	actx, cancel := context.WithTimeout(ctx, c.leaseTTL)
 	l, ok, err := c.leases.Acquire(actx, key, c.holder, c.leaseTTL)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
-			c.s.log.Warn("bot: a followed main turn's lease could not be checked", "lease", key, "err", err)
+			c.logger.Warn("bot: a followed main turn's lease could not be checked", "lease", key, "err", err)
 		}
 		return
 	}
 	if !ok {
 		return // its instance holds it: the turn runs there
 	}
-	c.s.meters.takeovers.Inc()
+	c.meters.takeovers.Inc()
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.leaseTTL)
 		defer cancel()
 		if err := c.leases.Release(rctx, key, c.holder, l.Token); err != nil {
-			c.s.log.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
+			c.logger.Warn("bot: a main turn's lease could not be released", "lease", key, "err", err)
 		}
 	}()
 	ch.Lock()
 	ended := false
 	if at := ch.ChatState().ActiveTurn; at != nil {
-		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.s.now()), true)
+		a := replica.Interrupted(id, at.StartedAt, ahp.FormatTime(c.now()), true)
 		// watched is reset when a turn begins or is resumed: the turn in
 		// progress now is not the one the watcher saw dead (it was ended
 		// and resumed meanwhile, on another instance, which takes its
@@ -175,7 +175,7 @@ func (c *chats) takeOver(ctx context.Context, ch *chat, id string) {
 	}
 	ch.Unlock()
 	if ended {
-		c.s.log.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.ChatURI, "turn", id)
+		c.logger.Info("bot: a main turn whose instance stopped renewing its lease was ended as interrupted", "chat", ch.ChatURI, "turn", id)
 		ch.next(context.WithoutCancel(ctx)) // the messages that waited behind it
 	}
 }
