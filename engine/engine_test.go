@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -451,5 +452,24 @@ func TestEndForEndsOnlyTheChosenSubscriptionsAndTellsTheirClientsWhy(t *testing.
 	}
 	if n := r.notes.unsubscribed(); n != 0 {
 		t.Fatalf("the channel heard %d unsubscribes, want none, as with End", n)
+	}
+}
+
+func TestCallDecodeNamesTheFieldOfTheWrongKind(t *testing.T) {
+	t.Parallel()
+	var p struct {
+		Channel string `json:"channel"`
+		Cursor  string `json:"cursor"`
+	}
+	if err := (engine.Call{Params: json.RawMessage(`{"channel":"ahp-session:/a","cursor":"3"}`)}).Decode(&p); err != nil || p.Cursor != "3" {
+		t.Fatalf("good params: %v, %+v", err, p)
+	}
+	err := engine.Call{Params: json.RawMessage(`{"cursor":3}`)}.Decode(&p)
+	if errcode.Of(err) != errcode.Invalid || errcode.Message(err) != "params.cursor must be string" {
+		t.Errorf("a number for a string: %v (%v)", err, errcode.Of(err))
+	}
+	err = engine.DecodeParams(json.RawMessage(`[1]`), &p)
+	if errcode.Of(err) != errcode.Invalid || !strings.HasPrefix(errcode.Message(err), "params are not valid: ") {
+		t.Errorf("params that are no object: %v (%v)", err, errcode.Of(err))
 	}
 }
