@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what CI needs beyond Go, each only when it is missing: Debian's
-# chromium, for the web page's browser tests (examples/server TestWebPage…),
+# chromium-headless-shell, for the web page's browser tests
+# (examples/server TestWebPage…; the same engine as chromium, on less CPU),
 # Debian's postgresql, whose initdb and pg_ctl the PostgreSQL tests
 # (internal/pgtest) start a throwaway cluster with, and the chat servers
 # the route adapters' tests start (ngircd for IRC, prosody for XMPP).
 set -euo pipefail
 need=()
-if ! command -v chromium >/dev/null 2>&1; then
-  need+=(chromium)
+if ! command -v chromium-headless-shell >/dev/null 2>&1; then
+  need+=(chromium-headless-shell)
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   need+=(postgresql)
