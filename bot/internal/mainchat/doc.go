@@ -14,4 +14,8 @@
 // What a chat needs of the bots (who a principal is now, whether they may
 // read a bot, the bot a turn runs with) it asks of the service that keeps
 // them, package bot, through Bots.
+//
+// A chat is reached only through that service, and is tested through it:
+// package bot's chat*_test.go, revoke_test.go, sharedlogs_test.go,
+// crash_test.go and diskfull_test.go.
 package mainchat
