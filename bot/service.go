@@ -203,6 +203,20 @@ type badFolder struct {
 // New checks cfg, fills its defaults, writes the default persona template
 // when it is absent, and returns the service.
 func New(ctx context.Context, cfg Config) (*Service, error) {
+	s, err := settle(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// settle checks cfg and makes the service it describes: its personas
+// loaded (the default template written when absent) and its bundles
+// read. It starts nothing Close would stop.
+func settle(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("bot: Config.Store is required")
 	}
@@ -291,17 +305,24 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, probe: cfg.RouteProbe}
 	}
 	s.meters = newMeters(cfg.Telemetry)
-	// What New starts is stopped, last first, when a later step fails.
+	return s, nil
+}
+
+// start starts what the service runs (the guard, the index of folders,
+// the catalogue, the problems channel, the chats, the watches and the
+// sweeps) after the checks and the migration of personas they need.
+// What it starts is stopped, last first, when a later step fails.
+func (s *Service) start(ctx context.Context, cfg Config) error {
 	var undo undoStack
 	defer undo.run()
 	undo.push(s.walk.Close) // a check may have started it
 	// The chats' logs are listed while the bots are checked and indexed
 	// below: each is a pass over every bot folder (100,000 at scale), and
-	// neither needs the other. The listing ends before New returns.
+	// neither needs the other. The listing ends before start returns.
 	var chatLogs *mainchat.Listing
 	if cfg.Sessions != nil {
 		if cfg.Logs == nil {
-			cfg.Logs = filechatlog.New(configDir)
+			cfg.Logs = filechatlog.New(s.configDir)
 		}
 		chatLogs = mainchat.List(cfg.Logs)
 		defer chatLogs.Wait()
@@ -315,8 +336,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		g.SetGuard(s.guard)
 		thaw()
 	}
-	if len(bundles) > 0 {
-		bs := newBundledStore(cfg.Store, bundles, bundledWhere(configDir, cfg.Store), log, now, s.kickProblems)
+	if len(s.bundled) > 0 {
+		bs := newBundledStore(cfg.Store, s.bundled, bundledWhere(s.configDir, cfg.Store), s.log, s.now, s.kickProblems)
 		bs.reportShadowed(ctx)
 		s.store, s.hiding = bs, bs
 	}
@@ -335,31 +356,32 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}()
 	migrated := s.migratePersonas(ctx)
 	if err := <-indexed; err != nil {
-		return nil, fmt.Errorf("bot: folders: %w", err)
+		return fmt.Errorf("bot: folders: %w", err)
 	}
 	undo.push(s.folders.stop)
 	if migrated != nil {
-		return nil, fmt.Errorf("bot: %w", migrated)
+		return fmt.Errorf("bot: %w", migrated)
 	}
+	var err error
 	s.catalog, err = catalog.New(ctx, catalog.Config{
 		Source:    s,
-		Bus:       bus,
+		Bus:       s.bus,
 		CanRead:   CanRead,
 		Principal: s.principalNow,
-		Logger:    log,
+		Logger:    s.log,
 		Telemetry: cfg.Telemetry,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bot: catalogue: %w", err)
+		return fmt.Errorf("bot: catalogue: %w", err)
 	}
 	undo.push(func() { s.catalog.Close() })
 	if err := s.startProblems(ctx); err != nil {
-		return nil, fmt.Errorf("bot: problems: %w", err)
+		return fmt.Errorf("bot: problems: %w", err)
 	}
 	undo.push(s.problems.loop.close)
 	if cfg.Sessions != nil {
 		if s.chats, err = s.startChats(cfg, chatLogs); err != nil {
-			return nil, fmt.Errorf("bot: chats: %w", err)
+			return fmt.Errorf("bot: chats: %w", err)
 		}
 	}
 	if g, ok := cfg.Sessions.(wake.Gated); ok {
@@ -378,7 +400,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.sweepMaking(ctx)
 	s.startPersonaSweep()
 	undo.release()
-	return s, nil
+	return nil
 }
 
 // background is a goroutine a Service started, which Close stops and
