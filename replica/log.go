@@ -2,7 +2,9 @@ package replica
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agenthost/bots/ahp"
@@ -64,6 +66,22 @@ func (l *Log) ReadNew(ctx context.Context) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, Wait)
 	defer cancel()
 	return l.Shared.ReadAfter(ctx, l.Key, l.Lines)
+}
+
+// Decode decodes the raw lines of a log, the first of which is its line
+// first+1, as lines of type L; a line that does not decode is left out
+// and reported in bad, with its number.
+func Decode[L any](raw [][]byte, first int64, bad []string) ([]L, []string) {
+	lines := make([]L, 0, len(raw))
+	for n, r := range raw {
+		var l L
+		if err := json.Unmarshal(r, &l); err != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", first+int64(n)+1, err))
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines, bad
 }
 
 // Durable reports whether a chat log fsyncs a's line: it begins or ends a

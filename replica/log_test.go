@@ -3,6 +3,7 @@ package replica_test
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/bots/ahp"
@@ -132,5 +133,20 @@ func TestCatalogued(t *testing.T) {
 	}
 	if s.Chats[1].Status != ahp.StatusIdle {
 		t.Fatal("Catalogued changed the session it was given, whose list a published snapshot may share")
+	}
+}
+
+func TestDecodeLeavesOutBadLinesNamingThemByNumber(t *testing.T) {
+	t.Parallel()
+	type line struct {
+		Kind string `json:"kind"`
+	}
+	raw := [][]byte{[]byte(`{"kind":"chat"}`), []byte(`{"kind":`), []byte(`{"kind":"session"}`), []byte(`[1]`)}
+	lines, bad := replica.Decode[line](raw, 40, []string{"before"})
+	if len(lines) != 2 || lines[0].Kind != "chat" || lines[1].Kind != "session" {
+		t.Errorf("lines %+v, want the chat and session lines", lines)
+	}
+	if len(bad) != 3 || bad[0] != "before" || !strings.HasPrefix(bad[1], "line 42: ") || !strings.HasPrefix(bad[2], "line 44: ") {
+		t.Errorf("bad %q, want lines 42 and 44 after what was there", bad)
 	}
 }

@@ -183,15 +183,7 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 	rctx, cancel := context.WithTimeout(ctx, replica.Wait)
 	raw, bad, err := h.logs.Read(rctx, key)
 	cancel()
-	var lines []backLine
-	for n, r := range raw {
-		var l backLine
-		if err := json.Unmarshal(r, &l); err != nil {
-			bad = append(bad, fmt.Sprintf("line %d: %v", n+1, err))
-			continue
-		}
-		lines = append(lines, l)
-	}
+	lines, bad := replica.Decode[backLine](raw, 0, bad)
 	for _, b := range bad {
 		h.log.Warn("wake: back session log", "log", key, "problem", b)
 	}

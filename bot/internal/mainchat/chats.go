@@ -49,10 +49,8 @@ const turnsMeta = "ahpd.turns"
 
 const firstMessageRunes = 120
 
-// UnsavedType is the errorType of a turn that ended while a line of it
-// could not be written to the chat's log: shown as complete, it would read
-// back after a restart without its reply, so it ends in chat/error saying
-// why instead.
+// UnsavedType is the errorType of a turn a line of which the chat's log
+// did not take (bot.UnsavedType says why it is not shown complete).
 const UnsavedType = "turnNotSaved"
 
 // Agent is the bot-chat provider's entry in the root state's agents.
@@ -76,9 +74,8 @@ func botMark(r record.Record) map[string]any {
 	}
 }
 
-// KeepTurns is how many ended turns a chat holds in memory by default:
-// its snapshot carries them, with turnsNextCursor when there are older
-// ones, and fetchTurns reads the older ones from the chat's log.
+// KeepTurns is how many ended turns a chat holds in memory by default
+// (bot.KeepTurns); fetchTurns reads older ones from its log.
 const KeepTurns = 16
 
 // turnsPage is how many older turns one fetchTurns answers by default.

@@ -126,7 +126,7 @@ func (ch *chat) catchUpLocked() {
 		ch.reloadLocked()
 		return
 	}
-	lines, bad := decodeLines(raw, ch.log.Lines, nil)
+	lines, bad := replica.Decode[logLine](raw, ch.log.Lines, nil)
 	for _, b := range bad {
 		ch.c.logger.Warn("bot: chat log", "log", ch.log.Key, "problem", b)
 	}

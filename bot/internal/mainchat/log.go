@@ -76,20 +76,6 @@ func readLog(logs chatlog.Logs, key chatlog.Key) (lines []logLine, n int64, bad 
 	if err != nil {
 		return nil, 0, bad, err
 	}
-	lines, bad = decodeLines(raw, 0, bad)
+	lines, bad = replica.Decode[logLine](raw, 0, bad)
 	return lines, int64(len(raw)), bad, nil
-}
-
-// decodeLines decodes raw lines, the first of which is the log's line
-// first+1; one that does not decode is left out and reported in bad.
-func decodeLines(raw [][]byte, first int64, bad []string) (lines []logLine, _ []string) {
-	for n, r := range raw {
-		var l logLine
-		if jerr := json.Unmarshal(r, &l); jerr != nil {
-			bad = append(bad, fmt.Sprintf("line %d: %v", first+int64(n)+1, jerr))
-			continue
-		}
-		lines = append(lines, l)
-	}
-	return lines, bad
 }
