@@ -68,6 +68,14 @@ func (l *Log) ReadNew(ctx context.Context) ([][]byte, error) {
 	return l.Shared.ReadAfter(ctx, l.Key, l.Lines)
 }
 
+// The kinds of a chat log's lines: its first opens the chat (or the back
+// session); each other is an action applied to the chat or to its session.
+const (
+	LineOpen    = "open"
+	LineChat    = "chat"
+	LineSession = "session"
+)
+
 // Decode decodes the raw lines of a log, the first of which is its line
 // first+1, as lines of type L; a line that does not decode is left out
 // and reported in bad, with its number.

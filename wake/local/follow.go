@@ -215,7 +215,7 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 		}
 		lines[i] = &l
 		mine := s.h.id != "" && l.By == s.h.id
-		answer := l.Kind == backChat && l.Action != nil && replica.AnswerTo(*l.Action) != ""
+		answer := l.Kind == replica.LineChat && l.Action != nil && replica.AnswerTo(*l.Action) != ""
 		others = others || (!mine && !answer)
 	}
 	if !others {
@@ -240,9 +240,9 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 			continue
 		}
 		switch l.Kind {
-		case backChat:
+		case replica.LineChat:
 			s.showChatLocked(*l.Action, nil)
-		case backSession:
+		case replica.LineSession:
 			s.ApplySession(*l.Action, nil)
 		}
 	}
@@ -291,7 +291,7 @@ func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin
 		if err := s.answerErrLocked(a, origin); err != nil {
 			return err
 		}
-		data, err := json.Marshal(backLine{Kind: backChat, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
+		data, err := json.Marshal(backLine{Kind: replica.LineChat, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
 		if err != nil {
 			return err
 		}

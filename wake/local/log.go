@@ -27,13 +27,6 @@ import (
 // the lines that begin or end a turn or change the queue are fsynced too,
 // so a power loss costs at most the streamed parts of a running turn.
 
-// Back-session log line kinds.
-const (
-	backOpen    = "open"
-	backChat    = "chat"
-	backSession = "session"
-)
-
 // backLine is one line of a back session's log.
 type backLine struct {
 	Kind string `json:"kind"`
@@ -100,7 +93,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	}
 	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
 	for try := 0; err == nil; try++ {
-		err = s.tail.Append(s.fencedLocked(), data, kind == backSession || replica.Durable(a))
+		err = s.tail.Append(s.fencedLocked(), data, kind == replica.LineSession || replica.Durable(a))
 		if !errors.Is(err, replica.ErrBehind) || try == maxTries || !s.takeAnswersLocked() {
 			break
 		}
@@ -126,7 +119,7 @@ const maxTries = 20
 
 // createLog writes the open line of a session's log.
 func (h *Host) createLog(key chatlog.Key, s *localSession, provider, model string) error {
-	data, err := json.Marshal(backLine{Kind: backOpen, At: s.createdAt, Session: s.SessionURI, CreatedAt: s.createdAt,
+	data, err := json.Marshal(backLine{Kind: replica.LineOpen, At: s.createdAt, Session: s.SessionURI, CreatedAt: s.createdAt,
 		Provider: provider, Model: model, Spec: toLogSpec(s.spec)})
 	if err != nil {
 		return fmt.Errorf("encode the open line: %w", err)
@@ -190,7 +183,7 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 	if err != nil {
 		return nil, err
 	}
-	if len(lines) == 0 || lines[0].Kind != backOpen || lines[0].Spec == nil || lines[0].Session == "" {
+	if len(lines) == 0 || lines[0].Kind != replica.LineOpen || lines[0].Spec == nil || lines[0].Session == "" {
 		return nil, errors.New("it does not open a session")
 	}
 	o := lines[0]
@@ -221,9 +214,9 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 		}
 		last = l.At
 		switch l.Kind {
-		case backChat:
+		case replica.LineChat:
 			apply(*l.Action)
-		case backSession:
+		case replica.LineSession:
 			ss = ahp.ApplySession(ss, *l.Action)
 		}
 	}
@@ -232,7 +225,7 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 		// process that ran the turn and the main turns that sent the
 		// messages are gone.
 		end := func(a ahp.Action) {
-			s.logLocked(backChat, a)
+			s.logLocked(replica.LineChat, a)
 			apply(a)
 		}
 		if at := cs.ActiveTurn; at != nil {

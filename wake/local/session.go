@@ -131,7 +131,7 @@ func (s *localSession) dispose() {
 // logged nor applied. Called with s locked.
 func (s *localSession) emitChatLocked(a ahp.Action, origin *engine.Origin) bool {
 	a = wake.ScrubAction(s.h.scrub, a)
-	if !s.logLocked(backChat, a) {
+	if !s.logLocked(replica.LineChat, a) {
 		return false
 	}
 	s.showChatLocked(a, origin)
@@ -151,7 +151,7 @@ func (s *localSession) showChatLocked(a ahp.Action, origin *engine.Origin) {
 func (s *localSession) emitSessionLocked(a ahp.Action, origin *engine.Origin) {
 	a = wake.ScrubAction(s.h.scrub, a)
 	if origin != nil {
-		s.logLocked(backSession, a)
+		s.logLocked(replica.LineSession, a)
 	}
 	s.ApplySession(a, origin)
 }

@@ -402,7 +402,7 @@ func (c *Chats) Create(ctx context.Context, call engine.Call) error {
 	c.bySession[session] = ch
 	c.byChat[chatURI] = ch
 	c.mu.Unlock()
-	open := logLine{Kind: lineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
+	open := logLine{Kind: replica.LineOpen, At: created, Session: session, Chat: chatURI, Owner: ch.owner, Bot: r.ID,
 		Title: title, Dir: r.Workspace, CreatedAt: created, Meta: map[string]any{BotMeta: mark}}
 	if err := createLog(c.logs, ch.log.Key, open); err != nil {
 		c.mu.Lock()
@@ -679,7 +679,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 	if complete != nil && ch.unsaved != "" {
 		a, complete = unsaved(complete), nil
 	}
-	if err := ch.logLocked(lineChat, a); err != nil {
+	if err := ch.logLocked(replica.LineChat, a); err != nil {
 		if errors.Is(err, replica.ErrBehind) {
 			return a, err
 		}
@@ -689,7 +689,7 @@ func (ch *chat) logChatLocked(a ahp.Action) (ahp.Action, error) {
 		}
 		if complete != nil {
 			a = unsaved(complete)
-			_ = ch.logLocked(lineChat, a) // a restart reads the turn as interrupted when this fails too
+			_ = ch.logLocked(replica.LineChat, a) // a restart reads the turn as interrupted when this fails too
 		}
 	}
 	return a, nil
@@ -734,7 +734,7 @@ func (ch *chat) applyChatLocked(a ahp.Action, origin *engine.Origin) {
 // with ch locked.
 func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool) bool {
 	if log {
-		if err := ch.logLocked(lineSession, a); errors.Is(err, replica.ErrBehind) {
+		if err := ch.logLocked(replica.LineSession, a); errors.Is(err, replica.ErrBehind) {
 			return false
 		} // another failure is reported; the chat goes on in memory
 	}
@@ -804,7 +804,7 @@ func (c *Chats) load(key chatlog.Key, live bool) *chat {
 		}
 		return nil
 	}
-	if len(lines) == 0 || lines[0].Kind != lineOpen || lines[0].Session != key.Session {
+	if len(lines) == 0 || lines[0].Kind != replica.LineOpen || lines[0].Session != key.Session {
 		c.logger.Warn("bot: a chat log does not open a chat; it is left out", "log", key)
 		return nil
 	}
@@ -825,13 +825,13 @@ func (c *Chats) load(key chatlog.Key, live bool) *chat {
 			continue
 		}
 		switch l.Kind {
-		case lineChat:
+		case replica.LineChat:
 			idle := cs.ActiveTurn == nil
 			cs, dropped = replica.Window(ahp.ApplyChat(cs, *l.Action), dropped, c.pub.Keep, true)
 			if idle && cs.ActiveTurn != nil {
 				began = l.At
 			}
-		case lineSession:
+		case replica.LineSession:
 			ss = ahp.ApplySession(ss, *l.Action)
 		}
 	}
@@ -843,9 +843,9 @@ func (c *Chats) load(key chatlog.Key, live bool) *chat {
 		if c.shared {
 			// Another instance may be running the turn: the log gets
 			// the line only when this one writes to the chat.
-			ch.repair = &logLine{Kind: lineChat, At: ahp.FormatTime(c.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
+			ch.repair = &logLine{Kind: replica.LineChat, At: ahp.FormatTime(c.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
 		} else {
-			_ = ch.logLocked(lineChat, a) // reported; it reads back as interrupted again
+			_ = ch.logLocked(replica.LineChat, a) // reported; it reads back as interrupted again
 		}
 		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, c.pub.Keep, true)
 		c.meters.turns.Inc(outcomeInterrupted)

@@ -139,9 +139,9 @@ func (ch *chat) catchUpLocked() {
 			continue
 		}
 		switch l.Kind {
-		case lineChat:
+		case replica.LineChat:
 			ch.applyChatLocked(*l.Action, nil)
-		case lineSession:
+		case replica.LineSession:
 			ch.ApplySession(*l.Action, nil)
 		}
 	}
@@ -178,7 +178,7 @@ func (ch *chat) effectsLocked(lines []logLine) {
 			effects = append(effects, t.Stop) // the turn's goroutine starts the next message
 		} else {
 			for _, l := range lines {
-				if l.Kind != lineChat || l.Action == nil {
+				if l.Kind != replica.LineChat || l.Action == nil {
 					continue
 				}
 				a := *l.Action

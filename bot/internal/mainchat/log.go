@@ -17,13 +17,6 @@ import (
 // is one action applied to the chat or its session. Every line carries the
 // bot's mark in _meta["ahpd.bot"].
 
-// Log line kinds.
-const (
-	lineOpen    = "open"    // the chat was made
-	lineChat    = "chat"    // an action applied to the chat
-	lineSession = "session" // an action applied to the session
-)
-
 // logLine is one line of a chat log.
 type logLine struct {
 	// Kind is open, chat or session.

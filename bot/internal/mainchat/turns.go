@@ -102,7 +102,7 @@ func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, e
 		if dropped >= to {
 			break
 		}
-		if l.Kind != lineChat || l.Action == nil {
+		if l.Kind != replica.LineChat || l.Action == nil {
 			continue
 		}
 		s = ahp.ApplyChat(s, *l.Action)
