@@ -324,7 +324,7 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 		if cfg.Logs == nil {
 			cfg.Logs = filechatlog.New(s.configDir)
 		}
-		chatLogs = mainchat.List(cfg.Logs)
+		chatLogs = mainchat.ListLogs(cfg.Logs)
 		defer chatLogs.Wait()
 	}
 	if g, ok := cfg.Store.(record.Guarded); ok {

@@ -15,7 +15,8 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-// channel returns the session or chat channel of a bot chat at uri.
+// Channel returns the session or chat channel of a bot chat at uri; ok is
+// false when uri is neither, and err refuses a caller who may not use it.
 func (c *Chats) Channel(ctx context.Context, caller engine.Caller, uri string) (engine.Channel, bool, error) {
 	ch := c.get(uri)
 	if ch == nil {

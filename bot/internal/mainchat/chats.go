@@ -122,7 +122,7 @@ type Config struct {
 	// too.
 	Wake wake.Config
 	// Logs keeps the chats' logs; Listed is their listing, begun with
-	// List before New.
+	// ListLogs before New.
 	Logs   chatlog.Logs
 	Listed *Listing
 	// Bus is where the chats publish.
@@ -348,7 +348,8 @@ func initialStates(session, chatURI, title, dir, created string, mark map[string
 	return ss, cs
 }
 
-// create makes a chat with the bot named in the call's config.
+// Create makes a chat with the bot named in the call's config
+// (createSession).
 func (c *Chats) Create(ctx context.Context, call engine.Call) error {
 	var p ahp.CreateSessionParams
 	if err := call.Decode(&p); err != nil {
@@ -428,8 +429,8 @@ func sessionNotAvailable(session string) error {
 	return errcode.New(errcode.AlreadyExists, "Session %s is not available: choose another URI", session)
 }
 
-// dispose ends a chat: its turn is stopped, its channels end and its log
-// is removed.
+// Dispose ends a chat (disposeSession): its turn is stopped, its
+// channels end and its log is removed.
 func (c *Chats) Dispose(ctx context.Context, call engine.Call) error {
 	ch := c.get(call.URI)
 	if ch == nil || ch.SessionURI != call.URI {
@@ -479,8 +480,8 @@ func (c *Chats) letGo(ch *chat, disposed bool) bool {
 	return true
 }
 
-// summaries lists the sessions p may see: its chats, and the back sessions
-// the session host holds for it, newest first.
+// List lists the sessions the caller may see (listSessions): their chats,
+// and the back sessions the session host holds for them, newest first.
 func (c *Chats) List(ctx context.Context, call engine.Call) (ahp.ListSessionsResult, error) {
 	who := c.bots.Principal(call.Principal)
 	all := c.all()
@@ -742,7 +743,7 @@ func (ch *chat) emitSessionLocked(a ahp.Action, origin *engine.Origin, log bool)
 	return true
 }
 
-// replay opens and replays every chat the logs hold, as listed (List,
+// replay opens and replays every chat the logs hold, as listed (ListLogs,
 // started before). A turn a log
 // shows begun and never ended is ended as interrupted, in the log too, with
 // an error chat/turnResume may resume; New then starts the messages
@@ -761,19 +762,19 @@ func (c *Chats) replay(listed *Listing) error {
 	return nil
 }
 
-// Listing is a listing of the chats' logs made in the background (List);
-// New waits for its answer.
+// Listing is a listing of the chats' logs made in the background
+// (ListLogs); New waits for its answer.
 type Listing struct {
 	done chan struct{}
 	keys []chatlog.Key
 	err  error
 }
 
-// List starts listing the chats' logs in logs, on a goroutine that ends
+// ListLogs starts listing the chats' logs in logs, on a goroutine that ends
 // with the listing: whoever calls it waits for the answer (Wait), which
 // New does, error or not. A service lists them while it checks its bots,
 // each a pass over every bot's folder.
-func List(logs chatlog.Logs) *Listing {
+func ListLogs(logs chatlog.Logs) *Listing {
 	l := &Listing{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)

@@ -8,7 +8,7 @@ import (
 	"github.com/agenthost/bots/wake"
 )
 
-// dropBot removes what the chats keep of a deleted bot, as the file
+// DropBot removes what the chats keep of a deleted bot, as the file
 // store's deletion removes its folder under the configuration folder: the
 // logs of its chats and of its back sessions, and its back-session rows.
 // Kept in the database (several instances), they would otherwise stay

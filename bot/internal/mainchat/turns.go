@@ -29,7 +29,7 @@ type fetchTurnsParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// fetchTurns answers fetchTurns on a chat: before it answers, the calling
+// FetchTurns answers fetchTurns on a chat: before it answers, the calling
 // client's subscriptions to the chat get chat/turnsLoaded with the page
 // of turns before the cursor, read from the chat's log, and the cursor of
 // still older ones. Nobody else's state changes: the chat's own keeps its
