@@ -251,7 +251,7 @@ const bundledStamps = "bundled"
 
 // isBundled reports whether id is a bundled bot's slug.
 func (s *Service) isBundled(id string) bool {
-	_, ok := s.bundled[id]
+	_, ok := s.bundles.byID[id]
 	return ok
 }
 
@@ -260,12 +260,12 @@ func (s *Service) isBundled(id string) bool {
 // from the bundle whenever they differ (see Bundle). It runs before a
 // message wakes the bot.
 func (s *Service) writeBundled(ctx context.Context, id string) error {
-	b, ok := s.bundled[id]
+	b, ok := s.bundles.byID[id]
 	if !ok {
 		return nil
 	}
-	s.bundleMu.Lock()
-	defer s.bundleMu.Unlock()
+	s.bundles.mu.Lock()
+	defer s.bundles.mu.Unlock()
 	dir := b.entry.Record.Workspace
 	stampPath := filepath.Join(s.configDir, bundledStamps, id+".json")
 	var old bundleStamp
@@ -484,7 +484,7 @@ func (b *bundledStore) hiddenProblems() []record.Problem {
 // bot a bundled bot of its slug hides: that chat is never carried on by
 // the bundled bot.
 func (s *Service) chatOfHidden(ctx context.Context, id string, dirs []string) bool {
-	if s.hiding == nil || !s.hiding.isHidden(id) || len(dirs) == 0 {
+	if s.bundles.hiding == nil || !s.bundles.hiding.isHidden(id) || len(dirs) == 0 {
 		return false
 	}
 	e, err := s.raw.Get(ctx, id)

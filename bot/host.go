@@ -176,10 +176,10 @@ func (s *Service) Problems() []record.Problem {
 		}
 		s.badFolders.mu.Unlock()
 	}
-	if s.hiding != nil {
-		out = append(out, s.hiding.hiddenProblems()...)
+	if s.bundles.hiding != nil {
+		out = append(out, s.bundles.hiding.hiddenProblems()...)
 	}
-	if !kept || s.hiding != nil {
+	if !kept || s.bundles.hiding != nil {
 		record.SortProblems(out)
 	}
 	return out

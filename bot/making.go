@@ -54,7 +54,7 @@ func (s *Service) missingFolders(dir string) []string {
 }
 
 // markMaking writes the marker of bot id's write making folders, before
-// any of them is made. The caller holds makeMu.
+// any of them is made. The caller holds s.makes.
 func (s *Service) markMaking(id string, folders []string) error {
 	if len(folders) == 0 {
 		return nil
@@ -65,14 +65,14 @@ func (s *Service) markMaking(id string, folders []string) error {
 	}
 	dir := filepath.Join(s.configDir, makingDir)
 	path := filepath.Join(dir, id)
-	if s.makingDirMade && writeSynced(path, data) == nil {
+	if s.makes.dirMade && writeSynced(path, data) == nil {
 		return nil
 	}
 	// The first make, or the folder went: make it, and write again.
 	if err := atomicfile.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("mark the make of %s: %w", uri(id), err)
 	}
-	s.makingDirMade = true
+	s.makes.dirMade = true
 	if err := writeSynced(path, data); err != nil {
 		return fmt.Errorf("mark the make of %s: %w", uri(id), err)
 	}

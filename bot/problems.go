@@ -98,7 +98,7 @@ func (s *Service) standingProblems(ctx context.Context) []standing {
 // the bundled bot's own folder - the hidden bot's, so that only its
 // owner's side sees it.
 func (s *Service) problemRecord(ctx context.Context, pr record.Problem) (record.Entry, error) {
-	if b, ok := s.bundled[pr.ID]; ok && s.hiding != nil && s.hiding.isHidden(pr.ID) && !record.Within(pr.Path, b.entry.Record.Workspace) {
+	if b, ok := s.bundles.byID[pr.ID]; ok && s.bundles.hiding != nil && s.bundles.hiding.isHidden(pr.ID) && !record.Within(pr.Path, b.entry.Record.Workspace) {
 		return s.raw.Get(ctx, pr.ID)
 	}
 	return s.store.Get(ctx, pr.ID)

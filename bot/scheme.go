@@ -70,8 +70,8 @@ func (s *Service) makeBot(ctx context.Context, p access.Principal, id string, bo
 	r.CreatedAt = s.stamp()
 	r.UpdatedAt = r.CreatedAt
 
-	s.makeMu.Lock()
-	defer s.makeMu.Unlock()
+	s.makes.Lock()
+	defer s.makes.Unlock()
 	if gone, err := s.store.Gone(ctx, id); err != nil {
 		return Bot{}, storeError(id, err)
 	} else if gone {
@@ -181,7 +181,7 @@ func personaWriteError(what, id string, err error) error {
 // other bot's (said as checkFolderFree says it to p); it is then made,
 // after a marker naming the folders it makes (markMaking), which the
 // caller ends with doneMaking once the record is written or refused.
-// The caller holds makeMu.
+// The caller holds s.makes.
 func (s *Service) claimFolder(ctx context.Context, p access.Principal, id, dir string) ([]string, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, errcode.New(errcode.Invalid, "workspace %q is not an absolute path", dir)
@@ -425,7 +425,7 @@ func (s *Service) mayReadBot(ctx context.Context, p access.Principal, id string)
 	if readsEvery(p) {
 		return true
 	}
-	if b, ok := s.bundled[id]; ok {
+	if b, ok := s.bundles.byID[id]; ok {
 		return CanRead(p, b.entry.Record)
 	}
 	e, err := s.store.Get(ctx, id)
@@ -665,8 +665,8 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 	if comes {
 		// The bot comes to this host: its folder must pass what a make's
 		// does, or it would take another bot's folder or one outside root.
-		s.makeMu.Lock()
-		defer s.makeMu.Unlock()
+		s.makes.Lock()
+		defer s.makes.Unlock()
 		if r.Workspace == "" {
 			r.Workspace = filepath.Join(s.root, id)
 		}
@@ -697,7 +697,7 @@ func (s *Service) edit(ctx context.Context, p access.Principal, id string, body 
 		return Bot{}, err
 	}
 	if comes {
-		s.folders.claim(id, ne.ETag, ne.Record) // makeMu is still held
+		s.folders.claim(id, ne.ETag, ne.Record) // s.makes is still held
 	}
 	return s.withPersona(ctx, ne, true)
 }

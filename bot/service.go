@@ -151,15 +151,15 @@ type Config struct {
 
 // Service serves bots. Its methods are safe for concurrent use.
 type Service struct {
-	meters   meters
-	store    record.Store // raw with the bundled bots laid over it
-	raw      record.Store // Config.Store
-	bundled  map[string]*bundled
-	hiding   *bundledStore // store, when there are bundled bots
-	bundleMu sync.Mutex    // serialises writes of bundled bots' folders
-	tools    wake.ToolPolicy
-	offered  []string // the providers the session host runs; nil when it does not say
-	defAgent string   // Config.DefaultAgent: the provider of a bot that names none
+	meters  meters
+	store   record.Store // raw with the bundled bots laid over it
+	raw     record.Store // Config.Store
+	bundles bundles      // the bundled bots
+	tools   wake.ToolPolicy
+	offered []string // the providers the session host runs; nil when it does not say
+	// defAgent is Config.DefaultAgent: the provider of a bot that names
+	// none.
+	defAgent string
 	// firstSeen is when a problem of a record with no times (a bundled
 	// bot's) was first seen, taken once, when first needed.
 	firstSeen func() time.Time
@@ -171,27 +171,53 @@ type Service struct {
 	configDir string
 	hostPaths []string // Config.HostPaths and their folders, absolute
 
-	makingDirMade bool // <configDir>/making is known to exist; under makeMu
-	hostName      string
-	options       Options
-	log           *slog.Logger
-	now           func() time.Time
-	makeMu        sync.Mutex // serialises makes: the folder and slug checks and the create
-	folders       *folderIndex
-	locks         [64]sync.Mutex
-	seed          maphash.Seed
-	partsSeen     partsCache // the parts each bot's AGENTS.md held when last read or written
-	users         Users
-	bus           *engine.Bus
-	catalog       *catalog.Catalog
-	stop          func()          // stops following the users directory
-	chats         *mainchat.Chats // the bot-chat provider; nil without a session host
-	routes        *routeDesk      // the chat-network routes; nil without Config.Routes
-	closeOnce     sync.Once
-	agents        []ahp.AgentInfo // Config.Agents
-	badFolders    folderProblems  // the problems checkFolder reported
-	problems      problemFeed     // the problems channel's state and its follower
-	sweep         background      // the sweep of persona temp files
+	hostName   string
+	options    Options
+	log        *slog.Logger
+	now        func() time.Time
+	makes      makes // serialises makes
+	folders    *folderIndex
+	locks      botLocks   // serialise writes to one bot
+	partsSeen  partsCache // the parts each bot's AGENTS.md held when last read or written
+	users      Users
+	bus        *engine.Bus
+	catalog    *catalog.Catalog
+	stop       func()          // stops following the users directory
+	chats      *mainchat.Chats // the bot-chat provider; nil without a session host
+	routes     *routeDesk      // the chat-network routes; nil without Config.Routes
+	closeOnce  sync.Once
+	agents     []ahp.AgentInfo // Config.Agents
+	badFolders folderProblems  // the problems checkFolder reported
+	problems   problemFeed     // the problems channel's state and its follower
+	sweep      background      // the sweep of persona temp files
+}
+
+// bundles are the bundled bots, by slug, and the store that lays them
+// over the service's own.
+type bundles struct {
+	byID   map[string]*bundled
+	hiding *bundledStore // the service's store, when there are bundled bots
+	mu     sync.Mutex    // serialises writes of bundled bots' folders
+}
+
+// makes serialises makes: the folder and slug checks and the create.
+type makes struct {
+	sync.Mutex
+	dirMade bool // <configDir>/making is known to exist
+}
+
+// botLocks serialise writes to one bot within this service: a bot's id
+// picks one of the locks.
+type botLocks struct {
+	seed maphash.Seed
+	mus  [64]sync.Mutex
+}
+
+// lock locks bot id's lock, and returns its unlock.
+func (l *botLocks) lock(id string) func() {
+	mu := &l.mus[maphash.String(l.seed, id)%uint64(len(l.mus))]
+	mu.Lock()
+	return mu.Unlock
 }
 
 // badFolder is a work folder checkFolder refused, and why.
@@ -269,7 +295,7 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 	if err := wake.CheckPolicy(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
-	bundles, err := loadBundles(cfg.Bundled, hostName, root, mode, log)
+	bundled, err := loadBundles(cfg.Bundled, hostName, root, mode, log)
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -279,7 +305,7 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 		agents:     slices.Clone(cfg.Agents),
 		store:      cfg.Store,
 		raw:        cfg.Store,
-		bundled:    bundles,
+		bundles:    bundles{byID: bundled},
 		tools:      cfg.Tools,
 		personas:   personas,
 		mode:       mode,
@@ -293,7 +319,7 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 		log:        log,
 		now:        now,
 		firstSeen:  sync.OnceValue(now),
-		seed:       maphash.MakeSeed(),
+		locks:      botLocks{seed: maphash.MakeSeed()},
 		partsSeen:  partsCache{byID: make(map[string]persona.Parts)},
 		badFolders: folderProblems{byID: make(map[string]badFolder)},
 		problems:   problemFeed{kick: make(chan struct{}, 1)},
@@ -336,10 +362,10 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 		g.SetGuard(s.guard)
 		thaw()
 	}
-	if len(s.bundled) > 0 {
-		bs := newBundledStore(cfg.Store, s.bundled, bundledWhere(s.configDir, cfg.Store), s.log, s.now, s.kickProblems)
+	if len(s.bundles.byID) > 0 {
+		bs := newBundledStore(cfg.Store, s.bundles.byID, bundledWhere(s.configDir, cfg.Store), s.log, s.now, s.kickProblems)
 		bs.reportShadowed(ctx)
-		s.store, s.hiding = bs, bs
+		s.store, s.bundles.hiding = bs, bs
 	}
 	// The persona migration (of the store's own bots) and the index of
 	// folders each pass over every bot; they run side by side. The index
@@ -551,11 +577,7 @@ type Meta struct {
 }
 
 // lock serialises writes to one bot within this service.
-func (s *Service) lock(id string) func() {
-	mu := &s.locks[maphash.String(s.seed, id)%uint64(len(s.locks))]
-	mu.Lock()
-	return mu.Unlock
-}
+func (s *Service) lock(id string) func() { return s.locks.lock(id) }
 
 func uri(id string) string { return "bot://" + id }
 
