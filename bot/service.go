@@ -334,10 +334,10 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// start starts what the service runs (the guard, the index of folders,
-// the catalogue, the problems channel, the chats, the watches and the
-// sweeps) after the checks and the migration of personas they need.
-// What it starts is stopped, last first, when a later step fails.
+// start starts what the service runs: the guard, the index of folders
+// (beside the migration of personas), the catalogue, the problems
+// channel, the chats, the watches and the sweeps. What it starts is
+// stopped, last first, when a later step fails.
 func (s *Service) start(ctx context.Context, cfg Config) error {
 	var undo undoStack
 	defer undo.run()
