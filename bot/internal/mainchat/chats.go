@@ -140,15 +140,15 @@ type Config struct {
 // Chats is the bot-chat provider: every chat by session and chat URI.
 // Its methods are safe for concurrent use.
 type Chats struct {
-	bots     Bots
-	store    record.Store
-	bus      *engine.Bus
-	logger   *slog.Logger
-	now      func() time.Time
-	hostName string
-	users    bool // Config.Directory
-	diskFull func(error)
-	meters   meters
+	bots      Bots
+	store     record.Store
+	bus       *engine.Bus
+	logger    *slog.Logger
+	now       func() time.Time
+	hostName  string
+	directory bool // Config.Directory: root notifications go only to whom they concern
+	diskFull  func(error)
+	meters    meters
 
 	host   wake.SessionHost
 	waker  *wake.Waker
@@ -204,7 +204,7 @@ func New(cfg Config) (*Chats, error) {
 	}
 	c := &Chats{
 		bots: cfg.Bots, store: cfg.Store, bus: cfg.Bus, logger: log, now: now, hostName: cfg.HostName,
-		users: cfg.Directory, diskFull: diskFull, meters: newMeters(cfg.Wake.Telemetry),
+		directory: cfg.Directory, diskFull: diskFull, meters: newMeters(cfg.Wake.Telemetry),
 		host: cfg.Wake.Host, waker: w, logs: cfg.Logs, rows: cfg.Wake.Rows, shared: cfg.Wake.Leases != nil, page: turnsPage,
 		pub:       &replica.Publisher{Bus: cfg.Bus, Keep: KeepTurns, Paged: true, Log: log},
 		bySession: map[string]*chat{}, byChat: map[string]*chat{}, disposed: map[string]bool{},
@@ -575,7 +575,7 @@ func listingMeta(ss ahp.SessionState, cs ahp.ChatState, dropped int) map[string]
 // every chat.
 func (c *Chats) notify(owner, method string, params any) {
 	var to func(*engine.Subscriber) bool
-	if c.users {
+	if c.directory {
 		to = func(sub *engine.Subscriber) bool {
 			p := c.bots.Principal(sub.Principal)
 			return p.Any() || p.Owns(owner)
