@@ -569,3 +569,48 @@ func TestLosingReadOfABotEndsWhatThePersonHasOpenWithItOnEveryInstance(t *testin
 		t.Errorf("subscribing again on the second instance: %v, want permission denied", err)
 	}
 }
+
+// TestABackSessionsURIAnotherChatTookIsNeverRestored: a person's back
+// session ended when they lost the bot leaves its row, which names its
+// URI; a chat another person opens at that URI meanwhile is theirs, and
+// the first person's next message, once they may read the bot again,
+// goes to a new back session: nothing of it reaches the other chat.
+func TestABackSessionsURIAnotherChatTookIsNeverRestored(t *testing.T) {
+	t.Parallel()
+	e, users := quietTeam(t)
+	tess := e.connect(t, "tess")
+	_, chat := tess.open("ahp-session:/tess", "team-bot")
+	tess.say(chat, "t1", "hello")
+	tess.turn(chat, "t1")
+	was := backSessions(e, "user:tess")
+	if len(was) != 1 {
+		t.Fatalf("tess has %d back sessions, want 1", len(was))
+	}
+	team := users.users["tess"]
+	users.set("tess", access.Principal{User: "tess", Grants: []string{"session:create"}})
+	if err := e.host.Dispose(context.Background(), was[0]); err != nil { // as the sweep does
+		t.Fatal(err)
+	}
+	soft := e.connect(t, "soft")
+	_, softChat := soft.open(was[0], "team-bot")
+
+	users.set("tess", team)
+	tess.say(chat, "t2", "my secret plan is xyzzy")
+	if turn := tess.turn(chat, "t2"); turn.State != ahp.TurnStateComplete {
+		t.Fatalf("tess's turn after she may read the bot again: %s", jsonText(turn))
+	}
+	if now := backSessions(e, "user:tess"); len(now) != 1 || now[0] == was[0] {
+		t.Errorf("tess's back sessions are %v, want one other than %s, which soft's chat holds", now, was[0])
+	}
+	fresh := e.connect(t, "soft")
+	fresh.subscribe(softChat)
+	if got := fresh.waitChat(softChat, "soft's chat", func(ahp.ChatState) bool { return true }); len(got.Turns) != 0 || got.ActiveTurn != nil || len(got.QueuedMessages) != 0 {
+		t.Errorf("soft's chat at tess's old back session's URI holds %s", jsonText(got))
+	}
+	soft.mu.Lock()
+	seen := jsonText(soft.chats[softChat])
+	soft.mu.Unlock()
+	if strings.Contains(seen, "xyzzy") {
+		t.Errorf("soft's subscription heard tess's message: %s", seen)
+	}
+}

@@ -99,6 +99,12 @@ type Config struct {
 	// SendTimeout is how long a send waits for the host's confirmation;
 	// zero means ten seconds.
 	SendTimeout time.Duration
+	// Taken reports whether a channel that is no back session holds uri
+	// now: a main chat opened at it (its session or chat URI). A row's back
+	// session the host lost is never restored at such a URI, whose
+	// subscribers are another chat's; a new one is started and the row
+	// written over. Nil: none is.
+	Taken func(uri string) bool
 	// Logger hears reports; nil discards.
 	Logger *slog.Logger
 	// Now returns the time; nil means time.Now.
@@ -133,6 +139,7 @@ type Waker struct {
 	deny        []string
 	scrub       Scrubber
 	sendTimeout time.Duration
+	taken       func(uri string) bool
 	log         *slog.Logger
 	now         func() time.Time
 	loc         *time.Location
@@ -179,7 +186,7 @@ func New(cfg Config) (*Waker, error) {
 		hub:       cfg.Telemetry,
 		takeovers: cfg.Telemetry.With("kind", "back_session").Counter(telemetry.LeaseTakeovers, telemetry.LeaseTakeoversHelp),
 		host:      cfg.Host, rows: cfg.Rows, persona: cfg.Persona, agent: cfg.DefaultAgent,
-		deny: cfg.Deny, scrub: cfg.Scrub, sendTimeout: cfg.SendTimeout, log: log, now: cfg.Now, loc: cfg.Location,
+		deny: cfg.Deny, scrub: cfg.Scrub, sendTimeout: cfg.SendTimeout, taken: cfg.Taken, log: log, now: cfg.Now, loc: cfg.Location,
 		sessions: map[string]*followed{}, turns: map[*Turn]struct{}{},
 	}
 	if w.rows == nil {
@@ -400,6 +407,10 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 		case has:
 			return row.Session, nil
 		}
+	}
+	if ok && w.taken != nil && (w.taken(row.Session) || w.taken(ahp.DefaultChatURI(row.Session))) {
+		w.log.Warn("wake: the row's back session is gone and a chat of another's holds its URI now; a new one is started", "bot", b.ID, "name", name, "session", row.Session)
+		ok = false
 	}
 	spec := w.spec(m, name)
 	if r, can := w.host.(Restorer); ok && can {

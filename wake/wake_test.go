@@ -494,6 +494,34 @@ func TestSessionTheHostLostAndCannotRestoreIsStartedAgainAndTheRowWrittenOver(t 
 	}
 }
 
+// TestASessionTheHostLostIsNotRestoredAtAURIAnotherChatTook: the row's
+// back session is gone from the host, and a chat that is no back session
+// holds its URI now (Config.Taken): the next message starts a new back
+// session, not one restored at that URI, and the row names the new one.
+func TestASessionTheHostLostIsNotRestoredAtAURIAnotherChatTook(t *testing.T) {
+	t.Parallel()
+	var taken sync.Map
+	e := newEnv(t, nil, func(c *wake.Config) {
+		c.Taken = func(uri string) bool { _, ok := taken.Load(uri); return ok }
+	})
+	m1, t1, _ := e.say("one")
+	m1.Ended(t)
+	if err := e.host.Dispose(ctx(t), t1.Session()); err != nil {
+		t.Fatal(err)
+	}
+	taken.Store(t1.Session(), true)
+	m2, t2, _ := e.say("two")
+	if got := m2.Ended(t); got.State != ahp.TurnStateComplete {
+		t.Fatalf("second turn %s", maintest.JSON(got))
+	}
+	if t2.Session() == t1.Session() {
+		t.Fatalf("the back session was restored at %s, which another chat holds", t1.Session())
+	}
+	if row, _, _ := e.rows.Get(ctx(t), "motion", "user:soft", "work"); row.Session != t2.Session() {
+		t.Errorf("row names %s, want the new session %s", row.Session, t2.Session())
+	}
+}
+
 func TestFailuresEndTheMainTurnWithTheReason(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -198,11 +198,17 @@ func New(cfg Config) (*Chats, error) {
 	if diskFull == nil {
 		diskFull = func(error) {}
 	}
-	w, err := wake.New(cfg.Wake)
+	// A back session the host lost is never restored at the URI of a
+	// chat held here (wake.Config.Taken): that chat's subscribers would
+	// hear the back session. The waker asks only once c is made.
+	var c *Chats
+	wcfg := cfg.Wake
+	wcfg.Taken = func(uri string) bool { return c.get(uri) != nil }
+	w, err := wake.New(wcfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &Chats{
+	c = &Chats{
 		bots: cfg.Bots, store: cfg.Store, bus: cfg.Bus, logger: log, now: now, hostName: cfg.HostName,
 		directory: cfg.Directory, diskFull: diskFull, meters: newMeters(cfg.Wake.Telemetry),
 		host: cfg.Wake.Host, waker: w, logs: cfg.Logs, rows: cfg.Wake.Rows, shared: cfg.Wake.Leases != nil, page: turnsPage,
