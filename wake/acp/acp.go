@@ -63,6 +63,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -139,7 +140,9 @@ type Config struct {
 	// (see wake.BackSessionMeta), which its sandbox lets it read and
 	// write and no other bot's does; ForgetBot removes a deleted bot's.
 	// "" gives each session a new temporary HOME, removed when the
-	// session closes, as it does a session of no bot.
+	// session closes, as it does a session of no bot. New makes Home and
+	// BotHomes absolute: a relative HOME would be taken from the bot's
+	// folder, where the agent starts.
 	BotHomes string
 	// LoginHint is the command a person runs to log the agent in (for
 	// the reference server, "go run ./examples/server -login <name>"),
@@ -240,6 +243,16 @@ func New(cfg Config) (*Harness, error) {
 		if !validEnvName(name) {
 			return nil, fmt.Errorf("acp: agent %q: %q is not an environment variable name", cfg.Provider, name)
 		}
+	}
+	for _, p := range []*string{&cfg.Home, &cfg.BotHomes} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, fmt.Errorf("acp: agent %q: its HOME's folder %s: %w", cfg.Provider, *p, err)
+		}
+		*p = abs
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout

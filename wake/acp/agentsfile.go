@@ -84,6 +84,9 @@ func ReadAgents(path, dir string) (Agents, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agents file: %w", err)
 	}
+	if dir, err = filepath.Abs(dir); err != nil { // the agents start in the bots' folders
+		return nil, fmt.Errorf("agents file %s: the configuration folder: %w", path, err)
+	}
 	var f agentsFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -94,3 +94,30 @@ func TestReadAgentsRefusesABadLimitNamingTheAgentAndField(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAgentsTakesARelativeConfigurationFolderFromWhereTheServerRuns:
+// the agents start in the bots' folders, so a relative -config would put
+// their HOMEs there: each folder an agent keeps comes out absolute.
+func TestReadAgentsTakesARelativeConfigurationFolderFromWhereTheServerRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to %s from %s: %q, %v", dir, wd, rel, err)
+	}
+	cfgs, err := acp.ReadAgents(writeAgents(t, dir, `{"agents": {"codex": {"command": "codex-acp"}}}`), rel)
+	if err != nil || len(cfgs) != 1 {
+		t.Fatalf("%v, %v", cfgs, err)
+	}
+	c := cfgs[0]
+	if c.Home != filepath.Join(dir, "agents", "codex", "home") || c.BotHomes != filepath.Join(dir, "agents", "codex", "bots") {
+		t.Errorf("HOME folders %s and %s, want them under %s", c.Home, c.BotHomes, dir)
+	}
+	if s, ok := c.Store.(filesessions.Store); !ok || s.Dir != filepath.Join(dir, "agents", "codex", "sessions") {
+		t.Errorf("session records kept in %#v", c.Store)
+	}
+}

@@ -189,3 +189,24 @@ func TestAStartPrunesTheBackupsClaudeCodeLeavesInItsHomeAndCopiesNone(t *testing
 		t.Errorf("the HOME holds %q, want %q: the settings and the newest backup alone", names, want)
 	}
 }
+
+// TestAHarnessMakesItsHomeFoldersAbsolute: a relative Home or BotHomes
+// would be taken from the bot's folder, where the agent starts, and put
+// its HOME in the person's files.
+func TestAHarnessMakesItsHomeFoldersAbsolute(t *testing.T) {
+	t.Parallel()
+	h, err := New(Config{Provider: "fake", Agent: Command{Command: "fake-acp"}, Home: "cfg/agents/fake/home", BotHomes: "cfg/agents/fake/bots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "cfg", "agents", "fake", "home"); h.cfg.Home != want {
+		t.Errorf("Home is %s, want %s", h.cfg.Home, want)
+	}
+	if want := filepath.Join(wd, "cfg", "agents", "fake", "bots"); h.cfg.BotHomes != want {
+		t.Errorf("BotHomes is %s, want %s", h.cfg.BotHomes, want)
+	}
+}
