@@ -416,6 +416,12 @@ func (s *Server) notePort(addr net.Addr) {
 	s.ports[uint16(tcp.Port)] = true
 }
 
+// RefuseAgentsOn adds the TCP port of addr to ListenPorts: a listener of
+// the host's own beside the server's (its metrics, its admin page), which
+// the sandboxed agents may not connect to either. Call it before Start,
+// or before the agents it should keep out start.
+func (s *Server) RefuseAgentsOn(addr net.Addr) { s.notePort(addr) }
+
 // ListenPorts are the TCP ports the server has been seen listening on:
 // those of Listen's listeners, of Serve's, and of every request through
 // Handler (the port it came in on), sorted. The sandboxed agents may not

@@ -139,11 +139,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if _, err := net.ResolveTCPAddr("tcp", metricsAddr); err != nil || metricsAddr == addr {
 			return fmt.Errorf("-metrics-addr %q: give a host:port of its own, not -addr's", metricsAddr)
 		}
-		stopOps, err := serveOps(ctx, metricsAddr, s.Metrics(), s.Logger)
+		opsAddr, stopOps, err := serveOps(ctx, metricsAddr, s.Metrics(), s.Logger)
 		if err != nil {
 			return err
 		}
 		defer stopOps()
+		s.RefuseAgentsOn(opsAddr) // its profiles and counters are the operator's
 	}
 	// Served at once: an initialize is answered while the bots load, and
 	// what needs them waits for Start.

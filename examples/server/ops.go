@@ -53,13 +53,14 @@ func isLoopback(addr string) bool {
 }
 
 // serveOps listens on addr and serves opsHandler there until ctx is done;
-// the profiles only when addr is loopback. It returns once listening, and
-// a function that waits for the listener to stop.
-func serveOps(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
+// the profiles only when addr is loopback. It returns once listening: the
+// address it listens on, and a function that waits for the listener to
+// stop.
+func serveOps(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) (net.Addr, func(), error) {
 	profiles := isLoopback(addr)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: %w", err)
+		return nil, nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
 	if !profiles {
 		log.Warn("serving /metrics on a non-loopback address without the profiles: /debug/pprof is served on a loopback -metrics-addr alone", "addr", ln.Addr().String())
@@ -78,7 +79,7 @@ func serveOps(ctx context.Context, addr string, reg *prometheus.Registry, log *s
 		_ = hs.Shutdown(sctx)
 	})
 	log.Info("serving metrics", "addr", ln.Addr().String(), "pprof", profiles)
-	return func() {
+	return ln.Addr(), func() {
 		if stop() { // ctx not done yet: shut down now
 			_ = hs.Close()
 		}

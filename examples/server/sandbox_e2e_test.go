@@ -216,7 +216,7 @@ func TestEndToEndTwoBotsOfTwoOwnersOnOneAgentNeitherListReadNorWriteTheOthersHom
 	srv.stop(t)
 }
 
-func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testing.T) {
+func TestEndToEndAnAgentCannotConnectToTheServersPortsYetReachesItsTools(t *testing.T) {
 	t.Parallel()
 	if abi := sandboxtest.Require(t); abi < sandbox.NetworkABI {
 		t.Skipf("skipped: the kernel offers Landlock ABI %d, network rules need %d", abi, sandbox.NetworkABI)
@@ -235,7 +235,8 @@ func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testi
 			c.Close()
 		}
 	}()
-	setup := newACPSetup(t) // no users file: the local token makes a connection root
+	metrics := freeAddr(t)
+	setup := newACPSetup(t, "-metrics-addr", metrics) // no users file: the local token makes a connection root
 	srv := setup.start(t)
 	c := dialChat(t, srv.addr, "agent-net")
 	c.makeBot("motion", `{"name": "Motion", "provider": "fake"}`)
@@ -257,6 +258,9 @@ func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testi
 	if got := ask("dial " + srv.direct); !strings.HasPrefix(got, "refused: ") || !strings.Contains(got, "permission denied") {
 		t.Errorf("the agent connected to the server's own port %s: %q", srv.direct, got)
 	}
+	if got := ask("dial " + metrics); !strings.HasPrefix(got, "refused: ") || !strings.Contains(got, "permission denied") {
+		t.Errorf("the agent connected to the server's metrics port %s: %q", metrics, got)
+	}
 	if got := ask("dial " + other.Addr().String()); got != "connected" {
 		t.Errorf("the agent could not connect to another port %s: %q", other.Addr(), got)
 	}
@@ -265,8 +269,10 @@ func TestEndToEndAnAgentCannotConnectToTheServersPortYetReachesItsTools(t *testi
 		host, port, _ := net.SplitHostPort(addr)
 		return ask(`shell bash -c 'exec 3<>/dev/tcp/` + host + `/` + port + ` && echo connected'`)
 	}
-	if got := connect(srv.direct); strings.Contains(got, "connected") || strings.HasPrefix(got, "exit 0") {
-		t.Errorf("a terminal connected to the server's own port: %q", got)
+	for _, addr := range []string{srv.direct, metrics} {
+		if got := connect(addr); strings.Contains(got, "connected") || strings.HasPrefix(got, "exit 0") {
+			t.Errorf("a terminal connected to the server's own port %s: %q", addr, got)
+		}
 	}
 	if got := connect(other.Addr().String()); got != "exit 0: connected\n" {
 		t.Errorf("a terminal could not connect to another port: %q", got)
