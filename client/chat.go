@@ -441,17 +441,48 @@ func (t *Turn) Events(ctx context.Context) iter.Seq2[Event, error] {
 	return t.events.all(ctx, errEnded)
 }
 
-// Wait waits for the turn to end and returns it as it ended.
+// Wait waits for the turn to end and returns it as it ended. A turn that
+// ended in error (ahp.TurnStateError: its agent failed or is not there,
+// the server stopped mid-turn) comes with a *TurnError saying why; a
+// turn stopped (cancelled) is no error.
 func (t *Turn) Wait(ctx context.Context) (ahp.Turn, error) {
 	for e, err := range t.Events(ctx) {
 		if err != nil {
 			return ahp.Turn{}, err
 		}
 		if e.Kind == EventEnd {
-			return *e.Turn, nil
+			return *e.Turn, failed(*e.Turn)
 		}
 	}
 	return ahp.Turn{}, errEnded
+}
+
+// TurnError is the error of a turn that ended in error (Turn.Wait).
+type TurnError struct {
+	// TurnID is the turn's id.
+	TurnID string
+	// Info is the turn's error as the server gave it: ErrorType is for
+	// programs (ahp.ErrorInfo), Message for people.
+	Info ahp.ErrorInfo
+}
+
+func (e *TurnError) Error() string {
+	if e.Info.Message == "" {
+		return "the turn ended in error"
+	}
+	return "the turn ended in error: " + e.Info.Message
+}
+
+// failed is the *TurnError of a turn that ended in error, else nil.
+func failed(turn ahp.Turn) error {
+	if turn.State != ahp.TurnStateError {
+		return nil
+	}
+	e := &TurnError{TurnID: turn.ID}
+	if f := turn.Failure(); f != nil {
+		e.Info = *f
+	}
+	return e
 }
 
 // take makes the event of an action of the turn; s is the chat's state

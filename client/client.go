@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -166,13 +167,38 @@ func dialWS(ctx context.Context, url, token string) (Conn, error) {
 	}
 	ws, resp, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return nil, errcode.Wrap(errcode.Unauthenticated, err, "the server at %s refused the token", url)
-		}
-		return nil, errcode.Wrap(errcode.Unavailable, err, "cannot connect to %s", url)
+		return nil, refusal(url, token, resp, err)
 	}
 	ws.SetReadLimit(64 << 20)
 	return wsConn{ws}, nil
+}
+
+// refusal is the error of a dial to url that failed with err; resp is
+// the server's answer, if any. A refusal that dialling again cannot mend
+// (a token, a Host or an Origin the server does not take) says so with the
+// server's own sentence and a code Redial stops at.
+func refusal(url, token string, resp *http.Response, err error) error {
+	if resp == nil {
+		return errcode.Wrap(errcode.Unavailable, err, "cannot connect to %s", url)
+	}
+	said := ""
+	if resp.Body != nil { // coder/websocket keeps the first 1,024 bytes of it
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		said = strings.TrimSpace(string(b))
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		if token == "" {
+			return errcode.Wrap(errcode.Unauthenticated, err, "the server at %s asks for a token, and none was given", url)
+		}
+		return errcode.Wrap(errcode.Unauthenticated, err, "the server at %s refused the token", url)
+	case http.StatusForbidden, http.StatusMisdirectedRequest:
+		if said == "" {
+			said = resp.Status
+		}
+		return errcode.Wrap(errcode.PermissionDenied, err, "the server at %s refused the connection: %s", url, said)
+	}
+	return errcode.Wrap(errcode.Unavailable, err, "cannot connect to %s", url)
 }
 
 func (w wsConn) Send(ctx context.Context, msg []byte) error {
@@ -478,8 +504,8 @@ func (c *Client) reconnect(cause error) Conn {
 			if conn = c.resume(conn); conn != nil {
 				return conn
 			}
-		} else if errcode.Of(err) == errcode.Unauthenticated {
-			c.fail(err)
+		} else if code := errcode.Of(err); code == errcode.Unauthenticated || code == errcode.PermissionDenied {
+			c.fail(err) // dialling again would be refused again
 			return nil
 		}
 		select {

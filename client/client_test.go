@@ -258,8 +258,24 @@ func TestErrorsCarryTheCodeTheServiceGave(t *testing.T) {
 	if errcode.Of(err) != errcode.Invalid {
 		t.Errorf("a bad slug answered %v (code %v)", err, errcode.Of(err))
 	}
-	if _, err := client.Dial(ctx, url, "wrong-token"); errcode.Of(err) != errcode.Unauthenticated {
+	if _, err := client.Dial(ctx, url, "wrong-token"); errcode.Of(err) != errcode.Unauthenticated || !strings.Contains(err.Error(), "refused the token") {
 		t.Errorf("a wrong token answered %v (code %v)", err, errcode.Of(err))
+	}
+	if _, err := client.Dial(ctx, url, ""); errcode.Of(err) != errcode.Unauthenticated || !strings.Contains(err.Error(), "none was given") {
+		t.Errorf("no token answered %v (code %v), want it said that none was given", err, errcode.Of(err))
+	}
+}
+
+// TestADialTheServerRefusesSaysItsReasonAndIsNoReasonToTryAgain: a Host
+// the server does not answer (here 0.0.0.0, which reaches it on this
+// machine) is refused with 421 and a sentence; the client gives that
+// sentence, as permission denied, not a bare status as unavailable.
+func TestADialTheServerRefusesSaysItsReasonAndIsNoReasonToTryAgain(t *testing.T) {
+	t.Parallel()
+	url := strings.Replace(startServer(t), "127.0.0.1", "0.0.0.0", 1)
+	_, err := client.Dial(testCtx(t), url, testToken)
+	if errcode.Of(err) != errcode.PermissionDenied || !strings.Contains(err.Error(), "does not answer the Host") || !strings.Contains(err.Error(), "PublicHosts") {
+		t.Errorf("dialling a Host the server does not answer: %v (code %v), want permission denied with the server's sentence", err, errcode.Of(err))
 	}
 }
 
@@ -289,5 +305,63 @@ func TestCodeIsTheInverseOfTheServersNumbers(t *testing.T) {
 		if got := client.Code(tc.number, tc.message); got != tc.want {
 			t.Errorf("Code(%d, %q) = %v, want %v", tc.number, tc.message, got, tc.want)
 		}
+	}
+}
+
+// TestWaitSaysWhyATurnEndedInError: a turn that ends in error (here, no
+// agent serves the bot's provider) is returned with a *TurnError holding
+// the server's reason, not as a turn with no replies and no error.
+func TestWaitSaysWhyATurnEndedInError(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Provider: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := chat.Send(ctx, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, err := turn.Wait(ctx)
+	var te *client.TurnError
+	if !errors.As(err, &te) || ended.State != ahp.TurnStateError || te.TurnID != ended.ID {
+		t.Fatalf("Wait returned %+v, %v; want the turn ended in error with a *client.TurnError", ended, err)
+	}
+	if want := `no agent for provider "claude"`; !strings.Contains(err.Error(), want) || te.Info.Message != ended.Failure().Message {
+		t.Errorf("the error says %q (info %+v), want the server's reason, %s", err, te.Info, want)
+	}
+}
+
+// TestAClientWhoseRedialIsRefusedEndsSayingWhy: dialling again after a
+// drop that the server refuses (a Host it does not answer) ends the
+// client with the server's reason: a call returns it rather than waiting
+// on a redial that can never succeed.
+func TestAClientWhoseRedialIsRefusedEndsSayingWhy(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	first, err := client.DialWS(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := &breakable{Conn: first}
+	elsewhere := strings.Replace(url, "127.0.0.1", "0.0.0.0", 1)
+	c := client.New(conn, client.Options{Redial: func(ctx context.Context) (client.Conn, error) {
+		return client.DialWS(ctx, elsewhere, testToken)
+	}})
+	defer c.Close()
+	conn.cut()
+	_, err = c.List(ctx)
+	if errcode.Of(err) != errcode.PermissionDenied || !strings.Contains(err.Error(), "does not answer the Host") {
+		t.Errorf("a call after a refused redial: %v (code %v), want the server's refusal", err, errcode.Of(err))
 	}
 }

@@ -117,7 +117,7 @@ func (h Hosts) Guard(next http.Handler) http.Handler {
 			if name == "" {
 				name = "NAME"
 			}
-			http.Error(w, fmt.Sprintf("this server does not answer the Host %q: it answers loopback names and addresses, its own address and the names it is given (start it with -public-host %s to answer this one)", r.Host, name), http.StatusMisdirectedRequest)
+			http.Error(w, fmt.Sprintf("this server does not answer the Host %q: it answers loopback names and addresses, its own address and the names it is given (start it with -public-host %s, or embedded, add it to bots.Server.PublicHosts, to answer this one)", r.Host, name), http.StatusMisdirectedRequest)
 			return
 		}
 		next.ServeHTTP(w, r)
