@@ -869,9 +869,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close closes every connection, stops the load when it still runs, the
-// agents' check, the bot service and the session host (waiting for their
-// turns), and closes the store and users directory the server opened,
-// then returns when every goroutine the server started has ended. It is
+// agents' check, the bot service and the session host, and closes the
+// store and users directory the server opened. A turn still running is
+// stopped, not waited for: its chat keeps it as interrupted, and a client
+// may resume it once a server runs on the same folders again. Close
+// returns when every goroutine the server started has ended. It is
 // idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()

@@ -79,6 +79,11 @@ type Change struct {
 
 // Store keeps bot records and the tombstones of deleted slugs.
 //
+// A store holds copies: what a caller passes in and what it is given back
+// share nothing (slices, maps) with what the store keeps, so neither
+// changes the other afterwards. Create and Update refuse a record whose ID
+// CheckSlug refuses, with its error. recordtest.Run checks all of this.
+//
 // All methods are safe for concurrent use. Writes to one bot are serialised:
 // of two writes racing with the same ifMatch, exactly one succeeds. After
 // Close every method returns ErrClosed.

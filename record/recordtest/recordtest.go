@@ -43,6 +43,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agenthost/bots/record"
 )
 
@@ -224,7 +226,7 @@ func mustCreate(t testing.TB, s record.Store, r record.Record) record.Entry {
 func sameRecord(t testing.TB, got, want record.Record) {
 	t.Helper()
 	if !got.Equal(want) {
-		t.Fatalf("record differs\n got: %+v\nwant: %+v", got, want)
+		t.Fatalf("record differs (-want +got):\n%s", cmp.Diff(want, got))
 	}
 }
 
@@ -263,7 +265,7 @@ func testCreateTaken(t testing.TB, s record.Store) {
 func testCreateBadSlug(t testing.TB, s record.Store) {
 	for _, id := range []string{"", "Motion", "../x", "a/b", "9lives"} {
 		if _, err := s.Create(ctx(t), record.Record{ID: id, Name: "x"}); err == nil {
-			t.Errorf("Create(%q) succeeded", id)
+			t.Errorf("Create(%q) succeeded, want the error of record.CheckSlug, which refuses that slug", id)
 		}
 	}
 }
@@ -301,7 +303,7 @@ func testUpdateCurrent(t testing.TB, s record.Store) {
 		t.Fatal(err)
 	}
 	if u.ETag == e.ETag || u.ETag == "" {
-		t.Fatalf("Update etag %q after %q", u.ETag, e.ETag)
+		t.Fatalf("Update gave etag %q after %q, want a new, non-empty one: every write changes the etag", u.ETag, e.ETag)
 	}
 	got, err := s.Get(ctx(t), "motion")
 	if err != nil {
@@ -416,7 +418,9 @@ func testCopies(t testing.TB, s record.Store) {
 	got.Record.Labels[1] = "changed"
 	got.Record.Connectors["new"] = "connectors://x/y"
 	again, _ := s.Get(ctx(t), "motion")
-	sameRecord(t, again.Record, Sample("motion"))
+	if want := Sample("motion"); !again.Record.Equal(want) {
+		t.Fatalf("changes to the record given to Create and to the one Get returned reached the store, which must keep copies of its own (-want +got):\n%s", cmp.Diff(want, again.Record))
+	}
 }
 
 func next(t testing.TB, ch <-chan record.Change) record.Change {
@@ -532,7 +536,7 @@ func testWatchSlow(t testing.TB, s record.Store) {
 			t.Fatalf("change %d of %d is %v %s, which no writer made", i+1, WatchChanges, c.Kind, c.ID)
 		}
 		if m := want[w][heard[w]]; c.Kind != m.kind || c.Entry.ETag != m.etag {
-			t.Fatalf("change %d of %s: %v etag %s, want %v etag %s (a bot's changes come in the order they were made)",
+			t.Fatalf("change %d of %s: %v etag %s, want %v etag %s (a bot's changes come in the order they were made, and none is dropped: a feed that drops changes past a buffer skips ahead like this)",
 				heard[w]+1, c.ID, c.Kind, c.Entry.ETag, m.kind, m.etag)
 		}
 		heard[w]++

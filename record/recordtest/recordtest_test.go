@@ -2,6 +2,7 @@ package recordtest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,5 +101,35 @@ func TestWatchCheckNeedsEveryOneOfItsChanges(t *testing.T) {
 	defer s2.Close()
 	if msgs := run(t, testWatchSlow, s2); len(msgs) == 0 {
 		t.Fatalf("the watch check passed a store whose buffer holds %d changes", WatchChanges-1)
+	}
+}
+
+// sharingStore hands every Get of a bot the one entry it keeps for it: a
+// caller's change to what one Get returned reaches the next.
+type sharingStore struct {
+	*memrecord.Store
+	mu   sync.Mutex
+	kept map[string]record.Entry
+}
+
+func (s *sharingStore) Get(ctx context.Context, id string) (record.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.kept[id]; ok {
+		return e, nil
+	}
+	e, err := s.Store.Get(ctx, id)
+	if err == nil {
+		s.kept[id] = e
+	}
+	return e, err
+}
+
+func TestCopiesCheckFailsAStoreThatHandsOutWhatItKeepsSayingSo(t *testing.T) {
+	s := &sharingStore{Store: memrecord.New(), kept: map[string]record.Entry{}}
+	defer s.Close()
+	msgs := run(t, testCopies, s)
+	if len(msgs) == 0 || !strings.Contains(msgs[0], "copies of its own") {
+		t.Fatalf("the copies check said %q of a store that hands out what it keeps, want it to say the store must keep copies", msgs)
 	}
 }
