@@ -53,6 +53,10 @@ func Handler(c Config) http.Handler {
 		panic(err)
 	}
 	var index bytes.Buffer
+	// Parsed here, not at init: a program that never calls Handler (an
+	// embedder that serves no page) links neither the assets nor
+	// html/template.
+	indexPage := template.Must(template.ParseFS(assets, "assets/index.html"))
 	if err := indexPage.Execute(&index, c); err != nil {
 		panic(err) // the template and its data are fixed
 	}
@@ -82,8 +86,6 @@ func IsUpgrade(r *http.Request) bool {
 	}
 	return false
 }
-
-var indexPage = template.Must(template.ParseFS(assets, "assets/index.html"))
 
 // page is Handler's value.
 type page struct {

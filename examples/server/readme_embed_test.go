@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -91,6 +92,11 @@ func TestREADMEEmbeddingProgramRuns(t *testing.T) {
 	bin := filepath.Join(work, "program")
 	if out, err := exec.Command("go", "build", "-overlay", overlayFile, "-o", bin, "./readmeprogram").CombinedOutput(); err != nil {
 		t.Fatalf("the README's embedding program does not build: %v\n%s", err, out)
+	}
+	// It serves no page, and links none of its files (web.Handler, which
+	// it never calls, is what reaches them).
+	if exe, err := os.ReadFile(bin); err != nil || bytes.Contains(exe, []byte("DOMPurify")) {
+		t.Errorf("the README's program, which serves no page, holds the page's files (%v)", err)
 	}
 	run := filepath.Join(work, "run")
 	if err := os.Mkdir(run, 0o700); err != nil {
