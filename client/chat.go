@@ -77,6 +77,9 @@ func (c *Client) follow(ctx context.Context, session, uri string) (*Chat, error)
 		turns: map[string]*Turn{}, queued: map[string]*Turn{}, acks: map[int64]chan string{},
 		changed: make(chan struct{})}
 	if err := c.subscribe(ctx, ch.uri, ch); err != nil {
+		if session != "" && errcode.Of(err) == errcode.NotFound {
+			return nil, errcode.Wrap(errcode.NotFound, err, "no chat of session %s", session)
+		}
 		return nil, err
 	}
 	return ch, nil
@@ -309,7 +312,7 @@ func (ch *Chat) apply(env ahp.ActionEnvelope) {
 	ch.changed = make(chan struct{})
 	if t := ch.turns[id]; t != nil {
 		t.take(ch.state, env.Action)
-		if t.ended {
+		if t.last != nil {
 			delete(ch.turns, id)
 		}
 	}
@@ -396,7 +399,7 @@ type Turn struct {
 	events *queue[Event]
 	idSet  chan struct{} // closed once id is known (a queued message's turn begins)
 	id     string        // guarded by ch.mu until idSet is closed
-	ended  bool          // guarded by ch.mu
+	last   *ahp.Turn     // the turn as it ended; guarded by ch.mu
 }
 
 func newTurn(ch *Chat) *Turn {
@@ -441,10 +444,11 @@ func (t *Turn) Events(ctx context.Context) iter.Seq2[Event, error] {
 	return t.events.all(ctx, errEnded)
 }
 
-// Wait waits for the turn to end and returns it as it ended. A turn that
-// ended in error (ahp.TurnStateError: its agent failed or is not there,
-// the server stopped mid-turn) comes with a *TurnError saying why; a
-// turn stopped (cancelled) is no error.
+// Wait waits for the turn to end and returns it as it ended, also when
+// Next or Events took its events first. A turn that ended in error
+// (ahp.TurnStateError: its agent failed or is not there, the server
+// stopped mid-turn) comes with a *TurnError saying why; a turn stopped
+// (cancelled) is no error.
 func (t *Turn) Wait(ctx context.Context) (ahp.Turn, error) {
 	for e, err := range t.Events(ctx) {
 		if err != nil {
@@ -454,7 +458,13 @@ func (t *Turn) Wait(ctx context.Context) (ahp.Turn, error) {
 			return *e.Turn, failed(*e.Turn)
 		}
 	}
-	return ahp.Turn{}, errEnded
+	t.ch.mu.Lock()
+	last := t.last
+	t.ch.mu.Unlock()
+	if last == nil {
+		return ahp.Turn{}, errEnded
+	}
+	return *last, failed(*last)
 }
 
 // TurnError is the error of a turn that ended in error (Turn.Wait).
@@ -466,6 +476,7 @@ type TurnError struct {
 	Info ahp.ErrorInfo
 }
 
+// Error says the turn ended in error, and the server's message.
 func (e *TurnError) Error() string {
 	if e.Info.Message == "" {
 		return "the turn ended in error"
@@ -534,10 +545,10 @@ func (t *Turn) take(s ahp.ChatState, a ahp.Action) {
 
 // finish pushes EventEnd; called with ch.mu held.
 func (t *Turn) finish(turn ahp.Turn) {
-	if t.ended {
+	if t.last != nil {
 		return
 	}
-	t.ended = true
+	t.last = &turn
 	t.events.push(Event{Kind: EventEnd, Turn: &turn})
 	t.events.end(errEnded)
 }

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -210,7 +211,15 @@ func (w wsConn) Recv(ctx context.Context) ([]byte, error) {
 	return data, err
 }
 
-func (w wsConn) Close() error { return w.ws.Close(websocket.StatusNormalClosure, "") }
+// Close closes the WebSocket with its handshake; one the server or the
+// network has closed already is no error.
+func (w wsConn) Close() error {
+	err := w.ws.Close(websocket.StatusNormalClosure, "")
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
 
 // New returns a client on conn, which it owns from now on (Close closes
 // it). It starts the goroutine that reads conn; Close waits for it.

@@ -264,6 +264,9 @@ func TestErrorsCarryTheCodeTheServiceGave(t *testing.T) {
 	if _, err := client.Dial(ctx, url, ""); errcode.Of(err) != errcode.Unauthenticated || !strings.Contains(err.Error(), "none was given") {
 		t.Errorf("no token answered %v (code %v), want it said that none was given", err, errcode.Of(err))
 	}
+	if _, err := c.JoinChat(ctx, "ahp-session:/nope"); errcode.Of(err) != errcode.NotFound || !strings.Contains(err.Error(), "no chat of session ahp-session:/nope") {
+		t.Errorf("joining a chat that is not there answered %v (code %v), want not found naming the session", err, errcode.Of(err))
+	}
 }
 
 // TestADialTheServerRefusesSaysItsReasonAndIsNoReasonToTryAgain: a Host
@@ -371,5 +374,66 @@ func TestAClientWhoseRedialIsRefusedEndsSayingWhy(t *testing.T) {
 	})
 	if !strings.Contains(err.Error(), "does not answer the Host") {
 		t.Errorf("a call after a refused redial: %v, want the server's sentence", err)
+	}
+}
+
+// TestWaitAfterTheEventsWereReadReturnsTheTurnAsItEnded: a caller that
+// ranged over a turn's events to its end still gets the ended turn from
+// Wait, not an error.
+func TestWaitAfterTheEventsWereReadReturnsTheTurnAsItEnded(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion"}); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := chat.Send(ctx, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range turn.Events(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended, err := turn.Wait(ctx)
+	if err != nil || ended.State != ahp.TurnStateComplete || strings.Join(client.Replies(ended), "|") != "Motion heard: hello" {
+		t.Errorf("Wait after the events were read: %+v, %v; want the turn as it ended", ended, err)
+	}
+}
+
+// TestClosingAClientWhoseServerWentIsNoError: the server closed every
+// connection as it stopped; the client's Close has nothing left to close
+// and says no error.
+func TestClosingAClientWhoseServerWentIsNoError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.json")
+	if err := os.WriteFile(users, []byte(`{"root":{"token":"`+testToken+`"},"users":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := &bots.Server{ConfigDir: filepath.Join(dir, "config"), HostName: "test", Options: bot.Options{Root: filepath.Join(dir, "bots")}, UsersFile: users}
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, web.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after the server went: %v, want nil", err)
 	}
 }

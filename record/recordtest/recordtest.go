@@ -289,7 +289,7 @@ func testListOrdered(t testing.TB, s record.Store) {
 		ids = append(ids, e.Record.ID)
 	}
 	if !slices.Equal(ids, []string{"alpha", "mid", "zed"}) {
-		t.Fatalf("List ids %v", ids)
+		t.Fatalf("List gave ids %v, want [alpha mid zed]: every bot, ordered by id", ids)
 	}
 }
 
@@ -372,10 +372,10 @@ func testDeleteTombstone(t testing.TB, s record.Store) {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx(t), "motion"); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("Get after Delete: %v", err)
+		t.Fatalf("Get after Delete: %v, want an error wrapping record.ErrNotFound", err)
 	}
 	if gone, err := s.Gone(ctx(t), "motion"); err != nil || !gone {
-		t.Fatalf("Gone: %v, %v", gone, err)
+		t.Fatalf("Gone after Delete: %v, %v; want true, nil: a delete leaves a tombstone", gone, err)
 	}
 	if gone, err := s.Gone(ctx(t), "other"); err != nil || gone {
 		t.Fatalf("Gone(other): %v, %v", gone, err)
