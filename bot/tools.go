@@ -110,7 +110,7 @@ func (g gate) Call(ctx context.Context, si wake.SessionInfo, name string, input 
 	var in toolInput
 	if len(bytes.TrimSpace(input)) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
-			return "", fmt.Errorf("%s takes a JSON object of slug, bot and ifMatch: %v", name, err)
+			return "", fmt.Errorf("%s takes a JSON object of slug, bot and ifMatch: %w", name, err)
 		}
 	}
 	in.Bot = unquoteBody(in.Bot)

@@ -44,6 +44,7 @@ type Rules struct {
 // Refusal is why Decide refuses an action: one sentence, for the client.
 type Refusal struct{ Reason string }
 
+// Error returns the reason.
 func (r *Refusal) Error() string { return r.Reason }
 
 func refuse(format string, args ...any) (Step, error) {

@@ -252,7 +252,7 @@ func parse(data []byte) (map[string]entry, error) {
 		}
 		for _, o := range e.Owners {
 			if err := connector.CheckOwner(o); err != nil {
-				return nil, fmt.Errorf("entry %s: %v", k, err)
+				return nil, fmt.Errorf("entry %s: %w", k, err)
 			}
 		}
 	}

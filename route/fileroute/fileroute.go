@@ -159,7 +159,7 @@ func (s *Store) read(id string) (route.Route, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return route.Route{}, fmt.Errorf("%s does not parse, and is left as it is: %v", path, err)
+		return route.Route{}, fmt.Errorf("%s does not parse, and is left as it is: %w", path, err)
 	}
 	if r.ID != id {
 		return route.Route{}, fmt.Errorf("%s holds the route %q: a route's file is named after its id", path, r.ID)

@@ -113,7 +113,7 @@ func checkSandbox(allowUnsandboxed bool, available func() (int, error), log *slo
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("refusing to start agents other than echo without a sandbox (%v); set AgentsUnsandboxed (-agents-unsandboxed) to run them unconfined", err)
+		return fmt.Errorf("refusing to start agents other than echo without a sandbox (%w); set AgentsUnsandboxed (-agents-unsandboxed) to run them unconfined", err)
 	}
 	return nil
 }
