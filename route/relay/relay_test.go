@@ -583,6 +583,46 @@ func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
 	}
 }
 
+// TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage: whoever
+// enters a code takes the account, so a code asked for in a group goes to
+// the sender alone; the group hears only that it was sent.
+func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	routes, err := r.store.Routes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range routes {
+		if rt.ID == "room" {
+			rt.Unmapped = route.Pair
+			if _, err := r.store.PutRoute(t.Context(), rt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	room := route.Scope{Kind: route.Group, ID: "#motion"}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; ; n++ { // the relay reloads the route as the store tells it
+		r.say(route.Message{ID: fmt.Sprint("m", n), Scope: room, From: "fake:mallory", Text: "let me in"})
+		first := r.next()
+		if first.To == room && !strings.Contains(first.Text, "pair") {
+			if time.Now().After(deadline) {
+				t.Fatalf("an unmapped user on a pairing route was answered %q", first.Text)
+			}
+			continue
+		}
+		if first.To != (route.Scope{Kind: route.Direct, ID: "mallory"}) || !strings.Contains(first.Text, "the code ") {
+			t.Fatalf("the code went to %+v: %q, want mallory's direct messages", first.To, first.Text)
+		}
+		notice := r.next()
+		if notice.To != room || strings.Contains(notice.Text, "the code ") || !strings.Contains(notice.Text, "direct message") {
+			t.Errorf("the group heard %q, want only that a code was sent directly", notice.Text)
+		}
+		return
+	}
+}
+
 func TestRelayJudgesEveryMessageAsItsPersonMayNow(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)

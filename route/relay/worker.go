@@ -272,13 +272,7 @@ func (w *worker) handle(m route.Message) {
 	}
 	if !ok {
 		if rt.Unmapped == route.Pair {
-			code, err := w.r.code(w.ctx, m.From)
-			if err != nil {
-				w.r.log.Warn("relay: a pairing code cannot be kept", "err", err)
-				w.say(m.Scope, "I cannot give you a pairing code now; try again later.")
-				return
-			}
-			w.say(m.Scope, fmt.Sprintf("To talk to the bot %s here, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes). Until then I pass on nothing you write.", rt.Bot, code, int(PairTTL.Minutes())))
+			w.pair(rt, m)
 			return
 		}
 		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", m.From))
@@ -597,6 +591,36 @@ func (w *worker) ask(cs *chatState, to route.Scope, p *prompt, q route.Question)
 
 // say sends text to a scope, scrubbed, and returns the network's ids of
 // what it sent.
+// pair gives the unmapped sender of m a pairing code, in a direct
+// message: whoever enters a code takes the account, so it is never said
+// where others read it. In a group, the group hears only that a code was
+// sent, or, when the network would not take a direct message, to write
+// one first.
+func (w *worker) pair(rt route.Route, m route.Message) {
+	code, err := w.r.code(w.ctx, m.From)
+	if err != nil {
+		w.r.log.Warn("relay: a pairing code cannot be kept", "err", err)
+		w.say(m.Scope, "I cannot give you a pairing code now; try again later.")
+		return
+	}
+	text := fmt.Sprintf("To talk to the bot %s, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes; keep it to yourself). Until then I pass on nothing you write.", rt.Bot, code, int(PairTTL.Minutes()))
+	if m.Scope.Kind == route.Direct {
+		w.say(m.Scope, text)
+		return
+	}
+	to := route.Scope{Kind: route.Direct, ID: strings.TrimPrefix(m.From, w.conn.Network+":")}
+	conn, err := w.current(w.ctx)
+	if err == nil {
+		_, err = conn.Send(w.ctx, to, w.r.scrub(text))
+	}
+	if err != nil {
+		w.r.log.Info("relay: a pairing code could not be sent in a direct message", "connection", w.conn.ID, "err", err)
+		w.say(m.Scope, "I pass on nothing you write here until you pair this account with you, and I could not write to you directly to give you a code: write to me directly once, then again here.")
+		return
+	}
+	w.say(m.Scope, "I pass on nothing you write here until you pair this account with you: I sent you a pairing code in a direct message.")
+}
+
 func (w *worker) say(to route.Scope, text string) []string {
 	conn, err := w.current(w.ctx)
 	if err != nil {
