@@ -105,6 +105,18 @@ func (s *Server) routePair(_ context.Context, person, code string) (string, erro
 	return rl.Pair(person, code)
 }
 
+// routePaired is the person an identity was paired with, through the
+// relay.
+func (s *Server) routePaired(ctx context.Context, identity string) (string, bool) {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return "", false
+	}
+	return rl.Paired(ctx, identity)
+}
+
 // routeProbe tries a connection through the relay, for a preflight.
 func (s *Server) routeProbe(ctx context.Context, connection string) error {
 	s.mu.Lock()

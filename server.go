@@ -589,7 +589,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		Users: users, Bus: bus, Sessions: sessions, DefaultAgent: defaultAgent, Agents: infos,
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 		HostPaths: slices.DeleteFunc([]string{s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
-		Routes:    routes, RouteStates: s.RouteStates, RoutePair: s.routePair, RouteProbe: s.routeProbe,
+		Routes:    routes, RouteStates: s.RouteStates, RoutePair: s.routePair, RoutePaired: s.routePaired, RouteProbe: s.routeProbe,
 		Telemetry: s.hub,
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ type routeDesk struct {
 	store  route.Store
 	states func() map[string]route.State
 	pair   func(ctx context.Context, person, code string) (string, error)
+	paired func(ctx context.Context, identity string) (string, bool)
 	probe  func(ctx context.Context, connection string) error
 }
 
@@ -126,10 +127,55 @@ func (s *Service) RoutePreflight(ctx context.Context, p access.Principal, r rout
 			pre.Warnings = append(pre.Warnings, s.whoMayChat(ctx, r, conns)...)
 		}
 	}
-	if old := slices.IndexFunc(routes, func(o route.Route) bool { return o.ID == r.ID }); old >= 0 && routes[old].Bot != r.Bot && s.mayRouteTo(ctx, p, routes[old].Bot) != "" {
-		pre.Problems = append(pre.Problems, fmt.Sprintf("The route %q exists and sends to a bot you may not edit.", r.ID))
+	if old := slices.IndexFunc(routes, func(o route.Route) bool { return o.ID == r.ID }); old >= 0 && (routes[old].Bot != r.Bot || s.isBundled(r.Bot)) {
+		if problem := s.mayChangeRoute(ctx, p, routes[old]); problem != "" {
+			pre.Problems = append(pre.Problems, fmt.Sprintf("The route %q exists and is not yours to change: %s", r.ID, problem))
+		}
+	}
+	if problem := s.directOf(ctx, d, p, r, conns); problem != "" {
+		pre.Problems = append(pre.Problems, problem)
 	}
 	return pre, nil
+}
+
+// directOf is "" when r's scope is not one account's direct messages, or
+// the account is p's (the users directory's identities, or a pairing), or
+// p is root; else why p may not route it: that person's private messages
+// would reach a bot of p's choosing.
+func (s *Service) directOf(ctx context.Context, d *routeDesk, p access.Principal, r route.Route, conns []route.Connection) string {
+	if r.Scope.Kind != route.Direct || r.Scope.ID == "" || p.Any() {
+		return ""
+	}
+	i := slices.IndexFunc(conns, func(c route.Connection) bool { return c.ID == r.Connection })
+	if i < 0 {
+		return "" // the preflight says the connection is not there
+	}
+	identity := conns[i].Network + ":" + r.Scope.ID
+	person, ok := "", false
+	if people, is := s.users.(route.People); is {
+		person, ok = people.Person(identity)
+	}
+	if !ok && d.paired != nil {
+		person, ok = d.paired(ctx, identity)
+	}
+	if ok && p.User != "" && person == p.User {
+		return ""
+	}
+	return fmt.Sprintf("The scope is the direct messages of %s, which is not an account of yours (an identity of yours in the users file, or one you paired): only root routes another person's messages.", identity)
+}
+
+// mayChangeRoute is "" when p may change, disable or remove the saved
+// route o: p may route to its bot, and when the bot is bundled (which
+// anyone who reads it may route to, and nobody edits) o is p's own; else
+// why not.
+func (s *Service) mayChangeRoute(ctx context.Context, p access.Principal, o route.Route) string {
+	if problem := s.mayRouteTo(ctx, p, o.Bot); problem != "" {
+		return problem
+	}
+	if s.isBundled(o.Bot) && !p.Any() && o.Owner != p.Owner(s.hostName) {
+		return fmt.Sprintf("The route %q to the bundled bot %s is another person's.", o.ID, uri(o.Bot))
+	}
+	return ""
 }
 
 // whoMayChat warns of the people a route would pass messages on for who
@@ -222,8 +268,8 @@ func (s *Service) RouteDeploy(ctx context.Context, p access.Principal, r route.R
 			if !slices.Contains(pre.Conflicts, o.ID) {
 				continue
 			}
-			if problem := s.mayRouteTo(ctx, p, o.Bot); problem != "" {
-				return route.Route{}, disabled, errcode.New(errcode.PermissionDenied, "the route %q was not saved: the conflicting route %q sends to a bot you may not edit", r.ID, o.ID)
+			if problem := s.mayChangeRoute(ctx, p, o); problem != "" {
+				return route.Route{}, disabled, errcode.New(errcode.PermissionDenied, "the route %q was not saved: the conflicting route %q is not yours to disable: %s", r.ID, o.ID, problem)
 			}
 			o.Enabled = false
 			if _, err := d.store.PutRoute(ctx, o); err != nil {
@@ -232,7 +278,7 @@ func (s *Service) RouteDeploy(ctx context.Context, p access.Principal, r route.R
 			disabled = append(disabled, o.ID)
 		}
 	}
-	if r.Owner == "" {
+	if r.Owner == "" || !p.Any() { // a route is its deployer's; root may name another owner
 		r.Owner = p.Owner(s.hostName)
 	}
 	saved, err := d.store.PutRoute(ctx, r)
@@ -257,7 +303,7 @@ func (s *Service) RouteDelete(ctx context.Context, p access.Principal, id, versi
 	if i < 0 || !s.mayReadBot(ctx, p, routes[i].Bot) {
 		return errcode.New(errcode.NotFound, "there is no route %q", id)
 	}
-	if problem := s.mayRouteTo(ctx, p, routes[i].Bot); problem != "" {
+	if problem := s.mayChangeRoute(ctx, p, routes[i]); problem != "" {
 		return errcode.New(errcode.PermissionDenied, "Permission denied: the route %q: %s", id, problem)
 	}
 	return routeErr(d.store.DeleteRoute(ctx, id, version), id)

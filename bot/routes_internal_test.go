@@ -25,7 +25,8 @@ func newRouteService(t *testing.T) (*Service, *memroute.Store) {
 }
 
 // newRouteServiceOf is newRouteService with soft and bob given identities
-// ids (none when nil), in a users directory that lists them.
+// ids (none when nil), in a users directory that lists them. The host
+// bundles the bot house.
 func newRouteServiceOf(t *testing.T, ids map[string]string) (*Service, *memroute.Store) {
 	t.Helper()
 	base := t.TempDir()
@@ -38,7 +39,7 @@ func newRouteServiceOf(t *testing.T, ids map[string]string) (*Service, *memroute
 		dir = identUsers{users, ids}
 	}
 	s, err := New(context.Background(), Config{Store: memrecord.New(), ConfigDir: filepath.Join(base, "config"), HostName: "h",
-		Options: Options{Root: filepath.Join(base, "bots")}, Users: dir, PersonaIn: PersonaInFiles, Routes: routes,
+		Options: Options{Root: filepath.Join(base, "bots")}, Users: dir, PersonaIn: PersonaInFiles, Routes: routes, Bundled: []Bundle{houseBundle("n", "k")},
 		RouteStates: func() map[string]route.State { return map[string]route.State{"libera": {State: route.Connected}} }})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func newRouteServiceOf(t *testing.T, ids map[string]string) (*Service, *memroute
 
 func TestChannelToolsDeployARouteAndListItWithoutACredential(t *testing.T) {
 	t.Parallel()
-	s, routes := newRouteService(t)
+	s, routes := newRouteServiceOf(t, map[string]string{"irc:soft": "soft"})
 	g, ctx, si := gate{s}, context.Background(), softSession("builder")
 	said, err := g.Call(ctx, si, wake.BotDeployChannel, json.RawMessage(`{"route":{"id":"mail-dm","enabled":true,"connection":"libera","bot":"mail","scope":{"kind":"direct","id":"soft"}}}`))
 	if err != nil {
@@ -116,6 +117,70 @@ func TestRoutesToABotThePersonMayNotEditAreRefused(t *testing.T) {
 	}
 	if got, err := s.RouteList(ctx, bob, ""); err != nil || len(got) != 0 {
 		t.Errorf("bob lists %+v (%v), want nothing", got, err)
+	}
+}
+
+// TestADirectRouteNamesOnlyAnAccountOfTheDeployers: a route of one
+// account's direct messages sends that person's private messages to the
+// route's bot; a person may name only an account of theirs (an identity
+// in the users directory, or one they paired), and root any.
+func TestADirectRouteNamesOnlyAnAccountOfTheDeployers(t *testing.T) {
+	t.Parallel()
+	s, _ := newRouteServiceOf(t, map[string]string{"irc:soft": "soft", "irc:bob": "bob"})
+	s.routes.paired = func(_ context.Context, identity string) (string, bool) { return "soft", identity == "irc:softphone" }
+	ctx, soft := context.Background(), access.Principal{User: "soft", Grants: []string{"bot:put"}}
+	dm := func(id, account string) route.Route {
+		return route.Route{ID: id, Enabled: true, Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: account}}
+	}
+	if _, _, err := s.RouteDeploy(ctx, soft, dm("bobs", "bob"), DeployOptions{Broad: true}); err == nil || !strings.Contains(err.Error(), "irc:bob, which is not an account of yours") {
+		t.Errorf("soft routing bob's direct messages: %v, want it refused", err)
+	}
+	for _, account := range []string{"soft", "softphone"} {
+		if _, _, err := s.RouteDeploy(ctx, soft, dm("softs-"+account, account), DeployOptions{}); err != nil {
+			t.Errorf("soft routing the direct messages of %s, hers: %v", account, err)
+		}
+	}
+	if _, _, err := s.RouteDeploy(ctx, access.RootPrincipal(), dm("bobs", "bob"), DeployOptions{}); err != nil {
+		t.Errorf("root routing bob's direct messages: %v", err)
+	}
+}
+
+// TestARouteToABundledBotIsItsDeployersAlone: anyone who reads a bundled
+// bot may route to it, so its routes are each their deployer's: another
+// person may neither change, disable nor remove one, nor save one as
+// someone else's.
+func TestARouteToABundledBotIsItsDeployersAlone(t *testing.T) {
+	t.Parallel()
+	s, routes := newRouteServiceOf(t, map[string]string{"irc:soft": "soft", "irc:bob": "bob"})
+	ctx := context.Background()
+	soft, bob := access.Principal{User: "soft", Grants: []string{"bot:put", "bot:get"}}, access.Principal{User: "bob", Grants: []string{"bot:get"}}
+	room := route.Route{ID: "softs", Enabled: true, Connection: "libera", Bot: "house", Scope: route.Scope{Kind: route.Group, ID: "#house"}}
+	if _, _, err := s.RouteDeploy(ctx, soft, room, DeployOptions{Broad: true}); err != nil {
+		t.Fatal(err)
+	}
+	edit := room
+	edit.Scope.ID = "#elsewhere"
+	if _, _, err := s.RouteDeploy(ctx, bob, edit, DeployOptions{Broad: true}); err == nil || !strings.Contains(err.Error(), "another person's") {
+		t.Errorf("bob changing soft's route to the bundled bot: %v", err)
+	}
+	theirs := room
+	theirs.ID, theirs.Owner = "bobs", "user:soft"
+	if _, _, err := s.RouteDeploy(ctx, bob, theirs, DeployOptions{Broad: true, DisableConflictingRoutes: true}); err == nil || !strings.Contains(err.Error(), "not yours to disable") {
+		t.Errorf("bob disabling soft's route to the bundled bot: %v", err)
+	}
+	if err := s.RouteDelete(ctx, bob, "softs", ""); errcode.Of(err) != errcode.PermissionDenied {
+		t.Errorf("bob deleting soft's route to the bundled bot: %v", err)
+	}
+	theirs.Scope.ID = "#bobs"
+	saved, _, err := s.RouteDeploy(ctx, bob, theirs, DeployOptions{Broad: true})
+	if err != nil || saved.Owner != "user:bob" {
+		t.Errorf("bob's own route saved as %q (%v), want his whatever owner it named", saved.Owner, err)
+	}
+	all, _ := routes.Routes(ctx)
+	for _, r := range all {
+		if r.ID == "softs" && (!r.Enabled || r.Scope.ID != "#house" || r.Owner != "user:soft") {
+			t.Errorf("soft's route is now %+v", r)
+		}
 	}
 }
 

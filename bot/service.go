@@ -139,6 +139,10 @@ type Config struct {
 	// RoutePair pairs the chat account a code was given to with the
 	// person (the relay's Pair), answering its identity; nil pairs none.
 	RoutePair func(ctx context.Context, person, code string) (string, error)
+	// RoutePaired answers the person a chat account was paired with (the
+	// relay's Paired), besides the users directory's identities; nil
+	// knows none.
+	RoutePaired func(ctx context.Context, identity string) (person string, ok bool)
 	// RouteProbe tries a connection no route runs yet (the relay's
 	// Probe), for a preflight; nil only warns that it is not connected.
 	RouteProbe func(ctx context.Context, connection string) error
@@ -328,7 +332,7 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 		stop:       func() {},
 	}
 	if cfg.Routes != nil {
-		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, probe: cfg.RouteProbe}
+		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, paired: cfg.RoutePaired, probe: cfg.RouteProbe}
 	}
 	s.meters = newMeters(cfg.Telemetry)
 	return s, nil
