@@ -316,21 +316,8 @@ func TestCodeIsTheInverseOfTheServersNumbers(t *testing.T) {
 // the server's reason, not as a turn with no replies and no error.
 func TestWaitSaysWhyATurnEndedInError(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, url, testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion", Provider: "claude"}); err != nil {
-		t.Fatal(err)
-	}
-	chat, err := c.OpenChat(ctx, "motion")
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, err := chat.Send(ctx, "hello")
+	turn, err := openMotion(t, client.Fields{Name: "Motion", Provider: "claude"}).Send(ctx, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,21 +369,8 @@ func TestAClientWhoseRedialIsRefusedEndsSayingWhy(t *testing.T) {
 // Wait, not an error.
 func TestWaitAfterTheEventsWereReadReturnsTheTurnAsItEnded(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, url, testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Make(ctx, "motion", client.Fields{Name: "Motion"}); err != nil {
-		t.Fatal(err)
-	}
-	chat, err := c.OpenChat(ctx, "motion")
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, err := chat.Send(ctx, "hello")
+	turn, err := openMotion(t, client.Fields{Name: "Motion"}).Send(ctx, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,4 +410,24 @@ func TestClosingAClientWhoseServerWentIsNoError(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("Close after the server went: %v, want nil", err)
 	}
+}
+
+// openMotion starts a server, makes the bot motion there with f and
+// opens a chat with it, on a client closed when the test ends.
+func openMotion(t *testing.T, f client.Fields) *client.Chat {
+	t.Helper()
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, startServer(t), testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Make(ctx, "motion", f); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := c.OpenChat(ctx, "motion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chat
 }
