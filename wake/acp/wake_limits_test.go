@@ -103,7 +103,9 @@ func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
 			}
 			return environ()
 		}
-		c.StartTimeout = 500 * time.Millisecond
+		// The first child must answer within it on a loaded CI machine,
+		// under -race: 500ms was missed there once.
+		c.StartTimeout = 3 * time.Second
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
 	host, err := local.New(local.Config{Harnesses: map[string]wake.Harness{"fake": h}})
@@ -130,7 +132,7 @@ func TestMessagesWaitingBehindAFailedRestartFailWithItAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const want = "Motion's agent fake failed while starting: it did not answer initialize within 500ms (the agent's startTimeout), so it was stopped. " +
+	const want = "Motion's agent fake failed while starting: it did not answer initialize within 3s (the agent's startTimeout), so it was stopped. " +
 		"Check that fake can reach its service and is signed in, or raise startTimeout for it in the agents file."
 	failed := map[string]string{}
 	for len(failed) < 3 {
