@@ -36,7 +36,11 @@ func openVault(ctx context.Context, path, configDir, root string, scrub *connect
 	if err := connector.Learn(ctx, v, scrub); err != nil {
 		log.Warn("the vault could not be read at the start; its values are learnt when it is", "err", err)
 	}
-	log.Info("connector credentials: a vault entry's owners (or " + envvault.DefaultPrefix + "<ADAPTER>_<ID>__OWNERS) say who may use it; an entry naming none is root's alone")
+	level := slog.LevelDebug // said where a vault file is given, whose entries it is about
+	if path != "" {
+		level = slog.LevelInfo
+	}
+	log.Log(ctx, level, "connector credentials: a vault entry's owners (or " + envvault.DefaultPrefix + "<ADAPTER>_<ID>__OWNERS) say who may use it; an entry naming none is root's alone")
 	return v, nil
 }
 

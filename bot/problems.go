@@ -319,5 +319,12 @@ func (s *Service) agentProblem(r *record.Record) string {
 	if len(beyond) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the bot runs on echo, which only says back what it is told and calls no tool but post_message and ask_question, so it cannot do what its tools (%s) are for: give it a real agent as its provider (the README's \"Real agents\" says how)", strings.Join(beyond, ", "))
+	fix := "give it a real agent as its provider"
+	switch {
+	case s.isBundled(r.ID): // nobody edits a bundled bot: the host's default is what it runs on
+		fix = "start the host with a real agent as its default (the reference server's -agent NAME, with an agents file)"
+	case r.Provider == "":
+		fix = "give it a real agent as its provider, or start the host with one as its default (the reference server's -agent NAME)"
+	}
+	return fmt.Sprintf("the bot runs on echo, which only says back what it is told and calls no tool but post_message and ask_question, so it cannot do what its tools (%s) are for: %s; the README's \"Real agents\" says how", strings.Join(beyond, ", "), fix)
 }

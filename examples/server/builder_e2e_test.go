@@ -676,8 +676,9 @@ func asString(v any) string { s, _ := v.(string); return s }
 // TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce: on a server
 // with no agents file, a bot made on claude is accepted and its problem,
 // which the page shows on its card and in its chats, names claude and the
-// agents offered; and the builder, whose tools echo cannot call, says it
-// needs a real agent and where the README says how.
+// agents offered; and the builder, whose tools echo cannot call and whose
+// provider nobody edits, says the host needs a real default agent and
+// where the README says how.
 func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
@@ -690,8 +691,8 @@ func TestEndToEndABotOnAnAgentTheHostDoesNotRunIsAProblemAtOnce(t *testing.T) {
 		t.Fatalf("the problems are %v, want the builder's and far's", ps)
 	}
 	if builder := asString(ps[0]["reason"]); ps[0]["bot"] != "bot-builder" || !strings.Contains(builder, "runs on echo") || !strings.Contains(builder, "(bots, channels)") ||
-		!strings.Contains(builder, `"Real agents"`) || ps[0]["since"] == "" {
-		t.Errorf("the builder's problem is %v, want it to say echo cannot call bots and channels, and where to read", ps[0])
+		!strings.Contains(builder, `"Real agents"`) || !strings.Contains(builder, "-agent NAME") || ps[0]["since"] == "" {
+		t.Errorf("the builder's problem is %v, want it to say echo cannot call bots and channels, that the host's default agent is the fix (it is bundled), and where to read", ps[0])
 	}
 	if far := asString(ps[1]["reason"]); ps[1]["bot"] != "far" || !strings.Contains(far, `provider "claude"`) || !strings.Contains(far, "it offers echo") {
 		t.Errorf("far's problem is %v, want it to name claude and the offered echo", ps[1])
