@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,5 +116,22 @@ func TestLoginWithNoAgentsFileSaysWhereItGoesAndWhichSectionShowsOne(t *testing.
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("-login with no agents file said %q, want it to say %s", err, want)
 		}
+	}
+}
+
+// TestABusyAddressSaysHowToPickAnother: a second server on the default
+// address fails saying that something listens there, and how -addr gives
+// another.
+func TestABusyAddressSaysHowToPickAnother(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	d := newDirs(t)
+	_, err = tryStart(append(d.args(), "-addr", busy.Addr().String()))
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "with -addr") {
+		t.Errorf("a server on a busy address: %v, want it to say so and how -addr picks another", err)
 	}
 }

@@ -131,6 +131,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		s.Tracer = tp
 	}
 	ln, err := s.Listen(addr) // refuses a non-loopback addr without -users
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another program (another of these servers?) listens there; give this one another address with -addr, e.g. -addr 127.0.0.1:0 for any free port", err)
+	}
 	if err != nil {
 		return err
 	}
