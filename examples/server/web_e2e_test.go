@@ -1061,7 +1061,7 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		// Without the token the page gets nothing: it asks for one.
 		none := newTab(t, b, base)
 		none.do("open the page without the token", chromedp.Navigate(base+"/"))
-		none.until("the sign-in form", `document.querySelector("#token")`+" && "+textOf("#signin-error", "This server needs a token (HTTP 401)"))
+		none.until("the sign-in form", `document.querySelector("#token")`+" && "+textOf("#signin-error", "This server needs a token (HTTP 401)")+" && "+textOf("#signin-error", "local-token file"))
 		if eval[bool](none, `!!document.querySelector("#bots")`) {
 			t.Error("the page without the token shows a bot list")
 		}
@@ -1079,6 +1079,11 @@ func TestWebPageOlderTurnsEarlierChatsAndARestart(t *testing.T) {
 		}
 		if got := eval[string](one, `sessionStorage.getItem("bots.token")`); got != s.token {
 			t.Errorf("the tab keeps the token %q, want the local token", got)
+		}
+		// The view took the focus for screen readers, and draws no ring
+		// across the page for it (main is no control).
+		if !eval[bool](one, `document.activeElement === document.querySelector("#main") && getComputedStyle(document.querySelector("#main")).outlineStyle === "none"`) {
+			t.Error("the page's main, focused at its first view, is outlined, or not focused")
 		}
 		took := time.Since(start)
 		type weight struct{ Transferred, Decoded, Files int }

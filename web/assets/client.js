@@ -99,7 +99,7 @@ export class Client {
     if (up && !this.everReady) {
       this.onStatus("refused", this.token
         ? "The server refused this token (HTTP 401). Check it and sign in again."
-        : "This server needs a token (HTTP 401). Sign in with yours.");
+        : "This server needs a token (HTTP 401). Sign in with yours (a server with no users file prints its address with it, ?tkn=…, and keeps it in its configuration folder's local-token file).");
       for (const w of this.readyWaiters.splice(0)) w.reject(new RPCError(401, "refused"));
       return;
     }
