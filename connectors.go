@@ -40,7 +40,7 @@ func openVault(ctx context.Context, path, configDir, root string, scrub *connect
 	if path != "" {
 		level = slog.LevelInfo
 	}
-	log.Log(ctx, level, "connector credentials: a vault entry's owners (or " + envvault.DefaultPrefix + "<ADAPTER>_<ID>__OWNERS) say who may use it; an entry naming none is root's alone")
+	log.Log(ctx, level, "connector credentials: a vault entry's owners (or "+envvault.DefaultPrefix+"<ADAPTER>_<ID>__OWNERS) say who may use it; an entry naming none is root's alone")
 	return v, nil
 }
 
