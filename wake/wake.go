@@ -409,7 +409,7 @@ func (w *Waker) session(ctx context.Context, m Message, name string, takeover bo
 		}
 	}
 	if ok && w.taken != nil && (w.taken(row.Session) || w.taken(ahp.DefaultChatURI(row.Session))) {
-		w.log.Warn("wake: the row's back session is gone and a chat of another's holds its URI now; a new one is started", "bot", b.ID, "name", name, "session", row.Session)
+		w.log.Warn("wake: the row's back session is gone and a chat holds its URI now; a new one is started", "bot", b.ID, "name", name, "session", row.Session)
 		ok = false
 	}
 	spec := w.spec(m, name)

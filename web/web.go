@@ -54,8 +54,7 @@ func Handler(c Config) http.Handler {
 	}
 	var index bytes.Buffer
 	// Parsed here, not at init: a program that never calls Handler (an
-	// embedder that serves no page) links neither the assets nor
-	// html/template.
+	// embedder that serves no page) links none of the page's files.
 	indexPage := template.Must(template.ParseFS(assets, "assets/index.html"))
 	if err := indexPage.Execute(&index, c); err != nil {
 		panic(err) // the template and its data are fixed

@@ -35,6 +35,9 @@ type fakeNetwork struct {
 	in   chan route.Message
 	out  chan sent
 	fail chan error // a value makes the next Dial fail with it
+	// deaf holds the ids of the scopes a Send to fails, as a network that
+	// takes no direct message from a bot one never wrote to.
+	deaf sync.Map
 
 	mu    sync.Mutex
 	dials int
@@ -89,6 +92,9 @@ func (c *fakeConn) Receive(ctx context.Context) (route.Message, error) {
 }
 
 func (c *fakeConn) Send(ctx context.Context, to route.Scope, md string) ([]string, error) {
+	if _, deaf := c.n.deaf.Load(to.ID); deaf {
+		return nil, errors.New("this user never wrote to the bot")
+	}
 	c.n.out <- sent{To: to, Text: md}
 	return []string{""}, nil
 }
@@ -229,6 +235,24 @@ func (r *rig) next() sent {
 	case <-time.After(20 * time.Second):
 		r.t.Fatal("the relay sent nothing")
 		return sent{}
+	}
+}
+
+// pairs makes the rig's route id answer unmapped users with a pairing
+// code.
+func (r *rig) pairs(id string) {
+	r.t.Helper()
+	routes, err := r.store.Routes(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, rt := range routes {
+		if rt.ID == id {
+			rt.Unmapped = route.Pair
+			if _, err := r.store.PutRoute(r.t.Context(), rt); err != nil {
+				r.t.Fatal(err)
+			}
+		}
 	}
 }
 
@@ -536,18 +560,7 @@ func TestRelayHandsANetworksRequestToTheConnectionItsPathNames(t *testing.T) {
 func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	dm, err := r.store.Routes(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range dm {
-		if rt.ID == "dm" {
-			rt.Unmapped = route.Pair
-			if _, err := r.store.PutRoute(t.Context(), rt); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	r.pairs("dm")
 	mallory := route.Scope{Kind: route.Direct, ID: "mallory"}
 	var code string
 	deadline := time.Now().Add(10 * time.Second)
@@ -589,18 +602,7 @@ func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
 func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	routes, err := r.store.Routes(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range routes {
-		if rt.ID == "room" {
-			rt.Unmapped = route.Pair
-			if _, err := r.store.PutRoute(t.Context(), rt); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	r.pairs("room")
 	room := route.Scope{Kind: route.Group, ID: "#motion"}
 	deadline := time.Now().Add(10 * time.Second)
 	for n := 0; ; n++ { // the relay reloads the route as the store tells it
@@ -620,6 +622,31 @@ func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
 			t.Errorf("the group heard %q, want only that a code was sent directly", notice.Text)
 		}
 		return
+	}
+}
+
+// TestRelayTellsAGroupWhenItCannotSendAPairingCodeDirectly: a network
+// that would not take the direct message gets no code said in the group
+// either, only how to get one.
+func TestRelayTellsAGroupWhenItCannotSendAPairingCodeDirectly(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.net.deaf.Store("mallory", true)
+	r.pairs("room")
+	room := route.Scope{Kind: route.Group, ID: "#motion"}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; ; n++ { // the relay reloads the route as the store tells it
+		r.say(route.Message{ID: fmt.Sprint("m", n), Scope: room, From: "fake:mallory", Text: "let me in"})
+		got := r.next()
+		if got.To != room || strings.Contains(got.Text, "the code ") {
+			t.Fatalf("the relay sent %q to %+v, want no code and only to the group", got.Text, got.To)
+		}
+		if strings.Contains(got.Text, "write to me directly") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group heard %q, want how to get a code", got.Text)
+		}
 	}
 }
 

@@ -589,8 +589,6 @@ func (w *worker) ask(cs *chatState, to route.Scope, p *prompt, q route.Question)
 	}
 }
 
-// say sends text to a scope, scrubbed, and returns the network's ids of
-// what it sent.
 // pair gives the unmapped sender of m a pairing code, in a direct
 // message: whoever enters a code takes the account, so it is never said
 // where others read it. In a group, the group hears only that a code was
@@ -609,11 +607,7 @@ func (w *worker) pair(rt route.Route, m route.Message) {
 		return
 	}
 	to := route.Scope{Kind: route.Direct, ID: strings.TrimPrefix(m.From, w.conn.Network+":")}
-	conn, err := w.current(w.ctx)
-	if err == nil {
-		_, err = conn.Send(w.ctx, to, w.r.scrub(text))
-	}
-	if err != nil {
+	if _, err := w.send(to, text); err != nil {
 		w.r.log.Info("relay: a pairing code could not be sent in a direct message", "connection", w.conn.ID, "err", err)
 		w.say(m.Scope, "I pass on nothing you write here until you pair this account with you, and I could not write to you directly to give you a code: write to me directly once, then again here.")
 		return
@@ -621,16 +615,25 @@ func (w *worker) pair(rt route.Route, m route.Message) {
 	w.say(m.Scope, "I pass on nothing you write here until you pair this account with you: I sent you a pairing code in a direct message.")
 }
 
+// say sends text to a scope, scrubbed, and returns the network's ids of
+// what it sent; a failure is logged.
 func (w *worker) say(to route.Scope, text string) []string {
-	conn, err := w.current(w.ctx)
-	if err != nil {
-		return nil
-	}
-	ids, err := conn.Send(w.ctx, to, w.r.scrub(text))
+	ids, err := w.send(to, text)
 	if err != nil {
 		w.r.log.Warn("cannot send to the network", "connection", w.conn.ID, "err", err)
 	}
 	return ids
+}
+
+// send is say that answers its failure instead of logging it; no
+// connection now is no failure (nothing to send on, and the connection's
+// own state says why).
+func (w *worker) send(to route.Scope, text string) ([]string, error) {
+	conn, err := w.current(w.ctx)
+	if err != nil {
+		return nil, nil
+	}
+	return conn.Send(w.ctx, to, w.r.scrub(text))
 }
 
 func (w *worker) edit(to route.Scope, id, text string) error {
