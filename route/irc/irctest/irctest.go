@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // Password is the password of the servers Start starts.
@@ -59,18 +61,62 @@ func start(t testing.TB, password string) *Server {
 		}
 		t.Skip("ngircd is not installed: the IRC tests need a real server (apt-get install ngircd)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "motd"), []byte("test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	l.Close()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "ngircd.conf")
-	motd := filepath.Join(dir, "motd")
-	os.WriteFile(motd, []byte("test\n"), 0o644)
-	body := fmt.Sprintf(`[Global]
+	if err := os.Chmod(dir, 0o755); err != nil { // ngircd runs as nobody
+		t.Fatal(err)
+	}
+	// The port is free when we look, but a server of another test can
+	// take it before ngircd binds it: ngircd then exits, and a dial would
+	// reach that other server. So ngircd's own line says it listens, and
+	// a port taken meanwhile is tried again with another.
+	var out *waittest.Log
+	for range 3 {
+		port := freePort(t)
+		conf := filepath.Join(dir, "ngircd.conf")
+		if err := os.WriteFile(conf, []byte(config(dir, port, password)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "--nodaemon", "--config", conf)
+		out = &waittest.Log{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		listening := fmt.Sprintf("Now listening on [127.0.0.1]:%s ", port)
+		waittest.Within(10*time.Second, func() bool {
+			select {
+			case <-exited:
+				return true
+			default:
+				return strings.Contains(out.String(), listening)
+			}
+		})
+		select {
+		case <-exited:
+			continue // it could not bind the port
+		default:
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+		if !strings.Contains(out.String(), listening) {
+			t.Fatalf("ngircd did not listen on 127.0.0.1:%s: %s", port, out)
+		}
+		return &Server{Addr: net.JoinHostPort("127.0.0.1", port), password: password, kill: func() { cmd.Process.Kill() }}
+	}
+	t.Fatalf("ngircd did not start on any of three free ports: %s", out)
+	return nil
+}
+
+// config is ngircd's configuration for a server in dir on port.
+func config(dir, port, password string) string {
+	return fmt.Sprintf(`[Global]
 	Name = irc.test
 	Info = a test server
 	Listen = 127.0.0.1
@@ -89,35 +135,19 @@ func start(t testing.TB, password string) *Server {
 [Channel]
 	Name = #motion
 	Topic = the bot's room
-`, port, passwordLine(password), motd, filepath.Join(dir, "pid"))
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+`, port, passwordLine(password), filepath.Join(dir, "motd"), filepath.Join(dir, "pid"))
+}
+
+// freePort is a loopback port no one listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--nodaemon", "--config", conf)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return &Server{Addr: addr, password: password, kill: func() { cmd.Process.Kill() }}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ngircd did not listen on %s: %s", addr, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
 }
 
 // Person is a plain IRC client a test speaks through.

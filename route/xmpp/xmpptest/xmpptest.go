@@ -3,14 +3,16 @@
 package xmpptest
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/agenthost/bots/internal/waittest"
 )
 
 // Domain is the server's domain; Rooms is its multi-user chat service.
@@ -42,21 +44,67 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("prosody is not installed: the XMPP tests need a real server (apt-get install prosody)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	l.Close()
 	dir := t.TempDir()
 	for _, d := range []string{"data", "certs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conf := filepath.Join(dir, "prosody.cfg.lua")
-	body := fmt.Sprintf(`pidfile = %[1]q
+	conf, logPath := filepath.Join(dir, "prosody.cfg.lua"), filepath.Join(dir, "prosody.log")
+	// The port is free when we look, but a server of another test can
+	// take it before prosody binds it, and prosody then runs on without
+	// it: a dial would reach that other server. So prosody's own log line
+	// says it listens, and a port taken meanwhile is tried again with
+	// another.
+	var log []byte
+	for range 3 {
+		port := freePort(t)
+		if err := os.WriteFile(conf, []byte(config(dir, port, logPath)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(logPath)
+		cmd := exec.Command(bin, "--config", conf)
+		out := &waittest.Log{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		stop := func() {
+			cmd.Process.Kill()
+			<-exited
+		}
+		listening := fmt.Sprintf("Activated service 'c2s' on [127.0.0.1]:%s\n", port)
+		taken := fmt.Sprintf("Failed to open server port %s ", port)
+		waittest.Within(20*time.Second, func() bool {
+			log, _ = os.ReadFile(logPath)
+			select {
+			case <-exited:
+				return true
+			default:
+				return bytes.Contains(log, []byte(listening)) || bytes.Contains(log, []byte(taken))
+			}
+		})
+		switch {
+		case bytes.Contains(log, []byte(listening)):
+			t.Cleanup(stop)
+			return &Server{Addr: net.JoinHostPort("127.0.0.1", port), conf: conf, ctl: ctl, kill: func() { cmd.Process.Kill() }}
+		case bytes.Contains(log, []byte(taken)):
+			stop()
+		default:
+			stop()
+			t.Fatalf("prosody did not listen on 127.0.0.1:%s: %s\n%s", port, out, log)
+		}
+	}
+	t.Fatalf("prosody did not start on any of three free ports:\n%s", log)
+	return nil
+}
+
+// config is prosody's configuration for a server in dir on port, logging
+// to logPath.
+func config(dir, port, logPath string) string {
+	return fmt.Sprintf(`pidfile = %[1]q
 data_path = %[2]q
 certificates = %[3]q
 run_as_root = true
@@ -70,39 +118,26 @@ component_ports = { }
 c2s_require_encryption = false
 allow_unencrypted_plain_auth = true
 authentication = "internal_plain"
-log = { error = %[5]q }
+log = { info = %[5]q }
 modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "posix" }
 modules_disabled = { "s2s"; "tls" }
 VirtualHost %[6]q
 Component %[7]q "muc"
 	muc_room_locking = false
 	muc_room_default_public_jids = true
-`, filepath.Join(dir, "pid"), filepath.Join(dir, "data"), filepath.Join(dir, "certs"), port, filepath.Join(dir, "error.log"), Domain, Rooms)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+`, filepath.Join(dir, "pid"), filepath.Join(dir, "data"), filepath.Join(dir, "certs"), port, logPath, Domain, Rooms)
+}
+
+// freePort is a loopback port no one listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config", conf)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return &Server{Addr: addr, conf: conf, ctl: ctl, kill: func() { cmd.Process.Kill() }}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prosody did not listen on %s: %s", addr, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
 }
 
 // Register makes the account user@Domain with the password, and answers
