@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenthost/bots/access"
 	"github.com/agenthost/bots/bot"
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/persona"
 	"github.com/agenthost/bots/record/filerecord"
 )
@@ -46,6 +47,7 @@ func TestMain(m *testing.M) {
 	if base := os.Getenv(crashChildEnv); base != "" {
 		crashChild(base)
 	}
+	waittest.Parallel(3)
 	os.Exit(m.Run())
 }
 

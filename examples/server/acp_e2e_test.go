@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	waitMore()
+	waittest.Parallel(3)
 	code := pgtest.Main(m) // stops the throwaway PostgreSQL of the -db tests
 	removeServerBinary()
 	stopBrowser()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/record"
 	"github.com/agenthost/bots/record/filerecord"
 )
@@ -49,6 +50,7 @@ func writeBots(tb testing.TB, configDir string, n int) []string {
 
 // TestMain removes the folders the benchmarks seeded.
 func TestMain(m *testing.M) {
+	waittest.Parallel(3) // its tests wait on the disk and the folder watch
 	code := m.Run()
 	for _, dir := range seedDirs {
 		os.RemoveAll(dir)

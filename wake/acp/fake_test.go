@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/wake/acp/acpfake"
 )
 
@@ -13,5 +14,6 @@ const fakeEnv = acpfake.Env
 
 func TestMain(m *testing.M) {
 	acpfake.Main()
+	waittest.Parallel(4) // its tests mostly wait on agents and their time limits
 	os.Exit(m.Run())
 }
