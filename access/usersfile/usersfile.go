@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenthost/bots/access"
+	"github.com/agenthost/bots/internal/jsonerr"
 )
 
 // The users file, as written:
@@ -111,7 +112,7 @@ func Parse(data []byte) (*Users, error) {
 	dec.DisallowUnknownFields()
 	var f usersFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("not a users file: %w", err)
+		return nil, fmt.Errorf("not a users file: %w", jsonerr.Locate(data, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("not a users file: text after the JSON object")

@@ -104,8 +104,8 @@ func TestFileWithoutRootHasNoRootToken(t *testing.T) {
 func TestParseUsersRefusesBadFiles(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, file, want string }{
-		{"not JSON", `{`, "not a users file"},
-		{"unknown top-level key", `{"rooot":{"token":"x"}}`, `unknown field "rooot"`},
+		{"not JSON", `{`, "not a users file: line 1, column 2: unexpected EOF"},
+		{"unknown top-level key", `{"rooot":{"token":"x"}}`, `line 1, column 2: unknown field "rooot"`},
 		{"unknown user key", `{"users":[{"id":"a","token":"tttttttttttttttt","group":["x"]}]}`, `unknown field "group"`},
 		{"unknown root key", `{"root":{"token":"tttttttttttttttt","id":"r"}}`, `unknown field "id"`},
 		{"trailing text", `{"users":[]} {}`, "text after the JSON object"},

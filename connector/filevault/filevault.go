@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -36,6 +37,7 @@ import (
 	"time"
 
 	"github.com/agenthost/bots/connector"
+	"github.com/agenthost/bots/internal/jsonerr"
 )
 
 // MaxSize is the largest vault file read.
@@ -236,11 +238,15 @@ func parse(data []byte) (map[string]entry, error) {
 	if err := dec.Decode(&f); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
+		at := "its end"
+		if e := (*jsonerr.Error)(nil); errors.As(jsonerr.Locate(data, err), &e) {
+			at = fmt.Sprintf("line %d, column %d", e.Line, e.Column)
+		}
 		switch {
-		case errors.As(err, &syn):
-			return nil, fmt.Errorf("is not valid JSON (at byte %d)", syn.Offset)
+		case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("is not valid JSON (at %s)", at)
 		case errors.As(err, &typ):
-			return nil, fmt.Errorf("has a %s where a string or an object belongs (at byte %d)", typ.Value, typ.Offset)
+			return nil, fmt.Errorf("has a %s where a string or an object belongs (at %s)", typ.Value, at)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
 			return nil, errors.New("names a field a vault entry does not have: use value, header, url and owners")
 		}

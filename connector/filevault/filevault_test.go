@@ -173,6 +173,25 @@ func TestBrokenFileNeverQuotesAValue(t *testing.T) {
 	}
 }
 
+func TestBrokenFileSaysOnWhichLineAndColumn(t *testing.T) {
+	t.Parallel()
+	for data, want := range map[string]string{
+		"{\"connectors\": {\n  \"http/crm\": {\"value\": " + secret + "}}}": "is not valid JSON (at line 2, column 26)",
+		"{\"connectors\": {\n  \"http/crm\": {\"value\": 12}}}":             "has a number where a string or an object belongs (at line 2, column 26)",
+		"{\"connectors\": {": "is not valid JSON (at line 1, column 17)",
+	} {
+		d := newDirs(t)
+		write(t, d.vault, data, 0o600)
+		v, err := filevault.New(filevault.Config{Path: d.vault})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = v.Resolve(context.Background(), ref); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve of %q = %v, want it to say %q", data, err, want)
+		}
+	}
+}
+
 func TestEntryOwnersReachTheCredential(t *testing.T) {
 	t.Parallel()
 	d := newDirs(t)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/bots/internal/jsonerr"
 	"github.com/agenthost/bots/wake/agents/filesessions"
 )
 
@@ -91,7 +92,7 @@ func ReadAgents(path, dir string) (Agents, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("agents file %s: %w", path, err)
+		return nil, fmt.Errorf("agents file %s: %w", path, jsonerr.Locate(data, err))
 	}
 	names := make([]string, 0, len(f.Agents))
 	for name := range f.Agents {

@@ -59,6 +59,21 @@ func TestReadAgentsSortsByNameAndRefusesBadEntries(t *testing.T) {
 	}
 }
 
+func TestReadAgentsSaysOnWhichLineAndColumnTheFileIsWrong(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"{\"agents\": {\n  \"claude\": {\n    \"comand\": \"claude-code-acp\"\n  }\n}}": `line 3, column 5: unknown field "comand"`,
+		"{\"agents\": {\n  \"claude\": {\"command\": \"claude-code-acp\",}\n}}":         "line 2, column 43: invalid character '}'",
+		"{\"agents\": {\"claude\": {\"args\": \"--acp\"}}}":                             "line 1, column 38: cannot unmarshal string",
+	} {
+		path := writeAgents(t, dir, body)
+		if _, err := acp.ReadAgents(path, dir); err == nil || !strings.Contains(err.Error(), "agents file "+path+": "+want) {
+			t.Errorf("%s: %v, want it to say %q", body, err, want)
+		}
+	}
+}
+
 func TestReadAgentsGivesEachAgentItsHomeSessionsSignInAndLimits(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
