@@ -2,6 +2,7 @@ package mainchat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -82,9 +83,14 @@ func (c *Chats) FetchTurns(ctx context.Context, call engine.Call) error {
 }
 
 // olderTurns replays the chat's log and returns the turns at places from
-// to to (not included) of the chat's history.
+// to to (not included) of the chat's history. It decodes the log's lines
+// only as far as the turn at to: paging back through a long chat decodes
+// less the further back it goes. A line that does not decode is skipped,
+// as a replay skips it.
 func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, error) {
-	lines, _, _, err := readLog(logs, key)
+	ctx, cancel := context.WithTimeout(context.Background(), replica.Wait)
+	defer cancel()
+	raw, _, err := logs.Read(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +104,12 @@ func olderTurns(logs chatlog.Logs, key chatlog.Key, from, to int) ([]ahp.Turn, e
 	}
 	var s ahp.ChatState
 	dropped := 0
-	for _, l := range lines {
+	for _, r := range raw {
 		if dropped >= to {
 			break
 		}
-		if l.Kind != replica.LineChat || l.Action == nil {
+		var l logLine
+		if json.Unmarshal(r, &l) != nil || l.Kind != replica.LineChat || l.Action == nil {
 			continue
 		}
 		s = ahp.ApplyChat(s, *l.Action)
