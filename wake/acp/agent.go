@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -34,6 +35,18 @@ type turn struct {
 	ctx   context.Context
 	w     wake.Work
 	watch *watch
+	// retrying is set while the turn shows that the agent cannot reach
+	// its model's API (see unreachable); the agent's next word clears it.
+	retrying atomic.Bool
+}
+
+// heard is called at each word of the agent in the turn: a note that it
+// could not reach its API is taken back, since it got through.
+func (t *turn) heard() {
+	t.watch.touch()
+	if t.retrying.CompareAndSwap(true, false) {
+		wake.ReportProgress(t.ctx, "")
+	}
 }
 
 // agent is one back session's agent: its tool server, and its child while
@@ -663,12 +676,27 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	}()
 	var hit *limit
 	var lines []string
-	select {
-	case r := <-done:
-		return a.ended(c, mark, r.resp, r.err)
-	case <-ctx.Done():
-	case l := <-wt.hit:
-		hit, lines = &l, c.said(mark) // before it is cancelled
+	// An agent that cannot reach its model's API retries in silence and
+	// says so only on stderr: the turn shows it while the idle clock runs,
+	// rather than "Working…" until turnIdle.
+	said := c.out.next()
+wait:
+	for {
+		select {
+		case r := <-done:
+			return a.ended(c, mark, r.resp, r.err)
+		case <-ctx.Done():
+			break wait
+		case l := <-wt.hit:
+			hit, lines = &l, c.said(mark) // before it is cancelled
+			break wait
+		case <-said:
+			said = c.out.next()
+			if note := a.unreachable(c.said(mark)); note != "" && t.retrying.CompareAndSwap(false, true) {
+				wake.ReportProgress(ctx, note)
+				said = nil // told once a turn
+			}
+		}
 	}
 	grace := cfg.CancelGrace
 	cctx, ccancel := context.WithTimeout(context.Background(), grace)
@@ -700,6 +728,22 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		cause += fmt.Sprintf("; it did not stop within %s, so it was killed, and the next message continues the session in a new process", grace)
 	}
 	return a.turnFailed(lines, cause, hit.hint(cfg.Provider), context.DeadlineExceeded)
+}
+
+// unreachable is what a turn shows when the agent's lines say it cannot
+// reach its model's API, or "" when they do not.
+func (a *agent) unreachable(lines []string) string {
+	d := diagnose("", lines)
+	if d.kind != causeUnreachable {
+		return ""
+	}
+	host := d.host
+	if host == "" {
+		host = "its model's API"
+	}
+	cfg := a.h.cfg
+	return fmt.Sprintf("%s says it cannot reach %s and keeps trying; the turn stops after %s without a word from it (its turnIdle). Check this machine's network, or a proxy (HTTPS_PROXY in %s's env in the agents file).",
+		cfg.DisplayName, host, cfg.TurnIdle, cfg.Provider)
 }
 
 // ended is how a turn whose prompt returned ends; mark is where the

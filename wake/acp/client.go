@@ -44,7 +44,7 @@ func (cs *clientSide) SessionUpdate(ctx context.Context, n sdk.SessionNotificati
 	if t == nil {
 		return nil
 	}
-	t.watch.touch()
+	t.heard()
 	u := n.Update
 	switch {
 	case u.AgentMessageChunk != nil:

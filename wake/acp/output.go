@@ -46,6 +46,16 @@ func (t *tail) add(line string) {
 	}
 }
 
+// next returns a channel closed when the next line is added.
+func (t *tail) next() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
+}
+
 // outMark is a point in a child's output: how many lines it had written,
 // and when.
 type outMark struct {
@@ -68,12 +78,7 @@ func (t *tail) quiet(d, long time.Duration) {
 	end := time.NewTimer(long)
 	defer end.Stop()
 	for {
-		t.mu.Lock()
-		if t.changed == nil {
-			t.changed = make(chan struct{})
-		}
-		changed := t.changed
-		t.mu.Unlock()
+		changed := t.next()
 		still := time.NewTimer(d)
 		select {
 		case <-changed:

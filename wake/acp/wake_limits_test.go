@@ -74,6 +74,30 @@ func TestMainTurnShowsTheStartAndAMessageWaitingOnAFailedStartIsToldAtOnce(t *te
 	}
 }
 
+func TestAnAgentThatCannotReachItsAPIIsShownInTheTurnBeforeTheIdleLimit(t *testing.T) {
+	t.Parallel()
+	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 3 * time.Second })
+	const note = "fake says it cannot reach api.anthropic.com and keeps trying; the turn stops after 3s without a word from it (its turnIdle). " +
+		"Check this machine's network, or a proxy (HTTPS_PROXY in fake's env in the agents file)."
+	m, _ := e.say(`stderr Retrying request (attempt 1)\nError: getaddrinfo ENOTFOUND api.anthropic.com`)
+	m.wait(t, "the note in the running turn", func(c ahp.ChatState) bool { return slices.Contains(subagentText(c), note) })
+	if turn := m.ended(t); turn.State != ahp.TurnStateError || !strings.Contains(turnError(turn), "it could not reach api.anthropic.com") {
+		t.Errorf("the turn ended %s with %q; want the idle limit's failure", turn.State, turnError(turn))
+	}
+}
+
+func TestAnAgentThatGetsThroughAfterAllTakesTheUnreachableNoteBack(t *testing.T) {
+	t.Parallel()
+	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 3 * time.Second })
+	m, _ := e.say(`stderr Error: getaddrinfo ENOTFOUND api.anthropic.com then tick`)
+	m.wait(t, "the note in the running turn", func(c ahp.ChatState) bool {
+		return slices.ContainsFunc(subagentText(c), func(s string) bool { return strings.Contains(s, "cannot reach") })
+	})
+	m.wait(t, "the note taken back while the agent speaks", func(c ahp.ChatState) bool {
+		return c.ActiveTurn != nil && !slices.ContainsFunc(subagentText(c), func(s string) bool { return strings.Contains(s, "cannot reach") })
+	})
+}
+
 func TestMainTurnFailsSayingTheIdleLimitStoppedTheAgent(t *testing.T) {
 	t.Parallel()
 	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 300 * time.Millisecond })
