@@ -461,6 +461,12 @@ func (c *child) said(m outMark) []string {
 	default:
 		c.out.quiet(outQuiet, outWait)
 	}
+	return c.sofar(m)
+}
+
+// sofar is what said returns, without waiting for last words: what c
+// has written since m by now, for a look while a turn runs.
+func (c *child) sofar(m outMark) []string {
 	lines := c.out.since(m)
 	if c.debugLog != "" {
 		lines = append(lines, debugLogLines(c.debugLog, m.at, c.scrub)...)
@@ -677,9 +683,22 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 	var hit *limit
 	var lines []string
 	// An agent that cannot reach its model's API retries in silence and
-	// says so only on stderr: the turn shows it while the idle clock runs,
-	// rather than "Working…" until turnIdle.
+	// says so only on stderr, or in Claude Code's debug log, which is
+	// looked at now and then: the turn shows it while the idle clock
+	// runs, rather than working until turnIdle.
 	said := c.out.next()
+	var poll <-chan time.Time
+	if c.debugLog != "" {
+		tk := time.NewTicker(debugLogPoll)
+		defer tk.Stop()
+		poll = tk.C
+	}
+	look := func() {
+		if note := a.unreachable(c.sofar(mark)); note != "" && t.retrying.CompareAndSwap(false, true) {
+			wake.ReportProgress(ctx, note)
+			said, poll = nil, nil // told once a turn
+		}
+	}
 wait:
 	for {
 		select {
@@ -692,10 +711,9 @@ wait:
 			break wait
 		case <-said:
 			said = c.out.next()
-			if note := a.unreachable(c.said(mark)); note != "" && t.retrying.CompareAndSwap(false, true) {
-				wake.ReportProgress(ctx, note)
-				said = nil // told once a turn
-			}
+			look()
+		case <-poll:
+			look()
 		}
 	}
 	grace := cfg.CancelGrace

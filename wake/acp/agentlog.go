@@ -21,6 +21,10 @@ import (
 // debugLogTail bounds what is read of a debug log: its last bytes.
 const debugLogTail = 64 << 10
 
+// debugLogPoll is how often a running turn looks at the debug log for an
+// API it cannot reach (see agent.Turn).
+const debugLogPoll = 2 * time.Second
+
 // debugLogDir is the folder of the debug log the agent keeps in home, ""
 // for an agent known to keep none.
 func debugLogDir(ai *sdk.Implementation, home string) string {
@@ -42,12 +46,16 @@ func debugLogLines(dir string, since time.Time, sc scrubbers) []string {
 	if err != nil {
 		return nil
 	}
+	// A file's time is the kernel's coarse clock, some milliseconds behind
+	// the one since was read from: a log written just after since can seem
+	// older. The lines' own times say which are since.
+	after := since.Add(-time.Second)
 	var newest os.FileInfo
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".txt") {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && !fi.ModTime().Before(since) && (newest == nil || fi.ModTime().After(newest.ModTime())) {
+		if fi, err := e.Info(); err == nil && !fi.ModTime().Before(after) && (newest == nil || fi.ModTime().After(newest.ModTime())) {
 			newest = fi
 		}
 	}

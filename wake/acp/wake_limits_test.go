@@ -86,6 +86,20 @@ func TestAnAgentThatCannotReachItsAPIIsShownInTheTurnBeforeTheIdleLimit(t *testi
 	}
 }
 
+func TestClaudeCodeThatCannotReachItsAPIIsShownFromItsDebugLog(t *testing.T) {
+	t.Parallel()
+	e := newWakeEnvWith(t, func(c *Config) {
+		c.TurnIdle = 8 * time.Second
+		c.Agent.Env = append(c.Agent.Env, acpfake.NameEnv)
+		environ := c.Environ
+		c.Environ = func() []string { return append(environ(), acpfake.NameEnv+"=@zed-industries/claude-code-acp") }
+	})
+	m, _ := e.say(`debuglog API error (attempt 1/11): getaddrinfo ENOTFOUND api.anthropic.com`)
+	m.wait(t, "the note in the running turn", func(c ahp.ChatState) bool {
+		return slices.ContainsFunc(subagentText(c), func(s string) bool { return strings.Contains(s, "cannot reach api.anthropic.com") })
+	})
+}
+
 func TestAnAgentThatGetsThroughAfterAllTakesTheUnreachableNoteBack(t *testing.T) {
 	t.Parallel()
 	e := newWakeEnvWith(t, func(c *Config) { c.TurnIdle = 3 * time.Second })

@@ -98,6 +98,24 @@ const (
 // lines is text with each "\n" in it a line break.
 func lines(text string) string { return strings.ReplaceAll(text, `\n`, "\n") }
 
+// debugLog writes text as an error line of the debug log Claude Code keeps
+// in its HOME (.claude/debug/<session>.txt), as it logs each attempt to
+// reach an API it cannot.
+func debugLog(text string) {
+	dir := filepath.Join(os.Getenv("HOME"), ".claude", "debug")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "acpfake: debug log:", err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "fake.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acpfake: debug log:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s [ERROR] %s\n", time.Now().UTC().Format(time.RFC3339Nano), text)
+}
+
 // The bot's tools the fake agent calls by name.
 const (
 	postMessage = "post_message"
@@ -217,6 +235,7 @@ func (g gated) Read(p []byte) (int, error) {
 //	stderr <text> [then <words>]  writes text on stderr ("\n" splits lines), then does words, or
 //	                   says nothing until cancelled (as an agent that retries in silence)
 //	stdout <text> [then <words>]  the same on stdout, outside ACP
+//	debuglog <text> [then <words>]  the same as an error line of Claude Code's debug log in its HOME
 //	fail <message>     answers the prompt with JSON-RPC error -32603 and message
 //	stop <reason>      ends the turn with the stop reason (refusal, max_tokens…)
 //	dial <host:port>   connects to host:port over TCP itself and posts "connected" or "refused: <why>"
@@ -501,13 +520,16 @@ func (f *fake) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if verb == "expand" {
 		verb, rest, _ = strings.Cut(os.ExpandEnv(rest), " ")
 	}
-	for verb == "stderr" || verb == "stdout" {
+	for verb == "stderr" || verb == "stdout" || verb == "debuglog" {
 		text, next, _ := strings.Cut(rest, " then ")
-		out := os.Stderr
-		if verb == "stdout" {
-			out = os.Stdout
+		switch verb {
+		case "stderr":
+			fmt.Fprintln(os.Stderr, lines(text))
+		case "stdout":
+			fmt.Fprintln(os.Stdout, lines(text))
+		default:
+			debugLog(text)
 		}
-		fmt.Fprintln(out, lines(text))
 		if next == "" {
 			next = "silent"
 		}
