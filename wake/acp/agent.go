@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -35,16 +34,29 @@ type turn struct {
 	ctx   context.Context
 	w     wake.Work
 	watch *watch
-	// retrying is set while the turn shows that the agent cannot reach
-	// its model's API (see unreachable); the agent's next word clears it.
-	retrying atomic.Bool
+	// mu orders the showing of a note that the agent cannot reach its
+	// model's API (see unreachable) and its taking back; retrying says
+	// the turn shows one.
+	mu       sync.Mutex
+	retrying bool
+}
+
+// tell shows note in the turn until the agent's next word.
+func (t *turn) tell(note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.retrying = true
+	wake.ReportProgress(t.ctx, note)
 }
 
 // heard is called at each word of the agent in the turn: a note that it
 // could not reach its API is taken back, since it got through.
 func (t *turn) heard() {
 	t.watch.touch()
-	if t.retrying.CompareAndSwap(true, false) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.retrying {
+		t.retrying = false
 		wake.ReportProgress(t.ctx, "")
 	}
 }
@@ -694,8 +706,8 @@ func (a *agent) Turn(ctx context.Context, w wake.Work) error {
 		poll = tk.C
 	}
 	look := func() {
-		if note := a.unreachable(c.sofar(mark)); note != "" && t.retrying.CompareAndSwap(false, true) {
-			wake.ReportProgress(ctx, note)
+		if note := a.unreachable(c.sofar(mark)); note != "" {
+			t.tell(note)
 			said, poll = nil, nil // told once a turn
 		}
 	}
