@@ -34,9 +34,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Locate returns err, which decoding data with encoding/json gave, as an
 // *Error naming its place: the character a syntax error is at, the end of
 // a value of the wrong type, the first key that an unknown field names, or
-// the end of a text that ended early.
-// Any other err, or one whose place is not in data, is returned as it is
-// (nil as nil).
+// the end of a text that ended early. Any other err, or one whose place
+// is not in data, is returned as it is (nil as nil).
 func Locate(data []byte, err error) error {
 	if err == nil {
 		return nil
