@@ -30,7 +30,13 @@ type Log struct {
 	Shared chatlog.Shared // nil: this instance alone writes the log
 	Key    chatlog.Key
 	Lines  int64 // how many lines of the log the replica holds applied
+	failed int   // appends that failed in a row (Failed)
 }
+
+// MaxBehind is how many times a replica decides an action again, or
+// tries a line again, on a chat other instances keep writing first
+// (ErrBehind) before it gives up.
+const MaxBehind = 20
 
 // Append writes line as the log's next line, fsynced when sync is set,
 // and counts it. With Shared it goes in only when the log holds Lines
@@ -49,11 +55,19 @@ func (l *Log) Append(ctx context.Context, line []byte, sync bool) error {
 	case errors.Is(err, chatlog.ErrConflict):
 		return ErrBehind
 	case err != nil:
+		l.failed++
 		return err
 	}
+	l.failed = 0
 	l.Lines++
 	return nil
 }
+
+// Failed is how many appends in a row have failed, 0 once one succeeds;
+// an ErrBehind, which writes nothing, neither counts nor resets it. A
+// holder reports a failing log at its first failure, not at every line
+// the chat goes on with in memory.
+func (l *Log) Failed() int { return l.failed }
 
 // ReadNew returns the lines of a shared log after the ones the replica
 // holds, in order, without counting them: the caller applies them and

@@ -1,6 +1,7 @@
 package replica_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
@@ -148,5 +149,51 @@ func TestDecodeLeavesOutBadLinesNamingThemByNumber(t *testing.T) {
 	}
 	if len(bad) != 3 || bad[0] != "before" || !strings.HasPrefix(bad[1], "line 42: ") || !strings.HasPrefix(bad[2], "line 44: ") {
 		t.Errorf("bad %q, want lines 42 and 44 after what was there", bad)
+	}
+}
+
+// failing is a shared log whose appends fail while fail is set, as a full
+// disk or a database gone away makes them.
+type failing struct {
+	*memchatlog.Logs
+	fail bool
+}
+
+var errDisk = errors.New("no space left on device")
+
+func (f *failing) Append(ctx context.Context, key chatlog.Key, line []byte, sync bool) error {
+	if f.fail {
+		return errDisk
+	}
+	return f.Logs.Append(ctx, key, line, sync)
+}
+
+func (f *failing) AppendAt(ctx context.Context, key chatlog.Key, n int64, line []byte, sync bool) error {
+	if f.fail {
+		return errDisk
+	}
+	return f.Logs.AppendAt(ctx, key, n, line, sync)
+}
+
+func TestFailedCountsFailuresInARowButNotBehind(t *testing.T) {
+	t.Parallel()
+	mem, _, other := opened(t)
+	f := &failing{Logs: mem, fail: true}
+	l := &replica.Log{Logs: f, Shared: f, Key: key, Lines: 1}
+	for want := 1; want <= 2; want++ {
+		if err := l.Append(t.Context(), []byte(`{}`), false); !errors.Is(err, errDisk) || l.Failed() != want {
+			t.Fatalf("failing append %d: %v, Failed %d; want the disk's error and %d", want, err, l.Failed(), want)
+		}
+	}
+	f.fail = false
+	if err := other.Append(t.Context(), []byte(`{"by":"other"}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(t.Context(), []byte(`{}`), false); !errors.Is(err, replica.ErrBehind) || l.Failed() != 2 {
+		t.Fatalf("an append behind: %v, Failed %d; want ErrBehind and still 2 (it wrote nothing and failed nothing)", err, l.Failed())
+	}
+	l.Lines++ // caught up
+	if err := l.Append(t.Context(), []byte(`{}`), false); err != nil || l.Failed() != 0 {
+		t.Fatalf("an append that goes in: %v, Failed %d; want nil and 0", err, l.Failed())
 	}
 }

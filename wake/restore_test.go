@@ -156,6 +156,38 @@ func TestRestoredBackSessionEndsItsInterruptedTurnAndTakesBackWaitingMessages(t 
 	}
 }
 
+func TestRestoredBackSessionTimesItsInterruptedTurnByTheLogNotTheSendersClock(t *testing.T) {
+	t.Parallel()
+	e := newRestartEnv(t)
+	h1 := e.host(t)
+	session, err := h1.Start(ctx(t), e.spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The turn's sender says it began a day ago, by its own clock.
+	began := time.Now().Add(-24 * time.Hour)
+	if err := h1.Dispatch(ctx(t), session, ahp.TurnStarted("t1", began, ahp.UserMessage("sleep 30"))); err != nil {
+		t.Fatal(err)
+	}
+	waitBack(t, h1, session, "the sleep", func(s ahp.ChatState) bool { return s.ActiveTurn != nil })
+	h1.Close()
+
+	state, _, err := e.host(t).Follow(ctx(t), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Turns) != 1 || state.Turns[0].State != ahp.TurnStateError {
+		t.Fatalf("the restored back chat is %s, want its turn ended", maintest.JSON(state))
+	}
+	d := time.Duration(-1)
+	if ms := state.Turns[0].Duration; ms != nil {
+		d = time.Duration(*ms) * time.Millisecond
+	}
+	if d < 0 || d >= time.Hour {
+		t.Errorf("the interrupted turn lasted %s: timed from the sender's startedAt, not from the log's line that began it", d)
+	}
+}
+
 func TestWakerRestoresTheSessionARowNamesWhenTheHostLostIt(t *testing.T) {
 	t.Parallel()
 	e := newRestartEnv(t)

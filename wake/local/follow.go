@@ -280,7 +280,7 @@ func (s *localSession) answerErrLocked(a ahp.Action, origin *engine.Origin) erro
 // turn that waits for it when it hears it. Called with s locked.
 func (s *localSession) answerElsewhereLocked(a ahp.Action, origin *engine.Origin) error {
 	a = wake.ScrubAction(s.h.scrub, a)
-	for range maxTries {
+	for range replica.MaxBehind {
 		ok, agent := s.catchUpLocked(context.Background(), false)
 		if agent != nil {
 			s.closeLater(agent)

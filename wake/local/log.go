@@ -82,11 +82,12 @@ func backLogKey(uri string, meta map[string]any) (key chatlog.Key, ok bool) {
 }
 
 // logLocked appends a line of a's kind to the session's log. A failed
-// append is reported once until one succeeds again; the session goes on in
-// memory. When the logs are followed, the line goes in at the count of
-// lines the session holds: an answer another host wrote first is taken
-// in first (takeAnswersLocked), and a, when it is an answer that one made
-// moot, is dropped (false). Called with s locked.
+// append is reported when the one before it did not fail
+// (replica.Log.Failed); the session goes on in memory. When the logs are
+// followed, the line goes in at the count of lines the session holds: an
+// answer another host wrote first is taken in first (takeAnswersLocked),
+// and a, when it is an answer that one made moot, is dropped (false).
+// Called with s locked.
 func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	if !s.logged || a.Type == ahp.ActionChatDraftChanged { // a draft is no turn event
 		return true
@@ -94,7 +95,7 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	data, err := json.Marshal(backLine{Kind: kind, At: ahp.FormatTime(s.h.now()), Action: &a, By: s.h.id})
 	for try := 0; err == nil; try++ {
 		err = s.tail.Append(s.fencedLocked(), data, kind == replica.LineSession || replica.Durable(a))
-		if !errors.Is(err, replica.ErrBehind) || try == maxTries || !s.takeAnswersLocked() {
+		if !errors.Is(err, replica.ErrBehind) || try == replica.MaxBehind || !s.takeAnswersLocked() {
 			break
 		}
 		if replica.AnswerTo(a) != "" && s.answerErrLocked(a, nil) != nil {
@@ -104,18 +105,12 @@ func (s *localSession) logLocked(kind string, a ahp.Action) bool {
 	}
 	if err != nil {
 		s.diverged = true // the copy holds a line its log does not
-		if !s.logError {
-			s.logError = true
+		if errors.Is(err, replica.ErrBehind) || s.tail.Failed() == 1 {
 			s.h.log.Warn("wake: a back session's log line could not be written", "log", s.tail.Key, "session", s.SessionURI, "err", err)
 		}
-		return true
 	}
-	s.logError = false
 	return true
 }
-
-// maxTries bounds how many times a line is tried again at a new count.
-const maxTries = 20
 
 // createLog writes the open line of a session's log.
 func (h *Host) createLog(key chatlog.Key, s *localSession, provider, model string) error {
@@ -203,22 +198,10 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 	s.tail.Key, s.logged, s.here = key, true, repair
 	s.tail.Lines = int64(len(raw))
 	s.fenceFrom(ctx)
-	last := o.At
-	ss, cs, dropped := s.State()
-	apply := func(a ahp.Action) {
-		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, h.keep, false)
-	}
+	r := replica.Replay{Last: o.At, Keep: h.keep}
+	r.Session, r.Chat, r.Dropped = s.State()
 	for _, l := range lines[1:] {
-		if l.Action == nil {
-			continue
-		}
-		last = l.At
-		switch l.Kind {
-		case replica.LineChat:
-			apply(*l.Action)
-		case replica.LineSession:
-			ss = ahp.ApplySession(ss, *l.Action)
-		}
+		r.Fold(l.Kind, l.At, l.Action)
 	}
 	if repair {
 		// What the log shows begun and waiting ends, in the log too: the
@@ -226,19 +209,19 @@ func (h *Host) readLog(ctx context.Context, key chatlog.Key, repair bool) (*loca
 		// messages are gone.
 		end := func(a ahp.Action) {
 			s.logLocked(replica.LineChat, a)
-			apply(a)
+			r.Apply(a)
 		}
-		if at := cs.ActiveTurn; at != nil {
-			end(replica.Interrupted(at.ID, at.StartedAt, last, false))
+		if a, ok := r.Interrupted(false); ok {
+			end(a)
 		}
-		if m := cs.SteeringMessage; m != nil {
+		if m := r.Chat.SteeringMessage; m != nil {
 			end(ahp.PendingMessageRemoved(ahp.PendingSteering, m.ID))
 		}
-		for _, m := range cs.QueuedMessages {
+		for _, m := range r.Chat.QueuedMessages {
 			end(ahp.PendingMessageRemoved(ahp.PendingQueued, m.ID))
 		}
 	}
-	s.Reset(replica.Catalogued(ss, s.ChatURI, cs), cs, dropped)
+	s.Reset(r.States(s.ChatURI))
 	return s, nil
 }
 

@@ -55,8 +55,7 @@ type localSession struct {
 	waits    map[string]chan ahp.Action // tool call or request id → its answer
 	// agent is the session's agent, nil until a restored session's first
 	// turn opens it.
-	agent    wake.Agent
-	logError bool // an append failed and was reported
+	agent wake.Agent
 	// parent is the span of the wake that sent the last message, the
 	// parent of the next turn's, with traces on.
 	parent trace.SpanContext

@@ -53,7 +53,7 @@ func (s chatSession) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	switch a.Body.(type) {
 	case *ahp.SessionTitleChangedAction, *ahp.SessionIsReadChangedAction, *ahp.SessionIsArchivedChangedAction:
 		origin := d.Origin
-		for range maxBehind {
+		for range replica.MaxBehind {
 			ch.syncLocked()
 			if ch.Gone() {
 				return errcode.New(errcode.NotFound, "no session %s", ch.SessionURI)
@@ -90,7 +90,7 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	origin := d.Origin
 	// With shared logs another instance may write the chat first: the
 	// chat then holds what it wrote, and the action is decided again.
-	for range maxBehind {
+	for range replica.MaxBehind {
 		retry, err := ch.dispatch(ctx, a, origin)
 		if !retry {
 			return err
@@ -99,16 +99,12 @@ func (c chatChannel) Dispatch(ctx context.Context, d engine.Dispatch) error {
 	return errcode.New(errcode.Unavailable, "the chat %s is being written by other instances; try again", ch.ChatURI)
 }
 
-// maxBehind is how many times an action is decided again on a chat other
-// instances wrote first.
-const maxBehind = 20
-
 // emitWhileLocked emits the chat action a while holds says it still
 // applies to the chat as it is: when another instance wrote the chat
 // first, the chat holds what it wrote and holds is asked again. It
 // reports whether a was emitted. Called with ch locked.
 func (ch *chat) emitWhileLocked(a ahp.Action, holds func(ahp.ChatState) bool) bool {
-	for range maxBehind {
+	for range replica.MaxBehind {
 		if ch.Gone() || !holds(ch.ChatState()) {
 			return false
 		}
@@ -224,7 +220,7 @@ func (ch *chat) next(ctx context.Context) {
 	ch.Lock()
 	ch.syncLocked()
 	var after func()
-	for range maxBehind {
+	for range replica.MaxBehind {
 		if ch.Gone() || ch.ChatState().ActiveTurn != nil || ch.turn != nil || len(ch.ChatState().QueuedMessages) == 0 {
 			break
 		}
@@ -262,7 +258,7 @@ func (ch *chat) beginLocked(ctx context.Context, b *ahp.ChatTurnStartedAction) f
 		return func() { ch.next(context.WithoutCancel(ctx)) }
 	}
 	mark := botMark(r)
-	for range maxBehind {
+	for range replica.MaxBehind {
 		if sameMark(mark, ch.mark) {
 			break
 		}

@@ -293,13 +293,12 @@ type chat struct {
 	// log is the chat's place in its log (its key is set at the start):
 	// how many of its lines the chat holds applied; head is how many the
 	// follower heard it has (shared logs).
-	log      replica.Log
-	head     atomic.Int64
-	mark     map[string]any
-	turn     *wake.Turn
-	turnID   string    // the main turn turn answers
-	began    time.Time // when turn began, by the server's clock
-	logError bool      // an append failed and was reported
+	log    replica.Log
+	head   atomic.Int64
+	mark   map[string]any
+	turn   *wake.Turn
+	turnID string    // the main turn turn answers
+	began  time.Time // when turn began, by the server's clock
 	// repair is a line the replay added in memory only (shared logs) and
 	// the log gets before the chat's next line.
 	repair  *logLine
@@ -630,7 +629,8 @@ func (ch *chat) writeLocked(l logLine, sync bool) error {
 }
 
 // logLocked appends an action's line to the chat's log. A failed append is
-// reported once per chat and returned; the chat goes on in memory.
+// returned, and reported when the one before it did not fail
+// (replica.Log.Failed); the chat goes on in memory.
 // replica.ErrBehind is returned as it is: nothing was written, nor applied.
 func (ch *chat) logLocked(kind string, a ahp.Action) error {
 	if r := ch.repair; r != nil {
@@ -643,18 +643,11 @@ func (ch *chat) logLocked(kind string, a ahp.Action) error {
 		ch.repair = nil
 	}
 	l := logLine{Kind: kind, At: ahp.FormatTime(ch.c.now()), Action: &a, Meta: map[string]any{BotMeta: ch.mark}}
-	if err := ch.writeLocked(l, replica.Durable(a)); err != nil {
-		if errors.Is(err, replica.ErrBehind) {
-			return err
-		}
-		if !ch.logError {
-			ch.logError = true
-			ch.c.logger.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
-		}
-		return err
+	err := ch.writeLocked(l, replica.Durable(a))
+	if err != nil && !errors.Is(err, replica.ErrBehind) && ch.log.Failed() == 1 {
+		ch.c.logger.Warn("bot: a chat log line could not be written", "log", ch.log.Key, "bot", ch.bot, "err", err)
 	}
-	ch.logError = false
-	return nil
+	return err
 }
 
 // unsavedReason is the sentence a turn ends with when its log line could
@@ -818,35 +811,18 @@ func (c *Chats) load(key chatlog.Key, live bool) *chat {
 	o := lines[0]
 	mark, _ := o.Meta[BotMeta].(map[string]any)
 	ch := c.newChat(o.Session, o.Bot, o.Owner, o.CreatedAt, key, n, mark)
-	ss, cs := initialStates(o.Session, ch.ChatURI, o.Title, o.Dir, o.CreatedAt, mark)
-	dropped := 0
-	// began is when the active turn began by the server's clock: the
-	// time of the line that began it, not the client's startedAt.
-	last, began := o.At, ""
+	r := replica.Replay{Last: o.At, Keep: c.pub.Keep, Paged: true}
+	r.Session, r.Chat = initialStates(o.Session, ch.ChatURI, o.Title, o.Dir, o.CreatedAt, mark)
 	for _, l := range lines[1:] {
 		if m, ok := l.Meta[BotMeta].(map[string]any); ok {
 			ch.mark = m
 		}
-		last = l.At
-		if l.Action == nil {
-			continue
-		}
-		switch l.Kind {
-		case replica.LineChat:
-			idle := cs.ActiveTurn == nil
-			cs, dropped = replica.Window(ahp.ApplyChat(cs, *l.Action), dropped, c.pub.Keep, true)
-			if idle && cs.ActiveTurn != nil {
-				began = l.At
-			}
-		case replica.LineSession:
-			ss = ahp.ApplySession(ss, *l.Action)
-		}
+		r.Fold(l.Kind, l.At, l.Action)
 	}
-	ss.Meta = map[string]any{BotMeta: ch.mark}
-	if at := cs.ActiveTurn; at != nil && !live {
-		// Resumable: chat/turnResume wakes the back session again
-		// with the turn's message (VS Code's Keep Going).
-		a := replica.Interrupted(at.ID, began, last, true)
+	r.Session.Meta = map[string]any{BotMeta: ch.mark}
+	// Resumable: chat/turnResume wakes the back session again with the
+	// turn's message (VS Code's Keep Going).
+	if a, ok := r.Interrupted(true); ok && !live {
 		if c.shared {
 			// Another instance may be running the turn: the log gets
 			// the line only when this one writes to the chat.
@@ -854,11 +830,10 @@ func (c *Chats) load(key chatlog.Key, live bool) *chat {
 		} else {
 			_ = ch.logLocked(replica.LineChat, a) // reported; it reads back as interrupted again
 		}
-		cs, dropped = replica.Window(ahp.ApplyChat(cs, a), dropped, c.pub.Keep, true)
+		r.Apply(a)
 		c.meters.turns.Inc(outcomeInterrupted)
 	}
-	// The session's catalogue entry follows the chat as replayed.
-	ch.Reset(replica.Catalogued(ss, ch.ChatURI, cs), cs, dropped)
+	ch.Reset(r.States(ch.ChatURI))
 	ch.head.Store(n)
 	return ch
 }
