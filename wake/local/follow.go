@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	iofs "io/fs"
 	"math"
 
@@ -204,16 +203,12 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 		}
 		return !answersOnly, nil
 	}
-	lines := make([]*backLine, len(raw))
-	others := false // lines that are neither this host's nor answers
-	for i, r := range raw {
-		var l backLine
-		if err := json.Unmarshal(r, &l); err != nil {
-			s.h.log.Warn("wake: back session log", "log", s.tail.Key, "problem", fmt.Sprintf("line %d: %v", s.tail.Lines+int64(i)+1, err))
-			others = true
-			continue
-		}
-		lines[i] = &l
+	lines, bad := replica.Decode[backLine](raw, s.tail.Lines, nil)
+	for _, b := range bad {
+		s.h.log.Warn("wake: back session log", "log", s.tail.Key, "problem", b)
+	}
+	others := len(bad) > 0 // lines that are neither this host's nor answers
+	for _, l := range lines {
 		mine := s.h.id != "" && l.By == s.h.id
 		answer := l.Kind == replica.LineChat && l.Action != nil && replica.AnswerTo(*l.Action) != ""
 		others = others || (!mine && !answer)
@@ -234,9 +229,9 @@ func (s *localSession) catchUpLocked(ctx context.Context, answersOnly bool) (boo
 	if answersOnly || s.turn != nil || len(s.waits) > 0 || s.diverged {
 		return false, nil
 	}
+	s.tail.Lines += int64(len(raw))
 	for _, l := range lines {
-		s.tail.Lines++
-		if l == nil || l.Action == nil || l.By == s.h.id {
+		if l.Action == nil || l.By == s.h.id {
 			continue
 		}
 		switch l.Kind {
