@@ -110,12 +110,12 @@ func TestServerSpansHoldNoMessageTokenOrInstruction(t *testing.T) {
 		var all []string
 		all = append(all, s.Name(), s.Status().Description)
 		for _, a := range s.Attributes() {
-			all = append(all, string(a.Key)+"="+a.Value.Emit())
+			all = append(all, string(a.Key)+"="+a.Value.String())
 		}
 		for _, e := range s.Events() {
 			all = append(all, e.Name)
 			for _, a := range e.Attributes {
-				all = append(all, string(a.Key)+"="+a.Value.Emit())
+				all = append(all, string(a.Key)+"="+a.Value.String())
 			}
 		}
 		for _, v := range all {

@@ -211,11 +211,9 @@ func validRecord(s1, s2, s3, s4 string, ms int64) record.Record {
 	r.Session = str("session", s3)
 	r.Computer = str("computer", s4)
 	r.Owner = str("owner", s1)
-	var labels []any
 	for _, l := range strings.Split(s3+","+s4, ",") {
 		if keep("labels", []any{l}) {
 			r.Labels = append(r.Labels, l)
-			labels = append(labels, l)
 		}
 	}
 	for _, alias := range []string{s1, s2, "mail"} {

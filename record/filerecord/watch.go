@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -233,24 +232,6 @@ func (w *watcher) close() {
 	close(w.stop)
 	w.wg.Wait()
 	w.fw.close()
-}
-
-// split names the bot folder an event path is in, and the file in that
-// folder it is about ("" for the folder itself). ok is false for paths
-// outside the bots folder's children.
-func (w *watcher) split(path string) (name, file string, ok bool) {
-	for _, root := range w.roots {
-		rel, found := strings.CutPrefix(path, root+string(filepath.Separator))
-		if !found {
-			continue
-		}
-		name, file, _ = strings.Cut(rel, string(filepath.Separator))
-		if name == "" || strings.ContainsRune(file, filepath.Separator) {
-			return "", "", false
-		}
-		return name, file, true
-	}
-	return "", "", false
 }
 
 // note marks the folder an event is about, when the event can change what

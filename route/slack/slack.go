@@ -85,7 +85,7 @@ func (n Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 		closed: make(chan struct{}), seen: map[string]bool{}, asks: map[string]route.Answer{}, pacer: route.Pacer{Every: limits.Every}}
 	auth, err := c.api.AuthTestContext(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("Slack refused the connection's token, or cannot be reached: %s", strings.ReplaceAll(err.Error(), token, "[token]"))
+		return nil, fmt.Errorf("the connection's token was refused by Slack, or Slack cannot be reached: %s", strings.ReplaceAll(err.Error(), token, "[token]"))
 	}
 	c.me, c.bot = auth.UserID, auth.BotID
 	return c, nil
@@ -105,7 +105,6 @@ type conn struct {
 	mu    sync.Mutex
 	seen  map[string]bool // event ids delivered
 	order []string
-	next  map[string]time.Time    // channel → when the next message may go
 	asks  map[string]route.Answer // button value → the option it stands for
 	pacer route.Pacer             // one message a second to a channel
 	nask  int

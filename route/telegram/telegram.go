@@ -103,7 +103,6 @@ type conn struct {
 
 	mu      sync.Mutex
 	failure error
-	next    map[string]time.Time    // chat → when the next message may go
 	asks    map[string]route.Answer // callback data → the option it stands for
 	pacer   route.Pacer             // one message a second to a chat
 	nask    int
@@ -240,7 +239,7 @@ func (c *conn) poll(ctx context.Context) {
 			}
 			var ae *apiError
 			if errors.As(err, &ae) && (ae.Code == http.StatusUnauthorized || ae.Code == http.StatusConflict) {
-				c.fail(fmt.Errorf("Telegram stopped the polling: %w", err))
+				c.fail(fmt.Errorf("the polling was stopped by Telegram: %w", err))
 				return
 			}
 			wait := backoff

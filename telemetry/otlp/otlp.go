@@ -328,7 +328,7 @@ func encodeValue(v attribute.Value) value {
 	case attribute.STRINGSLICE:
 		return arrayOf(v.AsStringSlice(), attribute.StringValue)
 	}
-	s := v.Emit()
+	s := v.String()
 	return value{String: &s}
 }
 
