@@ -13,6 +13,7 @@
 //     count of lines the replica holds applied, so that of two instances
 //     writing at once one gets in and the other reads what it missed
 //     (ReadNew) and decides again; Durable says which lines are fsynced.
+//     Replay folds a log read back into the states a replica holds.
 //   - Follow, which hears every write to the logs of one kind and tells
 //     the holder of the chats, and after a gap tells it every log's count.
 //
