@@ -150,10 +150,13 @@ func (s *Service) directOf(ctx context.Context, d *routeDesk, p access.Principal
 	if i < 0 {
 		return "" // the preflight says the connection is not there
 	}
-	identity := conns[i].Network + ":" + r.Scope.ID
+	identity, broad := conns[i].Identity(r.Scope.ID)
 	person, ok := "", false
 	if people, is := s.users.(route.People); is {
 		person, ok = people.Person(identity)
+		if !ok && broad != "" {
+			person, ok = people.Person(broad)
+		}
 	}
 	if !ok && d.paired != nil {
 		person, ok = d.paired(ctx, identity)
@@ -196,7 +199,7 @@ func (s *Service) whoMayChat(ctx context.Context, r route.Route, conns []route.C
 	var out, cannot []string
 	mapped := 0
 	for identity, person := range dir.Identities() {
-		if !strings.HasPrefix(identity, network+":") {
+		if !conns[i].Meets(identity) {
 			continue
 		}
 		mapped++

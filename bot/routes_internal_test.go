@@ -127,13 +127,20 @@ func TestRoutesToABotThePersonMayNotEditAreRefused(t *testing.T) {
 func TestADirectRouteNamesOnlyAnAccountOfTheDeployers(t *testing.T) {
 	t.Parallel()
 	s, _ := newRouteServiceOf(t, map[string]string{"irc:soft": "soft", "irc:bob": "bob"})
-	s.routes.paired = func(_ context.Context, identity string) (string, bool) { return "soft", identity == "irc:softphone" }
+	// An IRC pairing is one server's: soft paired softphone on libera's,
+	// and other on a server the host meets through another connection.
+	s.routes.paired = func(_ context.Context, identity string) (string, bool) {
+		return "soft", identity == "irc:softphone@irc.example.org" || identity == "irc:other@irc.elsewhere.example"
+	}
 	ctx, soft := context.Background(), access.Principal{User: "soft", Grants: []string{"bot:put"}}
 	dm := func(id, account string) route.Route {
 		return route.Route{ID: id, Enabled: true, Connection: "libera", Bot: "mail", Scope: route.Scope{Kind: route.Direct, ID: account}}
 	}
-	if _, _, err := s.RouteDeploy(ctx, soft, dm("bobs", "bob"), DeployOptions{Broad: true}); err == nil || !strings.Contains(err.Error(), "irc:bob, which is not an account of yours") {
+	if _, _, err := s.RouteDeploy(ctx, soft, dm("bobs", "bob"), DeployOptions{Broad: true}); err == nil || !strings.Contains(err.Error(), "irc:bob@irc.example.org, which is not an account of yours") {
 		t.Errorf("soft routing bob's direct messages: %v, want it refused", err)
+	}
+	if _, _, err := s.RouteDeploy(ctx, soft, dm("others", "other"), DeployOptions{Broad: true}); err == nil || !strings.Contains(err.Error(), "irc:other@irc.example.org, which is not an account of yours") {
+		t.Errorf("soft routing on libera the direct messages of a nick she paired on another server: %v, want it refused", err)
 	}
 	for _, account := range []string{"soft", "softphone"} {
 		if _, _, err := s.RouteDeploy(ctx, soft, dm("softs-"+account, account), DeployOptions{}); err != nil {
@@ -277,7 +284,8 @@ func TestPreflightWarnsOfMappedPeopleWhoMayNotChatWithTheBotAndOfNoneMapped(t *t
 	if !slices.ContainsFunc(pre.Warnings, func(w string) bool { return strings.HasPrefix(w, "bob (irc:bob) may not read bot://mail") }) || !pre.OK() {
 		t.Errorf("preflight %+v, want a warning naming bob and no problem", pre)
 	}
-	s, _ = newRouteServiceOf(t, map[string]string{"xmpp:bob@example.org": "bob"})
+	// bob's nick on another IRC server is no one the connection meets.
+	s, _ = newRouteServiceOf(t, map[string]string{"xmpp:bob@example.org": "bob", "irc:bob@irc.elsewhere.example": "bob"})
 	pre, err = s.RoutePreflight(ctx, soft, r, false)
 	if err != nil {
 		t.Fatal(err)

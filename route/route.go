@@ -3,6 +3,8 @@ package route
 import (
 	"context"
 	"errors"
+	"net"
+	"strings"
 	"time"
 )
 
@@ -25,6 +27,43 @@ type Connection struct {
 	// connectors://<adapter>/<id> resolved at dial time through the vault
 	// connectors already use.
 	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// Identity is who the network's user user (an id as the network gives
+// it: a nick, a JID, a user id) is on the connection, as users files and
+// pairings name them: "<network>:<user>". An IRC nick is one server's,
+// held by whoever its services give it (or by whoever takes it), so on
+// IRC the identity names the connection's server too
+// (irc:alice@irc.example.org): a pairing made there is that server's
+// alone. broad is the nick on any server (irc:alice), which a users file
+// may name where the operator knows the nick is one person's on every
+// server the host meets; it is "" on other networks.
+func (c Connection) Identity(user string) (identity, broad string) {
+	identity = c.Network + ":" + user
+	if c.Network != "irc" {
+		return identity, ""
+	}
+	host, _, err := net.SplitHostPort(c.Settings["server"])
+	if err != nil || host == "" {
+		return identity, "" // no server: the connection does not dial
+	}
+	return identity + "@" + strings.ToLower(host), identity
+}
+
+// Meets reports whether identity, as a users file names a person, is a
+// user the connection can meet: one of its network, and on IRC the nick
+// on any server or on the connection's (Identity).
+func (c Connection) Meets(identity string) bool {
+	user, ok := strings.CutPrefix(identity, c.Network+":")
+	if !ok {
+		return false
+	}
+	nick, _, onOne := strings.Cut(user, "@")
+	if c.Network != "irc" || !onOne {
+		return true
+	}
+	exact, _ := c.Identity(nick)
+	return exact == identity
 }
 
 // ViaMeta is the key of a user message's _meta that says where the person

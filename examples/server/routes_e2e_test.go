@@ -170,7 +170,7 @@ func TestEndToEndIRCUsersTheHostDoesNotKnowOrWhoMayNotReadTheBotAreAnsweredSo(t 
 	mallory := r.irc.Person(t, "mallory")
 	waitForBot(t, mallory)
 	mallory.Send("PRIVMSG motion :let me in")
-	if got := mallory.Wait("PRIVMSG mallory"); !strings.Contains(got, `"irc:mallory"`) {
+	if got := mallory.Wait("PRIVMSG mallory"); !strings.Contains(got, `"irc:mallory@127.0.0.1"`) {
 		t.Errorf("an unknown IRC user got %q", got)
 	}
 	kim := r.irc.Person(t, "kim")
@@ -344,12 +344,67 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 	code := pairingCode(t, guest)
 	var paired struct{ Identity string }
 	r.soft.result(t, "x-ahpd/routePair", map[string]any{"code": code}, &paired)
-	if paired.Identity != "irc:guest" {
+	if paired.Identity != "irc:guest@127.0.0.1" {
 		t.Fatalf("the pairing answered %+v", paired)
 	}
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
+	}
+}
+
+// TestEndToEndAnIRCPairingIsOneServersAndAUsersFileNickAnyServers: the
+// host meets IRC on two servers; a nick paired on one is a stranger on
+// the other, who is asked to pair, while irc:alice in the users file is
+// alice on both.
+func TestEndToEndAnIRCPairingIsOneServersAndAUsersFileNickAnyServers(t *testing.T) {
+	t.Parallel()
+	one, two := irctest.Start(t), irctest.Start(t)
+	d := newDirs(t)
+	writeJSON(t, d.users, map[string]any{"root": map[string]string{"token": rootToken}, "users": []map[string]any{
+		{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{"irc:alice"}}}})
+	var conns []map[string]any
+	secrets := map[string]any{}
+	// The second server is named localhost, the first 127.0.0.1: two
+	// servers to the host, as two networks' would be.
+	for id, server := range map[string]string{"one": one.Addr, "two": strings.Replace(two.Addr, "127.0.0.1", "localhost", 1)} {
+		conns = append(conns, map[string]any{"id": id, "network": "irc", "enabled": true,
+			"settings": map[string]string{"server": server, "nick": "motion", "tls": "false"},
+			"secrets":  map[string]string{"password": "connectors://irc/" + id}})
+		secrets["irc/"+id] = map[string]any{"value": irctest.Password, "owners": []string{"root:" + hostName}}
+		writeJSON(t, filepath.Join(d.config, "routes", id+".json"), map[string]any{
+			"id": id, "enabled": true, "connection": id, "bot": "motion", "scope": map[string]string{"kind": "direct"}, "unmapped": "pair"})
+	}
+	writeJSON(t, filepath.Join(d.config, "connections.json"), map[string]any{"connections": conns})
+	vault := filepath.Join(t.TempDir(), "vault.json")
+	writeJSON(t, vault, map[string]any{"connectors": secrets})
+	srv := startServer(t, d.args("-vault", vault))
+	soft := dial(testCtx(t), t, srv, softToken, byBearer)
+	soft.initialize(t, "soft")
+	soft.makeBot(t, "motion", `{"name":"Motion"}`)
+
+	guest := one.Person(t, "guest")
+	waitForBot(t, guest)
+	var paired struct{ Identity string }
+	soft.result(t, "x-ahpd/routePair", map[string]any{"code": pairingCode(t, guest)}, &paired)
+	if paired.Identity != "irc:guest@127.0.0.1" {
+		t.Fatalf("the pairing answered %+v, want the nick on the first server", paired)
+	}
+	guest.Send("PRIVMSG motion :paired here")
+	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: paired here") {
+		t.Fatalf("the paired nick got %q", got)
+	}
+	stranger := two.Person(t, "guest")
+	waitForBot(t, stranger)
+	stranger.Send("PRIVMSG motion :am I soft?")
+	if got := stranger.Wait("PRIVMSG guest"); !strings.Contains(got, "pair this account with you") {
+		t.Fatalf("the same nick on the other server got %q, want a pairing code", got)
+	}
+	for _, alice := range []*irctest.Person{one.Person(t, "alice"), two.Person(t, "alice")} {
+		alice.Send("PRIVMSG motion :hello")
+		if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: hello") {
+			t.Errorf("irc:alice of the users file got %q", got)
+		}
 	}
 }
 
@@ -596,7 +651,7 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.click("#pair summary")
 	tab.fill("#pair-code", code)
 	tab.click("#pair button[type=submit]")
-	tab.until("the pairing said", textOf("#pair-said", "Paired: irc:guest"))
+	tab.until("the pairing said", textOf("#pair-said", "Paired: irc:guest@127.0.0.1"))
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)

@@ -69,13 +69,13 @@ func (r *Relay) code(ctx context.Context, identity string) (string, error) {
 	return code, err
 }
 
-// paired is the person identity was paired with, if any.
 // Paired returns the id of the person the chat-network identity was
-// paired with (irc:alice → soft), if it was.
+// paired with (irc:alice@irc.example.org → soft), if it was.
 func (r *Relay) Paired(ctx context.Context, identity string) (string, bool) {
 	return r.paired(ctx, identity)
 }
 
+// paired is the person identity was paired with, if any.
 func (r *Relay) paired(ctx context.Context, identity string) (string, bool) {
 	data, err := r.mem.Get(ctx, pairingsKey)
 	if err != nil {

@@ -266,16 +266,20 @@ func (w *worker) handle(m route.Message) {
 		w.r.log.Debug("a message passed on before came again: not passed on twice", "connection", w.conn.ID, "id", m.ID)
 		return
 	}
-	person, ok := w.r.cfg.People.Person(m.From)
+	identity, broad := w.conn.Identity(strings.TrimPrefix(m.From, w.conn.Network+":"))
+	person, ok := w.r.cfg.People.Person(identity)
+	if !ok && broad != "" {
+		person, ok = w.r.cfg.People.Person(broad)
+	}
 	if !ok {
-		person, ok = w.r.paired(w.ctx, m.From)
+		person, ok = w.r.paired(w.ctx, identity)
 	}
 	if !ok {
 		if rt.Unmapped == route.Pair {
-			w.pair(rt, m)
+			w.pair(rt, m, identity)
 			return
 		}
-		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", m.From))
+		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", identity))
 		return
 	}
 	key := chatKey(rt, m.Scope, person)
@@ -589,13 +593,13 @@ func (w *worker) ask(cs *chatState, to route.Scope, p *prompt, q route.Question)
 	}
 }
 
-// pair gives the unmapped sender of m a pairing code, in a direct
-// message: whoever enters a code takes the account, so it is never said
-// where others read it. In a group, the group hears only that a code was
-// sent, or, when the network would not take a direct message, to write
-// one first.
-func (w *worker) pair(rt route.Route, m route.Message) {
-	code, err := w.r.code(w.ctx, m.From)
+// pair gives the unmapped sender of m, identity on the connection, a
+// pairing code, in a direct message: whoever enters a code takes the
+// account, so it is never said where others read it. In a group, the
+// group hears only that a code was sent, or, when the network would not
+// take a direct message, to write one first.
+func (w *worker) pair(rt route.Route, m route.Message, identity string) {
+	code, err := w.r.code(w.ctx, identity)
 	if err != nil {
 		w.r.log.Warn("relay: a pairing code cannot be kept", "err", err)
 		w.say(m.Scope, "I cannot give you a pairing code now; try again later.")
