@@ -29,9 +29,9 @@ type Connection struct {
 	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
-// Identity is who the network's user user (an id as the network gives
-// it: a nick, a JID, a user id) is on the connection, as users files and
-// pairings name them: "<network>:<user>". An IRC nick is one server's,
+// Identity is who user (an id as the network gives it: a nick, a JID, a
+// user id) is on the connection, as users files and pairings name people:
+// "<network>:<user>". An IRC nick is one server's,
 // held by whoever its services give it (or by whoever takes it), so on
 // IRC the identity names the connection's server too
 // (irc:alice@irc.example.org): a pairing made there is that server's
