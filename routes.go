@@ -117,6 +117,29 @@ func (s *Server) routePaired(ctx context.Context, identity string) (string, bool
 	return rl.Paired(ctx, identity)
 }
 
+// routePairings lists the pairings of person (everyone's for "") through
+// the relay.
+func (s *Server) routePairings(ctx context.Context, person string) ([]route.Pairing, error) {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return []route.Pairing{}, nil
+	}
+	return rl.Pairings(ctx, person)
+}
+
+// routeUnpair lets go of a pairing through the relay.
+func (s *Server) routeUnpair(ctx context.Context, person, identity string) error {
+	s.mu.Lock()
+	rl := s.relay
+	s.mu.Unlock()
+	if rl == nil {
+		return route.ErrNotPaired
+	}
+	return rl.Unpair(ctx, person, identity)
+}
+
 // routeProbe tries a connection through the relay, for a preflight.
 func (s *Server) routeProbe(ctx context.Context, connection string) error {
 	s.mu.Lock()

@@ -590,6 +590,7 @@ func (s *Server) open(ctx context.Context, users bot.Users, bus *engine.Bus) (sv
 		Bundled: s.Bundled, Tools: s.Tools, Rows: rows, Logs: logs, Leases: leases, Holder: holder, LeaseTTL: s.LeaseTTL,
 		HostPaths: slices.DeleteFunc([]string{s.VaultFile, s.UsersFile}, func(p string) bool { return p == "" }),
 		Routes:    routes, RouteStates: s.RouteStates, RoutePair: s.routePair, RoutePaired: s.routePaired, RouteProbe: s.routeProbe,
+		RoutePairings: s.routePairings, RouteUnpair: s.routeUnpair,
 		Telemetry: s.hub,
 	})
 	if err != nil {

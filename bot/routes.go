@@ -17,11 +17,13 @@ import (
 // routeDesk is what the service knows of the host's chat-network routes:
 // the store, and how each connection stands.
 type routeDesk struct {
-	store  route.Store
-	states func() map[string]route.State
-	pair   func(ctx context.Context, person, code string) (string, error)
-	paired func(ctx context.Context, identity string) (string, bool)
-	probe  func(ctx context.Context, connection string) error
+	store    route.Store
+	states   func() map[string]route.State
+	pair     func(ctx context.Context, person, code string) (string, error)
+	paired   func(ctx context.Context, identity string) (string, bool)
+	pairings func(ctx context.Context, person string) ([]route.Pairing, error)
+	unpair   func(ctx context.Context, person, identity string) error
+	probe    func(ctx context.Context, connection string) error
 }
 
 // The AHP methods of the routes, the host's extensions of the protocol:
@@ -33,6 +35,8 @@ const (
 	MethodRouteDeploy      = "x-ahpd/routeDeploy"      // {route, broad?, disableConflictingRoutes?} → {route, disabled}
 	MethodRouteDelete      = "x-ahpd/routeDelete"      // {id, version?} → {}
 	MethodRoutePair        = "x-ahpd/routePair"        // {code} → {identity}
+	MethodRoutePairings    = "x-ahpd/routePairings"    // {} → {pairings: [route.Pairing]}
+	MethodRouteUnpair      = "x-ahpd/routeUnpair"      // {identity} → {}
 )
 
 // errNoRoutes answers the route operations of a host that keeps none.
@@ -335,6 +339,55 @@ func (s *Service) RoutePair(ctx context.Context, p access.Principal, code string
 	return identity, nil
 }
 
+// RoutePairings lists the chat-network accounts paired with p, or every
+// pairing for a principal that may do anything (root, *:*).
+func (s *Service) RoutePairings(ctx context.Context, p access.Principal) ([]route.Pairing, error) {
+	d, err := s.desk()
+	if err != nil {
+		return nil, err
+	}
+	person := p.User
+	if p.Any() {
+		person = ""
+	}
+	if d.pairings == nil || (person == "" && !p.Any()) {
+		return []route.Pairing{}, nil
+	}
+	list, err := d.pairings(ctx, person)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Unavailable, err, "%s", err.Error())
+	}
+	return list, nil
+}
+
+// RouteUnpair lets go of the pairing of the chat-network account identity
+// with p, or with anyone for a principal that may do anything: the
+// routes no longer pass on its messages as p's, and ask it to pair again.
+// Its chats stay p's.
+func (s *Service) RouteUnpair(ctx context.Context, p access.Principal, identity string) error {
+	d, err := s.desk()
+	if err != nil {
+		return err
+	}
+	person := p.User
+	switch {
+	case p.Any():
+		person = ""
+	case person == "":
+		return errcode.New(errcode.PermissionDenied, "Permission denied: only a person of the users file has chat accounts paired")
+	}
+	if d.unpair == nil {
+		return errcode.New(errcode.NotFound, "no chat account %q is paired on this host", identity)
+	}
+	if err := d.unpair(ctx, person, identity); err != nil {
+		if errors.Is(err, route.ErrNotPaired) {
+			return errcode.Wrap(errcode.NotFound, err, "the chat account %q is not paired with you", identity)
+		}
+		return errcode.Wrap(errcode.Unavailable, err, "%s", err.Error())
+	}
+	return nil
+}
+
 // routeErr maps a route store's error to the code the wire answers.
 func routeErr(err error, id string) error {
 	switch {
@@ -352,6 +405,7 @@ func routeErr(err error, id string) error {
 type routeParams struct {
 	Bot                      string      `json:"bot"`
 	Code                     string      `json:"code"`
+	Identity                 string      `json:"identity"`
 	ID                       string      `json:"id"`
 	Version                  string      `json:"version"`
 	Route                    route.Route `json:"route"`
@@ -364,7 +418,7 @@ func (s *Service) routeCall(ctx context.Context, p access.Principal, method stri
 	var in routeParams
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, errcode.New(errcode.Invalid, "%s takes a JSON object (bot, id, version, route, broad, disableConflictingRoutes): %v", method, err)
+			return nil, errcode.New(errcode.Invalid, "%s takes a JSON object (bot, id, version, route, broad, disableConflictingRoutes, code, identity): %v", method, err)
 		}
 	}
 	switch method {
@@ -390,6 +444,11 @@ func (s *Service) routeCall(ctx context.Context, p access.Principal, method stri
 			return nil, err
 		}
 		return map[string]string{"identity": identity}, nil
+	case MethodRoutePairings:
+		list, err := s.RoutePairings(ctx, p)
+		return map[string]any{"pairings": list}, err
+	case MethodRouteUnpair:
+		return struct{}{}, s.RouteUnpair(ctx, p, in.Identity)
 	}
 	return nil, errcode.New(errcode.Unsupported, "method not found: %s", method)
 }

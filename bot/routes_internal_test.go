@@ -235,6 +235,51 @@ func TestARoutedBackSessionHoldsTheToolsOfHostBotAndRouteAlone(t *testing.T) {
 	}
 }
 
+func TestRoutePairingsAreAPersonsOwnAndAnyonesForRoot(t *testing.T) {
+	t.Parallel()
+	s, _ := newRouteService(t)
+	pairs := map[string]string{"irc:mallory@irc.example.org": "soft", "irc:eve@irc.example.org": "bob"}
+	s.routes.pairings = func(_ context.Context, person string) ([]route.Pairing, error) {
+		out := []route.Pairing{}
+		for id, p := range pairs {
+			if person == "" || p == person {
+				out = append(out, route.Pairing{Identity: id, Person: p})
+			}
+		}
+		slices.SortFunc(out, func(a, b route.Pairing) int { return strings.Compare(a.Identity, b.Identity) })
+		return out, nil
+	}
+	s.routes.unpair = func(_ context.Context, person, identity string) error {
+		if p, ok := pairs[identity]; !ok || (person != "" && p != person) {
+			return route.ErrNotPaired
+		}
+		delete(pairs, identity)
+		return nil
+	}
+	ctx, soft := context.Background(), access.Principal{User: "soft"}
+	if got, err := s.RoutePairings(ctx, soft); err != nil || len(got) != 1 || got[0].Identity != "irc:mallory@irc.example.org" {
+		t.Errorf("soft's pairings: %v, %v; want mallory alone", got, err)
+	}
+	if got, err := s.RoutePairings(ctx, access.RootPrincipal()); err != nil || len(got) != 2 {
+		t.Errorf("root's view of the pairings: %v, %v; want both", got, err)
+	}
+	if err := s.RouteUnpair(ctx, soft, "irc:eve@irc.example.org"); errcode.Of(err) != errcode.NotFound {
+		t.Errorf("soft letting go of bob's pairing: %v, want NotFound", err)
+	}
+	if err := s.RouteUnpair(ctx, access.Principal{}, "irc:eve@irc.example.org"); errcode.Of(err) != errcode.PermissionDenied {
+		t.Errorf("no one in particular letting go of a pairing: %v, want PermissionDenied", err)
+	}
+	if err := s.RouteUnpair(ctx, soft, "irc:mallory@irc.example.org"); err != nil {
+		t.Errorf("soft letting go of her own pairing: %v", err)
+	}
+	if err := s.RouteUnpair(ctx, access.RootPrincipal(), "irc:eve@irc.example.org"); err != nil {
+		t.Errorf("root letting go of bob's pairing: %v", err)
+	}
+	if len(pairs) != 0 {
+		t.Errorf("pairings left: %v", pairs)
+	}
+}
+
 func TestRoutePairPairsAsThePersonAndOnlyAPerson(t *testing.T) {
 	t.Parallel()
 	s, _ := newRouteService(t)

@@ -143,6 +143,13 @@ type Config struct {
 	// relay's Paired), besides the users directory's identities; nil
 	// knows none.
 	RoutePaired func(ctx context.Context, identity string) (person string, ok bool)
+	// RoutePairings lists the pairings of a person, everyone's for ""
+	// (the relay's Pairings); nil lists none.
+	RoutePairings func(ctx context.Context, person string) ([]route.Pairing, error)
+	// RouteUnpair lets go of a chat account's pairing with a person, with
+	// anyone for "" (the relay's Unpair), answering route.ErrNotPaired
+	// when there is none; nil has none to let go.
+	RouteUnpair func(ctx context.Context, person, identity string) error
 	// RouteProbe tries a connection no route runs yet (the relay's
 	// Probe), for a preflight; nil only warns that it is not connected.
 	RouteProbe func(ctx context.Context, connection string) error
@@ -332,7 +339,8 @@ func settle(ctx context.Context, cfg Config) (*Service, error) {
 		stop:       func() {},
 	}
 	if cfg.Routes != nil {
-		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, paired: cfg.RoutePaired, probe: cfg.RouteProbe}
+		s.routes = &routeDesk{store: cfg.Routes, states: cfg.RouteStates, pair: cfg.RoutePair, paired: cfg.RoutePaired,
+			pairings: cfg.RoutePairings, unpair: cfg.RouteUnpair, probe: cfg.RouteProbe}
 	}
 	s.meters = newMeters(cfg.Telemetry)
 	return s, nil

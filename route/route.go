@@ -66,6 +66,17 @@ func (c Connection) Meets(identity string) bool {
 	return exact == identity
 }
 
+// Pairing is a chat-network identity a person paired with themselves: a
+// code given to the identity, entered by the person (package relay).
+type Pairing struct {
+	Identity string `json:"identity"` // as Connection.Identity names it
+	Person   string `json:"person"`   // the users directory's id
+}
+
+// ErrNotPaired is what letting go of a pairing answers for an identity
+// not paired with the person.
+var ErrNotPaired = errors.New("that chat account is not paired with you")
+
 // ViaMeta is the key of a user message's _meta that says where the person
 // said it when not in the chat itself: a chat network and its scope, as
 // the relay passes a message on ("irc:alice in #motion"). The back session

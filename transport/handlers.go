@@ -30,6 +30,7 @@ var hostMethods = map[string]bool{
 	// the host's extensions: the chat-network routes (bot.MethodRouteList…)
 	"x-ahpd/routeConnections": true, "x-ahpd/routeList": true, "x-ahpd/routePreflight": true,
 	"x-ahpd/routeDeploy": true, "x-ahpd/routeDelete": true, "x-ahpd/routePair": true,
+	"x-ahpd/routePairings": true, "x-ahpd/routeUnpair": true,
 }
 
 // rootLevel methods address the connection: their channel, when given,

@@ -351,6 +351,18 @@ func TestEndToEndAnIRCUserPairsWithThePersonWhoEntersTheirCode(t *testing.T) {
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
 	}
+	// soft lists the account as hers, and lets it go: it is a stranger
+	// again.
+	var list struct{ Pairings []route.Pairing }
+	r.soft.result(t, "x-ahpd/routePairings", map[string]any{}, &list)
+	if !slices.Equal(list.Pairings, []route.Pairing{{Identity: "irc:guest@127.0.0.1", Person: "soft"}}) {
+		t.Fatalf("soft's pairings: %+v", list.Pairings)
+	}
+	r.soft.result(t, "x-ahpd/routeUnpair", map[string]any{"identity": "irc:guest@127.0.0.1"}, nil)
+	guest.Send("PRIVMSG motion :and now?")
+	if got := guest.Wait("PRIVMSG guest"); !strings.Contains(got, "pair this account with you") {
+		t.Errorf("the account let go got %q, want a pairing code", got)
+	}
 }
 
 // TestEndToEndAnIRCPairingIsOneServersAndAUsersFileNickAnyServers: the
@@ -652,9 +664,17 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.fill("#pair-code", code)
 	tab.click("#pair button[type=submit]")
 	tab.until("the pairing said", textOf("#pair-said", "Paired: irc:guest@127.0.0.1"))
+	tab.until("the account listed as paired", textOf("#pairings", "irc:guest@127.0.0.1"))
+	tab.readable("the paired accounts")
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {
 		t.Errorf("the paired account got %q", got)
+	}
+	tab.click("#pairings .unpair")
+	tab.until("the account let go", textOf("#pair-said", "irc:guest@127.0.0.1 no longer talks to bots as you")+` && !document.querySelector("#pairings li")`)
+	guest.Send("PRIVMSG motion :still?")
+	if got := guest.Wait("PRIVMSG guest"); !strings.Contains(got, "pair this account with you") {
+		t.Errorf("the account let go got %q, want a pairing code", got)
 	}
 	tab.visit("#/bots/motion")
 	tab.click("#route-list .route-toggle")

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/agenthost/bots/route"
 )
 
 // PairTTL is how long a pairing code works.
@@ -120,4 +123,41 @@ func (r *Relay) Pair(person, code string) (string, error) {
 	}
 	r.log.Info("relay: a network identity was paired with a person", "identity", identity, "person", person)
 	return identity, nil
+}
+
+// Pairings lists the identities paired with person, or with anyone when
+// person is "", ordered by identity.
+func (r *Relay) Pairings(ctx context.Context, person string) ([]route.Pairing, error) {
+	data, err := r.mem.Get(ctx, pairingsKey)
+	if err != nil {
+		return nil, fmt.Errorf("the pairings could not be read: %w", err)
+	}
+	out := []route.Pairing{}
+	for identity, p := range decodeMap[string](data) {
+		if person == "" || p == person {
+			out = append(out, route.Pairing{Identity: identity, Person: p})
+		}
+	}
+	slices.SortFunc(out, func(a, b route.Pairing) int { return strings.Compare(a.Identity, b.Identity) })
+	return out, nil
+}
+
+// Unpair lets go of the pairing of identity with person (with anyone
+// when person is ""): the routes no longer pass on its messages as
+// theirs, and it is asked to pair again. Its chats stay the person's. An
+// identity not paired with person answers route.ErrNotPaired.
+func (r *Relay) Unpair(ctx context.Context, person, identity string) error {
+	err := r.mem.Update(ctx, pairingsKey, func(old []byte) ([]byte, error) {
+		pairs := decodeMap[string](old)
+		if p, ok := pairs[identity]; !ok || (person != "" && p != person) {
+			return nil, route.ErrNotPaired
+		}
+		delete(pairs, identity)
+		return json.Marshal(pairs)
+	})
+	if err != nil {
+		return err
+	}
+	r.log.Info("relay: a network identity's pairing was let go", "identity", identity, "person", person)
+	return nil
 }

@@ -618,6 +618,42 @@ func TestRelayPairsAnUnmappedUserWithThePersonWhoEntersTheirCode(t *testing.T) {
 	}
 }
 
+func TestRelayListsAPersonsPairingsAndLetsOneGoAtTheirWord(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.pairs("dm")
+	mallory := route.Scope{Kind: route.Direct, ID: "mallory"}
+	got := r.askToPair(mallory).Text
+	i := strings.Index(got, "the code ")
+	if i < 0 {
+		t.Fatalf("an unmapped user on a pairing route was answered %q", got)
+	}
+	if _, err := r.relay.Pair("soft", got[i+len("the code "):i+len("the code ")+9]); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	want := []route.Pairing{{Identity: "fake:mallory", Person: "soft"}}
+	for person, want := range map[string][]route.Pairing{"soft": want, "": want, "bob": {}} {
+		if got, err := r.relay.Pairings(ctx, person); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Pairings(%q) = %v, %v; want %v", person, got, err, want)
+		}
+	}
+	if err := r.relay.Unpair(ctx, "bob", "fake:mallory"); !errors.Is(err, route.ErrNotPaired) {
+		t.Errorf("bob let go of soft's pairing: %v", err)
+	}
+	if err := r.relay.Unpair(ctx, "soft", "fake:mallory"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.relay.Pairings(ctx, "soft"); err != nil || len(got) != 0 {
+		t.Errorf("after Unpair soft's pairings are %v, %v", got, err)
+	}
+	// The account is a stranger again: it is asked to pair.
+	r.say(route.Message{ID: "after", Scope: mallory, From: "fake:mallory", Text: "still me?"})
+	if got := r.next().Text; !strings.Contains(got, "pair this account with you") {
+		t.Errorf("an account let go was answered %q, want a pairing code", got)
+	}
+}
+
 // TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage: whoever
 // enters a code takes the account, so a code asked for in a group goes to
 // the sender alone; the group hears only that it was sent.

@@ -166,24 +166,44 @@ function botsView() {
 
 // pairForm pairs a chat-network account (IRC, XMPP, Telegram, Slack) with
 // the person on the page: a route answers an account it does not know
-// with a code, entered here. Shown folded: most people never need it.
+// with a code, entered here. It lists the accounts paired, each of which
+// the person may let go. Shown folded: most people never need it.
 function pairForm() {
   const code = h("input", { id: "pair-code", name: "code", autocomplete: "off", placeholder: "ABCD-EFGH", "aria-label": "Pairing code" });
   const said = h("p", { id: "pair-said", role: "status" });
+  const paired = h("ul", { id: "pairings", class: "pairings" });
+  const tell = (text, ok) => { replace(said, text); said.className = ok ? "ok" : "error"; };
+  const list = async () => {
+    try {
+      const r = await app.client.request("x-ahpd/routePairings", {});
+      replace(paired, (r.pairings || []).map((p) => h("li", {}, h("span", { class: "identity" }, p.identity), " ",
+        h("button", { type: "button", class: "unpair", "aria-label": "Let go of " + p.identity, onclick: () => unpair(p.identity) }, "Let go"))));
+    } catch (err) { tell(plain(err), false); }
+  };
+  const unpair = async (identity) => {
+    try {
+      await app.client.request("x-ahpd/routeUnpair", { identity });
+      tell(identity + " no longer talks to bots as you: it is asked for a code again.", true);
+    } catch (err) { tell(plain(err), false); }
+    list();
+  };
   const submit = async (e) => {
     e.preventDefault();
     try {
       const r = await app.client.request("x-ahpd/routePair", { code: code.value });
-      replace(said, "Paired: " + r.identity + " now talks to bots as you.");
-      said.className = "ok";
+      tell("Paired: " + r.identity + " now talks to bots as you.", true);
       code.value = "";
-    } catch (err) { replace(said, plain(err)); said.className = "error"; }
+    } catch (err) { tell(plain(err), false); }
+    list();
   };
   const box = h("details", { id: "pair", hidden: true }, h("summary", {}, "Pair a chat account"),
     h("p", { class: "muted" }, "A bot on a chat network (IRC, XMPP, Telegram, Slack) that does not know you answers with a code. Enter it here to make that account yours: its messages then reach your bots as you."),
-    h("form", { class: "row", onsubmit: submit }, code, h("button", { type: "submit" }, "Pair")), said);
+    h("form", { class: "row", onsubmit: submit }, code, h("button", { type: "submit" }, "Pair")), said, paired);
   // Shown only where the host has a chat network to pair from.
-  app.client.request("x-ahpd/routeConnections", {}).then((r) => { box.hidden = !(r.connections || []).length; }, () => {});
+  app.client.request("x-ahpd/routeConnections", {}).then((r) => {
+    box.hidden = !(r.connections || []).length;
+    if (!box.hidden) list();
+  }, () => {});
   return box;
 }
 
