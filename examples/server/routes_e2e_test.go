@@ -665,6 +665,7 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.click("#pair button[type=submit]")
 	tab.until("the pairing said", textOf("#pair-said", "Paired: irc:guest@127.0.0.1"))
 	tab.until("the account listed as paired", textOf("#pairings", "irc:guest@127.0.0.1"))
+	tab.shot("pairings")
 	tab.readable("the paired accounts")
 	guest.Send("PRIVMSG motion :now?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.HasSuffix(got, ":Motion heard: now?") {

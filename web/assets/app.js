@@ -171,13 +171,14 @@ function botsView() {
 function pairForm() {
   const code = h("input", { id: "pair-code", name: "code", autocomplete: "off", placeholder: "ABCD-EFGH", "aria-label": "Pairing code" });
   const said = h("p", { id: "pair-said", role: "status" });
-  const paired = h("ul", { id: "pairings", class: "pairings" });
+  const paired = h("div", { id: "pairings" });
   const tell = (text, ok) => { replace(said, text); said.className = ok ? "ok" : "error"; };
   const list = async () => {
     try {
       const r = await app.client.request("x-ahpd/routePairings", {});
-      replace(paired, (r.pairings || []).map((p) => h("li", {}, h("span", { class: "identity" }, p.identity), " ",
-        h("button", { type: "button", class: "unpair", "aria-label": "Let go of " + p.identity, onclick: () => unpair(p.identity) }, "Let go"))));
+      const ps = r.pairings || [];
+      replace(paired, ps.length ? h("p", {}, "Paired with you:") : null, ps.length ? h("ul", { class: "routes" }, ps.map((p) => h("li", {}, h("span", { class: "identity" }, p.identity),
+        h("button", { type: "button", class: "secondary small unpair", "aria-label": "Let go of " + p.identity, onclick: () => unpair(p.identity) }, "Let go")))) : null);
     } catch (err) { tell(plain(err), false); }
   };
   const unpair = async (identity) => {
