@@ -31,13 +31,13 @@ type Connection struct {
 
 // Identity is who user (an id as the network gives it: a nick, a JID, a
 // user id) is on the connection, as users files and pairings name people:
-// "<network>:<user>". An IRC nick is one server's,
-// held by whoever its services give it (or by whoever takes it), so on
-// IRC the identity names the connection's server too
-// (irc:alice@irc.example.org): a pairing made there is that server's
-// alone. broad is the nick on any server (irc:alice), which a users file
-// may name where the operator knows the nick is one person's on every
-// server the host meets; it is "" on other networks.
+// "<network>:<user>". An IRC nick is one server's, held by whoever its
+// services give it (or by whoever takes it), so on IRC the identity names
+// the connection's server too (irc:alice@irc.example.org): a pairing made
+// there is that server's alone. broad is the nick on any server
+// (irc:alice), which a users file may name where the operator knows the
+// nick is one person's on every server the host meets; it is "" on other
+// networks.
 func (c Connection) Identity(user string) (identity, broad string) {
 	identity = c.Network + ":" + user
 	if c.Network != "irc" {

@@ -672,7 +672,7 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 		t.Errorf("the paired account got %q", got)
 	}
 	tab.click("#pairings .unpair")
-	tab.until("the account let go", textOf("#pair-said", "irc:guest@127.0.0.1 no longer talks to bots as you")+` && !document.querySelector("#pairings li")`)
+	tab.until("the account let go", textOf("#pair-said", "irc:guest@127.0.0.1 is no longer paired")+` && !document.querySelector("#pairings li")`)
 	guest.Send("PRIVMSG motion :still?")
 	if got := guest.Wait("PRIVMSG guest"); !strings.Contains(got, "pair this account with you") {
 		t.Errorf("the account let go got %q, want a pairing code", got)

@@ -177,14 +177,15 @@ function pairForm() {
     try {
       const r = await app.client.request("x-ahpd/routePairings", {});
       const ps = r.pairings || [];
-      replace(paired, ps.length ? h("p", {}, "Paired with you:") : null, ps.length ? h("ul", { class: "routes" }, ps.map((p) => h("li", {}, h("span", { class: "identity" }, p.identity),
-        h("button", { type: "button", class: "secondary small unpair", "aria-label": "Let go of " + p.identity, onclick: () => unpair(p.identity) }, "Let go")))) : null);
+      const item = (p) => h("li", {}, h("span", { class: "identity" }, p.identity), h("span", { class: "muted" }, " as " + p.person),
+        h("button", { type: "button", class: "secondary small unpair", "aria-label": "Let go of " + p.identity, onclick: () => unpair(p.identity) }, "Let go"));
+      replace(paired, ps.length ? [h("p", {}, "Paired accounts:"), h("ul", { class: "routes" }, ps.map(item))] : null);
     } catch (err) { tell(plain(err), false); }
   };
   const unpair = async (identity) => {
     try {
       await app.client.request("x-ahpd/routeUnpair", { identity });
-      tell(identity + " no longer talks to bots as you: it is asked for a code again.", true);
+      tell(identity + " is no longer paired: it is asked for a code again.", true);
     } catch (err) { tell(plain(err), false); }
     list();
   };
