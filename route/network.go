@@ -119,7 +119,10 @@ type Message struct {
 	// Scope is where it was said.
 	Scope Scope
 	// From is who said it, as "<network>:<id>" (irc:alice,
-	// xmpp:alice@example.org, telegram:123456, slack:U123).
+	// xmpp:alice@example.org, telegram:123456, slack:U123); "" when the
+	// network does not say who (an XMPP room that hides its occupants'
+	// JIDs from the bot shows only a nick, which anyone may take): the
+	// relay passes on nothing such a sender says.
 	From string
 	// Name is how the network shows the sender, for the chat's context.
 	Name string

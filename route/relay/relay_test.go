@@ -671,6 +671,20 @@ func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
 	}
 }
 
+// TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName: a room that
+// hides who its occupants are shows only nicks, which anyone may take; a
+// pairing route gives such a sender no code either.
+func TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.pairs("room")
+	r.say(route.Message{ID: "m1", Scope: groupRoom, Name: "alice", Text: "hello"})
+	got := r.next()
+	if got.To != groupRoom || !strings.Contains(got.Text, "I cannot tell who you are here") || strings.Contains(got.Text, "the code ") {
+		t.Fatalf("the relay sent %q to %+v, want the room told it cannot tell who spoke", got.Text, got.To)
+	}
+}
+
 // TestRelayTellsAGroupWhenItCannotSendAPairingCodeDirectly: a network
 // that would not take the direct message gets no code said in the group
 // either, only how to get one.

@@ -266,6 +266,10 @@ func (w *worker) handle(m route.Message) {
 		w.r.log.Debug("a message passed on before came again: not passed on twice", "connection", w.conn.ID, "id", m.ID)
 		return
 	}
+	if m.From == "" {
+		w.say(m.Scope, "I cannot tell who you are here: this room does not show me its members' addresses. Write to me directly, or ask the room's owner to show members' addresses.")
+		return
+	}
 	identity, broad := w.conn.Identity(strings.TrimPrefix(m.From, w.conn.Network+":"))
 	person, ok := w.r.cfg.People.Person(identity)
 	if !ok && broad != "" {

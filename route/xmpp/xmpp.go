@@ -254,7 +254,10 @@ func (c *conn) receive(m body) {
 		if !c.inRoom(room) || m.From.Resourcepart() == "" || m.From.Resourcepart() == c.nick {
 			return // the room's own notices, or the bot's own echo
 		}
-		msg = route.Message{Scope: route.Scope{Kind: route.Group, ID: room}, From: "xmpp:" + c.occupant(m.From), Name: m.From.Resourcepart()}
+		msg = route.Message{Scope: route.Scope{Kind: route.Group, ID: room}, Name: m.From.Resourcepart()}
+		if real := c.occupant(m.From); real != "" {
+			msg.From = "xmpp:" + real
+		}
 	default:
 		if m.From.Bare().Equal(c.me.Bare()) || c.inRoom(room) {
 			return // the bot's own (another of its resources), or a private room message
@@ -299,14 +302,12 @@ func (c *conn) occupied(p occupant) {
 
 // occupant is who said a room's message: their real bare JID where the
 // room shows it, so that it maps to a person as a direct message's
-// sender does, else room/nick.
+// sender does; "" where it does not. A room nick (room/nick) is no one:
+// whoever joins with it once its occupant leaves would speak as them.
 func (c *conn) occupant(from jid.JID) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if real, ok := c.real[from.String()]; ok {
-		return real
-	}
-	return from.String()
+	return c.real[from.String()]
 }
 
 func (c *conn) inRoom(room string) bool {

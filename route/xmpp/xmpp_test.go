@@ -138,6 +138,34 @@ func TestXMPPDeliversARoomsMessagesButNotItsOwnNorItsHistory(t *testing.T) {
 	}
 }
 
+func TestXMPPNamesNoSenderInARoomThatHidesItsOccupantsJIDs(t *testing.T) {
+	t.Parallel()
+	srv := xmpptest.StartHidingJIDs(t)
+	aliceJID := srv.Register(t, "alice", "alice-password-0123")
+	botJID := srv.Register(t, "motion", "motion-password-0123")
+	// alice joins first and moderates the room; the bot, after her, is
+	// shown no occupant's JID.
+	alice := login(t, srv, aliceJID, "alice-password-0123", map[string]string{"rooms": room})
+	bot := login(t, srv, botJID, "motion-password-0123", map[string]string{"rooms": room})
+	for i := 0; ; i++ {
+		if _, err := alice.Send(t.Context(), route.Scope{Kind: route.Group, ID: room}, "who am I?"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		m, err := bot.Receive(ctx)
+		cancel()
+		if err == nil {
+			if m.From != "" || m.Name != "alice" || m.Text != "who am I?" {
+				t.Fatalf("the bot received %+v, want alice's line with no sender: her nick is all the room shows", m)
+			}
+			return
+		}
+		if i > 50 {
+			t.Fatal("the bot never heard the room")
+		}
+	}
+}
+
 func TestXMPPRefusesAWrongPasswordWithoutSayingIt(t *testing.T) {
 	t.Parallel()
 	srv := xmpptest.Start(t)

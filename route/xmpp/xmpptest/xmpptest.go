@@ -36,6 +36,19 @@ type Server struct {
 // skips the test when prosody is missing, unless BOTS_REQUIRE_XMPP=1.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t, true)
+}
+
+// StartHidingJIDs is Start for a server whose rooms are semi-anonymous:
+// they show an occupant's JID to the room's moderators alone (the first
+// to join is one), not to whoever joins after.
+func StartHidingJIDs(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+func start(t testing.TB, publicJIDs bool) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("prosody")
 	ctl, cerr := exec.LookPath("prosodyctl")
 	if err != nil || cerr != nil {
@@ -59,7 +72,7 @@ func Start(t testing.TB) *Server {
 	var log []byte
 	for range 3 {
 		port := freePort(t)
-		if err := os.WriteFile(conf, []byte(config(dir, port, logPath)), 0o600); err != nil {
+		if err := os.WriteFile(conf, []byte(config(dir, port, logPath, publicJIDs)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		os.Remove(logPath)
@@ -102,8 +115,9 @@ func Start(t testing.TB) *Server {
 }
 
 // config is prosody's configuration for a server in dir on port, logging
-// to logPath.
-func config(dir, port, logPath string) string {
+// to logPath, whose rooms show their occupants' JIDs to all when
+// publicJIDs, else to their moderators.
+func config(dir, port, logPath string, publicJIDs bool) string {
 	return fmt.Sprintf(`pidfile = %[1]q
 data_path = %[2]q
 certificates = %[3]q
@@ -124,8 +138,8 @@ modules_disabled = { "s2s"; "tls" }
 VirtualHost %[6]q
 Component %[7]q "muc"
 	muc_room_locking = false
-	muc_room_default_public_jids = true
-`, filepath.Join(dir, "pid"), filepath.Join(dir, "data"), filepath.Join(dir, "certs"), port, logPath, Domain, Rooms)
+	muc_room_default_public_jids = %[8]t
+`, filepath.Join(dir, "pid"), filepath.Join(dir, "data"), filepath.Join(dir, "certs"), port, logPath, Domain, Rooms, publicJIDs)
 }
 
 // freePort is a loopback port no one listens on now.
