@@ -673,15 +673,23 @@ func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
 
 // TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName: a room that
 // hides who its occupants are shows only nicks, which anyone may take; a
-// pairing route gives such a sender no code either.
+// pairing route gives such a sender no code either, and the room is told
+// so once, not at every line.
 func TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	r.pairs("room")
 	r.say(route.Message{ID: "m1", Scope: groupRoom, Name: "alice", Text: "hello"})
 	got := r.next()
-	if got.To != groupRoom || !strings.Contains(got.Text, "I cannot tell who you are here") || strings.Contains(got.Text, "the code ") {
+	if got.To != groupRoom || !strings.Contains(got.Text, "I cannot tell who anyone is here") || strings.Contains(got.Text, "the code ") {
 		t.Fatalf("the relay sent %q to %+v, want the room told it cannot tell who spoke", got.Text, got.To)
+	}
+	// The relay takes a connection's messages in order: what it sends
+	// next answers the direct message below, not the room's second line.
+	r.say(route.Message{ID: "m2", Scope: groupRoom, Name: "bob", Text: "and me?"})
+	r.say(route.Message{ID: "m3", Scope: aliceDM, From: "fake:alice", Text: "hello"})
+	if got := r.next(); got.To != aliceDM || got.Text != "Motion heard: hello" {
+		t.Errorf("after the room's second unnamed line the relay sent %q to %+v, want only the answer to alice", got.Text, got.To)
 	}
 }
 

@@ -34,6 +34,10 @@ type worker struct {
 	live  route.Conn            // nil while (re)connecting
 	up    chan struct{}         // closed, and replaced, when live changes
 	chats map[string]*chatState // by chat key
+	// unnamed are the scopes told that the bot cannot tell who speaks
+	// there, told once: in a room that hides who its members are, every
+	// line would be answered.
+	unnamed map[route.Scope]bool
 }
 
 // chatState is a person's chat of one scope, as the worker drives it.
@@ -59,7 +63,7 @@ type prompt struct {
 func newWorker(r *Relay, c route.Connection) *worker {
 	ctx, cancel := context.WithCancel(r.ctx)
 	return &worker{r: r, conn: c, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		up: make(chan struct{}), chats: map[string]*chatState{}}
+		up: make(chan struct{}), chats: map[string]*chatState{}, unnamed: map[route.Scope]bool{}}
 }
 
 func (w *worker) start() { go w.loop() }
@@ -267,7 +271,13 @@ func (w *worker) handle(m route.Message) {
 		return
 	}
 	if m.From == "" {
-		w.say(m.Scope, "I cannot tell who you are here: this room does not show me its members' addresses. Write to me directly, or ask the room's owner to show members' addresses.")
+		w.mu.Lock()
+		told := w.unnamed[m.Scope]
+		w.unnamed[m.Scope] = true
+		w.mu.Unlock()
+		if !told {
+			w.say(m.Scope, "I cannot tell who anyone is here: this room does not show me its members' addresses, so I pass on nothing said in it. Write to me directly, or ask the room's owner to show members' addresses.")
+		}
 		return
 	}
 	identity, broad := w.conn.Identity(strings.TrimPrefix(m.From, w.conn.Network+":"))
