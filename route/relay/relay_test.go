@@ -241,23 +241,37 @@ func (r *rig) next() sent {
 // groupRoom is the group the pairing tests ask for a code in.
 var groupRoom = route.Scope{Kind: route.Group, ID: "#motion"}
 
-// askToPair has the unknown fake:mallory write in room until the relay
-// answers as a pairing route does, and returns that answer: the relay
-// reloads a route when the store tells it, so the first answers may still
-// be those of the route before pairs changed it.
+// askToPair has the unknown fake:mallory write in room once the relay
+// answers there as a pairing route does, and returns the first thing it
+// sends then. The relay reloads a route when the store tells it, so the
+// first answers may still be those of the route before pairs changed
+// it. In a direct message mallory asks until it does; a group is told of
+// a stranger once, so there other strangers (probe-n) ask first.
 func (r *rig) askToPair(room route.Scope) sent {
 	r.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for n := 0; ; n++ {
+	for n := 0; room.Kind == route.Direct; n++ {
 		r.say(route.Message{ID: fmt.Sprint("m", n), Scope: room, From: "fake:mallory", Text: "let me in"})
 		got := r.next()
-		if got.To != room || strings.Contains(got.Text, "pair") {
+		if strings.Contains(got.Text, "pair") {
 			return got
 		}
 		if time.Now().After(deadline) {
 			r.t.Fatalf("an unknown person on a pairing route was answered %q", got.Text)
 		}
 	}
+	for n := 0; ; n++ {
+		probe := fmt.Sprint("probe-", n)
+		r.say(route.Message{ID: probe, Scope: room, From: "fake:" + probe, Text: "let me in"})
+		if got := r.next(); got.To == (route.Scope{Kind: route.Direct, ID: probe}) {
+			r.next() // the room hears that a code was sent
+			break
+		} else if time.Now().After(deadline) {
+			r.t.Fatalf("an unknown person on a pairing route was answered %q", got.Text)
+		}
+	}
+	r.say(route.Message{ID: "mallory", Scope: room, From: "fake:mallory", Text: "let me in"})
+	return r.next()
 }
 
 // pairs makes the rig's route id answer unmapped users with a pairing
@@ -668,6 +682,31 @@ func TestRelayGivesAPairingCodeAskedForInAGroupInADirectMessage(t *testing.T) {
 	notice := r.next()
 	if notice.To != groupRoom || strings.Contains(notice.Text, "the code ") || !strings.Contains(notice.Text, "direct message") {
 		t.Errorf("the group heard %q, want only that a code was sent directly", notice.Text)
+	}
+}
+
+// TestRelayTellsAGroupOnceOfAStrangerItPassesNothingOnFrom: a stranger
+// in a direct message is answered at every message, as a conversation
+// goes; in a room, once, or the bot would answer every line they say.
+func TestRelayTellsAGroupOnceOfAStrangerItPassesNothingOnFrom(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	for i := range 2 {
+		r.say(route.Message{ID: fmt.Sprint("g", i), Scope: groupRoom, From: "fake:mallory", Text: "hello room"})
+	}
+	if got := r.next(); got.To != groupRoom || !strings.Contains(got.Text, `"fake:mallory"`) {
+		t.Fatalf("the relay sent %q to %+v, want the room told once who to ask", got.Text, got.To)
+	}
+	r.say(route.Message{ID: "a1", Scope: aliceDM, From: "fake:alice", Text: "hello"})
+	if got := r.next(); got.To != aliceDM || got.Text != "Motion heard: hello" {
+		t.Fatalf("after mallory's second line the relay sent %q to %+v, want only the answer to alice", got.Text, got.To)
+	}
+	mallory := route.Scope{Kind: route.Direct, ID: "mallory"}
+	for i := range 2 {
+		r.say(route.Message{ID: fmt.Sprint("d", i), Scope: mallory, From: "fake:mallory", Text: "let me in"})
+		if got := r.next(); got.To != mallory || !strings.Contains(got.Text, `"fake:mallory"`) {
+			t.Fatalf("direct message %d: the relay sent %q to %+v, want mallory answered", i+1, got.Text, got.To)
+		}
 	}
 }
 

@@ -34,10 +34,40 @@ type worker struct {
 	live  route.Conn            // nil while (re)connecting
 	up    chan struct{}         // closed, and replaced, when live changes
 	chats map[string]*chatState // by chat key
-	// unnamed are the scopes told that the bot cannot tell who speaks
-	// there, told once: in a room that hides who its members are, every
-	// line would be answered.
-	unnamed map[route.Scope]bool
+	// told are the senders a group was told it passes on nothing from
+	// (toldKey), told once: in a room the bot would otherwise answer
+	// every line a stranger says.
+	told map[toldKey]bool
+}
+
+// toldKey is a group, a sender it was told of ("" for a room that hides
+// who speaks) and what the route did with them: a route that came to
+// pair its strangers tells them again, with a code.
+type toldKey struct {
+	scope    route.Scope
+	identity string
+	unmapped route.Unmapped
+}
+
+// maxTold bounds what a worker remembers telling; past it, it forgets
+// and tells again.
+const maxTold = 10_000
+
+// wasTold reports whether k's group was told of its sender already.
+func (w *worker) wasTold(k toldKey) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.told[k]
+}
+
+// tell notes that k's group was told of its sender.
+func (w *worker) tell(k toldKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.told) >= maxTold {
+		clear(w.told)
+	}
+	w.told[k] = true
 }
 
 // chatState is a person's chat of one scope, as the worker drives it.
@@ -63,7 +93,7 @@ type prompt struct {
 func newWorker(r *Relay, c route.Connection) *worker {
 	ctx, cancel := context.WithCancel(r.ctx)
 	return &worker{r: r, conn: c, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		up: make(chan struct{}), chats: map[string]*chatState{}, unnamed: map[route.Scope]bool{}}
+		up: make(chan struct{}), chats: map[string]*chatState{}, told: map[toldKey]bool{}}
 }
 
 func (w *worker) start() { go w.loop() }
@@ -271,12 +301,9 @@ func (w *worker) handle(m route.Message) {
 		return
 	}
 	if m.From == "" {
-		w.mu.Lock()
-		told := w.unnamed[m.Scope]
-		w.unnamed[m.Scope] = true
-		w.mu.Unlock()
-		if !told {
+		if k := (toldKey{scope: m.Scope}); !w.wasTold(k) {
 			w.say(m.Scope, "I cannot tell who anyone is here: this room does not show me its members' addresses, so I pass on nothing said in it. Write to me directly, or ask the room's owner to show members' addresses.")
+			w.tell(k)
 		}
 		return
 	}
@@ -289,11 +316,22 @@ func (w *worker) handle(m route.Message) {
 		person, ok = w.r.paired(w.ctx, identity)
 	}
 	if !ok {
-		if rt.Unmapped == route.Pair {
-			w.pair(rt, m, identity)
+		// A stranger in a group is told once; in a direct message, at
+		// every message, as a conversation goes.
+		k := toldKey{scope: m.Scope, identity: identity, unmapped: rt.Unmapped}
+		group := m.Scope.Kind != route.Direct
+		if group && w.wasTold(k) {
 			return
 		}
-		w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", identity))
+		told := true
+		if rt.Unmapped == route.Pair {
+			told = w.pair(rt, m, identity)
+		} else {
+			w.say(m.Scope, fmt.Sprintf("I pass on messages only from people this host knows: ask its operator to add %q to your identities in its users file.", identity))
+		}
+		if group && told {
+			w.tell(k)
+		}
 		return
 	}
 	key := chatKey(rt, m.Scope, person)
@@ -611,26 +649,28 @@ func (w *worker) ask(cs *chatState, to route.Scope, p *prompt, q route.Question)
 // pairing code, in a direct message: whoever enters a code takes the
 // account, so it is never said where others read it. In a group, the
 // group hears only that a code was sent, or, when the network would not
-// take a direct message, to write one first.
-func (w *worker) pair(rt route.Route, m route.Message, identity string) {
+// take a direct message, to write one first. It reports whether the
+// sender has a code now.
+func (w *worker) pair(rt route.Route, m route.Message, identity string) bool {
 	code, err := w.r.code(w.ctx, identity)
 	if err != nil {
 		w.r.log.Warn("relay: a pairing code cannot be kept", "err", err)
 		w.say(m.Scope, "I cannot give you a pairing code now; try again later.")
-		return
+		return false
 	}
 	text := fmt.Sprintf("To talk to the bot %s, pair this account with you: on this host's page, sign in and enter the code %s under \"Pair a chat account\" (it works for %d minutes; keep it to yourself). Until then I pass on nothing you write.", rt.Bot, code, int(PairTTL.Minutes()))
 	if m.Scope.Kind == route.Direct {
 		w.say(m.Scope, text)
-		return
+		return true
 	}
 	to := route.Scope{Kind: route.Direct, ID: strings.TrimPrefix(m.From, w.conn.Network+":")}
 	if _, err := w.send(to, text); err != nil {
 		w.r.log.Info("relay: a pairing code could not be sent in a direct message", "connection", w.conn.ID, "err", err)
 		w.say(m.Scope, "I pass on nothing you write here until you pair this account with you, and I could not write to you directly to give you a code: write to me directly once, then again here.")
-		return
+		return false
 	}
 	w.say(m.Scope, "I pass on nothing you write here until you pair this account with you: I sent you a pairing code in a direct message.")
+	return true
 }
 
 // say sends text to a scope, scrubbed, and returns the network's ids of
