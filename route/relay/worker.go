@@ -35,9 +35,9 @@ type worker struct {
 	up    chan struct{}         // closed, and replaced, when live changes
 	chats map[string]*chatState // by chat key
 	// told are the senders a group was told it passes on nothing from
-	// (toldKey), told once: in a room the bot would otherwise answer
-	// every line a stranger says.
-	told map[toldKey]bool
+	// (toldKey), and when: in a room the bot would otherwise answer
+	// every line a stranger says, so it tells them once a tellAgain.
+	told map[toldKey]time.Time
 }
 
 // toldKey is a group, a sender it was told of ("" for a room that hides
@@ -49,25 +49,31 @@ type toldKey struct {
 	unmapped route.Unmapped
 }
 
+// tellAgain is how long a group is not told again of a stranger: as long
+// as a pairing code works, so one whose code ran out gets another.
+const tellAgain = PairTTL
+
 // maxTold bounds what a worker remembers telling; past it, it forgets
 // and tells again.
 const maxTold = 10_000
 
-// wasTold reports whether k's group was told of its sender already.
+// wasTold reports whether k's group was told of its sender within
+// tellAgain.
 func (w *worker) wasTold(k toldKey) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.told[k]
+	at, ok := w.told[k]
+	return ok && time.Since(at) < tellAgain
 }
 
-// tell notes that k's group was told of its sender.
+// tell notes that k's group was told of its sender now.
 func (w *worker) tell(k toldKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.told) >= maxTold {
 		clear(w.told)
 	}
-	w.told[k] = true
+	w.told[k] = time.Now()
 }
 
 // chatState is a person's chat of one scope, as the worker drives it.
@@ -93,7 +99,7 @@ type prompt struct {
 func newWorker(r *Relay, c route.Connection) *worker {
 	ctx, cancel := context.WithCancel(r.ctx)
 	return &worker{r: r, conn: c, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		up: make(chan struct{}), chats: map[string]*chatState{}, told: map[toldKey]bool{}}
+		up: make(chan struct{}), chats: map[string]*chatState{}, told: map[toldKey]time.Time{}}
 }
 
 func (w *worker) start() { go w.loop() }
@@ -316,8 +322,8 @@ func (w *worker) handle(m route.Message) {
 		person, ok = w.r.paired(w.ctx, identity)
 	}
 	if !ok {
-		// A stranger in a group is told once; in a direct message, at
-		// every message, as a conversation goes.
+		// A stranger in a group is told once a tellAgain; in a direct
+		// message, at every message, as a conversation goes.
 		k := toldKey{scope: m.Scope, identity: identity, unmapped: rt.Unmapped}
 		group := m.Scope.Kind != route.Direct
 		if group && w.wasTold(k) {
