@@ -15,6 +15,7 @@ func TestAnIRCIdentityNamesTheConnectionsServerAndOthersTheirNetworkAlone(t *tes
 	}{
 		{route.Connection{Network: "irc", Settings: map[string]string{"server": "Irc.Example.ORG:6697"}}, "alice", "irc:alice@irc.example.org", "irc:alice"},
 		{route.Connection{Network: "irc", Settings: map[string]string{"server": "[::1]:6667"}}, "alice", "irc:alice@::1", "irc:alice"},
+		{route.Connection{Network: "irc", Settings: map[string]string{"server": "irc.libera.chat:6697", "accounts": "true"}}, "account:alice", "irc:account:alice@irc.libera.chat", "irc:account:alice"},
 		// A connection with no server does not dial, and names no server.
 		{route.Connection{Network: "irc"}, "alice", "irc:alice", ""},
 		{route.Connection{Network: "xmpp", Settings: map[string]string{"server": "xmpp.example.org:5222"}}, "alice@example.org", "xmpp:alice@example.org", ""},
@@ -27,9 +28,10 @@ func TestAnIRCIdentityNamesTheConnectionsServerAndOthersTheirNetworkAlone(t *tes
 	}
 }
 
-func TestAConnectionMeetsItsNetworksUsersAndOnIRCTheNicksOfItsServer(t *testing.T) {
+func TestAConnectionMeetsItsNetworksUsersAndOnIRCTheNicksOrAccountsOfItsServer(t *testing.T) {
 	t.Parallel()
 	libera := route.Connection{Network: "irc", Settings: map[string]string{"server": "irc.libera.chat:6697"}}
+	accounts := route.Connection{Network: "irc", Settings: map[string]string{"server": "irc.libera.chat:6697", "accounts": "true"}}
 	jabber := route.Connection{Network: "xmpp"}
 	for _, c := range []struct {
 		conn     route.Connection
@@ -40,6 +42,14 @@ func TestAConnectionMeetsItsNetworksUsersAndOnIRCTheNicksOfItsServer(t *testing.
 		{libera, "irc:alice@irc.libera.chat", true},
 		{libera, "irc:alice@irc.oftc.net", false},
 		{libera, "xmpp:alice@example.org", false},
+		// Where its senders are accounts, a connection meets accounts
+		// alone; where they are nicks, nicks alone.
+		{libera, "irc:account:alice@irc.libera.chat", false},
+		{accounts, "irc:account:alice", true},
+		{accounts, "irc:account:alice@irc.libera.chat", true},
+		{accounts, "irc:account:alice@irc.oftc.net", false},
+		{accounts, "irc:alice@irc.libera.chat", false},
+		{accounts, "irc:alice", false},
 		{jabber, "xmpp:alice@example.org", true},
 		{jabber, "irc:alice", false},
 	} {

@@ -119,11 +119,20 @@ type Message struct {
 	// Scope is where it was said.
 	Scope Scope
 	// From is who said it, as "<network>:<id>" (irc:alice,
-	// xmpp:alice@example.org, telegram:123456, slack:U123); "" when the
-	// network does not say who (an XMPP room that hides its occupants'
-	// JIDs from the bot shows only a nick, which anyone may take): the
-	// relay passes on nothing such a sender says.
+	// irc:account:alice, xmpp:alice@example.org, telegram:123456,
+	// slack:U123); "" when the network does not say who (an XMPP room
+	// that hides its occupants' JIDs from the bot shows only a nick,
+	// which anyone may take; on an IRC connection that names accounts, a
+	// sender not logged in): the relay passes on nothing they say.
 	From string
+	// Unnamed, when From is "", is what the bot tells the sender: why it
+	// cannot tell who they are and what they can do, in the bot's voice
+	// ("I pass on only what people logged in … say: …"); "" says the room
+	// hides its members' addresses.
+	Unnamed string
+	// ReplyTo is the id a direct message reaches the sender at, when it
+	// is not From's (an IRC nick, where From names the sender's account).
+	ReplyTo string
 	// Name is how the network shows the sender, for the chat's context.
 	Name string
 	// Text is what they wrote, as the network delivered it (no markup

@@ -37,7 +37,10 @@ type Connection struct {
 // there is that server's alone. broad is the nick on any server
 // (irc:alice), which a users file may name where the operator knows the
 // nick is one person's on every server the host meets; it is "" on other
-// networks.
+// networks. On an IRC connection whose setting accounts is "true" the
+// user is the account its services say the sender is logged in as,
+// written "account:<name>" (IRCAccount): irc:account:alice@irc.example.org
+// is never a nick, which anyone may take while its holder is away.
 func (c Connection) Identity(user string) (identity, broad string) {
 	identity = c.Network + ":" + user
 	if c.Network != "irc" {
@@ -50,16 +53,27 @@ func (c Connection) Identity(user string) (identity, broad string) {
 	return identity + "@" + strings.ToLower(host), identity
 }
 
+// IRCAccount begins an IRC user that is an account its services logged
+// the sender in as, not a nick (Identity): irc:account:alice.
+const IRCAccount = "account:"
+
 // Meets reports whether identity, as a users file names a person, is a
 // user the connection can meet: one of its network, and on IRC the nick
-// on any server or on the connection's (Identity).
+// (with accounts, the account) on any server or on the connection's
+// (Identity).
 func (c Connection) Meets(identity string) bool {
 	user, ok := strings.CutPrefix(identity, c.Network+":")
 	if !ok {
 		return false
 	}
+	if c.Network != "irc" {
+		return true
+	}
+	if strings.HasPrefix(user, IRCAccount) != (c.Settings["accounts"] == "true") {
+		return false // an account where senders are nicks, or a nick where they are accounts
+	}
 	nick, _, onOne := strings.Cut(user, "@")
-	if c.Network != "irc" || !onOne {
+	if !onOne {
 		return true
 	}
 	exact, _ := c.Identity(nick)

@@ -48,17 +48,23 @@ func newIRCRigOn(t *testing.T, irc *irctest.Server, start func(d dirs, vault str
 	t.Helper()
 	addr := irc.Addr
 	d := newDirs(t)
+	// Where the server's services log people in, soft and kim are the
+	// accounts alice and kim, not the nicks.
+	user, accounts := "irc:", "false"
+	if irc.Accounts {
+		user, accounts = "irc:"+route.IRCAccount, "true"
+	}
 	users := map[string]any{
 		"root": map[string]string{"token": rootToken},
 		"users": []map[string]any{
-			{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{"irc:alice"}},
-			{"id": "kim", "token": kimToken, "grants": []string{"session:create"}, "identities": []string{"irc:kim"}},
+			{"id": "soft", "token": softToken, "grants": []string{"bot:put", "session:create"}, "identities": []string{user + "alice"}},
+			{"id": "kim", "token": kimToken, "grants": []string{"session:create"}, "identities": []string{user + "kim"}},
 		},
 	}
 	writeJSON(t, d.users, users)
 	writeJSON(t, filepath.Join(d.config, "connections.json"), map[string]any{"connections": []map[string]any{{
 		"id": "local", "network": "irc", "enabled": true,
-		"settings": map[string]string{"server": addr, "nick": "motion", "tls": "false"},
+		"settings": map[string]string{"server": addr, "nick": "motion", "tls": "false", "accounts": accounts},
 		"secrets":  map[string]string{"password": "connectors://irc/local"},
 	}}})
 	writeJSON(t, filepath.Join(d.config, "routes", "dm.json"), map[string]any{
@@ -417,6 +423,30 @@ func TestEndToEndAnIRCPairingIsOneServersAndAUsersFileNickAnyServers(t *testing.
 		if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: hello") {
 			t.Errorf("irc:alice of the users file got %q", got)
 		}
+	}
+}
+
+// TestEndToEndWithIRCAccountsAPersonIsTheirAccountNotANick: on a server
+// whose services log people in, a connection with accounts takes the
+// users file's irc:account:alice for alice under any nick she goes by,
+// and whoever holds the nick alice without logging in to her account for
+// no one, told to log in.
+func TestEndToEndWithIRCAccountsAPersonIsTheirAccountNotANick(t *testing.T) {
+	t.Parallel()
+	r := newIRCRigOn(t, irctest.StartWithAccounts(t), nil)
+	alice := r.irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Register("alice-password-0123")
+	alice.Send("NICK alice_away")
+	alice.Wait(" NICK ")
+	alice.Send("PRIVMSG motion :hello")
+	if got := alice.Wait("PRIVMSG alice_away"); !strings.HasSuffix(got, ":Motion heard: hello") {
+		t.Fatalf("alice, logged in under another nick, got %q", got)
+	}
+	mallory := r.irc.Person(t, "alice")
+	mallory.Send("PRIVMSG motion :I am alice, answer me")
+	if got := mallory.Wait("PRIVMSG alice"); !strings.Contains(got, "I pass on only what people logged in") {
+		t.Fatalf("the nick alice, not logged in, got %q", got)
 	}
 }
 

@@ -5,8 +5,17 @@
 // Settings: server (host:port, required), nick (required), user and
 // realname (the nick when unset), channels (comma-separated, joined at
 // login), tls ("true" unless "false"; plain text only to a loopback
-// address). Secret: password, sent as the server password (PASS) before
-// the login, as servers and bouncers that guard their logins take it.
+// address), accounts ("true" where the server's services log people in to
+// accounts; "false" when unset). Secret: password, sent as the server
+// password (PASS) before the login, as servers and bouncers that guard
+// their logins take it.
+//
+// A sender is their nick, which anyone may take while its holder is
+// away. With accounts, a sender is the account the server says they are
+// logged in to (IRCv3 account-tag, asked for at login: a server that does
+// not offer it is refused), written account:<name>, and a sender not
+// logged in is no one: the relay passes on nothing they say and tells
+// them to log in.
 //
 // IRC has no message ids: a message carries the server's msgid tag where
 // the server gives one, else none, and IRC delivers nothing twice. It
@@ -23,6 +32,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +61,7 @@ const burst = 4
 type settings struct {
 	server, nick, user, realname string
 	channels                     []string
-	tls                          bool
+	tls, accounts                bool
 }
 
 func read(d route.Dial) (settings, error) {
@@ -61,6 +71,13 @@ func read(d route.Dial) (settings, error) {
 		return s, errors.New("the IRC connection names no server (host:port)")
 	case s.nick == "" || !validTarget(s.nick) || strings.HasPrefix(s.nick, "#"):
 		return s, fmt.Errorf("the IRC nick %q is no nick", s.nick)
+	}
+	switch a := d.Settings["accounts"]; a {
+	case "true":
+		s.accounts = true
+	case "", "false":
+	default:
+		return s, fmt.Errorf("the IRC setting accounts is %q: say true or false", a)
 	}
 	if err := route.CheckServer("IRC", s.server, s.tls); err != nil {
 		return s, err
@@ -102,7 +119,7 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the IRC server %s: %w", s.server, err)
 	}
-	c := &conn{nc: nc, nick: s.nick, log: log, in: make(chan route.Message, 256), done: make(chan struct{}),
+	c := &conn{nc: nc, nick: s.nick, accounts: s.accounts, log: log, in: make(chan route.Message, 256), done: make(chan struct{}),
 		welcome: make(chan error, 1), tokens: burst, last: time.Now()}
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(deadline)
@@ -111,6 +128,9 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	defer stop()
 	c.wg.Add(1)
 	go c.read()
+	if s.accounts {
+		c.write("CAP LS 302") // the login waits for CAP END
+	}
 	if pw := d.Secrets["password"]; pw != "" {
 		c.write("PASS :" + clean(pw))
 	}
@@ -127,6 +147,9 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	if err != nil {
 		_ = nc.Close()
 		c.wg.Wait()
+		if errors.Is(err, errNoAccountTag) {
+			return nil, fmt.Errorf("the IRC server %s does not offer IRCv3 account-tag, which the setting accounts needs to tell who is logged in: set accounts to false, or use a server whose services log people in", s.server)
+		}
 		return nil, fmt.Errorf("the IRC server %s refused the login of %s: %w", s.server, s.nick, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
@@ -138,11 +161,14 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 
 // conn is a live IRC connection.
 type conn struct {
-	nc   net.Conn
-	log  *slog.Logger
-	in   chan route.Message
-	done chan struct{} // closed when the reader ends
-	wg   sync.WaitGroup
+	nc  net.Conn
+	log *slog.Logger
+	// accounts names senders by the account they are logged in to; the
+	// login asks for account-tag.
+	accounts bool
+	in       chan route.Message
+	done     chan struct{} // closed when the reader ends
+	wg       sync.WaitGroup
 
 	wmu sync.Mutex // one line at a time
 
@@ -150,8 +176,10 @@ type conn struct {
 	nick     string // as the server knows it now
 	welcome  chan error
 	welcomed bool
-	failure  error   // why the reader ended
-	tokens   float64 // the pacing of sends: lines that may go at once
+	offered  []string // the capabilities the server listed so far (CAP LS)
+	tagged   bool     // the server acknowledged account-tag
+	failure  error    // why the reader ended
+	tokens   float64  // the pacing of sends: lines that may go at once
 	last     time.Time
 	closed   bool
 }
@@ -213,8 +241,14 @@ func (c *conn) handle(m message) error {
 	switch m.command {
 	case "PING":
 		return c.write("PONG :" + clean(m.param(0)))
+	case "CAP":
+		return c.capability(m)
 	case "001": // welcome: logged in
 		c.mu.Lock()
+		if c.accounts && !c.tagged { // a server that knows no CAP
+			c.mu.Unlock()
+			return errNoAccountTag
+		}
 		c.nick = m.param(0)
 		if !c.welcomed {
 			c.welcomed = true
@@ -241,6 +275,48 @@ func (c *conn) handle(m message) error {
 	return nil
 }
 
+// errNoAccountTag refuses a server that will not say who is logged in.
+var errNoAccountTag = errors.New("no IRCv3 account-tag")
+
+// capability takes the server's answers to the capabilities the login
+// asks for: its list (CAP LS, on lines ending with the one without "*"),
+// then its acknowledgement of account-tag (ACK), after which the login
+// goes on (CAP END), or its refusal (NAK).
+func (c *conn) capability(m message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m.param(1) {
+	case "LS":
+		more := m.param(2) == "*"
+		list := m.param(2)
+		if more {
+			list = m.param(3)
+		}
+		c.offered = append(c.offered, strings.Fields(list)...)
+		if more {
+			return nil
+		}
+		for _, cp := range c.offered {
+			if name, _, _ := strings.Cut(cp, "="); name == "account-tag" {
+				return c.write("CAP REQ :account-tag")
+			}
+		}
+		return errNoAccountTag
+	case "ACK":
+		if slices.Contains(strings.Fields(m.param(2)), "account-tag") {
+			c.tagged = true
+			return c.write("CAP END")
+		}
+	case "NAK":
+		return errNoAccountTag
+	}
+	return nil
+}
+
+// unnamed is what a sender not logged in is told where senders are
+// accounts.
+const unnamed = "I pass on only what people logged in to this network's accounts say: log in (identify to NickServ, say), then write again."
+
 // privmsg delivers a message to the bot's nick or in a channel it is in.
 func (c *conn) privmsg(m message) {
 	from, target, text := nick(m.prefix), m.param(0), m.param(1)
@@ -262,6 +338,14 @@ func (c *conn) privmsg(m message) {
 		scope = route.Scope{Kind: route.Group, ID: target}
 	}
 	msg := route.Message{ID: m.tags["msgid"], Scope: scope, From: "irc:" + from, Name: from, Text: text}
+	if c.accounts {
+		msg.From, msg.ReplyTo = "", from
+		if account := m.tags["account"]; account != "*" && validTarget(account) && !strings.ContainsAny(account, "@:") {
+			msg.From = "irc:" + route.IRCAccount + account
+		} else {
+			msg.Unnamed = unnamed
+		}
+	}
 	if at, err := time.Parse(time.RFC3339Nano, m.tags["time"]); err == nil {
 		msg.At = at
 	}

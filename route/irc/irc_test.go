@@ -156,3 +156,58 @@ func TestIRCRefusesPlainTextToAServerElsewhere(t *testing.T) {
 		t.Errorf("plain text to another machine: %v", err)
 	}
 }
+
+// TestIRCWithAccountsNamesASenderByTheAccountTheyAreLoggedInTo: a nick is
+// whoever holds it now. With accounts a sender is the account the
+// server's services logged them in to, whatever nick they go by, and
+// whoever holds an account's nick without logging in to it is no one.
+func TestIRCWithAccountsNamesASenderByTheAccountTheyAreLoggedInTo(t *testing.T) {
+	t.Parallel()
+	srv := irctest.StartWithAccounts(t)
+	bot := dial(t, srv.Addr, map[string]string{"accounts": "true", "channels": "#motion"})
+	alice := srv.Person(t, "alice")
+	alice.Register("alice-password-0123")
+	alice.Send("PRIVMSG motion :hello")
+	m := routetest.Receive(t, bot)
+	if m.From != "irc:account:alice" || m.ReplyTo != "alice" || m.Scope != (route.Scope{Kind: route.Direct, ID: "alice"}) || m.Unnamed != "" || m.Text != "hello" {
+		t.Fatalf("alice, logged in, sent %+v", m)
+	}
+	alice.Send("NICK alice_away")
+	alice.Wait(" NICK ")
+	alice.Send("PRIVMSG motion :still me")
+	if m := routetest.Receive(t, bot); m.From != "irc:account:alice" || m.ReplyTo != "alice_away" || m.Scope.ID != "alice_away" {
+		t.Fatalf("alice, logged in under another nick, sent %+v", m)
+	}
+	mallory := srv.Person(t, "alice") // the nick alice, free while alice is away
+	mallory.Send("PRIVMSG motion :I am alice")
+	m = routetest.Receive(t, bot)
+	if m.From != "" || m.ReplyTo != "alice" || !strings.Contains(m.Unnamed, "log in") || m.Text != "I am alice" {
+		t.Fatalf("the nick alice, not logged in, sent %+v, want no one, told to log in", m)
+	}
+	mallory.Send("JOIN #motion")
+	mallory.Wait("366") // the end of the channel's names: joined
+	mallory.Send("NAMES #motion")
+	if l := mallory.Wait(" 353 "); !strings.Contains(l, "motion") {
+		t.Fatalf("the bot is not in #motion: %q", l)
+	}
+	mallory.Send("PRIVMSG #motion :it is me, alice")
+	if m := routetest.Receive(t, bot); m.From != "" || m.Scope != (route.Scope{Kind: route.Group, ID: "#motion"}) || m.Unnamed == "" {
+		t.Fatalf("the nick alice, not logged in, said in #motion %+v, want no one", m)
+	}
+}
+
+func TestIRCWithAccountsRefusesAServerThatDoesNotSayWhoIsLoggedIn(t *testing.T) {
+	t.Parallel()
+	srv := irctest.Start(t) // ngircd: no services, no account-tag
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := irc.Network{}.Dial(ctx, route.Dial{Settings: map[string]string{"server": srv.Addr, "nick": "motion", "tls": "false", "accounts": "true"},
+		Secrets: map[string]string{"password": irctest.Password}})
+	if err == nil || !strings.Contains(err.Error(), "does not offer IRCv3 account-tag, which the setting accounts needs") {
+		t.Errorf("accounts on a server without account-tag: %v", err)
+	}
+	_, err = irc.Network{}.Dial(ctx, route.Dial{Settings: map[string]string{"server": srv.Addr, "nick": "motion", "tls": "false", "accounts": "yes"}})
+	if err == nil || err.Error() != `the IRC setting accounts is "yes": say true or false` {
+		t.Errorf("accounts yes: %v", err)
+	}
+}

@@ -732,6 +732,49 @@ func TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName(t *testing.T) {
 	}
 }
 
+// TestRelayTellsAnUnnamedSenderWhatTheirNetworkSaysAtEveryDirectMessage:
+// an IRC sender not logged in, where the connection names accounts, is no
+// one; in a direct message they are told the adapter's sentence each
+// time, as a conversation goes, and nothing is passed on.
+func TestRelayTellsAnUnnamedSenderWhatTheirNetworkSaysAtEveryDirectMessage(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	nemo := route.Scope{Kind: route.Direct, ID: "nemo"}
+	const why = "I pass on only what people logged in to this network's accounts say."
+	for i := range 2 {
+		r.say(route.Message{ID: fmt.Sprint("n", i), Scope: nemo, Name: "nemo", Unnamed: why, Text: "hello"})
+		if got := r.next(); got.To != nemo || got.Text != why {
+			t.Fatalf("direct message %d: the relay sent %q to %+v, want %q to nemo", i+1, got.Text, got.To, why)
+		}
+	}
+}
+
+// TestRelaySendsAPairingCodeWhereTheSenderIsReachedDirectly: where the
+// network names a sender by an account (IRC with accounts), the code goes
+// to the nick they are reached at, not to the account's name.
+func TestRelaySendsAPairingCodeWhereTheSenderIsReachedDirectly(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.pairs("room")
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; ; n++ {
+		// Other strangers ask until the relay has reloaded the route: a
+		// group is told of each stranger once.
+		probe := fmt.Sprint("probe-", n)
+		r.say(route.Message{ID: probe, Scope: groupRoom, From: "fake:account:" + probe, ReplyTo: probe + "-nick", Text: "let me in"})
+		got := r.next()
+		if got.To.Kind == route.Direct {
+			if want := (route.Scope{Kind: route.Direct, ID: probe + "-nick"}); got.To != want || !strings.Contains(got.Text, "the code ") {
+				t.Fatalf("the relay sent %q to %+v, want a code to %+v", got.Text, got.To, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an unknown person on a pairing route was answered %q", got.Text)
+		}
+	}
+}
+
 // TestRelayTellsAGroupWhenItCannotSendAPairingCodeDirectly: a network
 // that would not take the direct message gets no code said in the group
 // either, only how to get one.

@@ -307,8 +307,19 @@ func (w *worker) handle(m route.Message) {
 		return
 	}
 	if m.From == "" {
-		if k := (toldKey{scope: m.Scope}); !w.wasTold(k) {
-			w.say(m.Scope, "I cannot tell who anyone is here: this room does not show me its members' addresses, so I pass on nothing said in it. Write to me directly, or ask the room's owner to show members' addresses.")
+		// A group is told once a tellAgain, whoever speaks: where a room
+		// hides its members, every line is from someone unnamed.
+		k := toldKey{scope: m.Scope}
+		group := m.Scope.Kind != route.Direct
+		if group && w.wasTold(k) {
+			return
+		}
+		why := m.Unnamed
+		if why == "" {
+			why = "I cannot tell who anyone is here: this room does not show me its members' addresses, so I pass on nothing said in it. Write to me directly, or ask the room's owner to show members' addresses."
+		}
+		w.say(m.Scope, why)
+		if group {
 			w.tell(k)
 		}
 		return
@@ -669,7 +680,7 @@ func (w *worker) pair(rt route.Route, m route.Message, identity string) bool {
 		w.say(m.Scope, text)
 		return true
 	}
-	to := route.Scope{Kind: route.Direct, ID: strings.TrimPrefix(m.From, w.conn.Network+":")}
+	to := route.Scope{Kind: route.Direct, ID: cmp.Or(m.ReplyTo, strings.TrimPrefix(m.From, w.conn.Network+":"))}
 	if _, err := w.send(to, text); err != nil {
 		w.r.log.Info("relay: a pairing code could not be sent in a direct message", "connection", w.conn.ID, "err", err)
 		w.say(m.Scope, "I pass on nothing you write here until you pair this account with you, and I could not write to you directly to give you a code: write to me directly once, then again here.")

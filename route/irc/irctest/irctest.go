@@ -1,5 +1,6 @@
-// Package irctest starts a real IRC server (Debian's ngircd) for tests,
-// and speaks to it as a person would.
+// Package irctest starts a real IRC server (Debian's ngircd, or inspircd
+// with atheme-services where people log in to accounts) for tests, and
+// speaks to it as a person would.
 package irctest
 
 import (
@@ -22,7 +23,10 @@ const Password = "irc-server-password-0123"
 // Server is a running IRC server.
 type Server struct {
 	// Addr is its host:port.
-	Addr     string
+	Addr string
+	// Accounts is true for a server whose services log people in to
+	// accounts (StartWithAccounts).
+	Accounts bool
 	password string
 	kill     func()
 }
@@ -40,6 +44,94 @@ func Start(t testing.TB) *Server {
 func StartOpen(t testing.TB) *Server {
 	t.Helper()
 	return start(t, "")
+}
+
+// StartWithAccounts starts a real IRC server whose services log people
+// in to accounts and tell the bot who is logged in (IRCv3 account-tag):
+// Debian's inspircd, with atheme-services linked to it, on free loopback
+// ports in the test's own folder, with no server password; the test's
+// end stops both. A Person logs in to an account with Register. It skips
+// the test when either is missing, unless BOTS_REQUIRE_IRC=1.
+func StartWithAccounts(t testing.TB) *Server {
+	t.Helper()
+	ircd, services := lookBin(t, "inspircd"), lookBin(t, "atheme-services")
+	dir := t.TempDir()
+	var out *waittest.Log
+	for range 3 { // a free port can be taken before inspircd binds it
+		port, link := freePort(t), freePort(t)
+		conf := filepath.Join(dir, "inspircd.conf")
+		if err := os.WriteFile(conf, []byte(inspircdConfig(dir, port, link)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = &waittest.Log{}
+		kill, exited := run(t, out, ircd, "--config", conf, "--nofork", "--runasroot")
+		waittest.Within(10*time.Second, func() bool {
+			return exited() || strings.Contains(out.String(), "InspIRCd is now running")
+		})
+		if strings.Contains(out.String(), "failed to bind") || exited() {
+			kill()
+			continue
+		}
+		if !strings.Contains(out.String(), "InspIRCd is now running") {
+			t.Fatalf("inspircd did not start: %s", out)
+		}
+		conf = filepath.Join(dir, "atheme.conf")
+		if err := os.WriteFile(conf, []byte(athemeConfig(link)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		svc := &waittest.Log{}
+		_, gone := run(t, svc, services, "-n", "-c", conf, "-D", dir, "-l", filepath.Join(dir, "atheme.log"), "-p", filepath.Join(dir, "atheme.pid"))
+		linked := "finished synching with uplink"
+		waittest.Within(10*time.Second, func() bool { return gone() || strings.Contains(svc.String(), linked) })
+		if !strings.Contains(svc.String(), linked) {
+			t.Fatalf("atheme-services did not link to inspircd: %s", svc)
+		}
+		return &Server{Addr: net.JoinHostPort("127.0.0.1", port), Accounts: true, kill: kill}
+	}
+	t.Fatalf("inspircd did not start on any of three free ports: %s", out)
+	return nil
+}
+
+// lookBin finds a server's program, skipping the test (or failing it,
+// with BOTS_REQUIRE_IRC=1) when it is not installed.
+func lookBin(t testing.TB, name string) string {
+	t.Helper()
+	for _, p := range []string{name, "/usr/sbin/" + name, "/usr/local/sbin/" + name} {
+		if bin, err := exec.LookPath(p); err == nil {
+			return bin
+		}
+	}
+	if os.Getenv("BOTS_REQUIRE_IRC") == "1" {
+		t.Fatalf("%s is not installed and BOTS_REQUIRE_IRC=1: install it (scripts/ci-deps.sh does)", name)
+	}
+	t.Skipf("%s is not installed: the IRC accounts tests need a real server with services (apt-get install inspircd atheme-services)", name)
+	return ""
+}
+
+// run starts a server's program, its output in out, and stops it when
+// the test ends; kill ends it at once, exited reports whether it has.
+func run(t testing.TB, out *waittest.Log, bin string, args ...string) (kill func(), exited func() bool) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	kill = func() {
+		cmd.Process.Kill()
+		<-done
+	}
+	t.Cleanup(kill)
+	return kill, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // Kill ends the server at once, as a crash does.
@@ -138,6 +230,68 @@ func config(dir, port, password string) string {
 `, port, passwordLine(password), filepath.Join(dir, "motd"), filepath.Join(dir, "pid"))
 }
 
+// inspircdConfig is inspircd's configuration for a server in dir on port,
+// which atheme-services links to on link.
+func inspircdConfig(dir, port, link string) string {
+	return fmt.Sprintf(`<server name="irc.test" description="a test server" network="Test">
+<admin name="test" nick="test" email="test@irc.test">
+<bind address="127.0.0.1" port="%[2]s" type="clients">
+<bind address="127.0.0.1" port="%[3]s" type="servers">
+<class name="all" commands="*" privs="*" usermodes="*" chanmodes="*">
+<connect name="main" allow="*" timeout="60" pingfreq="120" hardsendq="1M" softsendq="1M" recvq="64K"
+	threshold="100000" commandrate="1000000" fakelag="no" localmax="1000" globalmax="1000" limit="5000"
+	useident="no" resolvehostnames="no">
+<dns server="127.0.0.1" timeout="1">
+<pid file="%[1]s/inspircd.pid">
+<log method="file" type="* -USERINPUT -USEROUTPUT" level="default" target="%[1]s/inspircd.log">
+<performance clonesonconnect="no">
+<module name="spanningtree">
+<module name="services_account">
+<module name="cap">
+<module name="ircv3">
+<module name="ircv3_accounttag">
+<module name="ircv3_servertime">
+<module name="chghost">
+<module name="cloaking">
+<module name="globops">
+<module name="cban">
+<module name="svshold">
+<module name="shun">
+<module name="topiclock">
+<cloak mode="half" key="0123456789abcdef0123456789abcdef">
+<link name="services.test" ipaddr="127.0.0.1" port="%[3]s" allowmask="127.0.0.0/8" sendpass="link-password-0123" recvpass="link-password-0123">
+<uline server="services.test" silent="yes">
+`, dir, port, link)
+}
+
+// athemeConfig is the configuration of atheme-services linking to
+// inspircd on link: NickServ alone, accounts registered at once.
+func athemeConfig(link string) string {
+	return fmt.Sprintf(`loadmodule "modules/protocol/inspircd";
+loadmodule "modules/backend/opensex";
+loadmodule "modules/crypto/pbkdf2v2";
+loadmodule "modules/nickserv/main";
+loadmodule "modules/nickserv/register";
+loadmodule "modules/nickserv/identify";
+loadmodule "modules/nickserv/logout";
+serverinfo {
+	name = "services.test"; desc = "services"; numeric = "00A"; recontime = 1; netname = "Test";
+	hidehostsuffix = "users.test"; adminname = "test"; adminemail = "test@irc.test";
+	registeremail = "test@irc.test"; mta = "/bin/true"; loglevel = { all; }; auth = none;
+	maxlogins = 5; maxusers = 5; maxnicks = 5; maxchans = 5; mdlimit = 30;
+	emaillimit = 10; emailtime = 300; casemapping = rfc1459;
+};
+uplink "irc.test" { host = "127.0.0.1"; port = %s; send_password = "link-password-0123"; receive_password = "link-password-0123"; };
+nickserv { nick = "NickServ"; user = "NickServ"; host = "services.test"; real = "Nickname Services"; };
+general {
+	permissive_mode = no; helpchan = "#help"; helpurl = "http://irc.test"; verbose_wallops = no;
+	join_chans = no; leave_chans = no; secure = no; uflags = { hidemail; }; cflags = { verbose; };
+	raw = no; flood_msgs = 1000; flood_time = 1; ratelimit_uses = 1000; ratelimit_period = 1;
+	kline_time = 7; commit_interval = 5; immune_level = immune; show_entity_id = yes;
+};
+`, link)
+}
+
 // freePort is a loopback port no one listens on now.
 func freePort(t testing.TB) string {
 	t.Helper()
@@ -190,6 +344,14 @@ func (s *Server) Person(t testing.TB, nick string) *Person {
 	p.Send("USER " + nick + " 0 * :" + nick)
 	p.Wait(" 001 ")
 	return p
+}
+
+// Register registers the person's nick as an account with the server's
+// NickServ (StartWithAccounts) and logs them in to it.
+func (p *Person) Register(password string) {
+	p.t.Helper()
+	p.Send("PRIVMSG NickServ :REGISTER " + password + " " + p.nick + "@users.test")
+	p.Wait(" 900 ") // RPL_LOGGEDIN
 }
 
 // Send sends one line.
