@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -108,6 +109,17 @@ type Scope struct {
 	// thread_ts, Telegram's message_thread_id).
 	Thread string `json:"thread,omitempty"`
 }
+
+// Is reports whether s and o are one conversation: the same kind and
+// thread, and IDs that are the same name (SameID).
+func (s Scope) Is(o Scope) bool {
+	return s.Kind == o.Kind && SameID(s.ID, o.ID) && s.Thread == o.Thread
+}
+
+// SameID reports whether a and b name one conversation: IRC nicks and
+// channels and XMPP addresses are the same whatever their case (#Bots is
+// #bots), and the other networks' ids come in one case.
+func SameID(a, b string) bool { return strings.EqualFold(a, b) }
 
 // Message is one message from a network user.
 type Message struct {

@@ -132,7 +132,7 @@ func PreflightRoute(r Route, s Scene) Preflight {
 	}
 	if r.Enabled {
 		for _, o := range s.Routes {
-			if o.ID != r.ID && o.Enabled && o.Connection == r.Connection && o.Scope == r.Scope {
+			if o.ID != r.ID && o.Enabled && o.Connection == r.Connection && o.Scope.Is(r.Scope) {
 				p.Conflicts = append(p.Conflicts, o.ID)
 			}
 		}

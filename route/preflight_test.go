@@ -45,6 +45,7 @@ func TestPreflightRouteRefusesWhatCannotWorkAndNamesConflicts(t *testing.T) {
 		{name: "a group without broad", r: route.Route{ID: "r", Connection: "irc", Bot: "motion", Scope: room}, problem: "the group #motion"},
 		{name: "every DM without broad", r: route.Route{ID: "r", Connection: "irc", Bot: "motion", Scope: route.Scope{Kind: route.Direct}}, problem: "every person's direct messages"},
 		{name: "a conflict", r: route.Route{ID: "r", Enabled: true, Connection: "irc", Bot: "motion", Scope: room}, broad: true, conflicts: []string{"old"}},
+		{name: "a conflict in another case", r: route.Route{ID: "r", Enabled: true, Connection: "irc", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#Motion"}}, broad: true, conflicts: []string{"old"}},
 		{name: "a disabled route conflicts with nothing", r: route.Route{ID: "r", Connection: "irc", Bot: "motion", Scope: room}, broad: true},
 		{name: "itself is no conflict", r: route.Route{ID: "old", Enabled: true, Connection: "irc", Bot: "motion", Scope: room}, broad: true},
 	} {

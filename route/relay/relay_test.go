@@ -732,6 +732,19 @@ func TestRelayPassesOnNothingFromASenderTheNetworkDoesNotName(t *testing.T) {
 	}
 }
 
+// TestRelayTakesAConversationWhateverTheCaseOfItsName: an IRC channel
+// or nick and an XMPP address are one whatever their case, so a route of
+// #motion takes what is said in #Motion, and the reply goes there.
+func TestRelayTakesAConversationWhateverTheCaseOfItsName(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	room := route.Scope{Kind: route.Group, ID: "#Motion"}
+	r.say(route.Message{ID: "m1", Scope: room, From: "fake:alice", Text: "hello"})
+	if got := r.next(); got.To != room || got.Text != "Motion heard: hello" {
+		t.Fatalf("the relay sent %q to %+v, want the echo's reply in #Motion", got.Text, got.To)
+	}
+}
+
 // TestRelayTellsAnUnnamedSenderWhatTheirNetworkSaysAtEveryDirectMessage:
 // an IRC sender not logged in, where the connection names accounts, is no
 // one; in a direct message they are told the adapter's sentence each

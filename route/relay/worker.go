@@ -274,18 +274,18 @@ func match(routes []route.Route, s route.Scope) (route.Route, bool) {
 		r := 0
 		switch rt.Scope.Kind {
 		case route.Direct:
-			if s.Kind == route.Direct && (rt.Scope.ID == "" || rt.Scope.ID == s.ID) {
+			if s.Kind == route.Direct && (rt.Scope.ID == "" || route.SameID(rt.Scope.ID, s.ID)) {
 				r = 1
 				if rt.Scope.ID != "" {
 					r = 3
 				}
 			}
 		case route.Group:
-			if (s.Kind == route.Group || s.Kind == route.Thread) && rt.Scope.ID == s.ID {
+			if (s.Kind == route.Group || s.Kind == route.Thread) && route.SameID(rt.Scope.ID, s.ID) {
 				r = 2
 			}
 		case route.Thread:
-			if s.Kind == route.Thread && rt.Scope.ID == s.ID && rt.Scope.Thread == s.Thread {
+			if s.Kind == route.Thread && rt.Scope.Is(s) {
 				r = 4
 			}
 		}
