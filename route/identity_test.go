@@ -14,6 +14,8 @@ func TestAnIRCIdentityNamesTheConnectionsServerAndOthersTheirNetworkAlone(t *tes
 		identity, broad string
 	}{
 		{route.Connection{Network: "irc", Settings: map[string]string{"server": "Irc.Example.ORG:6697"}}, "alice", "irc:alice@irc.example.org", "irc:alice"},
+		// IRC holds Alice and alice to be one nick.
+		{route.Connection{Network: "irc", Settings: map[string]string{"server": "irc.example.org:6697"}}, "Alice", "irc:alice@irc.example.org", "irc:alice"},
 		{route.Connection{Network: "irc", Settings: map[string]string{"server": "[::1]:6667"}}, "alice", "irc:alice@::1", "irc:alice"},
 		{route.Connection{Network: "irc", Settings: map[string]string{"server": "irc.libera.chat:6697", "accounts": "true"}}, "account:alice", "irc:account:alice@irc.libera.chat", "irc:account:alice"},
 		// A connection with no server does not dial, and names no server.
@@ -41,12 +43,14 @@ func TestAConnectionMeetsItsNetworksUsersAndOnIRCTheNicksOrAccountsOfItsServer(t
 		{libera, "irc:alice", true},
 		{libera, "irc:alice@irc.libera.chat", true},
 		{libera, "irc:alice@irc.oftc.net", false},
+		{libera, "irc:Alice@IRC.Libera.Chat", true},
 		{libera, "xmpp:alice@example.org", false},
 		// Where its senders are accounts, a connection meets accounts
 		// alone; where they are nicks, nicks alone.
 		{libera, "irc:account:alice@irc.libera.chat", false},
 		{accounts, "irc:account:alice", true},
 		{accounts, "irc:account:alice@irc.libera.chat", true},
+		{accounts, "irc:Account:Alice@irc.libera.chat", true},
 		{accounts, "irc:account:alice@irc.oftc.net", false},
 		{accounts, "irc:alice@irc.libera.chat", false},
 		{accounts, "irc:alice", false},

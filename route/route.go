@@ -34,7 +34,8 @@ type Connection struct {
 // "<network>:<user>". An IRC nick is one server's, held by whoever its
 // services give it (or by whoever takes it), so on IRC the identity names
 // the connection's server too (irc:alice@irc.example.org): a pairing made
-// there is that server's alone. broad is the nick on any server
+// there is that server's alone, and it is written in lower case, as IRC
+// holds Alice and alice to be one nick. broad is the nick on any server
 // (irc:alice), which a users file may name where the operator knows the
 // nick is one person's on every server the host meets; it is "" on other
 // networks. On an IRC connection whose setting accounts is "true" the
@@ -46,6 +47,7 @@ func (c Connection) Identity(user string) (identity, broad string) {
 	if c.Network != "irc" {
 		return identity, ""
 	}
+	identity = strings.ToLower(identity) // a nick in any case is one
 	host, _, err := net.SplitHostPort(c.Settings["server"])
 	if err != nil || host == "" {
 		return identity, "" // no server: the connection does not dial
@@ -69,7 +71,7 @@ func (c Connection) Meets(identity string) bool {
 	if c.Network != "irc" {
 		return true
 	}
-	if strings.HasPrefix(user, IRCAccount) != (c.Settings["accounts"] == "true") {
+	if strings.HasPrefix(strings.ToLower(user), IRCAccount) != (c.Settings["accounts"] == "true") {
 		return false // an account where senders are nicks, or a nick where they are accounts
 	}
 	nick, _, onOne := strings.Cut(user, "@")
@@ -77,7 +79,7 @@ func (c Connection) Meets(identity string) bool {
 		return true
 	}
 	exact, _ := c.Identity(nick)
-	return exact == identity
+	return strings.EqualFold(exact, identity)
 }
 
 // Pairing is a chat-network identity a person paired with themselves: a
@@ -186,7 +188,9 @@ type Store interface {
 // "telegram:123456", "slack:U123") to the people of the users file.
 type People interface {
 	// Person returns the id of the person (as in user:<id>) that
-	// identity is mapped to, and false when it maps to nobody.
+	// identity is mapped to, whatever the case of either (irc:Alice is
+	// irc:alice, as IRC and XMPP have it; the other networks' ids come
+	// in one case), and false when it maps to nobody.
 	Person(identity string) (string, bool)
 }
 

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -74,7 +73,7 @@ type Users struct {
 	root       *[sha256.Size]byte
 	users      []userRecord
 	byID       map[string]int
-	identities map[string]string // "<network>:<id>" → user id
+	identities map[string]string // "<network>:<id>", in lower case → user id
 }
 
 // Load reads and parses the users file at path. Its errors name the
@@ -168,10 +167,10 @@ func Parse(data []byte) (*Users, error) {
 			if err := checkIdentity(id); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			if other, dup := u.identities[id]; dup {
+			if other, dup := u.identities[strings.ToLower(id)]; dup {
 				return nil, fmt.Errorf("%s: the identity %q is %q's already: one identity is one person", where, id, other)
 			}
-			u.identities[id] = e.ID
+			u.identities[strings.ToLower(id)] = e.ID
 		}
 		u.byID[e.ID] = len(u.users)
 		u.users = append(u.users, userRecord{
@@ -195,23 +194,29 @@ func checkIdentity(id string) error {
 }
 
 // Person returns the id of the person whose identities hold identity
-// ("irc:alice"), and false when nobody's do: the users file as a
-// route.People.
+// ("irc:alice", whatever the case of either), and false when nobody's do:
+// the users file as a route.People.
 func (u *Users) Person(identity string) (string, bool) {
 	if u == nil {
 		return "", false
 	}
-	id, ok := u.identities[identity]
+	id, ok := u.identities[strings.ToLower(identity)]
 	return id, ok
 }
 
-// Identities returns every identity the file maps, with its person's id:
-// the users file as a route.Identities.
+// Identities returns every identity the file maps, as it writes it, with
+// its person's id: the users file as a route.Identities.
 func (u *Users) Identities() map[string]string {
+	out := map[string]string{}
 	if u == nil {
-		return map[string]string{}
+		return out
 	}
-	return maps.Clone(u.identities)
+	for _, r := range u.users {
+		for _, id := range r.Identities {
+			out[id] = r.ID
+		}
+	}
+	return out
 }
 
 // Authenticate returns the principal whose token this is: the root

@@ -323,12 +323,14 @@ func TestAUsersFileWithATokenShorterThan16CharactersIsRefusedNamingTheEntry(t *t
 func TestIdentitiesMapANetworksUsersToPeople(t *testing.T) {
 	t.Parallel()
 	u, err := Parse([]byte(`{"users": [
-		{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:alice", "xmpp:alice@example.org"]},
+		{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:Alice", "xmpp:alice@example.org"]},
 		{"id": "bob", "token": "bob-token-0123456789ab", "identities": ["slack:U123"]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for identity, want := range map[string]string{"irc:alice": "alice", "xmpp:alice@example.org": "alice", "slack:U123": "bob"} {
+	// An identity is found whatever the case of the file's or the
+	// network's: IRC and XMPP hold Alice and alice to be one.
+	for identity, want := range map[string]string{"irc:alice": "alice", "irc:ALICE": "alice", "xmpp:Alice@Example.org": "alice", "slack:U123": "bob"} {
 		if got, ok := u.Person(identity); !ok || got != want {
 			t.Errorf("Person(%q) = %q, %v; want %q", identity, got, ok, want)
 		}
@@ -336,8 +338,11 @@ func TestIdentitiesMapANetworksUsersToPeople(t *testing.T) {
 	if got, ok := u.Person("irc:mallory"); ok {
 		t.Errorf("an unknown identity is %q", got)
 	}
-	if got := u.Users()[0].Identities; len(got) != 2 {
-		t.Errorf("Users() shows alice's identities as %q", got)
+	if got := u.Users()[0].Identities; len(got) != 2 || got[0] != "irc:Alice" {
+		t.Errorf("Users() shows alice's identities as %q, want them as the file writes them", got)
+	}
+	if got := u.Identities(); len(got) != 3 || got["irc:Alice"] != "alice" || got["slack:U123"] != "bob" {
+		t.Errorf("Identities() = %v, want the file's three as it writes them", got)
 	}
 }
 
@@ -346,6 +351,8 @@ func TestAnIdentityOfTwoPeopleOrNoIdentityAtAllIsRefusedNamingIt(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:alice"]},
 		            {"id": "bob", "token": "bob-token-0123456789ab", "identities": ["irc:alice"]}]}`: `users[1] ("bob"): the identity "irc:alice" is "alice"'s already`,
+		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:alice"]},
+		            {"id": "bob", "token": "bob-token-0123456789ab", "identities": ["irc:Alice"]}]}`: `users[1] ("bob"): the identity "irc:Alice" is "alice"'s already`,
 		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["IRC:alice"]}]}`:  `the identity "IRC:alice" is no <network>:<id>`,
 		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["irc:al ice"]}]}`: `the identity "irc:al ice" is no <network>:<id>`,
 		`{"users": [{"id": "alice", "token": "alice-token-0123456789", "identities": ["alice"]}]}`:      `the identity "alice" is no <network>:<id>`,
