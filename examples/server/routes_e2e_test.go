@@ -310,6 +310,41 @@ func TestEndToEndAPersonTalksToTheirBotFromSlackThroughTheServersHook(t *testing
 	}
 }
 
+// TestEndToEndAPersonTalksToTheirBotFromSlackInSocketMode: with an app
+// token the server opens a WebSocket to Slack itself, so a host with no
+// public address is talked to from Slack; when Slack asks for a new
+// connection, the relay opens one and the conversation goes on.
+func TestEndToEndAPersonTalksToTheirBotFromSlackInSocketMode(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
+		map[string]string{"token": slacktest.Token, "appToken": slacktest.AppToken})
+	posted := func(n int) func() bool {
+		return func() bool {
+			f.Mu.Lock()
+			defer f.Mu.Unlock()
+			return len(f.Posted) >= n
+		}
+	}
+	ws := f.Socket(t)
+	f.Envelope(t, ws, "events_api", slacktest.Event("Ev1", "D1", "im", "U1", "hello from Slack", "1700000000.000001", ""))
+	waitUntil(t, "the bot's answer on Slack", posted(1))
+	f.Envelope(t, ws, "disconnect", "")
+	ws = f.Socket(t) // the relay dials again
+	f.Envelope(t, ws, "events_api", slacktest.Event("Ev2", "D1", "im", "U1", "still there?", "1700000000.000002", ""))
+	waitUntil(t, "the bot's second answer on Slack", posted(2))
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	for i, want := range []string{"Motion heard: hello from Slack", "Motion heard: still there?"} {
+		if got := f.Posted[i]; got.Get("text") != want || got.Get("channel") != "D1" {
+			t.Errorf("Slack's post %d was %v, want %q", i+1, got, want)
+		}
+	}
+	if len(f.Posted) != 2 || f.Opened != 2 {
+		t.Errorf("Slack was posted %d times over %d connections, want 2 over 2", len(f.Posted), f.Opened)
+	}
+}
+
 // TestEndToEndNoRouteCredentialReachesANetworkOrAFile: the IRC
 // connection's password (from the vault) never goes to the network, even
 // when a bot's reply would carry it, and no file the server wrote holds it.

@@ -1,17 +1,24 @@
 // Package slack is the Slack adapter of package route: a Slack app's bot
-// user, which hears messages through the Events API (Slack posts them to
-// the server, signed) and answers through the Web API
-// (github.com/slack-go/slack).
+// user, which hears messages through Socket Mode (a WebSocket the
+// connection opens to Slack: no address of the host's need be public) or
+// the Events API (Slack posts them to the host, signed), and answers
+// through the Web API (github.com/slack-go/slack).
 //
 // Settings: api (the Web API's address, https://slack.com/api/ unless set;
-// tests point it at a fake). Secrets: token (the bot's xoxb- token) and
-// signingSecret (the app's signing secret). The connection is an
+// tests point it at a fake). Secrets: token (the bot's xoxb- token), and
+// appToken (the app's xapp- token with connections:write) for Socket Mode
+// or else signingSecret (the app's signing secret) for the Events API.
+//
+// With appToken the connection opens a Socket Mode WebSocket
+// (apps.connections.open) and acknowledges each envelope; when Slack asks
+// it to connect again (disconnect), or the WebSocket drops, Receive ends
+// and the relay dials again. With signingSecret the connection is an
 // http.Handler: the host serves it where the app's Event Subscriptions and
 // Interactivity request URLs point (the relay serves it at
 // /hooks/<connection>). Every request is checked against the signing
 // secret and refused (401) when its signature is wrong or its timestamp
-// older than five minutes; an event Slack sends again (a retry) is
-// delivered once.
+// older than five minutes. Either way an event Slack sends again (a
+// retry) is delivered once.
 //
 // Direct messages (im) are Direct scopes, channels and group DMs Group
 // ones, a thread a Thread; a sender is slack:<user id>. Replies are mrkdwn
@@ -58,18 +65,22 @@ var _ route.Network = Network{}
 // Name is "slack".
 func (Network) Name() string { return "slack" }
 
-// Dial checks the token (auth.test) and answers a connection that serves
-// Slack's requests.
+// Dial checks the token (auth.test) and answers a connection that hears
+// Slack: through a Socket Mode WebSocket it opens, once Slack said hello
+// on it, with appToken; else one that serves Slack's requests.
 func (n Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
-	token, secret := d.Secrets["token"], d.Secrets["signingSecret"]
-	if token == "" || secret == "" {
-		return nil, errors.New("the Slack connection needs two secrets: token (the bot's xoxb- token) and signingSecret")
+	token, appToken, secret := d.Secrets["token"], d.Secrets["appToken"], d.Secrets["signingSecret"]
+	if token == "" || appToken == "" && secret == "" {
+		return nil, errors.New("the Slack connection needs its bot's xoxb- token (the secret token) and either the app's xapp- token (appToken, for Socket Mode) or its signing secret (signingSecret, for the Events API)")
 	}
 	hc := n.Client
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	opts := []slack.Option{slack.OptionHTTPClient(hc)}
+	if appToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(appToken))
+	}
 	if api := d.Settings["api"]; api != "" {
 		u, err := url.Parse(api)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -81,26 +92,36 @@ func (n Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &conn{api: slack.New(token, opts...), secret: secret, log: log, in: make(chan route.Message, 256),
-		closed: make(chan struct{}), seen: map[string]bool{}, asks: map[string]route.Answer{}, pacer: route.Pacer{Every: limits.Every}}
+	c := &conn{api: slack.New(token, opts...), log: log, in: make(chan route.Message, 256),
+		ended: make(chan struct{}), seen: map[string]bool{}, asks: map[string]route.Answer{}, pacer: route.Pacer{Every: limits.Every}}
 	auth, err := c.api.AuthTestContext(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("the connection's token was refused by Slack, or Slack cannot be reached: %s", strings.ReplaceAll(err.Error(), token, "[token]"))
+		return nil, fmt.Errorf("the connection's token was refused by Slack, or Slack cannot be reached: %s", hide(err, token))
 	}
 	c.me, c.bot = auth.UserID, auth.BotID
-	return c, nil
+	if appToken != "" {
+		return openSocket(ctx, c, n.Client, appToken)
+	}
+	return &hooked{conn: c, secret: secret}, nil
 }
 
-// conn is a live Slack app.
+// hide is err's text with secret left out.
+func hide(err error, secret string) string {
+	return strings.ReplaceAll(err.Error(), secret, "[secret]")
+}
+
+// conn is a live Slack app, whichever way it hears Slack.
 type conn struct {
-	api    *slack.Client
-	secret string
-	log    *slog.Logger
-	me     string // the bot's user id
-	bot    string // the bot's bot id
-	in     chan route.Message
-	closed chan struct{}
-	once   sync.Once
+	api  *slack.Client
+	log  *slog.Logger
+	me   string // the bot's user id
+	bot  string // the bot's bot id
+	in   chan route.Message
+	once sync.Once
+	// ended is closed when the connection ends: Close, or a Socket Mode
+	// WebSocket that dropped (failure says why).
+	ended   chan struct{}
+	failure error
 
 	mu    sync.Mutex
 	seen  map[string]bool // event ids delivered
@@ -110,11 +131,26 @@ type conn struct {
 	nask  int
 }
 
-var _ http.Handler = (*conn)(nil)
+// end ends the connection for why, once.
+func (c *conn) end(why error) {
+	c.once.Do(func() {
+		c.failure = why
+		close(c.ended)
+	})
+}
+
+// hooked is a connection that hears Slack through the Events API: Slack
+// posts to it, signed with the app's signing secret.
+type hooked struct {
+	*conn
+	secret string
+}
+
+var _ http.Handler = (*hooked)(nil)
 
 // ServeHTTP takes Slack's requests: the URL check, events, and button
 // presses. An unsigned or stale request is refused with 401.
-func (c *conn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (c *hooked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "Slack posts here", http.StatusMethodNotAllowed)
 		return
@@ -152,17 +188,22 @@ func (c *conn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, ch.Challenge)
 	case slackevents.CallbackEvent:
-		cb, _ := ev.Data.(*slackevents.EventsAPICallbackEvent)
-		if cb != nil && !c.first(cb.EventID) {
-			w.WriteHeader(http.StatusOK) // a retry of what was delivered
-			return
-		}
-		if m, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
-			c.message(m)
-		}
+		c.callback(ev)
 		w.WriteHeader(http.StatusOK)
 	default:
 		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// callback delivers an event's message, unless the event is a retry of
+// one delivered.
+func (c *conn) callback(ev slackevents.EventsAPIEvent) {
+	cb, _ := ev.Data.(*slackevents.EventsAPICallbackEvent)
+	if cb != nil && !c.first(cb.EventID) {
+		return
+	}
+	if m, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
+		c.message(m)
 	}
 }
 
@@ -208,14 +249,14 @@ func (c *conn) message(m *slackevents.MessageEvent) {
 func (c *conn) deliver(m route.Message) {
 	select {
 	case c.in <- m:
-	case <-c.closed:
+	case <-c.ended:
 	default:
 		c.log.Warn("slack: a message was dropped: the relay is too far behind", "channel", m.Scope.ID)
 	}
 }
 
-// interaction takes a button press (block_actions).
-func (c *conn) interaction(w http.ResponseWriter, body []byte) {
+// interaction takes a posted button press (block_actions).
+func (c *hooked) interaction(w http.ResponseWriter, body []byte) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		http.Error(w, "not a form", http.StatusBadRequest)
@@ -227,6 +268,11 @@ func (c *conn) interaction(w http.ResponseWriter, body []byte) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+	c.press(cb)
+}
+
+// press delivers a button press as the answer it stands for.
+func (c *conn) press(cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) == 0 {
 		return
 	}
@@ -255,8 +301,8 @@ func (c *conn) Receive(ctx context.Context) (route.Message, error) {
 		return m, nil
 	case <-ctx.Done():
 		return route.Message{}, ctx.Err()
-	case <-c.closed:
-		return route.Message{}, errors.New("the Slack connection was closed")
+	case <-c.ended:
+		return route.Message{}, c.failure
 	}
 }
 
@@ -364,6 +410,6 @@ func (c *conn) Limits() route.Limits { return limits }
 // Close ends the connection: Receive returns, and requests are answered
 // but no longer delivered.
 func (c *conn) Close() error {
-	c.once.Do(func() { close(c.closed) })
+	c.end(errors.New("the Slack connection was closed"))
 	return nil
 }

@@ -6,10 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/agenthost/bots/internal/waittest"
 	"github.com/agenthost/bots/route"
 	"github.com/agenthost/bots/route/routetest"
 	"github.com/agenthost/bots/route/slack"
@@ -175,5 +179,111 @@ func TestSlackRefusesABadTokenWithoutShowingIt(t *testing.T) {
 		Secrets: map[string]string{"token": "xoxb-wrong-token-0123456789", "signingSecret": slacktest.Secret}})
 	if err == nil || strings.Contains(err.Error(), "wrong-token") || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("a bad token: %v", err)
+	}
+}
+
+// dialSocket dials the fake in Socket Mode and answers the connection and
+// Slack's side of its WebSocket.
+func dialSocket(t *testing.T, f *slacktest.Fake) (route.Conn, *websocket.Conn) {
+	t.Helper()
+	c, err := slack.Network{}.Dial(t.Context(), route.Dial{Settings: map[string]string{"api": f.API},
+		Secrets: map[string]string{"token": slacktest.Token, "appToken": slacktest.AppToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, f.Socket(t)
+}
+
+// acked waits until the fake has the envelope id acknowledged.
+func acked(t *testing.T, f *slacktest.Fake, id string) {
+	t.Helper()
+	waittest.For(t, "the envelope "+id+" acknowledged", func() bool {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return slices.Contains(f.Acked, id)
+	})
+}
+
+// TestSlackInSocketModeHearsAMessageOnceAndAcknowledgesEachEnvelope: with
+// an app token the connection opens a WebSocket to Slack (no address of
+// the host's need be public), acknowledges every envelope, and delivers
+// an event Slack sends again once.
+func TestSlackInSocketModeHearsAMessageOnceAndAcknowledgesEachEnvelope(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	c, ws := dialSocket(t, f)
+	if _, served := c.(http.Handler); served {
+		t.Error("a Socket Mode connection serves Slack's requests too: nothing checks their signature")
+	}
+	ev := slacktest.Event("Ev1", "D1", "im", "U1", "hello over the socket", "1700000000.000001", "")
+	first := f.Envelope(t, ws, "events_api", ev)
+	m := routetest.Receive(t, c)
+	if m.From != "slack:U1" || m.Scope != (route.Scope{Kind: route.Direct, ID: "D1"}) || m.Text != "hello over the socket" {
+		t.Fatalf("received %+v", m)
+	}
+	acked(t, f, first)
+	acked(t, f, f.Envelope(t, ws, "events_api", ev)) // a retry: acknowledged, not delivered again
+	nothing(t, c)
+	if _, err := c.Send(t.Context(), m.Scope, "answered"); err != nil {
+		t.Fatal(err)
+	}
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if len(f.Posted) != 1 || f.Posted[0].Get("text") != "answered" || f.Posted[0].Get("channel") != "D1" {
+		t.Errorf("chat.postMessage got %v", f.Posted)
+	}
+}
+
+func TestSlackInSocketModeTakesAButtonPressAsAnAnswer(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	c, ws := dialSocket(t, f)
+	to := route.Scope{Kind: route.Direct, ID: "D1"}
+	if _, err := c.Ask(t.Context(), to, route.Question{ID: "q1", Markdown: "Which colour?", Options: []route.Option{{ID: "red", Label: "Red"}, {ID: "blue", Label: "Blue"}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.Mu.Lock()
+	var blocks []map[string]any
+	json.Unmarshal([]byte(f.Posted[0].Get("blocks")), &blocks)
+	f.Mu.Unlock()
+	red := blocks[1]["elements"].([]any)[0].(map[string]any)
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "trigger_id": "T-1",
+		"user": map[string]any{"id": "U1", "name": "alice"}, "channel": map[string]any{"id": "D1"},
+		"message": map[string]any{"ts": "1700000000.000001"},
+		"actions": []any{map[string]any{"block_id": "question", "action_id": red["action_id"], "value": red["value"], "action_ts": "1.5", "type": "button"}}})
+	f.Envelope(t, ws, "interactive", string(payload))
+	if m := routetest.Receive(t, c); m.Answer == nil || m.Answer.Question != "q1" || m.Answer.Option != "red" || m.Scope != to {
+		t.Fatalf("the press came back as %+v", m)
+	}
+}
+
+// TestSlackInSocketModeEndsWhenSlackAsksForANewConnection: Slack asks a
+// Socket Mode client to connect again now and then (disconnect); Receive
+// ends, saying so, and the relay dials again.
+func TestSlackInSocketModeEndsWhenSlackAsksForANewConnection(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	c, ws := dialSocket(t, f)
+	f.Envelope(t, ws, "disconnect", "")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Receive(ctx); err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "as Slack asked (refresh_requested)") {
+		t.Errorf("Receive after a disconnect: %v, want the connection ended as Slack asked", err)
+	}
+}
+
+func TestSlackRefusesABadAppTokenWithoutShowingItAndAConnectionWithNeitherWay(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	_, err := slack.Network{}.Dial(t.Context(), route.Dial{Settings: map[string]string{"api": f.API},
+		Secrets: map[string]string{"token": slacktest.Token, "appToken": "xapp-wrong-token-0123456789"}})
+	if err == nil || strings.Contains(err.Error(), "wrong-token") || !strings.Contains(err.Error(), "app token was refused") {
+		t.Errorf("a bad app token: %v", err)
+	}
+	_, err = slack.Network{}.Dial(t.Context(), route.Dial{Settings: map[string]string{"api": f.API},
+		Secrets: map[string]string{"token": slacktest.Token}})
+	if err == nil || !strings.Contains(err.Error(), "either the app's xapp- token (appToken, for Socket Mode) or its signing secret") {
+		t.Errorf("neither an app token nor a signing secret: %v", err)
 	}
 }
