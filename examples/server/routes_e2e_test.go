@@ -752,6 +752,25 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dirs.config, "routes", "dm.json")); !os.IsNotExist(err) {
 		t.Errorf("the removed route's file: %v", err)
 	}
+	// The page adds a route: a group without its name is refused as the
+	// server says, then everyone's direct messages are routed, and alice's
+	// reach the bot again.
+	tab.click("#route-add summary")
+	eval[bool](tab, `(s => (s.value = "group", s.dispatchEvent(new Event("change")), true))(document.querySelector("#route-add select[name=kind]"))`)
+	tab.click("#route-add button[type=submit]")
+	tab.until("the refusal", textOf("#route-add .route-said", "was not saved"))
+	tab.shot("route-form")
+	tab.readable("the form that adds a route")
+	eval[bool](tab, `(s => (s.value = "direct", s.dispatchEvent(new Event("change")), true))(document.querySelector("#route-add select[name=kind]"))`)
+	tab.click("#route-add button[type=submit]")
+	tab.until("the route added", textOf("#route-list", "anyone's direct messages"))
+	tab.shot("route-added")
+	alice := r.irc.Person(t, "alice")
+	waitForBot(t, alice)
+	alice.Send("PRIVMSG motion :routed from the page?")
+	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: routed from the page?") {
+		t.Errorf("alice, on the route the page added, got %q", got)
+	}
 }
 
 func TestEndToEndAnApprovalOnTelegramIsAButtonPressed(t *testing.T) {

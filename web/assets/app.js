@@ -335,7 +335,7 @@ function scopeWords(scope) {
 // drawRoutes shows the routes that bring a chat network to the bot, each
 // with its connection's state and a button that checks it, and, to whom
 // may route to the bot (edit), buttons that turn it off or on and remove
-// it; nothing when the host keeps no routes.
+// it, and a form that adds one; nothing when the host keeps no routes.
 async function drawRoutes(slug, box, mayEdit) {
   let routes, conns;
   try {
@@ -374,7 +374,36 @@ async function drawRoutes(slug, box, mayEdit) {
       mayEdit ? h("button", { type: "button", class: "secondary small route-remove",
         onclick: change("x-ahpd/routeDelete", { id: r.id, version: r.version }) }, "Remove") : null,
       verdict);
-  }) : h("li", { class: "muted" }, "No chat network sends messages to this bot. A builder bot deploys one: ask Bot Builder.")));
+  }) : h("li", { class: "muted" }, "No chat network sends messages to this bot. " +
+    (mayEdit && conns.length ? "Add one below, or ask Bot Builder." : "A builder bot deploys one: ask Bot Builder."))),
+  mayEdit && conns.length ? routeForm(slug, conns, () => drawRoutes(slug, box, mayEdit)) : null);
+}
+
+// routeForm adds a route to the bot from one of the host's connections:
+// the direct messages of anyone the host knows there, or everyone in one
+// group or channel. The server checks it first (preflight), and a refusal
+// is shown as it says it.
+function routeForm(slug, conns, added) {
+  const conn = h("select", { name: "connection", "aria-label": "Chat network" },
+    conns.map((c) => h("option", { value: c.id }, c.id + " (" + c.network + ")")));
+  const kind = h("select", { name: "kind", "aria-label": "Who talks to the bot" },
+    h("option", { value: "direct" }, "direct messages from anyone this host knows"),
+    h("option", { value: "group" }, "everyone in a group or channel"));
+  const where = h("input", { name: "where", autocomplete: "off", placeholder: "#channel, room or chat id", "aria-label": "Group or channel", hidden: true });
+  kind.addEventListener("change", () => { where.hidden = kind.value !== "group"; });
+  const said = h("p", { class: "route-said", role: "status" });
+  const submit = async (e) => {
+    e.preventDefault();
+    const scope = kind.value === "group" ? { kind: "group", id: where.value.trim() } : { kind: "direct" };
+    const base = (slug + "-" + conn.value).replace(/[^a-z0-9-]/g, "-").slice(0, 32);
+    const route = { id: base + "-" + randomId("").slice(0, 6), name: conn.value, enabled: true, connection: conn.value, bot: slug, scope };
+    try {
+      await app.client.request("x-ahpd/routeDeploy", { route, broad: true });
+      added();
+    } catch (err) { replace(said, h("span", { class: "error" }, plain(err))); }
+  };
+  return h("details", { id: "route-add" }, h("summary", {}, "Add a chat network"),
+    h("form", { class: "row route-form", onsubmit: submit }, conn, kind, where, h("button", { type: "submit" }, "Add")), said);
 }
 
 async function newChat(slug) {
