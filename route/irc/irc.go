@@ -6,9 +6,13 @@
 // realname (the nick when unset), channels (comma-separated, joined at
 // login), tls ("true" unless "false"; plain text only to a loopback
 // address), accounts ("true" where the server's services log people in to
-// accounts; "false" when unset). Secret: password, sent as the server
-// password (PASS) before the login, as servers and bouncers that guard
-// their logins take it.
+// accounts; "false" when unset), account (the bot's own services account,
+// the nick when unset). Secrets: password, sent as the server password
+// (PASS) before the login, as servers and bouncers that guard their logins
+// take it; accountPassword, with which the bot logs in to its account
+// (SASL PLAIN) before it is welcomed, so that it holds its nick and may
+// speak where only people logged in may. A server that offers no SASL, or
+// refuses the account, refuses the login in one sentence.
 //
 // A sender is their nick, which anyone may take while its holder is
 // away. With accounts, a sender is the account the server says they are
@@ -27,6 +31,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -59,9 +64,9 @@ const burst = 4
 
 // settings are a connection's, read and checked.
 type settings struct {
-	server, nick, user, realname string
-	channels                     []string
-	tls, accounts                bool
+	server, nick, user, realname, account string
+	channels                              []string
+	tls, accounts                         bool
 }
 
 func read(d route.Dial) (settings, error) {
@@ -87,6 +92,11 @@ func read(d route.Dial) (settings, error) {
 	}
 	if s.realname == "" {
 		s.realname = s.nick
+	}
+	if s.account = d.Settings["account"]; s.account == "" {
+		s.account = s.nick
+	} else if !validTarget(s.account) {
+		return s, fmt.Errorf("the IRC account %q is no account name", s.account)
 	}
 	for _, c := range route.List(d.Settings["channels"]) {
 		if !validTarget(c) || !strings.ContainsAny(c[:1], "#&+!") {
@@ -121,6 +131,13 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	}
 	c := &conn{nc: nc, nick: s.nick, accounts: s.accounts, log: log, in: make(chan route.Message, 256), done: make(chan struct{}),
 		welcome: make(chan error, 1), tokens: burst, last: time.Now()}
+	if s.accounts {
+		c.want = append(c.want, "account-tag")
+	}
+	if pw := d.Secrets["accountPassword"]; pw != "" {
+		c.want = append(c.want, "sasl")
+		c.sasl = []byte(base64.StdEncoding.EncodeToString([]byte(s.account + "\x00" + s.account + "\x00" + pw)))
+	}
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(deadline)
 	}
@@ -128,7 +145,7 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	defer stop()
 	c.wg.Add(1)
 	go c.read()
-	if s.accounts {
+	if len(c.want) > 0 {
 		c.write("CAP LS 302") // the login waits for CAP END
 	}
 	if pw := d.Secrets["password"]; pw != "" {
@@ -147,8 +164,14 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 	if err != nil {
 		_ = nc.Close()
 		c.wg.Wait()
-		if errors.Is(err, errNoAccountTag) {
+		var missing missingCap
+		switch {
+		case errors.As(err, &missing) && strings.Contains(string(missing), "account-tag"):
 			return nil, fmt.Errorf("the IRC server %s does not offer IRCv3 account-tag, which the setting accounts needs to tell who is logged in: set accounts to false, or use a server whose services log people in", s.server)
+		case errors.As(err, &missing):
+			return nil, fmt.Errorf("the IRC server %s does not offer SASL, with which the bot logs in to its account (accountPassword): leave accountPassword out there", s.server)
+		case errors.Is(err, errSASL):
+			return nil, fmt.Errorf("the IRC server %s refused the login of %s: its services refused the account %s with that accountPassword", s.server, s.nick, s.account)
 		}
 		return nil, fmt.Errorf("the IRC server %s refused the login of %s: %w", s.server, s.nick, err)
 	}
@@ -176,8 +199,11 @@ type conn struct {
 	nick     string // as the server knows it now
 	welcome  chan error
 	welcomed bool
+	want     []string // the capabilities the login needs: account-tag, sasl
+	sasl     []byte   // the SASL PLAIN response that logs the bot in; nil without
 	offered  []string // the capabilities the server listed so far (CAP LS)
 	tagged   bool     // the server acknowledged account-tag
+	loggedIn bool     // the server logged the bot in to its account (SASL)
 	failure  error    // why the reader ended
 	tokens   float64  // the pacing of sends: lines that may go at once
 	last     time.Time
@@ -243,11 +269,26 @@ func (c *conn) handle(m message) error {
 		return c.write("PONG :" + clean(m.param(0)))
 	case "CAP":
 		return c.capability(m)
+	case "AUTHENTICATE":
+		if m.param(0) == "+" {
+			return c.authenticate()
+		}
+	case "903": // RPL_SASLSUCCESS
+		c.mu.Lock()
+		c.loggedIn = true
+		c.mu.Unlock()
+		return c.write("CAP END")
+	case "902", "904", "905", "906":
+		return errSASL
 	case "001": // welcome: logged in
 		c.mu.Lock()
 		if c.accounts && !c.tagged { // a server that knows no CAP
 			c.mu.Unlock()
-			return errNoAccountTag
+			return missingCap("account-tag")
+		}
+		if c.sasl != nil && !c.loggedIn {
+			c.mu.Unlock()
+			return missingCap("sasl")
 		}
 		c.nick = m.param(0)
 		if !c.welcomed {
@@ -275,13 +316,20 @@ func (c *conn) handle(m message) error {
 	return nil
 }
 
-// errNoAccountTag refuses a server that will not say who is logged in.
-var errNoAccountTag = errors.New("no IRCv3 account-tag")
+// missingCap is a capability the login needs that the server does not
+// offer.
+type missingCap string
+
+func (m missingCap) Error() string { return "the server does not offer " + string(m) }
+
+// errSASL is the services' refusal of the bot's account and password.
+var errSASL = errors.New("the services refused the account")
 
 // capability takes the server's answers to the capabilities the login
 // asks for: its list (CAP LS, on lines ending with the one without "*"),
-// then its acknowledgement of account-tag (ACK), after which the login
-// goes on (CAP END), or its refusal (NAK).
+// then its acknowledgement (ACK), after which the bot logs in to its
+// account (AUTHENTICATE) or the login goes on (CAP END), or its refusal
+// (NAK).
 func (c *conn) capability(m message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -296,21 +344,41 @@ func (c *conn) capability(m message) error {
 		if more {
 			return nil
 		}
-		for _, cp := range c.offered {
-			if name, _, _ := strings.Cut(cp, "="); name == "account-tag" {
-				return c.write("CAP REQ :account-tag")
+		for _, w := range c.want {
+			if !slices.ContainsFunc(c.offered, func(cp string) bool { name, _, _ := strings.Cut(cp, "="); return name == w }) {
+				return missingCap(w)
 			}
 		}
-		return errNoAccountTag
+		return c.write("CAP REQ :" + strings.Join(c.want, " "))
 	case "ACK":
-		if slices.Contains(strings.Fields(m.param(2)), "account-tag") {
-			c.tagged = true
-			return c.write("CAP END")
+		acked := strings.Fields(m.param(2))
+		c.tagged = c.tagged || slices.Contains(acked, "account-tag")
+		if c.sasl != nil && slices.Contains(acked, "sasl") {
+			return c.write("AUTHENTICATE PLAIN")
 		}
+		return c.write("CAP END")
 	case "NAK":
-		return errNoAccountTag
+		return missingCap(strings.Join(c.want, " "))
 	}
 	return nil
+}
+
+// authenticate sends the SASL PLAIN response the server asked for, in
+// lines of 400 bytes (and a "+" after a last one of exactly 400).
+func (c *conn) authenticate() error {
+	c.mu.Lock()
+	resp := c.sasl
+	c.mu.Unlock()
+	for len(resp) >= 400 {
+		if err := c.write("AUTHENTICATE " + string(resp[:400])); err != nil {
+			return err
+		}
+		resp = resp[400:]
+	}
+	if len(resp) == 0 {
+		return c.write("AUTHENTICATE +")
+	}
+	return c.write("AUTHENTICATE " + string(resp))
 }
 
 // unnamed is what a sender not logged in is told where senders are

@@ -211,3 +211,39 @@ func TestIRCWithAccountsRefusesAServerThatDoesNotSayWhoIsLoggedIn(t *testing.T) 
 		t.Errorf("accounts yes: %v", err)
 	}
 }
+
+// TestIRCLogsTheBotInToItsOwnAccountWithSASL: with accountPassword the
+// bot logs in to its services account as it connects, so that it holds
+// its nick; a wrong password, or a server without SASL, refuses the
+// login in one sentence that shows no password.
+func TestIRCLogsTheBotInToItsOwnAccountWithSASL(t *testing.T) {
+	t.Parallel()
+	srv := irctest.StartWithAccounts(t)
+	owner := srv.Person(t, "motion") // registers the bot's account, then goes
+	owner.Register("bot-account-password-0123")
+	owner.Send("QUIT")
+	owner.Wait("ERROR")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	dialAs := func(addr, password string) (route.Conn, error) {
+		return irc.Network{}.Dial(ctx, route.Dial{Settings: map[string]string{"server": addr, "nick": "motion", "tls": "false"},
+			Secrets: map[string]string{"accountPassword": password}})
+	}
+	if _, err := dialAs(srv.Addr, "wrong-password-0123456789"); err == nil || !strings.Contains(err.Error(), "its services refused the account motion with that accountPassword") || strings.Contains(err.Error(), "wrong-password") {
+		t.Errorf("a wrong account password: %v", err)
+	}
+	bot, err := dialAs(srv.Addr, "bot-account-password-0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bot.Close()
+	alice := srv.Person(t, "alice")
+	alice.Send("WHOIS motion")
+	if l := alice.Wait(" 330 "); !strings.Contains(l, " motion motion ") { // RPL_WHOISACCOUNT
+		t.Errorf("the bot is not logged in to its account: %q", l)
+	}
+	plain := irctest.Start(t) // ngircd: no SASL
+	if _, err := dialAs(plain.Addr, "bot-account-password-0123"); err == nil || !strings.Contains(err.Error(), "does not offer SASL") {
+		t.Errorf("accountPassword on a server without SASL: %v", err)
+	}
+}

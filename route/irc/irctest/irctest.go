@@ -47,7 +47,8 @@ func StartOpen(t testing.TB) *Server {
 }
 
 // StartWithAccounts starts a real IRC server whose services log people
-// in to accounts and tell the bot who is logged in (IRCv3 account-tag):
+// in to accounts (NickServ, and SASL at login) and tell the bot who is
+// logged in (IRCv3 account-tag):
 // Debian's inspircd, with atheme-services linked to it, on free loopback
 // ports in the test's own folder, with no server password; the test's
 // end stops both. A Person logs in to an account with Register. It skips
@@ -251,6 +252,7 @@ func inspircdConfig(dir, port, link string) string {
 <module name="ircv3">
 <module name="ircv3_accounttag">
 <module name="ircv3_servertime">
+<module name="sasl">
 <module name="chghost">
 <module name="cloaking">
 <module name="globops">
@@ -261,11 +263,12 @@ func inspircdConfig(dir, port, link string) string {
 <cloak mode="half" key="0123456789abcdef0123456789abcdef">
 <link name="services.test" ipaddr="127.0.0.1" port="%[3]s" allowmask="127.0.0.0/8" sendpass="link-password-0123" recvpass="link-password-0123">
 <uline server="services.test" silent="yes">
+<sasl target="services.test">
 `, dir, port, link)
 }
 
 // athemeConfig is the configuration of atheme-services linking to
-// inspircd on link: NickServ alone, accounts registered at once.
+// inspircd on link: NickServ, accounts registered at once, and SASL.
 func athemeConfig(link string) string {
 	return fmt.Sprintf(`loadmodule "modules/protocol/inspircd";
 loadmodule "modules/backend/opensex";
@@ -274,6 +277,8 @@ loadmodule "modules/nickserv/main";
 loadmodule "modules/nickserv/register";
 loadmodule "modules/nickserv/identify";
 loadmodule "modules/nickserv/logout";
+loadmodule "modules/saslserv/main";
+loadmodule "modules/saslserv/plain";
 serverinfo {
 	name = "services.test"; desc = "services"; numeric = "00A"; recontime = 1; netname = "Test";
 	hidehostsuffix = "users.test"; adminname = "test"; adminemail = "test@irc.test";
@@ -283,6 +288,7 @@ serverinfo {
 };
 uplink "irc.test" { host = "127.0.0.1"; port = %s; send_password = "link-password-0123"; receive_password = "link-password-0123"; };
 nickserv { nick = "NickServ"; user = "NickServ"; host = "services.test"; real = "Nickname Services"; };
+saslserv { nick = "SaslServ"; user = "SaslServ"; host = "services.test"; real = "SASL"; };
 general {
 	permissive_mode = no; helpchan = "#help"; helpurl = "http://irc.test"; verbose_wallops = no;
 	join_chans = no; leave_chans = no; secure = no; uflags = { hidemail; }; cflags = { verbose; };
