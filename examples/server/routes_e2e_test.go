@@ -754,7 +754,14 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	}
 	// The page adds a route: a group without its name is refused as the
 	// server says, then everyone's direct messages are routed, and alice's
-	// reach the bot again.
+	// reach the bot again. With no route left the bot leaves IRC; the
+	// preflight of the one added dials the connection to try it, which
+	// needs the nick free.
+	alice := r.irc.Person(t, "alice")
+	waitUntil(t, "the bot off IRC once no route uses its connection", func() bool {
+		alice.Send("ISON motion")
+		return strings.HasSuffix(alice.Wait(" 303 "), ":")
+	})
 	tab.click("#route-add summary")
 	eval[bool](tab, `(s => (s.value = "group", s.dispatchEvent(new Event("change")), true))(document.querySelector("#route-add select[name=kind]"))`)
 	tab.click("#route-add button[type=submit]")
@@ -765,7 +772,6 @@ func TestWebPageShowsABotsRoutesChecksOneAndPairsAChatAccount(t *testing.T) {
 	tab.click("#route-add button[type=submit]")
 	tab.until("the route added", textOf("#route-list", "anyone's direct messages"))
 	tab.shot("route-added")
-	alice := r.irc.Person(t, "alice")
 	waitForBot(t, alice)
 	alice.Send("PRIVMSG motion :routed from the page?")
 	if got := alice.Wait("PRIVMSG alice"); !strings.HasSuffix(got, ":Motion heard: routed from the page?") {

@@ -130,7 +130,7 @@ func (Network) Dial(ctx context.Context, d route.Dial) (route.Conn, error) {
 		return nil, fmt.Errorf("cannot reach the IRC server %s: %w", s.server, err)
 	}
 	c := &conn{nc: nc, nick: s.nick, accounts: s.accounts, log: log, in: make(chan route.Message, 256), done: make(chan struct{}),
-		welcome: make(chan error, 1), tokens: burst, last: time.Now()}
+		closing: make(chan struct{}), welcome: make(chan error, 1), tokens: burst, last: time.Now()}
 	if s.accounts {
 		c.want = append(c.want, "account-tag")
 	}
@@ -191,6 +191,7 @@ type conn struct {
 	accounts bool
 	in       chan route.Message
 	done     chan struct{} // closed when the reader ends
+	closing  chan struct{} // closed when Close begins
 	wg       sync.WaitGroup
 
 	wmu sync.Mutex // one line at a time
@@ -420,6 +421,7 @@ func (c *conn) privmsg(m message) {
 	select {
 	case c.in <- msg:
 	case <-c.done:
+	case <-c.closing: // nobody receives any more
 	}
 }
 
@@ -500,15 +502,29 @@ func (c *conn) Ask(ctx context.Context, to route.Scope, q route.Question) (strin
 // Limits are IRC's.
 func (c *conn) Limits() route.Limits { return limits }
 
-// Close says goodbye and waits for the reader.
+// quitWait is how long Close waits for the server to end the connection
+// after QUIT.
+const quitWait = 2 * time.Second
+
+// Close says goodbye, waits (up to quitWait) for the server to end the
+// connection, by which it has let the nick go, so that a dial right after
+// takes it again, and waits for the reader.
 func (c *conn) Close() error {
 	c.mu.Lock()
 	closed := c.closed
 	c.closed = true
 	c.mu.Unlock()
 	if !closed {
+		close(c.closing)
 		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-		_ = c.write("QUIT :bye")
+		if c.write("QUIT :bye") == nil {
+			t := time.NewTimer(quitWait)
+			select {
+			case <-c.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		_ = c.nc.Close()
 	}
 	c.wg.Wait()

@@ -247,3 +247,23 @@ func TestIRCLogsTheBotInToItsOwnAccountWithSASL(t *testing.T) {
 		t.Errorf("accountPassword on a server without SASL: %v", err)
 	}
 }
+
+// TestIRCCloseLetsTheNickGoBeforeItReturns: a connection closed and
+// dialled again at once (a preflight's probe, a route turned off and on)
+// finds its nick free.
+func TestIRCCloseLetsTheNickGoBeforeItReturns(t *testing.T) {
+	t.Parallel()
+	srv := irctest.Start(t)
+	for i := range 5 {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		c, err := irc.Network{}.Dial(ctx, route.Dial{Settings: map[string]string{"server": srv.Addr, "nick": "motion", "tls": "false"},
+			Secrets: map[string]string{"password": irctest.Password}})
+		cancel()
+		if err != nil {
+			t.Fatalf("dial %d, right after a close: %v", i+1, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
