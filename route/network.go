@@ -24,6 +24,11 @@ import (
 // edit.
 var ErrUnsupported = errors.New("the network cannot do that")
 
+// ErrRedial ends a connection's Receive when the network asked it to
+// connect again (Slack's Socket Mode does now and then): the runtime dials
+// again at once and shows no failure.
+var ErrRedial = errors.New("the network asked for a new connection")
+
 // Network is one chat network's adapter.
 type Network interface {
 	// Name is the network's name as connections and identities spell it:
@@ -60,7 +65,8 @@ type Dial struct {
 // backoff.
 type Conn interface {
 	// Receive blocks until the next message for the bot arrives, ctx ends,
-	// or the connection fails (an error saying why). It delivers messages
+	// or the connection fails (an error saying why; ErrRedial when the
+	// network asked it to connect again). It delivers messages
 	// in the order the network gave them, and never the connection's own.
 	Receive(ctx context.Context) (Message, error)
 	// Send posts markdown text to a scope, converted to what the network

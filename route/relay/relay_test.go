@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -78,6 +79,7 @@ type fakeConn struct {
 	n      *fakeNetwork
 	once   sync.Once
 	closed chan struct{}
+	why    error // what Receive answers once closed; set before closed is
 }
 
 func (c *fakeConn) Receive(ctx context.Context) (route.Message, error) {
@@ -85,6 +87,9 @@ func (c *fakeConn) Receive(ctx context.Context) (route.Message, error) {
 	case m := <-c.n.in:
 		return m, nil
 	case <-c.closed:
+		if c.why != nil {
+			return route.Message{}, c.why
+		}
 		return route.Message{}, errors.New("closed")
 	case <-ctx.Done():
 		return route.Message{}, ctx.Err()
@@ -116,11 +121,17 @@ func (c *fakeConn) Close() error {
 }
 
 // drop ends the live connection as a network that hangs up does.
-func (n *fakeNetwork) drop() {
+func (n *fakeNetwork) drop() { n.dropWith(nil) }
+
+// dropWith ends the live connections, their Receive answering why.
+func (n *fakeNetwork) dropWith(why error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, c := range n.conns {
-		c.Close()
+		c.once.Do(func() {
+			c.why = why
+			close(c.closed)
+		})
 	}
 }
 
@@ -139,6 +150,7 @@ type rig struct {
 	relay *relay.Relay
 	state string
 	users string
+	log   *waittest.Log // the relays' logs, at Info
 }
 
 // lounge is the rig's connection.
@@ -171,7 +183,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, srv: srv, net: newFakeNetwork(), state: filepath.Join(dir, "config", "routes-state"), users: users,
-		store: memroute.New(lounge)}
+		store: memroute.New(lounge), log: &waittest.Log{}}
 	for _, rt := range []route.Route{
 		{ID: "dm", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Direct}},
 		{ID: "room", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#motion"}},
@@ -206,6 +218,7 @@ func (r *rig) startWith(edit func(*relay.Config)) *relay.Relay {
 		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
 		Memory:     fileroute.NewMemory(r.state),
 		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		Logger: r.log.Logger(slog.LevelInfo),
 	}
 	edit(&cfg)
 	rl, err := relay.Start(r.t.Context(), cfg)
@@ -467,6 +480,25 @@ func TestRelayDialsAgainAfterTheNetworkDrops(t *testing.T) {
 	r.net.mu.Unlock()
 	if dials < 3 {
 		t.Errorf("the relay dialled %d times, want a first dial, a failed one and a good one", dials)
+	}
+}
+
+// TestRelayDialsAgainQuietlyWhenTheNetworkAsksForANewConnection: Slack's
+// Socket Mode asks for a new connection every few hours; that is no
+// failure to warn of.
+func TestRelayDialsAgainQuietlyWhenTheNetworkAsksForANewConnection(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "before"})
+	r.next()
+	r.net.dropWith(fmt.Errorf("%w: refresh", route.ErrRedial))
+	r.say(route.Message{ID: "m2", Scope: aliceDM, From: "fake:alice", Text: "after"})
+	if got := r.next(); got.Text != "Motion heard: after" {
+		t.Fatalf("after the network asked for a new connection the relay sent %q", got.Text)
+	}
+	r.log.For(t, "the network asked for a new connection")
+	if logs := r.log.String(); strings.Contains(logs, "level=WARN") {
+		t.Errorf("the relay warned of a new connection the network asked for:\n%s", logs)
 	}
 }
 

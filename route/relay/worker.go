@@ -148,6 +148,8 @@ func (w *worker) loop() {
 		switch {
 		case lost:
 			w.r.log.Warn("another instance took the connection over", "connection", id)
+		case errors.Is(err, route.ErrRedial):
+			w.r.log.Info("the network asked for a new connection", "connection", id, "why", err)
 		case w.ctx.Err() == nil:
 			w.r.setState(id, route.Failing, fmt.Sprintf("the connection dropped: %v", err))
 			w.r.log.Warn("connection dropped", "connection", id, "err", err)

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -268,8 +269,8 @@ func TestSlackInSocketModeEndsWhenSlackAsksForANewConnection(t *testing.T) {
 	f.Envelope(t, ws, "disconnect", "")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := c.Receive(ctx); err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "as Slack asked (refresh_requested)") {
-		t.Errorf("Receive after a disconnect: %v, want the connection ended as Slack asked", err)
+	if _, err := c.Receive(ctx); err == nil || ctx.Err() != nil || !errors.Is(err, route.ErrRedial) || !strings.Contains(err.Error(), "refresh_requested") {
+		t.Errorf("Receive after a disconnect: %v, want ErrRedial, saying why", err)
 	}
 }
 

@@ -142,7 +142,7 @@ func (s *socket) read(ctx context.Context) {
 				s.press(cb)
 			}
 		case "disconnect":
-			s.end(fmt.Errorf("the Socket Mode connection ended as Slack asked (%s), to be opened again", e.Reason))
+			s.end(fmt.Errorf("%w: Socket Mode's %s", route.ErrRedial, e.Reason))
 			s.ws.Close(websocket.StatusNormalClosure, "")
 			return
 		}
