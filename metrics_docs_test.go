@@ -3,11 +3,14 @@ package bots_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/route/irc"
 	"github.com/agenthost/bots/wake/acp"
 )
 
@@ -37,6 +40,11 @@ func TestTheDashboardAndTheREADMENameTheSeriesTheServerExports(t *testing.T) {
 	srv := newServer(t)
 	srv.Agents = acp.Agents{{Provider: "fake", Agent: acp.Command{Command: "/bin/true"}}}
 	srv.AgentsUnsandboxed = true
+	// Routes run where the server has networks and people to map senders
+	// to: their series are exported then.
+	srv.Networks = []route.Network{irc.Network{}}
+	srv.UsersFile = filepath.Join(t.TempDir(), "users.json")
+	writeFile(t, srv.UsersFile, `{"root": {"token": "root-token-of-some-length"}, "users": []}`)
 	if err := srv.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

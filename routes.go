@@ -56,9 +56,10 @@ func (s *Server) startRelay(ctx context.Context, users bot.Users) error {
 			s.scrub.Add(c.Value())
 			return c.Value(), nil
 		},
-		Scrub:  s.scrub.String,
-		Memory: s.routeMemory,
-		Logger: s.log.With("part", "routes"),
+		Scrub:     s.scrub.String,
+		Memory:    s.routeMemory,
+		Logger:    s.log.With("part", "routes"),
+		Telemetry: s.hub,
 		// With a database, one instance holds each connection.
 		Leases: s.leases, Holder: s.holder, LeaseTTL: s.LeaseTTL,
 	})

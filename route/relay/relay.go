@@ -28,6 +28,7 @@ import (
 	"github.com/agenthost/bots/client"
 	"github.com/agenthost/bots/lease"
 	"github.com/agenthost/bots/route"
+	"github.com/agenthost/bots/telemetry"
 )
 
 // Config is what a Relay needs.
@@ -60,6 +61,9 @@ type Config struct {
 	Memory Memory
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
+	// Telemetry, when set, receives the relay's series: ConnectionsSeries
+	// and MessagesSeries.
+	Telemetry *telemetry.Hub
 	// MinBackoff and MaxBackoff bound the wait between two dials of a
 	// connection that fails; zero means 1s and 1m.
 	MinBackoff, MaxBackoff time.Duration
@@ -89,7 +93,10 @@ type Relay struct {
 	workers map[string]*worker        // by connection id
 	clients map[string]*client.Client // by person
 	states  map[string]route.State    // by connection id
+	nets    map[string]string         // each connection's network, by id
 	mem     Memory
+
+	messages *telemetry.Series // MessagesSeries; nil without Config.Telemetry
 }
 
 // Start checks cfg and starts relaying in the background: it lists the
@@ -126,10 +133,11 @@ func Start(ctx context.Context, cfg Config) (*Relay, error) {
 	}
 	r := &Relay{cfg: cfg, log: log, networks: map[string]route.Network{},
 		done: make(chan struct{}), workers: map[string]*worker{},
-		clients: map[string]*client.Client{}, states: map[string]route.State{}}
+		clients: map[string]*client.Client{}, states: map[string]route.State{}, nets: map[string]string{}}
 	for _, n := range cfg.Networks {
 		r.networks[n.Name()] = n
 	}
+	r.measure(cfg.Telemetry)
 	r.mem = cfg.Memory
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	changes, err := cfg.Store.Watch(r.ctx)
@@ -268,6 +276,12 @@ func (r *Relay) reload() {
 		}
 	}
 	want := map[string]route.Connection{}
+	r.mu.Lock()
+	clear(r.nets)
+	for _, c := range conns {
+		r.nets[c.ID] = c.Network
+	}
+	r.mu.Unlock()
 	for _, c := range conns {
 		switch {
 		case !c.Enabled:

@@ -27,6 +27,7 @@ import (
 	"github.com/agenthost/bots/route/fileroute"
 	"github.com/agenthost/bots/route/memroute"
 	"github.com/agenthost/bots/route/relay"
+	"github.com/agenthost/bots/telemetry"
 	"github.com/agenthost/bots/wake"
 )
 
@@ -151,6 +152,7 @@ type rig struct {
 	state string
 	users string
 	log   *waittest.Log // the relays' logs, at Info
+	hub   *telemetry.Hub
 }
 
 // lounge is the rig's connection.
@@ -183,7 +185,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, srv: srv, net: newFakeNetwork(), state: filepath.Join(dir, "config", "routes-state"), users: users,
-		store: memroute.New(lounge), log: &waittest.Log{}}
+		store: memroute.New(lounge), log: &waittest.Log{}, hub: telemetry.New(nil)}
 	for _, rt := range []route.Route{
 		{ID: "dm", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Direct}},
 		{ID: "room", Enabled: true, Connection: "lounge", Bot: "motion", Scope: route.Scope{Kind: route.Group, ID: "#motion"}},
@@ -218,7 +220,8 @@ func (r *rig) startWith(edit func(*relay.Config)) *relay.Relay {
 		Scrub:      func(s string) string { return strings.ReplaceAll(s, "fake-network-token-0123", "[redacted]") },
 		Memory:     fileroute.NewMemory(r.state),
 		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-		Logger: r.log.Logger(slog.LevelInfo),
+		Logger:    r.log.Logger(slog.LevelInfo),
+		Telemetry: r.hub,
 	}
 	edit(&cfg)
 	rl, err := relay.Start(r.t.Context(), cfg)
@@ -500,6 +503,52 @@ func TestRelayDialsAgainQuietlyWhenTheNetworkAsksForANewConnection(t *testing.T)
 	if logs := r.log.String(); strings.Contains(logs, "level=WARN") {
 		t.Errorf("the relay warned of a new connection the network asked for:\n%s", logs)
 	}
+}
+
+// sample is the value of the series name of hub at the label values vals.
+func sample(t *testing.T, hub *telemetry.Hub, name string, vals ...string) float64 {
+	t.Helper()
+	var got float64
+	found := false
+	hub.Each(func(s *telemetry.Series) {
+		if s.Name != name {
+			return
+		}
+		for _, sm := range s.Samples() {
+			if slices.Equal(sm.Values, vals) {
+				got, found = sm.Value, true
+			}
+		}
+	})
+	if !found {
+		t.Fatalf("no %s%q", name, vals)
+	}
+	return got
+}
+
+func TestRelayCountsWhatBecameOfEachMessageAndItsConnectionsByState(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "hello"})
+	r.next()
+	r.say(route.Message{ID: "m1", Scope: aliceDM, From: "fake:alice", Text: "hello"}) // again
+	mallory := route.Scope{Kind: route.Direct, ID: "mallory"}
+	r.say(route.Message{ID: "m2", Scope: mallory, From: "fake:mallory", Text: "let me in"})
+	r.next()
+	r.say(route.Message{ID: "m3", Scope: mallory, Name: "nemo", Text: "and me?"})
+	r.next()
+	for result, want := range map[string]float64{"passed": 1, "repeated": 1, "stranger": 1, "unnamed": 1, "failed": 0} {
+		if got := sample(t, r.hub, relay.MessagesSeries, "fake", result); got != want {
+			t.Errorf("%s{network=fake,result=%s} = %v, want %v", relay.MessagesSeries, result, got, want)
+		}
+	}
+	if got := sample(t, r.hub, relay.ConnectionsSeries, "fake", "connected"); got != 1 {
+		t.Errorf("connected fake connections: %v, want 1", got)
+	}
+	r.store.SetConnections(nil) // the connection goes: it is counted in no state
+	waittest.For(t, "the connection no longer counted", func() bool {
+		return sample(t, r.hub, relay.ConnectionsSeries, "fake", "connected") == 0
+	})
 }
 
 func TestRelayReportsAConnectionItCannotDialAndWhy(t *testing.T) {

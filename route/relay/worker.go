@@ -306,9 +306,11 @@ func (w *worker) handle(m route.Message) {
 	}
 	if !w.first(m.ID) {
 		w.r.log.Debug("a message passed on before came again: not passed on twice", "connection", w.conn.ID, "id", m.ID)
+		w.took(resultRepeated)
 		return
 	}
 	if m.From == "" {
+		w.took(resultUnnamed)
 		// A group is told once a tellAgain, whoever speaks: where a room
 		// hides its members, every line is from someone unnamed.
 		k := toldKey{scope: m.Scope}
@@ -335,6 +337,7 @@ func (w *worker) handle(m route.Message) {
 		person, ok = w.r.paired(w.ctx, identity)
 	}
 	if !ok {
+		w.took(resultStranger)
 		// A stranger in a group is told once a tellAgain; in a direct
 		// message, at every message, as a conversation goes.
 		k := toldKey{scope: m.Scope, identity: identity, unmapped: rt.Unmapped}
@@ -356,20 +359,24 @@ func (w *worker) handle(m route.Message) {
 	key := chatKey(rt, m.Scope, person)
 	cs, err := w.chat(key, person, rt.Bot)
 	if err != nil {
+		w.took(resultFailed)
 		w.say(m.Scope, fmt.Sprintf("I could not reach the bot %s for you: %s", rt.Bot, sentence(err)))
 		return
 	}
 	if w.command(cs, m) {
+		w.took(resultPassed)
 		return
 	}
 	msg := ahp.UserMessage(m.Text)
 	msg.Meta = map[string]any{route.ViaMeta: via(w.conn.Network, m), route.RouteMeta: rt.ID}
 	t, err := cs.chat.SendMessage(w.ctx, msg)
 	if err != nil {
+		w.took(resultFailed)
 		w.forget(cs)
 		w.say(m.Scope, fmt.Sprintf("I could not pass that on to the bot %s: %s", rt.Bot, sentence(err)))
 		return
 	}
+	w.took(resultPassed)
 	w.turns.Add(1)
 	go w.follow(cs, m.Scope, t)
 }
