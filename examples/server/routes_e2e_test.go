@@ -317,7 +317,7 @@ func TestEndToEndAPersonTalksToTheirBotFromSlackThroughTheServersHook(t *testing
 func TestEndToEndAPersonTalksToTheirBotFromSlackInSocketMode(t *testing.T) {
 	t.Parallel()
 	f := slacktest.Start(t)
-	newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
+	srv := newNetworkRig(t, "slack:U1", map[string]any{"id": "team", "network": "slack", "settings": map[string]string{"api": f.API}},
 		map[string]string{"token": slacktest.Token, "appToken": slacktest.AppToken})
 	posted := func(n int) func() bool {
 		return func() bool {
@@ -329,6 +329,12 @@ func TestEndToEndAPersonTalksToTheirBotFromSlackInSocketMode(t *testing.T) {
 	ws := f.Socket(t)
 	f.Envelope(t, ws, "events_api", slacktest.Event("Ev1", "D1", "im", "U1", "hello from Slack", "1700000000.000001", ""))
 	waitUntil(t, "the bot's answer on Slack", posted(1))
+	// Nothing reaches it through the server's hook: it has no signing
+	// secret to check a request against.
+	forged := slacktest.Event("Ev9", "D1", "im", "U1", "forged", "1700000000.000009", "")
+	if code := postSlack(t, srv, "application/json", forged, slacktest.Secret); code != http.StatusNotFound {
+		t.Errorf("a request to the hook of a Socket Mode connection was answered %d, want 404", code)
+	}
 	f.Envelope(t, ws, "disconnect", "")
 	ws = f.Socket(t) // the relay dials again
 	f.Envelope(t, ws, "events_api", slacktest.Event("Ev2", "D1", "im", "U1", "still there?", "1700000000.000002", ""))
