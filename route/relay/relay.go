@@ -295,17 +295,15 @@ func (r *Relay) reload() {
 		}
 	}
 	r.mu.Lock()
-	var stop []*worker
+	var old []*worker
 	for id, w := range r.workers {
 		if c, ok := want[id]; !ok || !sameConnection(c, w.conn) {
-			stop = append(stop, w)
+			old = append(old, w)
 			delete(r.workers, id)
 		}
 	}
 	r.mu.Unlock()
-	for _, w := range stop {
-		w.stop()
-	}
+	stop(old)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id := range r.states {
@@ -332,14 +330,24 @@ func sameConnection(a, b route.Connection) bool {
 	return a.Network == b.Network && maps.Equal(a.Settings, b.Settings) && maps.Equal(a.Secrets, b.Secrets)
 }
 
+// stop ends the workers ws' connections all at once (a goodbye can take a
+// moment: an IRC server's letting the nick go), and waits for them and
+// their turns.
+func stop(ws []*worker) {
+	for _, w := range ws {
+		w.cancel()
+	}
+	for _, w := range ws {
+		<-w.done
+	}
+}
+
 func (r *Relay) stopAll() {
 	r.mu.Lock()
 	ws := slices.Collect(maps.Values(r.workers))
 	r.workers = map[string]*worker{}
 	r.mu.Unlock()
-	for _, w := range ws {
-		w.stop()
-	}
+	stop(ws)
 	r.mu.Lock()
 	cs := slices.Collect(maps.Values(r.clients))
 	r.clients = map[string]*client.Client{}

@@ -104,12 +104,6 @@ func newWorker(r *Relay, c route.Connection) *worker {
 
 func (w *worker) start() { go w.loop() }
 
-// stop ends the connection and waits for the worker and its turns.
-func (w *worker) stop() {
-	w.cancel()
-	<-w.done
-}
-
 // loop dials, receives until the connection fails, and dials again with
 // backoff, until the worker stops.
 func (w *worker) loop() {
