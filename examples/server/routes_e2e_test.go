@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -62,11 +63,7 @@ func newIRCRigOn(t *testing.T, irc *irctest.Server, start func(d dirs, vault str
 		},
 	}
 	writeJSON(t, d.users, users)
-	writeJSON(t, filepath.Join(d.config, "connections.json"), map[string]any{"connections": []map[string]any{{
-		"id": "local", "network": "irc", "enabled": true,
-		"settings": map[string]string{"server": addr, "nick": "motion", "tls": "false", "accounts": accounts},
-		"secrets":  map[string]string{"password": "connectors://irc/local"},
-	}}})
+	writeIRCConnection(t, d.config, addr, map[string]string{"accounts": accounts})
 	writeJSON(t, filepath.Join(d.config, "routes", "dm.json"), map[string]any{
 		"id": "dm", "enabled": true, "connection": "local", "bot": "motion", "scope": map[string]string{"kind": "direct"},
 	})
@@ -82,6 +79,19 @@ func newIRCRigOn(t *testing.T, irc *irctest.Server, start func(d dirs, vault str
 	soft.initialize(t, "soft")
 	soft.makeBot(t, "motion", `{"name":"Motion"}`)
 	return &ircRig{irc: irc, srv: srv, soft: soft, dirs: d, vault: vault}
+}
+
+// writeIRCConnection writes config's connections.json: the IRC
+// connection local to addr as the nick motion, its password from the
+// vault, with more settings.
+func writeIRCConnection(t *testing.T, config, addr string, more map[string]string) {
+	t.Helper()
+	settings := map[string]string{"server": addr, "nick": "motion", "tls": "false"}
+	maps.Copy(settings, more)
+	writeJSON(t, filepath.Join(config, "connections.json"), map[string]any{"connections": []map[string]any{{
+		"id": "local", "network": "irc", "enabled": true, "settings": settings,
+		"secrets": map[string]string{"password": "connectors://irc/local"},
+	}}})
 }
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -693,11 +703,7 @@ func TestEndToEndAServerKilledMidTurnAnswersNothingTwiceOnIRC(t *testing.T) {
 	// The restarted server's connection names itself "after the kill", so
 	// that alice knows it from the dead one's, which the IRC server may
 	// hold a moment longer.
-	writeJSON(t, filepath.Join(r.dirs.config, "connections.json"), map[string]any{"connections": []map[string]any{{
-		"id": "local", "network": "irc", "enabled": true,
-		"settings": map[string]string{"server": irc.Addr, "nick": "motion", "tls": "false", "realname": "after the kill"},
-		"secrets":  map[string]string{"password": "connectors://irc/local"},
-	}}})
+	writeIRCConnection(t, r.dirs.config, irc.Addr, map[string]string{"realname": "after the kill"})
 	startKillable(t, bin, "-config", r.dirs.config, "-root", r.dirs.root, "-users", r.dirs.users, "-vault", r.vault)
 	waitUntil(t, "the restarted server on IRC", func() bool {
 		alice.Send("WHOIS motion")

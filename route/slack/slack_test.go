@@ -127,27 +127,36 @@ func TestSlackLeavesOutTheBotsOwnAndScopesChannelsAndThreads(t *testing.T) {
 	}
 }
 
-func TestSlackAsksWithButtonsAndAPressComesBackAsAnAnswer(t *testing.T) {
-	t.Parallel()
-	f := slacktest.Start(t)
-	c := dial(t, f)
-	to := route.Scope{Kind: route.Direct, ID: "D1"}
+// askAndPress asks alice in to "Which colour?" (red, blue) and answers the
+// block_actions payload Slack sends when she presses the option-th
+// button.
+func askAndPress(t *testing.T, f *slacktest.Fake, c route.Conn, to route.Scope, option int) string {
+	t.Helper()
 	if _, err := c.Ask(t.Context(), to, route.Question{ID: "q1", Markdown: "Which colour?", Options: []route.Option{{ID: "red", Label: "Red"}, {ID: "blue", Label: "Blue"}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.Mu.Lock()
 	var blocks []map[string]any
-	json.Unmarshal([]byte(f.Posted[0].Get("blocks")), &blocks)
+	json.Unmarshal([]byte(f.Posted[len(f.Posted)-1].Get("blocks")), &blocks)
 	f.Mu.Unlock()
 	if len(blocks) != 2 || blocks[1]["type"] != "actions" {
 		t.Fatalf("the question's blocks are %v", blocks)
 	}
-	blue := blocks[1]["elements"].([]any)[1].(map[string]any)
+	b := blocks[1]["elements"].([]any)[option].(map[string]any)
 	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "trigger_id": "T-1",
-		"user": map[string]any{"id": "U1", "name": "alice"}, "channel": map[string]any{"id": "D1"},
+		"user": map[string]any{"id": "U1", "name": "alice"}, "channel": map[string]any{"id": to.ID},
 		"message": map[string]any{"ts": "1700000000.000001"},
-		"actions": []any{map[string]any{"block_id": "question", "action_id": blue["action_id"], "value": blue["value"], "action_ts": "1.5", "type": "button"}}})
-	body := url.Values{"payload": {string(payload)}}.Encode()
+		"actions": []any{map[string]any{"block_id": "question", "action_id": b["action_id"], "value": b["value"], "action_ts": "1.5", "type": "button"}}})
+	return string(payload)
+}
+
+func TestSlackAsksWithButtonsAndAPressComesBackAsAnAnswer(t *testing.T) {
+	t.Parallel()
+	f := slacktest.Start(t)
+	c := dial(t, f)
+	to := route.Scope{Kind: route.Direct, ID: "D1"}
+	payload := askAndPress(t, f, c, to, 1)
+	body := url.Values{"payload": {payload}}.Encode()
 	if code := slacktest.Request(c.(http.Handler), "application/x-www-form-urlencoded", body, time.Now(), slacktest.Secret); code != http.StatusOK {
 		t.Fatalf("the press was answered %d", code)
 	}
@@ -241,19 +250,7 @@ func TestSlackInSocketModeTakesAButtonPressAsAnAnswer(t *testing.T) {
 	f := slacktest.Start(t)
 	c, ws := dialSocket(t, f)
 	to := route.Scope{Kind: route.Direct, ID: "D1"}
-	if _, err := c.Ask(t.Context(), to, route.Question{ID: "q1", Markdown: "Which colour?", Options: []route.Option{{ID: "red", Label: "Red"}, {ID: "blue", Label: "Blue"}}}); err != nil {
-		t.Fatal(err)
-	}
-	f.Mu.Lock()
-	var blocks []map[string]any
-	json.Unmarshal([]byte(f.Posted[0].Get("blocks")), &blocks)
-	f.Mu.Unlock()
-	red := blocks[1]["elements"].([]any)[0].(map[string]any)
-	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "trigger_id": "T-1",
-		"user": map[string]any{"id": "U1", "name": "alice"}, "channel": map[string]any{"id": "D1"},
-		"message": map[string]any{"ts": "1700000000.000001"},
-		"actions": []any{map[string]any{"block_id": "question", "action_id": red["action_id"], "value": red["value"], "action_ts": "1.5", "type": "button"}}})
-	f.Envelope(t, ws, "interactive", string(payload))
+	f.Envelope(t, ws, "interactive", askAndPress(t, f, c, to, 0))
 	if m := routetest.Receive(t, c); m.Answer == nil || m.Answer.Question != "q1" || m.Answer.Option != "red" || m.Scope != to {
 		t.Fatalf("the press came back as %+v", m)
 	}
