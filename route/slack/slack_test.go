@@ -226,6 +226,10 @@ func TestSlackInSocketModeHearsAMessageOnceAndAcknowledgesEachEnvelope(t *testin
 	if _, served := c.(http.Handler); served {
 		t.Error("a Socket Mode connection serves Slack's requests too: nothing checks their signature")
 	}
+	// An envelope that does not parse is left out; the WebSocket goes on.
+	if err := ws.Write(t.Context(), websocket.MessageText, []byte(`{"type": 7`)); err != nil {
+		t.Fatal(err)
+	}
 	ev := slacktest.Event("Ev1", "D1", "im", "U1", "hello over the socket", "1700000000.000001", "")
 	first := f.Envelope(t, ws, "events_api", ev)
 	m := routetest.Receive(t, c)

@@ -109,16 +109,15 @@ func readEnvelope(ctx context.Context, ws *websocket.Conn, e *envelope) error {
 // another connection, or Close: each is acknowledged, then delivered.
 func (s *socket) read(ctx context.Context) {
 	for {
-		var e envelope
-		err := readEnvelope(ctx, s.ws, &e)
-		var syntax *json.SyntaxError
-		switch {
-		case errors.As(err, &syntax):
-			s.log.Warn("slack: an envelope that is no JSON was left out", "err", err)
-			continue
-		case err != nil:
+		_, data, err := s.ws.Read(ctx)
+		if err != nil {
 			s.end(fmt.Errorf("the Socket Mode WebSocket to Slack ended: %w", err))
 			return
+		}
+		var e envelope
+		if err := json.Unmarshal(data, &e); err != nil {
+			s.log.Warn("slack: an envelope that does not parse was left out", "err", err)
+			continue
 		}
 		if e.EnvelopeID != "" {
 			ack, _ := json.Marshal(map[string]string{"envelope_id": e.EnvelopeID})
